@@ -1,0 +1,62 @@
+# The two commands of the README: `make book` and `make test`. Both set everything up on a new machine.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := book
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+NOTEBOOKS := $(shell find book -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
+CJK_FONT := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_INSTALL := $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends
+
+# `make book PRICES=file` points every page at another price file (and rebuilds everything).
+ifneq ($(strip $(PRICES)),)
+export MULTIGPU_PRICES := $(abspath $(PRICES))
+endif
+
+.PHONY: book test test-package test-notebooks test-site setup font browser notebooks clean
+
+## book: set up, then build the whole site to _build/html from scratch; any warning is an error
+book: setup
+	rm -rf _build/html _build/jupyter_execute _build/.doctrees
+	$(VENV)/bin/jupyter-book build . --all -W -n --keep-going
+
+## test: set up, then package tests, nbval over every notebook, the site build and the site check
+test: setup browser
+	$(MAKE) --no-print-directory test-package
+	$(MAKE) --no-print-directory test-notebooks
+	$(MAKE) --no-print-directory book
+	$(MAKE) --no-print-directory test-site
+
+test-package: setup
+	$(PY) -m pytest tests --ignore=tests/website -q
+
+test-notebooks: setup
+	$(if $(NOTEBOOKS),$(PY) -m pytest -q -p no:cacheprovider --nbval --nbval-current-env $(NOTEBOOKS),@echo "no notebooks in book/")
+
+test-site: setup browser
+	$(PY) -m pytest tests/website -q -p no:cacheprovider
+
+## setup: the virtual environment with pinned requirements and the package, and a CJK font
+setup: $(STAMP) font
+
+$(STAMP): requirements.txt pyproject.toml
+	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+font:
+	@[ -f $(CJK_FONT) ] || { echo "installing a CJK font (fonts-wqy-microhei) ..."; $(APT_INSTALL) fonts-wqy-microhei; }
+
+browser:
+	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the site check ..."; $(APT_INSTALL) chromium; }
+
+## notebooks: execute every chapter in place (commit the result; nbval compares stored outputs)
+notebooks: setup
+	$(PY) -m multigpu.booktools execute $(NOTEBOOKS)
+
+clean:
+	rm -rf _build

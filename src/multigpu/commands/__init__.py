@@ -1,0 +1,11 @@
+"""Sub-commands of the CLI, one module per group.
+
+Each module has ``register(subparsers, add_command)``: it adds its
+sub-commands with ``add_command`` (which adds ``--format``) and sets
+``handler``, a function of the parsed arguments that returns a dict, a list of
+dicts, or ready text.
+"""
+
+from multigpu.commands import units as _units
+
+COMMAND_MODULES = [_units]

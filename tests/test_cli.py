@@ -1,0 +1,52 @@
+"""The CLI contract: --format table|json|csv, one-line errors with exit status 2."""
+
+import json
+import subprocess
+import sys
+
+from multigpu.cli import main
+from multigpu.errors import InputError
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "multigpu", *args], capture_output=True, text=True)
+
+
+def test_help_lists_subcommands():
+    result = run("--help")
+    assert result.returncode == 0
+    assert "size" in result.stdout
+
+
+def test_json_output_parses(capsys):
+    assert main(["size", "1GiB", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows == [{"size": "1GiB", "bytes": 2**30, "GB": 1.073741824, "GiB": 1.0}]
+
+
+def test_csv_and_table_outputs(capsys):
+    assert main(["size", "256MB", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["size,bytes,GB,GiB", "256MB,256000000,0.256,0.238419"]
+    assert main(["size", "256MB"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["size", "bytes", "GB", "GiB"] and lines[2].split()[1] == "256000000"
+
+
+def test_bad_input_is_one_line_and_exit_2():
+    result = run("size", "12XB")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ")
+
+
+def test_unknown_command_and_bad_option_exit_2():
+    for args in (["frobnicate"], ["size", "1GiB", "--format", "xml"]):
+        result = run(*args)
+        assert result.returncode == 2, args
+        assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+
+
+def test_error_names_file_line_and_column():
+    error = InputError("price must be positive", file="prices.csv", line=7, column="price_per_hour")
+    assert str(error) == "prices.csv:7: column 'price_per_hour': price must be positive"
+    assert str(InputError("unknown system 'x'")) == "unknown system 'x'"
