@@ -6,6 +6,7 @@ sub-commands with ``add_command`` (which adds ``--format``) and sets
 dicts, or ready text.
 """
 
+from multigpu.commands import catalog as _catalog
 from multigpu.commands import units as _units
 
-COMMAND_MODULES = [_units]
+COMMAND_MODULES = [_catalog, _units]

@@ -1,0 +1,271 @@
+"""The hardware catalogue: sourced rows, consistent totals, reference values, validation errors, CLI."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from multigpu import catalog
+from multigpu.cli import main
+from multigpu.errors import InputError
+
+REQUIRED_SYSTEMS = {
+    "dgx-1-p100", "dgx-1-v100", "dgx-2", "dgx-a100", "hgx-a800", "hgx-h100", "hgx-h800", "hgx-h20",
+    "hgx-h200", "h200-p2p-8", "dgx-b200", "dgx-b300", "gb200-nvl72", "gb300-nvl72", "vr-nvl72",
+    "mi300x-8", "pcie-a100-8", "pcie-h100-nvl-pairs", "pcie-l40s-8", "pcie-l20-8", "pcie-rtx4090-8",
+    "pcie-rtx5090-8", "pcie-a100-bridged-2", "h200-nvl-4",
+}
+TABLES = {"gpus": catalog.gpus, "links": catalog.links, "systems": catalog.systems}
+
+
+# ------------------------------------------------------------------ data
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_every_row_has_an_id_and_a_url_source(table):
+    for key, record in TABLES[table]().items():
+        assert record.id == key
+        assert "http" in record.source, key
+
+
+def test_per_gpu_totals_are_links_times_per_link_rate():
+    for link in catalog.links().values():
+        if link.links_per_gpu is not None and link.per_link_GBps_per_dir is not None:
+            assert link.per_gpu_GBps_per_dir == pytest.approx(link.links_per_gpu * link.per_link_GBps_per_dir, rel=0.01), link.id
+    for gpu in catalog.gpus().values():
+        if gpu.nvlink is None:
+            assert gpu.nvlink_GBps_per_dir == 0
+        else:
+            per_link = catalog.link(gpu.nvlink).per_link_GBps_per_dir
+            assert gpu.nvlink_GBps_per_dir == pytest.approx(gpu.nvlink_links * per_link, rel=0.01), gpu.id
+
+
+def test_nvlink_reference_values():
+    # NVIDIA: H100 "900 GB/s" NVLink (bidirectional) = 18 links x 25 GB/s per direction.
+    # https://www.nvidia.com/en-us/data-center/h100/
+    nvlink4 = catalog.link("nvlink4")
+    assert (nvlink4.links_per_gpu, nvlink4.per_link_GBps_per_dir) == (18, 25)
+    assert nvlink4.per_gpu_GBps_per_dir == 450
+    assert nvlink4.per_gpu_GBps_bidir == 900
+    assert catalog.gpu("h100-sxm").nvlink_GBps_bidir == 900
+    # A100: "600 GB/s" NVLink, https://www.nvidia.com/en-us/data-center/a100/
+    assert catalog.link("nvlink3").per_gpu_GBps_bidir == 600
+    assert catalog.gpu("a100-sxm4-80gb").nvlink_GBps_per_dir == 300
+    # Blackwell: 18 x 100 GB/s = 1.8 TB/s, nvidia.com NVLink page (mirror: catalogone.com)
+    assert catalog.link("nvlink5").per_gpu_GBps_bidir == 1800
+    assert catalog.link("nvlink5").per_link_GBps_bidir == 100
+    # Rubin: 3.6 TB/s per GPU, NVIDIA Rubin platform blog
+    assert catalog.link("nvlink6").per_gpu_GBps_bidir == 3600
+
+
+def test_pcie_gen5_is_the_encoded_data_rate():
+    # 32 GT/s x 16 lanes x 128/130 (line code) / 8 bits = 63.02 GB/s per direction; NVIDIA's
+    # "128 GB/s" (https://www.nvidia.com/en-us/data-center/h100/) is 2 x 64 before the line code.
+    gen5 = catalog.link("pcie5-x16")
+    assert gen5.per_link_GBps_per_dir == pytest.approx(32 * 16 * 128 / 130 / 8, abs=0.01)
+    assert gen5.per_link_GBps_per_dir == pytest.approx(63.0, abs=0.05)
+    assert catalog.link("pcie4-x16").per_link_GBps_per_dir == pytest.approx(16 * 16 * 128 / 130 / 8, abs=0.01)
+
+
+def test_required_systems_exist_with_their_contract_fields():
+    systems = catalog.systems()
+    assert REQUIRED_SYSTEMS <= set(systems)
+    mesh = systems["h200-p2p-8"]
+    assert (mesh.topology, mesh.nvlink_links_per_gpu, catalog.link(mesh.nvlink).per_link_GBps_per_dir) == ("mesh", 7, 64)
+    assert mesh.nvlink_GBps_bidir == 896  # the blog's 7 x 128 GB/s
+    mi300x = systems["mi300x-8"]
+    assert (mi300x.nvlink_links_per_gpu, mi300x.nvlink_GBps_per_dir) == (7, 448)
+    assert systems["gb200-nvl72"].gpus_per_node == 72 and systems["hgx-h100"].gpus_per_node == 8
+    assert systems["hgx-h100"].in_switch_reduction and not systems["dgx-a100"].in_switch_reduction
+    assert systems["pcie-h100-nvl-pairs"].bridge_group == 2 and systems["h200-nvl-4"].bridge_group == 4
+    assert not systems["pcie-rtx4090-8"].pcie_p2p
+    assert systems["hgx-h800"].nvlink_GBps_bidir == 400
+    assert systems["hgx-h100"].nic == "infiniband-ndr" and systems["hgx-h100"].nic_GBps_per_dir == 50
+
+
+def test_export_variants_point_at_their_parents():
+    gpus = catalog.gpus()
+    assert gpus["a800-sxm4-80gb"].parent == "a100-sxm4-80gb"
+    assert gpus["h800-sxm"].parent == "h100-sxm"
+    assert gpus["h20"].parent == "h100-sxm"
+    assert gpus["a800-sxm4-80gb"].bf16_dense_TFLOPS == gpus["a100-sxm4-80gb"].bf16_dense_TFLOPS
+    assert gpus["h800-sxm"].nvlink_GBps_bidir == 400
+
+
+def test_unknown_ids_name_the_known_ones():
+    with pytest.raises(InputError, match=r"unknown system 'x'; known: .*dgx-a100"):
+        catalog.system("x")
+    with pytest.raises(InputError, match="unknown gpu"):
+        catalog.gpu("x")
+    with pytest.raises(InputError, match="unknown link"):
+        catalog.link("x")
+
+
+def test_records_are_frozen():
+    with pytest.raises(AttributeError):
+        catalog.gpu("h100-sxm").memory_GB = 1  # type: ignore[misc]
+
+
+# ------------------------------------------------------------- validation
+
+
+def _rewrite(src: Path, dst: Path, row_id: str, **changes: str) -> Path:
+    """Copy a packaged CSV to ``dst`` with some cells of row ``row_id`` changed."""
+    with open(src, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        if row["id"] == row_id:
+            row.update(changes)
+    with open(dst, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return dst
+
+
+def _line_of(path: Path, row_id: str) -> int:
+    with open(path, newline="", encoding="utf-8") as handle:
+        for number, row in enumerate(csv.reader(handle), start=1):
+            if row[0] == row_id:
+                return number
+    raise AssertionError(row_id)
+
+
+BAD_LINKS = [
+    ("nvlink4", {"source": ""}, "source", "is empty"),
+    ("nvlink4", {"source": "my notes"}, "source", "URL"),
+    ("nvlink4", {"category": "nvlinkk"}, "category", "not one of"),
+    ("nvlink4", {"per_link_GBps_per_dir": "25 GB/s"}, "per_link_GBps_per_dir", "not a non-negative number"),
+    ("nvlink4", {"links_per_gpu": "n/a"}, "links_per_gpu", "whole number"),
+    ("nvlink4", {"per_gpu_GBps_per_dir": "900"}, "per_gpu_GBps_per_dir", "18 links x 25"),
+    ("nvlink4", {"in_network_reduction": "yes"}, "in_network_reduction", "true or false"),
+    ("nvlink4", {"id": "nvlink3"}, "id", "duplicate id"),
+    ("nvlink4", {"id": "NVLink4"}, "id", "lower-case"),
+]
+
+
+@pytest.mark.parametrize(("row_id", "changes", "column", "message"), BAD_LINKS)
+def test_bad_link_rows_are_reported_with_file_line_and_column(tmp_path, row_id, changes, column, message):
+    path = _rewrite(catalog.LINKS_CSV, tmp_path / "links.csv", row_id, **changes)
+    with pytest.raises(InputError, match=message) as caught:
+        catalog.load_links(path)
+    assert (caught.value.file, caught.value.line, caught.value.column) == (str(path), _line_of(catalog.LINKS_CSV, row_id), column)
+
+
+BAD_GPUS = [
+    ("h100-sxm", {"nvlink": "nvlink9"}, "nvlink", "unknown link 'nvlink9'"),
+    ("h100-sxm", {"nvlink": "pcie5-x16"}, "nvlink", "is a pcie link"),
+    ("h100-sxm", {"pcie": "pcie7-x16"}, "pcie", "unknown link"),
+    ("h100-sxm", {"arch": "hoper"}, "arch", "not one of"),
+    ("h100-sxm", {"bf16_dense_TFLOPS": "989.4*"}, "bf16_dense_TFLOPS", "not a non-negative number"),
+    ("h100-sxm", {"nvlink_GBps_per_dir": "900"}, "nvlink_GBps_per_dir", "disagrees"),
+    ("h20", {"parent": "h100"}, "parent", "unknown gpu 'h100'"),
+    ("l40s", {"nvlink_GBps_per_dir": "450"}, "nvlink_GBps_per_dir", "must be 0"),
+    ("l40s", {"memory_GB": ""}, "memory_GB", "is empty"),
+]
+
+
+@pytest.mark.parametrize(("row_id", "changes", "column", "message"), BAD_GPUS)
+def test_bad_gpu_rows_are_reported_with_file_line_and_column(tmp_path, row_id, changes, column, message):
+    path = _rewrite(catalog.GPUS_CSV, tmp_path / "gpus.csv", row_id, **changes)
+    with pytest.raises(InputError, match=message) as caught:
+        catalog.load_gpus(path)
+    assert (caught.value.file, caught.value.line, caught.value.column) == (str(path), _line_of(path, row_id), column)
+
+
+BAD_SYSTEMS = [
+    ("hgx-h100", {"gpu": "h100"}, "gpu", "unknown gpu 'h100'"),
+    ("hgx-h100", {"nvswitch": "nvlink4"}, "nvswitch", "expected nvswitch"),
+    ("hgx-h100", {"nic": "infiniband-qdr"}, "nic", "unknown link"),
+    ("hgx-h100", {"topology": "fat-tree"}, "topology", "not one of"),
+    ("hgx-h100", {"gpus_per_node": "eight"}, "gpus_per_node", "whole number"),
+    ("hgx-h100", {"source": " "}, "source", "is empty"),
+    ("dgx-a100", {"in_switch_reduction": "true"}, "in_switch_reduction", "no in-network reduction"),
+    ("pcie-l40s-8", {"topology": "nvswitch"}, "nvswitch", "exactly when"),
+    ("h200-nvl-4", {"bridge_group": ""}, "bridge_group", "exactly when"),
+]
+
+
+@pytest.mark.parametrize(("row_id", "changes", "column", "message"), BAD_SYSTEMS)
+def test_bad_system_rows_are_reported_with_file_line_and_column(tmp_path, row_id, changes, column, message):
+    path = _rewrite(catalog.SYSTEMS_CSV, tmp_path / "systems.csv", row_id, **changes)
+    with pytest.raises(InputError, match=message) as caught:
+        catalog.load_systems(path)
+    assert (caught.value.file, caught.value.line, caught.value.column) == (str(path), _line_of(path, row_id), column)
+
+
+def test_header_problems_are_reported_on_line_1(tmp_path):
+    path = tmp_path / "links.csv"
+    path.write_text(catalog.LINKS_CSV.read_text().replace("per_gpu_GBps_per_dir", "per_gpu_GBps", 1))
+    with pytest.raises(InputError, match="unknown column") as caught:
+        catalog.load_links(path)
+    assert (caught.value.line, caught.value.column) == (1, "per_gpu_GBps")
+    path.write_text("id,name\nx,y\n")
+    with pytest.raises(InputError, match="missing column") as caught:
+        catalog.load_links(path)
+    assert caught.value.line == 1
+
+
+def test_a_small_handwritten_file_loads(tmp_path):
+    path = tmp_path / "links.csv"
+    path.write_text(
+        "id,name,category,year,per_link_GBps_per_dir,links_per_gpu,per_gpu_GBps_per_dir,in_network_reduction,source,notes\n"
+        "x,X,pcie,2020,,,10,false,https://example.org,\n")
+    (record,) = catalog.load_links(path).values()
+    assert (record.per_link_GBps_per_dir, record.links_per_gpu, record.notes) == (None, None, "")
+    assert record.per_gpu_GBps_bidir == 20
+
+
+def test_error_message_reads_as_file_line_column(tmp_path):
+    path = _rewrite(catalog.LINKS_CSV, tmp_path / "links.csv", "nvlink4", category="bogus")
+    with pytest.raises(InputError) as caught:
+        catalog.load_links(path)
+    assert str(caught.value).startswith(f"{path}:{_line_of(path, 'nvlink4')}: column 'category': ")
+
+
+# -------------------------------------------------------------------- CLI
+
+
+def _run(*argv: str) -> tuple[int, str]:
+    buffer = io.StringIO()
+    with redirect_stdout(buffer):
+        status = main(list(argv))
+    return status, buffer.getvalue()
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_cli_json_lists_every_row_with_id_and_source(table):
+    status, text = _run(table, "--format", "json")
+    assert status == 0
+    rows = json.loads(text)
+    assert [row["id"] for row in rows] == list(TABLES[table]())
+    assert all(row["source"].startswith("http") for row in rows)
+
+
+def test_cli_csv_has_all_columns_and_table_a_subset():
+    _, text = _run("links", "--format", "csv")
+    header = next(csv.reader(io.StringIO(text)))
+    assert {"id", "source", "notes", "per_link_GBps_per_dir", "per_gpu_GBps_bidir"} <= set(header)
+    _, table = _run("systems")
+    assert table.splitlines()[0].split()[0] == "id" and "source" in table.splitlines()[0]
+    assert "hgx-h100" in table
+
+
+def test_cli_selects_ids_and_rejects_unknown_ones(capsys):
+    status, text = _run("systems", "hgx-h100", "--format", "json")
+    assert status == 0 and [row["id"] for row in json.loads(text)] == ["hgx-h100"]
+    assert json.loads(text)[0]["nvlink_GBps_per_dir"] == 450
+    status, text = _run("gpus", "nope")
+    assert status == 2 and text == ""
+    assert "unknown gpu 'nope'" in capsys.readouterr().err
+
+
+def test_derived_bidirectional_values_are_twice_per_direction():
+    for link in catalog.links().values():
+        assert math.isclose(link.per_gpu_GBps_bidir, 2 * link.per_gpu_GBps_per_dir)
