@@ -7,6 +7,7 @@ dicts, or ready text.
 """
 
 from multigpu.commands import catalog as _catalog
+from multigpu.commands import prices as _prices
 from multigpu.commands import units as _units
 
-COMMAND_MODULES = [_catalog, _units]
+COMMAND_MODULES = [_catalog, _prices, _units]
