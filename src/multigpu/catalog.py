@@ -8,7 +8,9 @@ names and never in the cells:
   direction) or ``_bidir`` (both directions added, as vendors quote NVLink
   and PCIe);
 - memory in GB (1e9 bytes), HBM bandwidth ``mem_bw_GBps`` in GB/s;
-- compute in TFLOPS, dense (no 2:4 sparsity); empty where the GPU has none;
+- compute in TFLOPS, dense (no 2:4 sparsity); empty where the GPU has none
+  (one exception, named so: ``fp4_peak_TFLOPS``, the vendor's sparse or
+  compressed FP4 headline);
 - power in W.
 
 Empty cells are missing values (``None``); words go in ``notes``.
@@ -54,6 +56,8 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "arch": ARCHS, "topology": TOPOLOGIES,
 }
 TOLERANCE = 0.01  # relative tolerance of "total = links x per-link rate"
+#: A per-link data rate may sit this far below lanes x lane rate (line code, FLIT overhead).
+LINE_CODE_FLOOR = 0.85
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 
 
@@ -88,8 +92,19 @@ class Link(_Record):
     in_network_reduction: bool  #: switch reduces in-network (NVLink SHARP / NVLS)
     source: str  #: URL(s), separated by " ; "
     notes: str = ""
+    lanes_per_link: int | None = field(default=None, metadata={"optional": True})
+    """Lanes (differential pairs) of one link in each direction; None if unknown or n/a."""
+    lane_Gbps: float | None = field(default=None, metadata={"optional": True})
+    """Signalling rate of one lane in one direction, Gb/s (GT/s for PCIe), before line code."""
 
-    _derived = ("per_link_GBps_bidir", "per_gpu_GBps_bidir")
+    _derived = ("per_link_GBps_bidir", "per_gpu_GBps_bidir", "signalling_GBps_per_dir")
+
+    @property
+    def signalling_GBps_per_dir(self) -> float | None:
+        """One link, one direction, at the raw lane rate: lanes x Gb/s / 8 (before line code)."""
+        if self.lanes_per_link is None or self.lane_Gbps is None:
+            return None
+        return self.lanes_per_link * self.lane_Gbps / 8
 
     @property
     def per_link_GBps_bidir(self) -> float | None:
@@ -127,6 +142,11 @@ class Gpu(_Record):
     parent: str | None  #: id of the GPU an export variant was cut from
     source: str
     notes: str = ""
+    fp4_dense_TFLOPS: float | None = field(default=None, metadata={"optional": True})
+    """Dense FP4 (NVFP4) tensor rate; None if no FP4 or not published."""
+    fp4_peak_TFLOPS: float | None = field(default=None, metadata={"optional": True})
+    """The vendor's headline FP4 rate (2:4 sparsity on Blackwell, adaptive compression on
+    Rubin); the one column that is not dense. None if no FP4 or not published."""
 
     _derived = ("nvlink_GBps_bidir",)
 
@@ -246,6 +266,13 @@ def load_links(path: str | Path) -> dict[str, Link]:
         if rec.per_link_GBps_per_dir is not None and rec.links_per_gpu is not None:
             _check_total(path, line, "per_gpu_GBps_per_dir", rec.per_gpu_GBps_per_dir,
                          rec.links_per_gpu, rec.per_link_GBps_per_dir)
+        raw = rec.signalling_GBps_per_dir
+        if (rec.lanes_per_link is None) != (rec.lane_Gbps is None):
+            raise InputError("lanes_per_link and lane_Gbps must be given together", str(path), line, "lane_Gbps")
+        if raw is not None and rec.per_link_GBps_per_dir is not None and not (
+                LINE_CODE_FLOOR * raw <= rec.per_link_GBps_per_dir <= (1 + TOLERANCE) * raw):
+            raise InputError(f"{rec.lanes_per_link} lanes x {rec.lane_Gbps:g} Gb/s / 8 = {raw:g} GB/s does not "
+                             f"carry per_link_GBps_per_dir {rec.per_link_GBps_per_dir:g}", str(path), line, "lane_Gbps")
     return {rec.id: rec for _, rec in rows}
 
 
@@ -264,6 +291,9 @@ def load_gpus(path: str | Path, links: Mapping[str, Link] | None = None) -> dict
         _check_ref(path, line, "pcie", rec.pcie, links, "link", ("pcie",))
         _check_ref(path, line, "cpu_link", rec.cpu_link, links, "link", ("c2c",))
         _check_ref(path, line, "parent", rec.parent, gpu_ids, "gpu")
+        if rec.fp4_dense_TFLOPS is not None and rec.fp4_peak_TFLOPS is not None \
+                and rec.fp4_peak_TFLOPS < rec.fp4_dense_TFLOPS:
+            raise InputError("is below fp4_dense_TFLOPS", str(path), line, "fp4_peak_TFLOPS")
         if rec.nvlink is None:
             if rec.nvlink_GBps_per_dir != 0 or rec.nvlink_links is not None:
                 raise InputError("must be 0 (and nvlink_links empty) when nvlink is empty",
@@ -346,7 +376,7 @@ def _read(path: str | Path, cls: type[R]) -> list[_Row]:
             if column not in columns:
                 raise InputError(f"unknown column; expected {', '.join(columns)}", name, 1, column)
         for column in columns:
-            if column not in header:
+            if column not in header and column not in _optional_columns(cls):
                 raise InputError("missing column", name, 1, column)
         rows: list[_Row] = []
         seen: set[str] = set()
@@ -362,6 +392,11 @@ def _read(path: str | Path, cls: type[R]) -> list[_Row]:
             seen.add(values["id"])
             rows.append((line, cls(**values)))
     return rows
+
+
+def _optional_columns(cls: type) -> set[str]:
+    """Columns a file may leave out (their fields have defaults and are marked optional)."""
+    return {f.name for f in dataclasses.fields(cls) if f.metadata.get("optional")}
 
 
 def _columns(cls: type) -> dict[str, Any]:
