@@ -1,0 +1,67 @@
+"""Inference model: the 20 GB per query, properties of decode, throughput identities, CLI."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from multigpu import inference, workloads
+from multigpu.errors import InputError
+
+
+def test_tp_traffic_per_query_matches_the_blog_arithmetic():
+    # NVIDIA's Aug-2024 NVSwitch blog: "up to 20 GB of TP synchronization data" per GPU for one Llama 3.1 70B
+    # query of 8K input + 256 output tokens. Arithmetic (shared/reference/nvidia_blog_claims.md 1.1):
+    # 80 layers x 2 all-reduces x 8192 x 2 B x 8448 tokens ~ 22 GB with BF16, TP=2 (ring factor 1).
+    nbytes = inference.tp_bytes_per_query_per_gpu("llama3.1-70b", 2, 8192, 256, "bf16")
+    assert nbytes == 80 * 2 * 8192 * 2 * (8192 + 256)
+    assert 20e9 <= nbytes <= 23e9
+
+
+def test_throughput_identity():
+    r = inference.run("llama3.1-70b", "hgx-h200", 2, np.arange(1, 17), 8192, 256)
+    assert np.allclose(r["tokens_per_s_per_gpu"], r["batch"] * r["tokens_per_s_per_user"] / 2)
+
+
+def test_decode_step_grows_with_kv_length():
+    steps = [inference.run("llama3.1-8b", "hgx-h100", 1, 16, kv, 2)["decode_step_s"] for kv in (1024, 8192, 65536)]
+    assert steps == sorted(steps) and steps[-1] > steps[0]
+
+
+def test_bigger_batches_trade_user_speed_for_throughput():
+    r = inference.run("llama3.1-70b", "hgx-h200", 2, np.array([1, 4, 16]), 2048, 256)
+    assert np.all(np.diff(r["tokens_per_s_per_user"]) < 0)
+    assert np.all(np.diff(r["tokens_per_s_per_gpu"]) > 0)
+
+
+def test_switch_beats_point_to_point_at_the_same_rate():
+    # the blog's setting: Llama 3.1 70B, TP=2, 8K/256, 30 tokens/s/user; the switch must not lose
+    switch = inference.best_at_rate("llama3.1-70b", "hgx-h200", 2, 30, 8192, 256, dtype="fp8")
+    mesh = inference.best_at_rate("llama3.1-70b", "h200-p2p-8", 2, 30, 8192, 256, dtype="fp8")
+    assert switch["tokens_per_s_per_gpu"] > mesh["tokens_per_s_per_gpu"] > 0
+
+
+def test_decode_is_memory_bound_at_small_batch():
+    r = inference.run("llama3.1-8b", "hgx-h100", 1, 1, 1024, 128)
+    weights_s = workloads.model("llama3.1-8b").params_total * 2 / (3350e9 * inference.HBM_EFFICIENCY)
+    assert r["decode_compute_s"] == pytest.approx(weights_s, rel=0.05)
+
+
+def test_bad_layouts():
+    with pytest.raises(InputError, match="heads"):
+        inference.run("llama3.1-70b", "hgx-h200", 3, 1, 128, 16)
+    with pytest.raises(InputError, match="GPUs of a"):
+        inference.run("llama3.1-70b", "pcie-a100-bridged-2", 4, 1, 128, 16)
+
+
+def test_cli_infer_json():
+    out = subprocess.run([sys.executable, "-m", "multigpu", "infer", "--model", "llama3.1-70b", "--system",
+                          "hgx-h200", "--tp", "2", "--batch", "8", "--input-tokens", "8192", "--output-tokens", "256",
+                          "--format", "json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout)
+    for key in ("ttft_s", "tpot_s", "tokens_per_s_per_user", "tokens_per_s_per_gpu", "tp_bytes_per_query_per_gpu",
+                "comm_fraction"):
+        assert isinstance(row[key], (int, float)), key

@@ -1,0 +1,94 @@
+"""Training step model: literature values, properties, and the CLI contract."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from multigpu import training, workloads
+from multigpu.errors import InputError
+
+GPT3 = dict(model_id="gpt3-175b", system_id="dgx-a100", gpus=1024, tp=8, pp=16, global_batch=1536, micro_batch=1)
+
+
+def test_gpt3_175b_on_1024_a100_matches_megatron():
+    # Megatron-LM README, "GPT-3 Example": 1024 A100, TP 8, PP 16, global batch 1536, seq 2048,
+    # 138 TFLOP/s per GPU counted with full recomputation (Narayanan et al. SC21 eq. 3) -> about 32 s/iteration.
+    result = training.step(**GPT3, recompute="full")
+    flops = workloads.megatron_flops_per_iteration("gpt3-175b", 1536, 2048, full_recompute=True)
+    measured_s = flops / (138e12 * 1024)
+    assert result["step_time_s"] == pytest.approx(measured_s, rel=0.15)
+
+
+def test_step_is_the_sum_of_its_parts():
+    r = training.step(**GPT3, recompute="full")
+    parts = r["compute_s"] + r["bubble_s"] + sum(r["exposed_comm_s"].values())
+    assert r["step_time_s"] == pytest.approx(parts, rel=1e-9)
+    assert 0 < r["mfu"] < r["compute_fraction_of_peak"] < 1
+
+
+def test_bubble_vanishes_as_microbatches_grow():
+    shares = []
+    for batch in (128, 512, 2048, 16384):
+        r = training.step("gpt3-175b", "dgx-a100", 1024, 8, 16, batch, 1)
+        shares.append(r["bubble_s"] / r["step_time_s"])
+    assert shares == sorted(shares, reverse=True)
+    assert shares[-1] < 0.01
+
+
+def test_interleaving_shrinks_the_bubble():
+    plain = training.step(**GPT3)
+    interleaved = training.step(**GPT3, interleave=2)
+    assert interleaved["bubble_s"] == pytest.approx(plain["bubble_s"] / 2, rel=0.05)
+
+
+def test_more_gpus_never_raise_compute_time_per_step():
+    times = [training.step("llama3.1-8b", "hgx-h100", n, 1, 1, 512, 1)["compute_s"] for n in (8, 16, 32, 64)]
+    assert all(a >= b for a, b in zip(times, times[1:]))
+
+
+def test_faster_interconnect_is_never_slower():
+    # same H100 compute behind a switch (hgx-h100) vs behind the capped NVLink of the H800 (same GPU die)
+    fast = training.step("llama3.1-70b", "hgx-h100", 8, 8, 1, 64, 1)
+    slow = training.step("llama3.1-70b", "hgx-h800", 8, 8, 1, 64, 1)
+    assert fast["exposed_comm_s"]["tp"] < slow["exposed_comm_s"]["tp"]
+    assert fast["step_time_s"] < slow["step_time_s"]
+
+
+def test_tp_over_pcie_costs_more_than_over_nvlink():
+    nvlink = training.step("llama3.1-8b", "dgx-a100", 8, 8, 1, 64, 1)
+    pcie = training.step("llama3.1-8b", "pcie-a100-8", 8, 8, 1, 64, 1)
+    assert pcie["exposed_comm_s"]["tp"] > 3 * nvlink["exposed_comm_s"]["tp"]
+
+
+def test_memory_and_fit():
+    small = training.step("llama3.1-70b", "hgx-h100", 8, 1, 1, 8, 1)
+    assert not small["fits"]  # 70B x 18 bytes of weights and optimizer state does not fit one 80 GB GPU
+    assert training.step(**GPT3)["fits"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(gpus=1000), "not divisible"),
+    (dict(tp=7, gpus=7 * 16 * 8), "heads"),
+    (dict(pp=7, gpus=8 * 7 * 8), "layers"),
+    (dict(global_batch=1540), "global batch"),
+    (dict(tp=16, pp=8), "larger than"),
+])
+def test_layouts_that_do_not_divide_are_errors(kwargs, message):
+    with pytest.raises(InputError, match=message):
+        training.step(**{**GPT3, **kwargs})
+
+
+def test_cli_train_json_and_exit_2():
+    base = [sys.executable, "-m", "multigpu", "train", "--model", "gpt3-175b", "--system", "dgx-a100",
+            "--tp", "8", "--pp", "16", "--global-batch", "1536", "--micro-batch", "1"]
+    ok = subprocess.run(base + ["--gpus", "1024", "--format", "json"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    row = json.loads(ok.stdout)
+    for key in ("step_time_s", "model_tflops_per_gpu", "mfu", "bubble_s", "exposed_comm_s", "memory_per_gpu_GB",
+                "fits"):
+        assert key in row
+    assert set(row["exposed_comm_s"]) == {"tp", "pp", "dp", "ep"}
+    bad = subprocess.run(base + ["--gpus", "1000"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ") and bad.stdout == ""
