@@ -32,6 +32,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+from numpy.typing import ArrayLike
+
 from multigpu import catalog, collectives, workloads
 from multigpu.errors import InputError
 
@@ -103,73 +106,137 @@ def peak_flops(gpu: catalog.Gpu, dtype: str) -> float:
     return tflops * 1e12
 
 
-def placement(system: catalog.System, group: int, stride: int) -> int:
-    """Nodes spanned by a group of ``group`` ranks placed ``stride`` ranks apart (ranks fill nodes in order)."""
-    span = group * stride
-    return max(1, span // system.gpus_per_node) if span > system.gpus_per_node else 1
+def placement(system: catalog.System, group: ArrayLike, stride: ArrayLike) -> np.ndarray:
+    """Nodes spanned by groups of ``group`` ranks placed ``stride`` ranks apart (ranks fill nodes in order)."""
+    span = np.asarray(group) * np.asarray(stride)
+    per_node = system.gpus_per_node
+    return np.where(span > per_node, np.maximum(1, span // per_node), 1)
 
 
-def _collective_s(op: str, system: catalog.System, ranks: int, nodes: int, nbytes: float) -> float:
-    """Fastest time of one collective, seconds (0 for a single rank)."""
-    if ranks < 2 or nbytes <= 0:
-        return 0.0
-    nodes = min(nodes, ranks)
-    return collectives.time_us(op, system.id, ranks, nbytes, nodes=nodes) * 1e-6
+def _times_s(op: str, system: catalog.System, ranks: ArrayLike, nodes: ArrayLike, nbytes: ArrayLike) -> np.ndarray:
+    """Fastest time of one collective for each layout, seconds (0 where a group has a single rank).
+
+    Layouts are grouped by (ranks, nodes): one vectorised call of
+    :func:`multigpu.collectives.time_us` per group, over its message sizes.
+    """
+    ranks, nodes, nbytes = np.broadcast_arrays(np.asarray(ranks), np.asarray(nodes), np.asarray(nbytes, dtype=float))
+    nodes = np.minimum(nodes, ranks)
+    out = np.zeros(ranks.shape)
+    for r, n in set(zip(ranks.ravel().tolist(), nodes.ravel().tolist())):
+        if r < 2:
+            continue
+        mask = (ranks == r) & (nodes == n) & (nbytes > 0)
+        if mask.any():
+            out[mask] = collectives.time_us(op, system.id, int(r), nbytes[mask], nodes=int(n)) * 1e-6
+    return out
 
 
-def _tp_comm_s(model: workloads.Model, system: catalog.System, lay: Layout) -> tuple[float, float]:
+def _tp_comm_s(model: workloads.Model, system: catalog.System, lay: Layouts) -> tuple[np.ndarray, np.ndarray]:
     """(forward, backward) tensor-parallel communication of one micro-batch on one stage, seconds."""
-    if lay.tp == 1:
-        return 0.0, 0.0
     nbytes = lay.micro_batch * lay.seq * model.hidden * workloads.dtype_bytes(lay.dtype)
     nodes = placement(system, lay.tp, 1)
     if lay.sequence_parallel:
-        one = (_collective_s("reducescatter", system, lay.tp, nodes, nbytes)
-               + _collective_s("allgather", system, lay.tp, nodes, nbytes))
+        one = _times_s("reducescatter", system, lay.tp, nodes, nbytes) + _times_s("allgather", system, lay.tp,
+                                                                                  nodes, nbytes)
     else:
-        one = _collective_s("allreduce", system, lay.tp, nodes, nbytes)
+        one = _times_s("allreduce", system, lay.tp, nodes, nbytes)
     per_pass = 2 * one * model.layers / lay.pp
     forward_passes = 2 if lay.recompute == "full" else 1
     return forward_passes * per_pass, per_pass
 
 
-def _ep_comm_s(model: workloads.Model, system: catalog.System, lay: Layout) -> float:
+def _ep_comm_s(model: workloads.Model, system: catalog.System, lay: Layouts) -> np.ndarray:
     """MoE all-to-all of one micro-batch on one stage (dispatch + combine, forward + backward), seconds."""
-    if lay.ep == 1 or not model.is_moe:
-        return 0.0
+    if not model.is_moe:
+        return np.zeros(np.shape(lay.tp))
     tokens = lay.micro_batch * lay.seq / (lay.tp if lay.sequence_parallel else 1)
     nbytes = tokens * model.experts_per_token * model.hidden * workloads.dtype_bytes(lay.dtype) * lay.ep
     nodes = placement(system, lay.ep, lay.tp)
-    return 4 * _collective_s("alltoall", system, lay.ep, nodes, nbytes) * model.moe_layers / lay.pp
+    return 4 * _times_s("alltoall", system, lay.ep, nodes, nbytes) * model.moe_layers / lay.pp
 
 
-def _pp_comm_s(model: workloads.Model, system: catalog.System, lay: Layout) -> float:
+def _pp_comm_s(model: workloads.Model, system: catalog.System, lay: Layouts) -> np.ndarray:
     """Stage-to-stage activation transfers on the critical path of one step, seconds."""
-    if lay.pp == 1:
-        return 0.0
     nbytes = lay.micro_batch * lay.seq * model.hidden * workloads.dtype_bytes(lay.dtype)
-    nbytes /= lay.tp if lay.sequence_parallel else 1
-    crosses_nodes = lay.tp * lay.dp >= system.gpus_per_node
-    one = _collective_s("sendrecv", system, 2, 2 if crosses_nodes else 1, nbytes)
+    nbytes = nbytes / (lay.tp if lay.sequence_parallel else 1)
+    nodes = np.where(lay.tp * lay.dp >= system.gpus_per_node, 2, 1)
+    one = _times_s("sendrecv", system, np.where(lay.pp > 1, 2, 1), nodes, nbytes)
     return 2 * lay.interleave * (lay.microbatches + lay.pp - 1) * one
 
 
-def _dp_comm_s(model: workloads.Model, system: catalog.System, lay: Layout) -> float:
+def _dp_comm_s(model: workloads.Model, system: catalog.System, lay: Layouts) -> np.ndarray:
     """Gradient (and ZeRO-3 parameter) communication of one step for one stage, seconds."""
-    if lay.dp == 1:
-        return 0.0
     params = model.params_total / (lay.tp * lay.pp)
     nodes = placement(system, lay.dp, lay.tp)
     grads = params * GRAD_REDUCE_BYTES
+    weights = params * workloads.dtype_bytes(lay.dtype)
     if lay.zero_stage == 0:
-        total = _collective_s("allreduce", system, lay.dp, nodes, grads)
+        total = _times_s("allreduce", system, lay.dp, nodes, grads)
     else:  # ZeRO / distributed optimizer: reduce-scatter gradients, all-gather updated parameters
-        total = (_collective_s("reducescatter", system, lay.dp, nodes, grads)
-                 + _collective_s("allgather", system, lay.dp, nodes, params * workloads.dtype_bytes(lay.dtype)))
+        total = _times_s("reducescatter", system, lay.dp, nodes, grads) + _times_s("allgather", system, lay.dp,
+                                                                                   nodes, weights)
     if lay.zero_stage >= 3:  # parameters gathered again for the forward and the backward pass
-        total += 2 * lay.microbatches * _collective_s(
-            "allgather", system, lay.dp, nodes, params * workloads.dtype_bytes(lay.dtype))
+        total = total + 2 * lay.microbatches * _times_s("allgather", system, lay.dp, nodes, weights)
     return total
+
+
+@dataclass(frozen=True)
+class Layouts:
+    """Many layouts of one job at once: numpy arrays of equal length (the options are shared)."""
+
+    tp: np.ndarray
+    pp: np.ndarray
+    dp: np.ndarray
+    micro_batch: np.ndarray
+    interleave: np.ndarray
+    ep: np.ndarray
+    global_batch: int
+    seq: int
+    recompute: str
+    sequence_parallel: bool
+    dtype: str
+    zero_stage: int
+
+    @property
+    def microbatches(self) -> np.ndarray:
+        """Micro-batches per pipeline per step."""
+        return self.global_batch // (self.micro_batch * self.dp)
+
+
+def evaluate(model: workloads.Model, system: catalog.System, lay: Layouts) -> dict[str, np.ndarray]:
+    """Step time and its parts for every layout in ``lay`` (arrays, seconds); no validity checks.
+
+    This is the whole model: :func:`step` calls it for one layout and
+    :mod:`multigpu.selection` for thousands, so both agree by construction.
+    """
+    gpu = catalog.gpu(system.gpu)
+    peak = peak_flops(gpu, lay.dtype)
+    fraction = np.asarray(workloads.achievable_fraction(peak, model.hidden / lay.tp, lay.micro_batch * lay.seq,
+                                                        gpu.mem_bw_GBps * 1e9))
+    _, hw_flops_mb = workloads.training_flops_per_step(model, lay.micro_batch, lay.seq, lay.recompute)
+    compute_mb = hw_flops_mb / (lay.tp * lay.pp) / (peak * fraction)
+    tp_fwd, tp_bwd = _tp_comm_s(model, system, lay)
+    tp_mb = tp_fwd + np.maximum(0.0, tp_bwd - WGRAD_SHARE * compute_mb)
+    ep_mb = _ep_comm_s(model, system, lay)
+    per_mb = compute_mb + tp_mb + ep_mb
+    m = lay.microbatches
+    bubble = (lay.pp - 1) / lay.interleave * per_mb
+    pp_s = _pp_comm_s(model, system, lay)
+    dp_s = np.maximum(0.0, _dp_comm_s(model, system, lay) - BACKWARD_SHARE * compute_mb)
+    step_s = m * per_mb + bubble + pp_s + dp_s
+    model_flops, _ = workloads.training_flops_per_step(model, lay.global_batch, lay.seq, lay.recompute)
+    memory = workloads.memory_per_gpu_bytes(
+        model, tp=lay.tp, pp=lay.pp, dp=lay.dp, micro_batch=lay.micro_batch, seq=lay.seq,
+        recompute=lay.recompute, sequence_parallel=lay.sequence_parallel, zero_stage=lay.zero_stage,
+        ep=lay.ep, num_microbatches=m, virtual_stages=lay.interleave, grad_dtype="fp32")
+    memory_GB = np.asarray(memory["total_bytes"], dtype=float) / 1e9
+    gpus = lay.tp * lay.pp * lay.dp
+    return {
+        "step_time_s": step_s, "model_tflops_per_gpu": model_flops / step_s / gpus / 1e12,
+        "mfu": model_flops / step_s / gpus / peak, "compute_s": m * compute_mb, "compute_fraction_of_peak": fraction,
+        "bubble_s": bubble, "tp_s": m * tp_mb, "pp_s": pp_s, "dp_s": dp_s, "ep_s": m * ep_mb,
+        "memory_per_gpu_GB": memory_GB, "fits": memory_GB <= gpu.memory_GB,
+    }
 
 
 def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batch: int, micro_batch: int,
@@ -191,39 +258,18 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
         raise InputError(f"tp {lay.tp} is larger than the {system.gpus_per_node} GPUs of a {system.id} node")
     if gpus > system.gpus_per_node and gpus % system.gpus_per_node:
         raise InputError(f"{gpus} GPUs do not fill whole {system.id} nodes of {system.gpus_per_node}")
-    peak = peak_flops(gpu, lay.dtype)
-    fraction = workloads.achievable_fraction(peak, model.hidden / lay.tp, lay.micro_batch * lay.seq,
-                                             gpu.mem_bw_GBps * 1e9)
-    _, hw_flops_mb = workloads.training_flops_per_step(model, lay.micro_batch, lay.seq, lay.recompute)
-    compute_mb = hw_flops_mb / (lay.tp * lay.pp) / (peak * fraction)
-    tp_fwd, tp_bwd = _tp_comm_s(model, system, lay)
-    tp_mb = tp_fwd + max(0.0, tp_bwd - WGRAD_SHARE * compute_mb)
-    ep_mb = _ep_comm_s(model, system, lay)
-    per_mb = compute_mb + tp_mb + ep_mb
-    m = lay.microbatches
-    bubble = (lay.pp - 1) / lay.interleave * per_mb
-    pp_s = _pp_comm_s(model, system, lay)
-    dp_s = max(0.0, _dp_comm_s(model, system, lay) - BACKWARD_SHARE * compute_mb)
-    step_s = m * per_mb + bubble + pp_s + dp_s
-    model_flops, _ = workloads.training_flops_per_step(model, lay.global_batch, lay.seq, lay.recompute)
-    memory = workloads.memory_per_gpu_bytes(
-        model, tp=lay.tp, pp=lay.pp, dp=lay.dp, micro_batch=lay.micro_batch, seq=lay.seq,
-        recompute=lay.recompute, sequence_parallel=lay.sequence_parallel, zero_stage=lay.zero_stage,
-        ep=lay.ep, num_microbatches=m, virtual_stages=lay.interleave, grad_dtype="fp32")
-    memory_GB = float(memory["total_bytes"]) / 1e9
+    one = lambda x: np.array([x])  # noqa: E731
+    arrays = Layouts(one(lay.tp), one(lay.pp), one(lay.dp), one(lay.micro_batch), one(lay.interleave), one(lay.ep),
+                     lay.global_batch, lay.seq, lay.recompute, lay.sequence_parallel, lay.dtype, lay.zero_stage)
+    r = {k: np.asarray(v).item() for k, v in evaluate(model, system, arrays).items()}
     return {
         "model": model.id, "system": system.id, "gpus": gpus, "tp": lay.tp, "pp": lay.pp, "dp": lay.dp,
         "ep": lay.ep, "global_batch": lay.global_batch, "micro_batch": lay.micro_batch, "seq": lay.seq,
-        "microbatches": m, "recompute": lay.recompute, "sequence_parallel": lay.sequence_parallel,
+        "microbatches": lay.microbatches, "recompute": lay.recompute, "sequence_parallel": lay.sequence_parallel,
         "interleave": lay.interleave, "dtype": lay.dtype,
-        "step_time_s": step_s,
-        "model_tflops_per_gpu": model_flops / step_s / gpus / 1e12,
-        "mfu": model_flops / step_s / gpus / peak,
-        "compute_s": m * compute_mb,
-        "compute_fraction_of_peak": float(fraction),
-        "bubble_s": bubble,
-        "exposed_comm_s": {"tp": m * tp_mb, "pp": pp_s, "dp": dp_s, "ep": m * ep_mb},
-        "memory_per_gpu_GB": memory_GB,
-        "gpu_memory_GB": gpu.memory_GB,
-        "fits": memory_GB <= gpu.memory_GB,
+        "step_time_s": r["step_time_s"], "model_tflops_per_gpu": r["model_tflops_per_gpu"], "mfu": r["mfu"],
+        "compute_s": r["compute_s"], "compute_fraction_of_peak": r["compute_fraction_of_peak"],
+        "bubble_s": r["bubble_s"],
+        "exposed_comm_s": {"tp": r["tp_s"], "pp": r["pp_s"], "dp": r["dp_s"], "ep": r["ep_s"]},
+        "memory_per_gpu_GB": r["memory_per_gpu_GB"], "gpu_memory_GB": gpu.memory_GB, "fits": bool(r["fits"]),
     }

@@ -1,0 +1,85 @@
+"""The layout search: same answer as brute force, only feasible layouts, fast, CLI contract."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from multigpu import catalog, selection, training, workloads
+from multigpu.errors import InputError
+
+
+def brute_force(model_id, system_id, gpus, global_batch):
+    """Best layout by calling the scalar training model on every layout, one at a time."""
+    model, system = workloads.model(model_id), catalog.system(system_id)
+    best = None
+    for row in selection.layouts(model, system, gpus, global_batch).to_dict("records"):
+        for recompute in selection.RECOMPUTE:
+            for sp in (False, True):
+                if sp and row["tp"] == 1:
+                    continue
+                r = training.step(model_id, system_id, gpus, row["tp"], row["pp"], global_batch, row["micro_batch"],
+                                  recompute=recompute, sequence_parallel=sp, interleave=row["interleave"])
+                if r["fits"] and (best is None or r["step_time_s"] < best["step_time_s"]):
+                    best = r
+    return best
+
+
+def test_search_finds_the_brute_force_best():
+    found = selection.search("llama3.1-8b", "hgx-h100", 16, 64)["best"]
+    expected = brute_force("llama3.1-8b", "hgx-h100", 16, 64)
+    assert found["step_time_s"] == pytest.approx(expected["step_time_s"], rel=1e-12)
+    assert (found["tp"], found["pp"], found["micro_batch"]) == (expected["tp"], expected["pp"], expected["micro_batch"])
+
+
+def test_best_layouts_agree_with_the_training_model():
+    result = selection.search("gpt3-175b", "dgx-a100", 1024, 1536, top=3)
+    for b in result["top"]:
+        r = training.step("gpt3-175b", "dgx-a100", 1024, b["tp"], b["pp"], 1536, b["micro_batch"],
+                          recompute=b["recompute"], sequence_parallel=b["sequence_parallel"],
+                          interleave=b["interleave"])
+        assert r["step_time_s"] == pytest.approx(b["step_time_s"], rel=1e-12)
+
+
+def test_infeasible_layouts_never_rank():
+    result = selection.search("llama3.1-70b", "hgx-h100", 32, 64, top=50)
+    assert result["valid"] < result["evaluated"]
+    table = result["table"]
+    assert not table[table["fits"]].empty
+    for layout in result["top"]:
+        assert layout["memory_per_gpu_GB"] <= catalog.gpu("h100-sxm").memory_GB
+
+
+def test_full_gpt3_space_on_1024_a100_is_searched_in_well_under_a_second():
+    result = selection.search("gpt3-175b", "dgx-a100", 1024, 1536, 2048)
+    assert result["evaluated"] > 1000
+    assert result["seconds"] < 1.0
+
+
+def test_layouts_divide():
+    model, system = workloads.model("gpt3-175b"), catalog.system("dgx-a100")
+    frame = selection.layouts(model, system, 1024, 1536)
+    assert (frame.tp * frame.pp * frame.dp == 1024).all()
+    assert (model.heads % frame.tp == 0).all() and (model.layers % (frame.pp * frame.interleave) == 0).all()
+    assert (1536 % (frame.dp * frame.micro_batch) == 0).all()
+    assert (frame.tp <= system.gpus_per_node).all()
+
+
+def test_no_layout_is_an_error():
+    with pytest.raises(InputError):
+        selection.search("llama3.1-8b", "hgx-h100", 12, 64)
+
+
+def test_cli_search_json():
+    out = subprocess.run([sys.executable, "-m", "multigpu", "search", "--model", "llama3.1-8b", "--system",
+                          "hgx-h100", "--gpus", "16", "--global-batch", "64", "--format", "json", "--top", "2"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""  # no progress output in json
+    result = json.loads(out.stdout)
+    for key in ("evaluated", "valid", "seconds", "best"):
+        assert key in result
+    for key in ("tp", "pp", "dp", "micro_batch", "step_time_s", "mfu"):
+        assert key in result["best"]
+    assert len(result["top"]) == 2
