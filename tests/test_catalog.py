@@ -15,6 +15,8 @@ from multigpu import catalog
 from multigpu.cli import main
 from multigpu.errors import InputError
 
+from csv_edit import rewrite_row
+
 REQUIRED_SYSTEMS = {
     "dgx-1-p100", "dgx-1-v100", "dgx-2", "dgx-a100", "hgx-a800", "hgx-h100", "hgx-h800", "hgx-h20",
     "hgx-h200", "h200-p2p-8", "dgx-b200", "dgx-b300", "gb200-nvl72", "gb300-nvl72", "vr-nvl72",
@@ -115,18 +117,7 @@ def test_records_are_frozen():
 # ------------------------------------------------------------- validation
 
 
-def _rewrite(src: Path, dst: Path, row_id: str, **changes: str) -> Path:
-    """Copy a packaged CSV to ``dst`` with some cells of row ``row_id`` changed."""
-    with open(src, newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    for row in rows:
-        if row["id"] == row_id:
-            row.update(changes)
-    with open(dst, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return dst
+
 
 
 def _line_of(path: Path, row_id: str) -> int:
@@ -152,7 +143,7 @@ BAD_LINKS = [
 
 @pytest.mark.parametrize(("row_id", "changes", "column", "message"), BAD_LINKS)
 def test_bad_link_rows_are_reported_with_file_line_and_column(tmp_path, row_id, changes, column, message):
-    path = _rewrite(catalog.LINKS_CSV, tmp_path / "links.csv", row_id, **changes)
+    path = rewrite_row(catalog.LINKS_CSV, tmp_path / "links.csv", row_id, **changes)
     with pytest.raises(InputError, match=message) as caught:
         catalog.load_links(path)
     assert (caught.value.file, caught.value.line, caught.value.column) == (str(path), _line_of(catalog.LINKS_CSV, row_id), column)
@@ -173,7 +164,7 @@ BAD_GPUS = [
 
 @pytest.mark.parametrize(("row_id", "changes", "column", "message"), BAD_GPUS)
 def test_bad_gpu_rows_are_reported_with_file_line_and_column(tmp_path, row_id, changes, column, message):
-    path = _rewrite(catalog.GPUS_CSV, tmp_path / "gpus.csv", row_id, **changes)
+    path = rewrite_row(catalog.GPUS_CSV, tmp_path / "gpus.csv", row_id, **changes)
     with pytest.raises(InputError, match=message) as caught:
         catalog.load_gpus(path)
     assert (caught.value.file, caught.value.line, caught.value.column) == (str(path), _line_of(path, row_id), column)
@@ -194,7 +185,7 @@ BAD_SYSTEMS = [
 
 @pytest.mark.parametrize(("row_id", "changes", "column", "message"), BAD_SYSTEMS)
 def test_bad_system_rows_are_reported_with_file_line_and_column(tmp_path, row_id, changes, column, message):
-    path = _rewrite(catalog.SYSTEMS_CSV, tmp_path / "systems.csv", row_id, **changes)
+    path = rewrite_row(catalog.SYSTEMS_CSV, tmp_path / "systems.csv", row_id, **changes)
     with pytest.raises(InputError, match=message) as caught:
         catalog.load_systems(path)
     assert (caught.value.file, caught.value.line, caught.value.column) == (str(path), _line_of(path, row_id), column)
@@ -223,7 +214,7 @@ def test_a_small_handwritten_file_loads(tmp_path):
 
 
 def test_error_message_reads_as_file_line_column(tmp_path):
-    path = _rewrite(catalog.LINKS_CSV, tmp_path / "links.csv", "nvlink4", category="bogus")
+    path = rewrite_row(catalog.LINKS_CSV, tmp_path / "links.csv", "nvlink4", category="bogus")
     with pytest.raises(InputError) as caught:
         catalog.load_links(path)
     assert str(caught.value).startswith(f"{path}:{_line_of(path, 'nvlink4')}: column 'category': ")

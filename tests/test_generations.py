@@ -10,6 +10,8 @@ import pytest
 from multigpu import catalog, generations, plotting
 from multigpu.errors import InputError
 
+from csv_edit import rewrite_row
+
 
 # ------------------------------------------------------------ generation table
 
@@ -141,17 +143,7 @@ def test_short_names():
 # ------------------------------------------- catalogue columns added for chapter 1
 
 
-def _rewrite(src, dst, row_id, **changes):
-    with open(src, newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    for row in rows:
-        if row["id"] == row_id:
-            row.update(changes)
-    with open(dst, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return dst
+
 
 
 @pytest.mark.parametrize(("changes", "message"), [
@@ -160,14 +152,14 @@ def _rewrite(src, dst, row_id, **changes):
     ({"lanes_per_link": ""}, "given together"),
 ])
 def test_signalling_that_cannot_carry_the_link_rate_is_refused(tmp_path, changes, message):
-    path = _rewrite(catalog.LINKS_CSV, tmp_path / "links.csv", "nvlink4", **changes)
+    path = rewrite_row(catalog.LINKS_CSV, tmp_path / "links.csv", "nvlink4", **changes)
     with pytest.raises(InputError, match=message) as caught:
         catalog.load_links(path)
     assert caught.value.column == "lane_Gbps"
 
 
 def test_fp4_peak_below_dense_is_refused(tmp_path):
-    path = _rewrite(catalog.GPUS_CSV, tmp_path / "gpus.csv", "b200", fp4_peak_TFLOPS="100")
+    path = rewrite_row(catalog.GPUS_CSV, tmp_path / "gpus.csv", "b200", fp4_peak_TFLOPS="100")
     with pytest.raises(InputError, match="below fp4_dense") as caught:
         catalog.load_gpus(path)
     assert caught.value.column == "fp4_peak_TFLOPS"
