@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from multigpu import catalog, collectives, workloads
+from multigpu import calibration, catalog, collectives, workloads
 from multigpu.errors import InputError
 from multigpu.training import peak_flops
 
@@ -45,11 +45,14 @@ def _allreduce_us(system_id: str, tp: int, nbytes: np.ndarray) -> np.ndarray:
     """Fastest all-reduce among NCCL's choice and the one-/two-shot kernels, microseconds per size."""
     if tp < 2:
         return np.zeros(np.atleast_1d(nbytes).shape)
-    return np.asarray(_allreduce_cached(system_id, tp, tuple(np.atleast_1d(nbytes).tolist())))
+    return np.asarray(_allreduce_cached(system_id, tp, tuple(np.atleast_1d(nbytes).tolist()),
+                                        calibration.state()))
 
 
 @lru_cache(maxsize=4096)
-def _allreduce_cached(system_id: str, tp: int, sizes: tuple[float, ...]) -> tuple[float, ...]:
+def _allreduce_cached(system_id: str, tp: int, sizes: tuple[float, ...],
+                      calibration_state: tuple = ()) -> tuple[float, ...]:
+    # calibration_state keys the cache, so that results under calibration.override are not stale
     best = np.full(len(sizes), np.inf)
     for algorithm in ALLREDUCE_CHOICES:
         if algorithm != "auto" and algorithm not in collectives.available("allreduce", system_id, tp):
@@ -102,10 +105,13 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     gpus = tp * pp
     peak = peak_flops(gpu, dtype)
     width = workloads.dtype_bytes(dtype)
+    # achievable_fraction prices operand traffic at 16 bits per element; an 8-bit format moves half the
+    # bytes, i.e. the same elements at twice the bandwidth (else FP8 decode re-reads weights at BF16 width)
+    operand_bw_Bps = gpu.mem_bw_GBps * 1e9 * workloads.dtype_bytes("bf16") / width
     layers_allreduces = 2 * model.layers  # every layer's all-reduces are on the token's path, whatever pp
 
     # prefill of one prompt
-    prefill_fraction = workloads.achievable_fraction(peak, model.hidden / tp, input_tokens, gpu.mem_bw_GBps * 1e9)
+    prefill_fraction = workloads.achievable_fraction(peak, model.hidden / tp, input_tokens, operand_bw_Bps)
     prefill_compute = workloads.prefill_flops(model, input_tokens) / gpus / (peak * prefill_fraction)
     prefill_comm = layers_allreduces * _allreduce_us(system.id, tp, np.asarray(input_tokens * model.hidden * width,
                                                                               dtype=float))[0] * 1e-6
@@ -115,7 +121,7 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     kv_len = input_tokens + output_tokens / 2
     read = workloads.decode_bytes_per_step(model, b, kv_len, dtype, dtype)
     memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / gpus / (gpu.mem_bw_GBps * 1e9 * HBM_EFFICIENCY)
-    decode_fraction = workloads.achievable_fraction(peak, model.hidden / tp, b, gpu.mem_bw_GBps * 1e9)
+    decode_fraction = workloads.achievable_fraction(peak, model.hidden / tp, b, operand_bw_Bps)
     flops_s = b * workloads.decode_flops_per_token(model, kv_len) / gpus / (peak * decode_fraction)
     decode_compute = np.maximum(memory_s, flops_s)
     decode_comm = layers_allreduces * _allreduce_us(system.id, tp, b * model.hidden * width) * 1e-6

@@ -159,7 +159,9 @@ def _pp_comm_s(model: workloads.Model, system: catalog.System, lay: Layouts) -> 
     """Stage-to-stage activation transfers on the critical path of one step, seconds."""
     nbytes = lay.micro_batch * lay.seq * model.hidden * workloads.dtype_bytes(lay.dtype)
     nbytes = nbytes / (lay.tp if lay.sequence_parallel else 1)
-    nodes = np.where(lay.tp * lay.dp >= system.gpus_per_node, 2, 1)
+    # ranks run tp, then dp, then pp: once the layout spans nodes, some stage boundary is a node boundary,
+    # and that slowest hop paces every micro-batch (tp x dp < a node's GPUs included)
+    nodes = np.where(lay.tp * lay.dp * lay.pp > system.gpus_per_node, 2, 1)
     one = _times_s("sendrecv", system, np.where(lay.pp > 1, 2, 1), nodes, nbytes)
     return 2 * lay.interleave * (lay.microbatches + lay.pp - 1) * one
 

@@ -20,7 +20,7 @@ from multigpu.errors import InputError
 CLAIMS_CSV = Path(__file__).resolve().parents[1] / "data" / "claims.csv"
 VERDICTS = ("holds", "holds-with-caveat", "misleading", "wrong", "not-checkable")
 #: Modules holding checks, one per chapter; imported on first use.
-CHECK_MODULES = ["multigpu.claims.hardware"]
+CHECK_MODULES = ["multigpu.claims.hardware", "multigpu.claims.cost", "multigpu.claims.topology", "multigpu.claims.workloads"]
 
 _CHECKS: dict[str, Callable[[], "Verdict"]] = {}
 

@@ -9,9 +9,10 @@ dicts, or ready text.
 from multigpu.commands import catalog as _catalog
 from multigpu.commands import claims as _claims
 from multigpu.commands import collective as _collective
+from multigpu.commands import cost as _cost
 from multigpu.commands import prices as _prices
 from multigpu.commands import search as _search
 from multigpu.commands import units as _units
 from multigpu.commands import workload as _workload
 
-COMMAND_MODULES = [_catalog, _claims, _collective, _prices, _search, _units, _workload]
+COMMAND_MODULES = [_catalog, _claims, _collective, _cost, _prices, _search, _units, _workload]
