@@ -11,8 +11,9 @@ from multigpu.commands import claims as _claims
 from multigpu.commands import collective as _collective
 from multigpu.commands import cost as _cost
 from multigpu.commands import prices as _prices
+from multigpu.commands import recommend as _recommend
 from multigpu.commands import search as _search
 from multigpu.commands import units as _units
 from multigpu.commands import workload as _workload
 
-COMMAND_MODULES = [_catalog, _claims, _collective, _cost, _prices, _search, _units, _workload]
+COMMAND_MODULES = [_catalog, _claims, _collective, _cost, _prices, _recommend, _search, _units, _workload]

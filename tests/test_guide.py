@@ -1,0 +1,116 @@
+"""The selection guide of chapter 5 (multigpu.guide): classes, picks, size lines, price flips, figures."""
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from multigpu import cost, guide, plotting, prices
+
+GOOD = Path(__file__).parent / "data" / "prices" / "good.csv"
+MODELS = ("llama3.2-1b", "llama3.1-8b")
+
+
+@pytest.fixture(scope="module")
+def small_guide():
+    """The guide on the test price file, two models, at most 16 GPUs per training option (fast)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(guide, "MAX_GPUS", 16)
+        table = prices.load_prices(GOOD)
+        yield table, guide.decisions(table, MODELS)
+
+
+def test_guide_class_of_an_option():
+    row = {"interconnect_class": "PCIe only", "instances": 4, "system": "pcie-a100-8"}
+    assert guide.guide_class(row) == "PCIe"
+    assert guide.guide_class({**row, "interconnect_class": "NVLink bridge", "system": "pcie-h100-nvl-pairs"}) == \
+        "NVLink bridge"
+    switch = {"interconnect_class": "NVSwitch", "instances": 1, "system": "hgx-h100"}
+    assert guide.guide_class(switch) == "NVSwitch node"
+    assert guide.guide_class({**switch, "instances": 2}) == "multi-node / NVL72"
+    assert guide.guide_class({**switch, "system": "gb200-nvl72"}) == "multi-node / NVL72"
+    assert guide.guide_class({**switch, "instances": None}) == "NVSwitch node"
+
+
+def test_decisions_pick_the_cheapest_within_the_tie(small_guide):
+    table, decided = small_guide
+    assert list(decided.columns) == list(guide.DECISION_COLUMNS)
+    assert len(decided) == len(MODELS) * 2 * len(guide.pricing_types(table))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(guide, "MAX_GPUS", 16)
+        for r in decided[decided["guide_class"] != "none feasible"].to_dict("records"):
+            frame = guide.options(r["model"], r["kind"], table)
+            ok = frame[frame["feasible"] & (frame["pricing"] == r["pricing"])]
+            floor = ok[guide.cost_column(r["kind"])].min()
+            assert floor <= r["cost"] <= floor * (1 + guide.TIE_PCT / 100)
+            pcie = ok[ok["guide_class"] == "PCIe"][guide.cost_column(r["kind"])]
+            nvl = ok[ok["guide_class"] != "PCIe"][guide.cost_column(r["kind"])]
+            assert r["pcie_cost"] == (pcie.min() if len(pcie) else pytest.approx(math.nan, nan_ok=True))
+            if len(pcie) and len(nvl):
+                assert r["nvlink_over_pcie"] == pytest.approx(nvl.min() / pcie.min())
+
+
+def synthetic(classes, sizes=(1.0, 3.0, 8.0, 14.0, 70.0)):
+    return pd.DataFrame({"kind": "train", "pricing": "on-demand", "params_B": list(sizes), "guide_class": classes})
+
+
+def test_thresholds_find_the_size_line():
+    t = guide.thresholds(synthetic(["PCIe", "PCIe", "PCIe", "NVSwitch node", "multi-node / NVL72"])).iloc[0]
+    assert (t["below_B"], t["threshold_B"]) == (8.0, 14.0) and "between 8.0B and 14.0B" in t["text"]
+    t = guide.thresholds(synthetic(["NVSwitch node"] * 5)).iloc[0]
+    assert t["below_B"] is None and t["threshold_B"] == 1.0 and "from the smallest model" in t["text"]
+    t = guide.thresholds(synthetic(["PCIe", "NVSwitch node", "PCIe", "NVSwitch node", "none feasible"])).iloc[0]
+    assert (t["below_B"], t["threshold_B"]) == (8.0, 14.0)  # the line is where NVLink wins at every larger size
+    t = guide.thresholds(synthetic(["NVSwitch node", "NVSwitch node", "NVSwitch node", "NVSwitch node", "PCIe"])).iloc[0]
+    assert t["threshold_B"] is None and "still the pick" in t["text"]
+
+
+def test_scale_prices_touches_only_the_given_classes(small_guide):
+    table, _ = small_guide
+    half = guide.scale_prices(table, 0.5)
+    pcie = [cost.interconnect_class(s) == cost.PCIE_CLASS for s in table["system"]]
+    for column in ("price_per_hour", "price_per_hour_usd", "price_per_gpu_hour_usd"):
+        assert half.loc[pcie, column].tolist() == pytest.approx((table.loc[pcie, column] * 0.5).tolist())
+        assert half.loc[[not p for p in pcie], column].tolist() == table.loc[[not p for p in pcie], column].tolist()
+
+
+def test_a_pcie_price_cut_past_the_flip_scale_flips_the_pick(small_guide):
+    table, decided = small_guide
+    flips = guide.flip_scales(decided)
+    assert (flips["pcie_price_scale_to_flip"] == flips["nvlink_cost"] / flips["pcie_cost"]).all()
+    nvlink_wins = flips[flips["pcie_price_scale_to_flip"] < 1]
+    assert not nvlink_wins.empty, "the test price file should have a case NVLink wins"
+    case = nvlink_wins.iloc[0]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(guide, "MAX_GPUS", 16)
+        demo = guide.flip_demo(case["model"], case["kind"], case["pricing"], case["pcie_price_scale_to_flip"],
+                               prices_source=table)
+    assert demo["cheapest class"].iloc[0] != "PCIe" and demo["cheapest class"].iloc[1] != "PCIe"
+    assert demo["cheapest class"].iloc[2] == "PCIe"
+
+
+def test_chapter_tables(small_guide):
+    _, decided = small_guide
+    ref = guide.reference_pricing(GOOD)
+    assert ref == "on-demand"
+    train = guide.summary(decided, ref, "train")
+    assert train.index.name == "model" and "cost_usd_per_job" in train and "time_days" in train
+    serve = guide.summary(decided, ref, "serve")
+    assert "cost_usd_per_1M_tokens" in serve and "time_days" not in serve
+    flips = guide.flip_table(decided, ref)
+    assert list(flips.columns) == ["params_B", "workload", "cheaper", "nvlink_pick", "PCIe price x to flip"]
+
+
+def test_figures_draw(small_guide):
+    table, decided = small_guide
+    fig, ax = plotting.figure("matrix", "workload", "model", source="test")
+    guide.plot_decision_matrix(ax, decided)
+    assert "<svg" in plotting.to_svg(fig)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(guide, "MAX_GPUS", 16)
+        fig, axes = plotting.figure("classes", "size", "cost", source="test", ncols=2)
+        guide.plot_class_costs(axes[0], guide.class_costs(MODELS, "train", "on-demand", table))
+        frame = guide.options("llama3.1-8b", "train", table)
+        guide.plot_pareto(axes[1], frame, "8B", deadline_h=guide.DEADLINE_DAYS * 24)
+    assert "<svg" in plotting.to_svg(fig)
