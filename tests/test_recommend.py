@@ -1,6 +1,8 @@
 """The recommender: ranked offers x instance counts x layouts for training and serving (multigpu.recommend)."""
 
 import json
+import subprocess
+import sys
 import math
 from pathlib import Path
 
@@ -215,3 +217,12 @@ def test_cli_bad_input_exits_2(args, capsys):
     out = capsys.readouterr()
     assert out.out == ""
     assert out.err.startswith("error: ") and out.err.count("\n") == 1
+
+
+def test_cli_pricing_filter_keeps_one_pricing_type():
+    out = subprocess.run([sys.executable, "-m", "multigpu", "recommend", "--serve", "llama3.1-8b",
+                          "--tokens-per-s-per-user", "30", "--requests-per-s", "1", "--pricing", "on-demand",
+                          "--format", "json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert rows and {row["pricing"] for row in rows} == {"on-demand"}

@@ -53,6 +53,9 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--global-batch", type=int, default=None,
                         help="sequences per training step (default: ~1M, 2M or 4M tokens by model size)")
     parser.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
+    parser.add_argument("--pricing", choices=("on-demand", "spot", "reserved", "community"),
+                        help="only offers of this pricing type (default: all; prices of different types are "
+                             "not like for like)")
     parser.add_argument("--rank", choices=("cost", "time"), default="cost", dest="rank_by",
                         help="rank by cost (default) or by time (training: hours; serving: ms per output token)")
     parser.add_argument("--top", metavar="K", type=int, default=0, help="print only the K first options (0: all)")
@@ -108,10 +111,15 @@ def _check(args: argparse.Namespace) -> None:
 
 def _recommend(args: argparse.Namespace) -> list[dict[str, Any]] | str:
     from multigpu import recommend
+    from multigpu.errors import InputError
     from multigpu.prices import load_prices, stamp_markdown
 
     _check(args)
     table = load_prices(args.prices)
+    if args.pricing:
+        table = table[table["pricing"] == args.pricing]
+        if table.empty:
+            raise InputError(f"recommend: the price file has no {args.pricing} offers")
     progress = _Progress() if args.format == "table" and sys.stderr.isatty() else None
     max_gpus = recommend.DEFAULT_MAX_GPUS if args.max_gpus is None else args.max_gpus
     if args.train:
