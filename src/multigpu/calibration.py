@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import functools
+import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -275,59 +276,29 @@ def fit() -> dict[tuple[str, str], float]:
 #: ``variant`` changes catalogue fields of the system to the measured box's wiring, where
 #: the evidence says it differs from the catalogue's assumption; ``tolerance`` is the
 #: relative error the tests accept; ``known_miss`` marks a documented disagreement.
-OUT_OF_SAMPLE: tuple[dict, ...] = (
-    {"check": "8x A100 ring all-reduce busbw", "system_id": "dgx-a100", "op": "allreduce", "algorithm": "ring",
-     "gpus": 8, "nodes": 1, "bytes": 8 * 2**30, "measured": 232.5, "tolerance": 0.10,
-     "source": "https://github.com/NVIDIA/nccl-tests/issues/175 (232.54 GB/s single node); "
-               "https://github.com/NVIDIA/nccl-tests/issues/149 (sjeaugey: ~230 GB/s)"},
-    {"check": "8x B200 NVLS all-reduce busbw", "system_id": "dgx-b200", "op": "allreduce", "algorithm": "nvls",
-     "gpus": 8, "nodes": 1, "bytes": 8 * 2**30, "measured": 838.0, "tolerance": 0.10,
-     "source": "https://github.com/stas00/ml-engineering/blob/master/network/README.md (SHARP section)"},
-    {"check": "8x B200 ring all-reduce busbw", "system_id": "dgx-b200", "op": "allreduce", "algorithm": "ring",
-     "gpus": 8, "nodes": 1, "bytes": 8 * 2**30, "measured": 682.0, "tolerance": 0.10,
-     "source": "https://github.com/stas00/ml-engineering/blob/master/network/README.md (SHARP section)"},
-    {"check": "8x H800 NVLS all-reduce busbw", "system_id": "hgx-h800", "op": "allreduce", "algorithm": "nvls",
-     "gpus": 8, "nodes": 1, "bytes": 8 * 2**30, "measured": 215.0, "tolerance": 0.10,
-     "source": "https://github.com/NVIDIA/nccl/issues/1374"},
-    {"check": "NDR 400G: all-reduce busbw per NIC (1 GPU per node, 2 nodes)", "system_id": "hgx-h100",
-     "op": "allreduce", "algorithm": "ring", "gpus": 2, "nodes": 2, "bytes": 8 * 2**30, "measured": 47.0,
-     "tolerance": 0.05, "source": "https://github.com/NVIDIA/nccl-tests/issues/290 (maintainer: 46-48 GB/s per NIC)"},
-    {"check": "8x MI300X all-reduce busbw (RCCL)", "system_id": "mi300x-8", "op": "allreduce", "algorithm": "ring",
-     "gpus": 8, "nodes": 1, "bytes": 8 * 2**30, "measured": 312.9, "tolerance": 0.20,
-     "source": "https://github.com/stas00/ml-engineering/blob/master/network/README.md (via shared nvidia_blog_claims.md)"},
-    {"check": "2x MI300X all-reduce busbw (RCCL)", "system_id": "mi300x-8", "op": "allreduce", "algorithm": "ring",
-     "gpus": 2, "nodes": 1, "bytes": 8 * 2**30, "measured": 47.7, "tolerance": 0.10,
-     "source": "https://github.com/stas00/ml-engineering/blob/master/network/README.md (via shared nvidia_blog_claims.md)"},
-    {"check": "4x RTX 4090, P2P patched on, all-reduce busbw", "system_id": "pcie-rtx4090-8", "op": "allreduce",
-     "algorithm": "ring", "gpus": 4, "nodes": 1, "bytes": 8 * 2**30, "measured": 25.95, "tolerance": 0.15,
-     "variant": {"pcie_p2p": True}, "source": "https://github.com/NVIDIA/nccl-tests/issues/269"},
-    {"check": "8x RTX 5090 all-reduce busbw (catalogue wiring: 4 GPUs per PCIe switch)", "system_id": "pcie-rtx5090-8",
-     "op": "allreduce", "algorithm": "ring", "gpus": 8, "nodes": 1, "bytes": 8 * 2**30, "measured": 28.0,
-     "tolerance": 0.30, "known_miss": "P2P off sends every hop up the x16 switch uplink, 4 flows share it: ~12 GB/s. "
-     "The measured box cannot have that wiring (4 GPUs reached 35 GB/s each, more than one x16 uplink carries)",
-     "source": "https://github.com/NVIDIA/nccl/issues/1639"},
-    {"check": "8x RTX 5090 all-reduce busbw (GPUs on CPU root ports)", "system_id": "pcie-rtx5090-8",
-     "op": "allreduce", "algorithm": "ring", "gpus": 8, "nodes": 1, "bytes": 8 * 2**30, "measured": 28.0,
-     "tolerance": 0.20, "variant": {"gpus_per_pcie_switch": None},
-     "source": "https://github.com/NVIDIA/nccl/issues/1639 (dual Xeon 8480+: 80 lanes per socket, enough for "
-               "4 GPUs on root ports)"},
-    {"check": "4x RTX 5090 all-reduce busbw (GPUs on CPU root ports)", "system_id": "pcie-rtx5090-8",
-     "op": "allreduce", "algorithm": "ring", "gpus": 4, "nodes": 1, "bytes": 8 * 2**30, "measured": 35.0,
-     "tolerance": 0.20, "variant": {"gpus_per_pcie_switch": None},
-     "known_miss": "host-memory bandwidth, not the PCIe link, limits P2P-off traffic (sjeaugey in the issue); "
-     "the model halves the link rate instead, ~24 GB/s for any GPU count",
-     "source": "https://github.com/NVIDIA/nccl/issues/1639"},
-    {"check": "2x H100 PCIe NVLink-bridged all-reduce busbw (catalogue: 12 bridge links)",
-     "system_id": "pcie-h100-nvl-pairs", "op": "allreduce", "algorithm": "ring", "gpus": 2, "nodes": 1,
-     "bytes": 4 * 2**30, "measured": 116.3, "tolerance": 0.10,
-     "known_miss": "the catalogue infers 12 links (600 GB/s bidir); the measured pair behaves like 6 (NV6)",
-     "source": "https://github.com/NVIDIA/nccl-tests/issues/194"},
-    {"check": "2x H100 PCIe NVLink-bridged all-reduce busbw (6 bridge links, NV6)",
-     "system_id": "pcie-h100-nvl-pairs", "op": "allreduce", "algorithm": "ring", "gpus": 2, "nodes": 1,
-     "bytes": 4 * 2**30, "measured": 116.3, "tolerance": 0.10, "variant": {"nvlink_links_per_gpu": 6},
-     "source": "https://github.com/NVIDIA/nccl-tests/issues/194 ; NV6 between H100 PCIe-class GPUs: "
-               "https://github.com/NVIDIA/nccl/issues/1617"},
-)
+OUT_OF_SAMPLE_CSV = Path(__file__).parent / "data" / "out_of_sample.csv"
+
+
+def _load_out_of_sample(path: Path = OUT_OF_SAMPLE_CSV) -> tuple[dict, ...]:
+    """Published collective measurements that no constant was fitted on (``data/out_of_sample.csv``).
+
+    Each row: the system (``variant``: catalogue fields changed, as JSON, for a
+    box wired differently from the catalogue's), the collective, ``bytes``
+    (nccl-tests size), ``measured`` busbw in GB/s per direction, the error
+    ``tolerance``, ``known_miss`` (why the model is expected to miss, if it
+    is) and ``source``.
+    """
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return tuple({"check": r["check"], "system_id": r["system_id"], "op": r["op"], "algorithm": r["algorithm"],
+                  "gpus": int(r["gpus"]), "nodes": int(r["nodes"]), "bytes": int(r["bytes"]),
+                  "measured": float(r["measured_busbw_GBps"]), "tolerance": float(r["tolerance"]),
+                  **({"variant": json.loads(r["variant"])} if r["variant"] else {}),
+                  **({"known_miss": r["known_miss"]} if r["known_miss"] else {}), "source": r["source"]}
+                 for r in rows)
+
+
+OUT_OF_SAMPLE: tuple[dict, ...] = _load_out_of_sample()
 
 
 def variant_topology(system_id: str, changes: Mapping[str, object] | None = None):

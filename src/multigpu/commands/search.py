@@ -7,17 +7,13 @@ import sys
 from typing import Any
 
 from multigpu import selection
+from multigpu.commands.workload import add_training_job
 
 
 def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser = add_command(subparsers, "search", "search every layout (tp, pp, dp, micro-batch, interleave, "
                          "recompute, sequence parallel) of a training job; times in s")
-    parser.add_argument("--model", required=True, help="model id")
-    parser.add_argument("--system", required=True, help="system id")
-    parser.add_argument("--gpus", type=int, required=True, help="total GPUs")
-    parser.add_argument("--global-batch", type=int, required=True, help="sequences per step")
-    parser.add_argument("--seq", type=int, default=2048, help="tokens per sequence (default 2048)")
-    parser.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
+    add_training_job(parser)
     parser.add_argument("--top", type=int, default=1, help="also list the K best layouts")
     parser.set_defaults(handler=_search)
 
