@@ -101,7 +101,7 @@ def test_site_has_the_book_pages(site_dir: Path) -> None:
 def test_page_loads_cleanly(browser, site_url: str, page_path: str) -> None:
     result = visit(browser, site_url, page_path)
     assert result.external_requests == [], "requests to other hosts"
-    assert result.console_errors == [], "console errors"
     assert result.failed_requests == [], "failed requests"
+    assert result.console_errors == [], "console errors"
     assert result.broken_images == [], "images that did not load"
     assert broken_internal_links(site_url, result.links) == [], "broken internal links"
