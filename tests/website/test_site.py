@@ -59,7 +59,8 @@ def visit(browser, base_url: str, page_path: str) -> Visit:
     page.on("console", lambda m: result.console_errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: result.console_errors.append(f"uncaught: {e}"))
     page.goto(f"{base_url}/{page_path}", wait_until="load")
-    page.wait_for_timeout(300)  # let deferred scripts (MathJax, theme) run
+    page.wait_for_timeout(300)  # let deferred scripts (MathJax, theme) and the index page's redirect run
+    page.wait_for_load_state("load")
     result.broken_images = page.evaluate(
         "() => Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
     result.links = page.evaluate("() => Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
