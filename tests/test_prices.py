@@ -238,3 +238,11 @@ def test_analyst_file_is_never_written(tmp_path):
 def test_prices_without_action_is_a_usage_error():
     result = run("prices")
     assert result.returncode == 2 and result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+
+
+def test_bridged_offer_maps_to_the_smallest_node_that_holds_it():
+    # two catalogue systems are A100 PCIe GPUs joined by the A100 NVLink bridge: a 2-GPU pair and an 8-GPU box
+    offer = {"gpu": "a100-pcie-80gb", "interconnect": "nvlink-bridge-a100", "system": None}
+    assert prices.system_for_offer({**offer, "gpus_per_instance": 8}) == "pcie-a100-nvl-pairs"
+    assert prices.system_for_offer({**offer, "gpus_per_instance": 2}) == "pcie-a100-bridged-2"
+    assert prices.system_for_offer({**offer, "gpus_per_instance": 16}) == "pcie-a100-nvl-pairs"

@@ -336,7 +336,17 @@ def system_for_offer(offer: Offer | Mapping[str, Any]) -> str:
         raise InputError(f"no catalogue system has GPU '{gpu}' joined by '{link_id}' ({link.category}); "
                          f"systems with this GPU: {', '.join(with_gpu)}; expected the interconnect of one "
                          f"of them, or a 'system' column naming one", column="interconnect")
-    return matches[0]
+    return _smallest_that_holds(matches, systems, get("gpus_per_instance"))
+
+
+def _smallest_that_holds(ids: list[str], systems: Mapping[str, catalog.System], gpus: Any) -> str:
+    """Of several matching systems, the smallest node that holds the instance's GPUs (else the largest)."""
+    try:
+        wanted = int(gpus)
+    except (TypeError, ValueError):
+        wanted = 1
+    holds = sorted((systems[i].gpus_per_node, i) for i in ids if systems[i].gpus_per_node >= wanted)
+    return holds[0][1] if holds else max(ids, key=lambda i: systems[i].gpus_per_node)
 
 
 def _pinned(system_id: str, gpu: str, systems: Mapping[str, catalog.System]) -> str:
