@@ -56,7 +56,7 @@ browser:
 
 ## notebooks: execute every chapter in place (commit the result; nbval compares stored outputs)
 notebooks: setup
-	$(PY) -m multigpu.booktools execute $(NOTEBOOKS)
+	$(PY) -m multigpu.book.tools execute $(NOTEBOOKS)
 
 clean:
 	rm -rf _build

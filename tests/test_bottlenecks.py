@@ -1,4 +1,4 @@
-"""Chapter 3 helpers (multigpu.bottlenecks): breakdowns, scaling, sensitivity, NVIDIA's tables, training runs.
+"""Chapter 3 helpers (multigpu.evidence.bottlenecks): breakdowns, scaling, sensitivity, NVIDIA's tables, training runs.
 
 Sources of the reference values:
 
@@ -19,8 +19,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from multigpu import bottlenecks as b
-from multigpu import calibration, collectives, inference, plotting, training, workloads
+from multigpu.book import ch03_bottlenecks as ch03
+from multigpu.book import plotting
+from multigpu.comm import calibration, collectives
+from multigpu.compute import inference, models, training
+from multigpu.evidence import bottlenecks as b
+from multigpu.evidence import measurements
 
 SWITCH_OF = {"8x A100, PCIe": "8x A100, NVSwitch", "8x H200, NVLink mesh": "8x H200, NVSwitch"}
 
@@ -115,15 +119,14 @@ def test_decode_ratio_above_one_only_across_pcie_sockets():
 # ----------------------------------------------------------------------------- C27 sensitivity
 
 
-def test_scaled_network_changes_collectives_and_restores_the_calibration():
-    before = calibration.state()
+def test_scaled_network_is_a_what_if_copy_of_the_calibration():
+    shipped = calibration.default()
     slow_bytes = collectives.time_us("allreduce", "dgx-a100", 8, 1e9)
     small = collectives.time_us("allreduce", "dgx-a100", 8, 1024.0)
-    with b.scaled_network(bandwidth=0.5):
-        assert collectives.time_us("allreduce", "dgx-a100", 8, 1e9) == pytest.approx(2 * slow_bytes, rel=0.02)
-    with b.scaled_network(latency=2.0):
-        assert collectives.time_us("allreduce", "dgx-a100", 8, 1024.0) > 1.8 * small
-    assert calibration.state() == before
+    half = b.scaled_network(bandwidth=0.5)
+    assert collectives.time_us("allreduce", "dgx-a100", 8, 1e9, cal=half) == pytest.approx(2 * slow_bytes, rel=0.02)
+    assert collectives.time_us("allreduce", "dgx-a100", 8, 1024.0, cal=b.scaled_network(latency=2.0)) > 1.8 * small
+    assert calibration.default() == shipped and half != shipped
     assert collectives.time_us("allreduce", "dgx-a100", 8, 1e9) == slow_bytes
 
 
@@ -136,7 +139,7 @@ def test_tensor_parallelism_is_sensitive_and_data_parallelism_is_not():
                                                                                "half_bandwidth_pct"]
     decode = s.loc[(pcie, "decode, TP 8")]
     assert decode["double_latency_pct"] > 10 * decode["half_bandwidth_pct"]  # tiny messages: latency-bound
-    m = workloads.model(b.TRAIN_MODEL)
+    m = models.model(b.TRAIN_MODEL)
     # ZeRO-1 per GPU: (n-1)/n x params x (4-byte gradients + 2-byte weights)
     assert s.loc[(pcie, "training, DP 8"), "bytes_per_gpu_GB"] == pytest.approx(7 / 8 * m.params_total * 6 / 1e9)
 
@@ -212,7 +215,7 @@ def test_our_tables_keep_the_rate_and_the_switch_never_loses():
 
 
 def test_every_training_row_of_the_measurements_is_listed():
-    frame = calibration.measurements()
+    frame = measurements.measurements()
     ids = set(frame[frame["collective_or_metric"].isin(b.TRAINING_METRICS)]["id"])
     listed = b.training_measurements()
     assert set(listed["id"]) == ids and {75, 79, 80, 81, 82} <= ids
@@ -255,7 +258,7 @@ def test_training_model_error_on_every_comparable_run():
 def test_row75_error_bound_directly():
     # [MLM] GPT-3 175B, 1024 A100, TP 8 PP 16, batch 1536: model within 10 % of 138 TFLOP/s per GPU
     r = training.step("gpt3-175b", "dgx-a100", 1024, 8, 16, 1536, 1, recompute="full")
-    flops = workloads.megatron_flops_per_iteration("gpt3-175b", 1536, 2048, full_recompute=True)
+    flops = models.megatron_flops_per_iteration("gpt3-175b", 1536, 2048, full_recompute=True)
     assert flops / r["step_time_s"] / 1024 / 1e12 == pytest.approx(138, rel=0.10)
 
 
@@ -266,16 +269,15 @@ def test_fp8_decode_reads_weights_at_one_byte():
     # memory-bound decode at batch 1: FP8 weights are half the bytes of BF16, so the step is about half
     bf16 = inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256, dtype="bf16")
     fp8 = inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256, dtype="fp8")
-    weights_s = workloads.model("llama3.1-70b").params_total / 2 / (4800e9 * inference.HBM_EFFICIENCY)
+    weights_s = models.model("llama3.1-70b").params_total / 2 / (4800e9 * inference.HBM_EFFICIENCY)
     assert fp8["decode_compute_s"] == pytest.approx(weights_s, rel=0.05)
     assert fp8["decode_compute_s"] == pytest.approx(bf16["decode_compute_s"] / 2, rel=0.05)
 
 
-def test_inference_sees_calibration_overrides():
+def test_inference_sees_calibration_what_ifs():
     base = inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256)["decode_comm_s"]
-    with b.scaled_network(latency=2.0):
-        slow = inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256)["decode_comm_s"]
-    assert slow > 1.5 * base
+    slow = inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256, cal=b.scaled_network(latency=2.0))
+    assert slow["decode_comm_s"] > 1.5 * base
     assert inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256)["decode_comm_s"] == base
 
 
@@ -283,7 +285,7 @@ def test_pipeline_boundaries_between_nodes_use_the_network():
     # 16 stages of one GPU on two 8-GPU nodes: one stage boundary crosses 100 GbE and paces every transfer
     r = training.step("llama3.1-8b", "pcie-a100-8", 16, 1, 16, 256, 1)
     transfers = 2 * (r["microbatches"] + 16 - 1)
-    nbytes = 2048 * workloads.model("llama3.1-8b").hidden * 2
+    nbytes = 2048 * models.model("llama3.1-8b").hidden * 2
     over_net = collectives.time_us("sendrecv", "pcie-a100-8", 2, nbytes, nodes=2) * 1e-6
     assert r["exposed_comm_s"]["pp"] == pytest.approx(transfers * over_net, rel=1e-6)
 
@@ -292,8 +294,8 @@ def test_pipeline_boundaries_between_nodes_use_the_network():
 
 
 @pytest.mark.parametrize("draw, data, count", [
-    (b.plot_training_breakdown, b.training_breakdown, len(b.PARTS)),
-    (b.plot_decode_breakdown, b.decode_breakdown, 3),  # memory-bound: no "compute beyond the reads" bars
+    (ch03.plot_training_breakdown, b.training_breakdown, len(b.PARTS)),
+    (ch03.plot_decode_breakdown, b.decode_breakdown, 3),  # memory-bound: no "compute beyond the reads" bars
 ])
 def test_stacked_bar_plots_draw_one_container_per_part(draw, data, count):
     fig, ax = plotting.figure("t", "x (unit)", "y (unit)", source="test")
@@ -304,12 +306,12 @@ def test_stacked_bar_plots_draw_one_container_per_part(draw, data, count):
 
 def test_line_plots_draw_their_series():
     fig, axes = plotting.figure("t", "GPUs", "efficiency (%)", source="test", ncols=3)
-    b.plot_scaling(axes, b.scaling())
+    ch03.plot_scaling(axes, b.scaling())
     assert [len(ax.lines) for ax in axes] == [len(b.SCALING_SETUPS) + 1, len(b.SCALING_SETUPS),
                                               len(b.SCALING_SETUPS) + 1]  # + the node boundary
     plt.close(fig)
     fig, ax = plotting.figure("t", "batch", "ratio", source="test")
-    b.plot_switch_benefit(ax, b.compare_fixed_batch())
-    b.plot_throughput_vs_rate(ax)
+    ch03.plot_switch_benefit(ax, b.compare_fixed_batch())
+    ch03.plot_throughput_vs_rate(ax)
     assert len(ax.lines) == 3 + 6
     plt.close(fig)

@@ -7,35 +7,37 @@ from pathlib import Path
 
 import pytest
 
-from multigpu import calibration, collectives
+from multigpu.comm import calibration, collectives
+from multigpu.evidence import fitting, measurements
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "measurements.csv"
 
 
 def test_every_constant_says_where_it_came_from():
-    table = calibration.table()
+    table = calibration.default().table()
     assert table["source"].str.len().gt(0).all()
-    measured = set(calibration.measurements().query("kind == 'measured'")["id"])
+    measured = set(measurements.measurements().query("kind == 'measured'")["id"])
     for row in table.itertuples():
         ids = {int(i) for i in row.fitted_on.split(",") if i.strip()}
         assert ids <= measured, (row.name, row.key)  # fitted only on measured rows
     fitted = {(r.name, r.key) for r in table.itertuples() if r.fitted_on}
-    assert fitted == set(calibration.FITTED)
+    assert fitted == set(fitting.FITTED)
 
 
 def test_fitted_constants_are_reproduced_by_fit():
-    for (name, key), value in calibration.fit().items():
-        assert value == pytest.approx(calibration.value(name, key), rel=0.01), (name, key)
+    shipped = calibration.default()
+    for (name, key), value in fitting.fit().items():
+        assert value == pytest.approx(shipped.value(name, key), rel=0.01), (name, key)
 
 
 def test_fitted_values_stay_near_nccls_priors():
     # fitting moved NCCL's own numbers little: SM90 NVLink 20.6/25 = 0.824, nvlsEfficiency 0.85
-    assert calibration.value("sm_efficiency", "nvlink.hopper") == pytest.approx(0.824, rel=0.03)
-    assert calibration.value("nvls_efficiency", "hopper") == pytest.approx(0.85, rel=0.03)
+    assert calibration.default().value("sm_efficiency", "nvlink.hopper") == pytest.approx(0.824, rel=0.03)
+    assert calibration.default().value("nvls_efficiency", "hopper") == pytest.approx(0.85, rel=0.03)
 
 
 def test_measurements_copy_the_reference_rows():
-    ours = calibration.measurements()
+    ours = measurements.measurements()
     if REFERENCE.exists():
         with open(REFERENCE, newline="", encoding="utf-8") as handle:
             reference = list(csv.DictReader(handle))
@@ -48,14 +50,14 @@ def test_measurements_copy_the_reference_rows():
 
 
 def test_only_measured_rows_calibrate():
-    comparison = calibration.compare()
-    kinds = calibration.measurements().set_index("id")["kind"]
+    comparison = measurements.compare()
+    kinds = measurements.measurements().set_index("id")["kind"]
     assert set(kinds[comparison["id"]]) == {"measured"}
     assert len(comparison) >= 25
 
 
 def test_large_message_error_is_small_and_small_messages_are_reported():
-    summary = calibration.summary().set_index("size_class")
+    summary = measurements.summary().set_index("size_class")
     assert summary.loc["large", "median_abs_error"] <= 0.10
     assert summary.loc["large", "worst_abs_error"] <= 0.25
     assert summary.loc["small", "rows"] >= 3 and summary.loc["small", "worst_abs_error"] <= 0.35
@@ -63,16 +65,16 @@ def test_large_message_error_is_small_and_small_messages_are_reported():
 
 def test_nvls_gpu_count_sweep_follows_the_switch_physics():
     # measurements 15-19 (stas00): busbw grows with n as 2(n-1)/(n+1) while ring stays flat
-    comparison = calibration.compare(ids=[15, 16, 17, 18, 19])
+    comparison = measurements.compare(ids=[15, 16, 17, 18, 19])
     assert comparison["rel_error"].abs().max() < 0.03
 
 
 def test_out_of_sample_checks():
-    # published measurements NOT in shared/reference, sources in calibration.OUT_OF_SAMPLE:
+    # published measurements NOT in shared/reference, sources in data/out_of_sample.csv:
     # A100 ring ~232 (nccl-tests #175, #149); B200 NVLS 838 / ring 682 (stas00); H800 NVLS 215 (nccl #1374);
     # NDR 400G 46-48 per NIC (nccl-tests #290); MI300X 312.9 / 47.7 (stas00); 4x RTX 4090 P2P 25.95
     # (nccl-tests #269); 8x RTX 5090 28 (nccl #1639); 2x H100 PCIe bridged 116 (nccl-tests #194)
-    table = calibration.out_of_sample()
+    table = measurements.out_of_sample()
     for row in table.itertuples():
         if row.known_miss:
             assert abs(row.rel_error) > row.tolerance, f"{row.check} is no longer a miss: update OUT_OF_SAMPLE"
@@ -81,8 +83,24 @@ def test_out_of_sample_checks():
     assert (table["known_miss"] == "").sum() >= 9
 
 
-def test_override_changes_predictions_and_restores():
+def test_a_what_if_is_a_modified_copy_and_equals_a_fresh_computation():
+    shipped = calibration.default()
     before = collectives.time_us("allreduce", "hgx-h200", 8, 2**34, algorithm="ring")
-    with calibration.override({("sm_efficiency", "nvlink.hopper"): 0.4}):
-        assert collectives.time_us("allreduce", "hgx-h200", 8, 2**34, algorithm="ring") > 1.9 * before
-    assert collectives.time_us("allreduce", "hgx-h200", 8, 2**34, algorithm="ring") == pytest.approx(before)
+    what_if = shipped.replace({("sm_efficiency", "nvlink.hopper"): 0.4})
+    slow = collectives.time_us("allreduce", "hgx-h200", 8, 2**34, algorithm="ring", cal=what_if)
+    assert slow > 1.9 * before
+    assert shipped.value("sm_efficiency", "nvlink.hopper") != 0.4  # the shipped value is untouched
+    assert collectives.time_us("allreduce", "hgx-h200", 8, 2**34, algorithm="ring") == before
+    # a fresh calibration with the same values, loaded from a file, gives the same times (caches keyed by value)
+    fresh = calibration.Calibration(tuple(what_if.constants))
+    assert fresh == what_if and hash(fresh) == hash(what_if) and fresh.digest == what_if.digest
+    assert collectives.time_us("allreduce", "hgx-h200", 8, 2**34, algorithm="ring", cal=fresh) == slow
+
+
+def test_calibration_loads_from_a_file_and_is_hashable(tmp_path):
+    copy = tmp_path / "calibration.csv"
+    copy.write_bytes(calibration.CALIBRATION_CSV.read_bytes())
+    assert calibration.load(copy) == calibration.default()
+    assert len({calibration.load(copy), calibration.default()}) == 1
+    with pytest.raises(Exception):
+        calibration.default().replace({("no_such", "constant"): 1.0})

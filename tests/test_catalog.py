@@ -10,12 +10,11 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
-
-from multigpu import catalog
-from multigpu.cli import main
-from multigpu.errors import InputError
-
 from csv_edit import rewrite_row
+
+from multigpu.cli import main
+from multigpu.common.errors import InputError
+from multigpu.hardware import catalog
 
 REQUIRED_SYSTEMS = {
     "dgx-1-p100", "dgx-1-v100", "dgx-2", "dgx-a100", "hgx-a800", "hgx-h100", "hgx-h800", "hgx-h20",
@@ -132,11 +131,11 @@ BAD_LINKS = [
     ("nvlink4", {"source": ""}, "source", "is empty"),
     ("nvlink4", {"source": "my notes"}, "source", "URL"),
     ("nvlink4", {"category": "nvlinkk"}, "category", "not one of"),
-    ("nvlink4", {"per_link_GBps_per_dir": "25 GB/s"}, "per_link_GBps_per_dir", "not a non-negative number"),
+    ("nvlink4", {"per_link_GBps_per_dir": "25 GB/s"}, "per_link_GBps_per_dir", "not a number"),
     ("nvlink4", {"links_per_gpu": "n/a"}, "links_per_gpu", "whole number"),
     ("nvlink4", {"per_gpu_GBps_per_dir": "900"}, "per_gpu_GBps_per_dir", "18 links x 25"),
     ("nvlink4", {"in_network_reduction": "yes"}, "in_network_reduction", "true or false"),
-    ("nvlink4", {"id": "nvlink3"}, "id", "duplicate id"),
+    ("nvlink4", {"id": "nvlink3"}, "id", "duplicate link"),
     ("nvlink4", {"id": "NVLink4"}, "id", "lower-case"),
 ]
 
@@ -154,7 +153,7 @@ BAD_GPUS = [
     ("h100-sxm", {"nvlink": "pcie5-x16"}, "nvlink", "is a pcie link"),
     ("h100-sxm", {"pcie": "pcie7-x16"}, "pcie", "unknown link"),
     ("h100-sxm", {"arch": "hoper"}, "arch", "not one of"),
-    ("h100-sxm", {"bf16_dense_TFLOPS": "989.4*"}, "bf16_dense_TFLOPS", "not a non-negative number"),
+    ("h100-sxm", {"bf16_dense_TFLOPS": "989.4*"}, "bf16_dense_TFLOPS", "not a number"),
     ("h100-sxm", {"nvlink_GBps_per_dir": "900"}, "nvlink_GBps_per_dir", "disagrees"),
     ("h20", {"parent": "h100"}, "parent", "unknown gpu 'h100'"),
     ("l40s", {"nvlink_GBps_per_dir": "450"}, "nvlink_GBps_per_dir", "must be 0"),
@@ -198,7 +197,7 @@ def test_header_problems_are_reported_on_line_1(tmp_path):
         catalog.load_links(path)
     assert (caught.value.line, caught.value.column) == (1, "per_gpu_GBps")
     path.write_text("id,name\nx,y\n")
-    with pytest.raises(InputError, match="missing column") as caught:
+    with pytest.raises(InputError, match="is missing") as caught:
         catalog.load_links(path)
     assert caught.value.line == 1
 

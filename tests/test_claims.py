@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from multigpu import claims
-from multigpu.errors import InputError
+from multigpu.common.errors import InputError
+from multigpu.evidence import claims
 
 ROOT = Path(__file__).resolve().parents[1]
 

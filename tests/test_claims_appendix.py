@@ -16,7 +16,8 @@ import nbformat
 import pandas as pd
 import pytest
 
-from multigpu import claims, plotting, validation
+from multigpu.book import app_claims, plotting
+from multigpu.evidence import claims
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "book" / "appendix" / "claims-check.ipynb"
@@ -65,7 +66,7 @@ def test_notebook_has_one_section_per_claim_in_id_order(stored):
 def test_notebook_sections_match_the_cli(cli_rows, stored):
     for row in cli_rows:
         text = _unescape(stored["sections"][row["id"]])
-        value = validation.format_value(row["model_value"], row["unit"])
+        value = app_claims.format_value(row["model_value"], row["unit"])
         assert f"**Verdict:** **{row['verdict']}**" in text, row["id"]
         assert f"**Article:** {row['seed_value']}" in text, row["id"]
         assert f"**Model or catalogue:** {value}" in text, row["id"]
@@ -91,18 +92,18 @@ def test_notebook_renders_markdown_output_as_myst():
 
 def test_not_checkable_is_only_for_claims_without_a_number(cli_rows):
     verdicts = [claims.Verdict(**row) for row in cli_rows]
-    assert validation.not_checkable_problems(verdicts) == []
+    assert app_claims.not_checkable_problems(verdicts) == []
 
 
 def test_not_checkable_rule_catches_misuse():
     base = dict(seed_value="NVSwitch has SHARP", model_value="", unit="-", chapter="book/chapters/02-nvswitch-topology")
     good = claims.Verdict(id="C06", verdict="not-checkable", explanation="no number to check: a capability", **base)
-    assert validation.not_checkable_problems([good]) == []
+    assert app_claims.not_checkable_problems([good]) == []
     with_number = claims.Verdict(id="C02", verdict="not-checkable", seed_value="3.6 TB/s", model_value=3.6,
                                  unit="TB/s", explanation="because", chapter="book/chapters/01-nvlink-generations")
     unexplained = claims.Verdict(id="C06", verdict="not-checkable", explanation="vague", **base)
-    assert len(validation.not_checkable_problems([with_number])) == 2
-    assert len(validation.not_checkable_problems([unexplained])) == 1
+    assert len(app_claims.not_checkable_problems([with_number])) == 2
+    assert len(app_claims.not_checkable_problems([unexplained])) == 1
 
 
 def test_table_counts_and_chapter_crosstab_agree():
@@ -111,17 +112,17 @@ def test_table_counts_and_chapter_crosstab_agree():
                 for i, v, ch in (("C01", "holds", "book/chapters/01-nvlink-generations"),
                                  ("C02", "wrong", "book/chapters/01-nvlink-generations"),
                                  ("C05", "misleading", "book/chapters/02-nvswitch-topology"))]
-    table = validation.claims_table(verdicts)
+    table = app_claims.claims_table(verdicts)
     assert list(table["claim_zh"]) == [claims.seed_claims()[i]["claim_zh"] for i in ("C01", "C02", "C05")]
-    counts = validation.verdict_counts(table).set_index("verdict")["claims"]
+    counts = app_claims.verdict_counts(table).set_index("verdict")["claims"]
     assert list(counts.index) == list(claims.VERDICTS) and counts.sum() == 3 and counts["not-checkable"] == 0
-    by = validation.verdicts_by_chapter(table, {"book/chapters/01-nvlink-generations": "One"})
+    by = app_claims.verdicts_by_chapter(table, {"book/chapters/01-nvlink-generations": "One"})
     assert list(by.index) == ["One", "book/chapters/02-nvswitch-topology"]
     assert list(by["total"]) == [2, 1] and by.loc["One", "wrong"] == 1
 
 
 def test_chapter_titles_come_from_the_notebooks():
-    titles = validation.chapter_titles(["book/chapters/02-nvswitch-topology"], ROOT)
+    titles = app_claims.chapter_titles(["book/chapters/02-nvswitch-topology"], ROOT)
     assert titles == {"book/chapters/02-nvswitch-topology": "NVSwitch topology"}
 
 
@@ -129,7 +130,7 @@ def test_claim_markdown_escapes_and_links():
     row = {"id": "C26", "claim_en": "a *bold* [claim]", "claim_zh": "中文", "seed_value": "<= 10B",
            "model_value": "on-demand: <= 1.2", "unit": "$ billion", "verdict": "holds",
            "explanation": "costs $5_000", "chapter": "book/chapters/04-cost-benefit"}
-    text = validation.claim_markdown(row, "Cost-benefit", "../chapters/04-cost-benefit.ipynb")
+    text = app_claims.claim_markdown(row, "Cost-benefit", "../chapters/04-cost-benefit.ipynb")
     assert text.startswith("#### C26 · a \\*bold\\* \\[claim\\]")
     assert "\\<= 10B" in text and "\\$5\\_000" in text and "> 中文" in text
     assert text.endswith("[Cost-benefit](../chapters/04-cost-benefit.ipynb).")
@@ -140,14 +141,14 @@ def test_claim_markdown_escapes_and_links():
     (1 / 3, "x", "0.333333 x"), ("2018; 16 GPUs", "", "2018; 16 GPUs"),
     ("2018; 16 GPUs", "year; GPUs", "2018; 16 GPUs (units: year; GPUs)")])
 def test_format_value(value, unit, text):
-    assert validation.format_value(value, unit) == text
+    assert app_claims.format_value(value, unit) == text
 
 
 def test_verdict_figure_draws_one_bar_set_per_verdict_present():
     frame = pd.DataFrame({"holds": [2, 0], "holds-with-caveat": [1, 3], "misleading": [0, 1], "wrong": [0, 0],
                           "not-checkable": [0, 0], "total": [3, 4]}, index=["A", "B"])
     fig, ax = plotting.figure("t", "claims (count)", "chapter", source="test")
-    validation.plot_verdicts_by_chapter(ax, frame)
+    app_claims.plot_verdicts_by_chapter(ax, frame)
     assert len(ax.containers) == 3  # verdicts no claim has are not drawn
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["holds", "holds-with-caveat", "misleading"]
     import matplotlib.pyplot as plt

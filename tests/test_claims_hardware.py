@@ -1,4 +1,4 @@
-"""Checks of claims C01-C04 and C20 (multigpu.claims.hardware): valid verdicts, values from the catalogue."""
+"""Checks of claims C01-C04 and C20 (multigpu.evidence.claims.hardware): valid verdicts, values from the catalogue."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from multigpu import catalog, claims
-from multigpu.claims import hardware
+from multigpu.evidence import claims
+from multigpu.evidence.claims import hardware
+from multigpu.hardware import catalog
 
 IDS = ("C01", "C02", "C03", "C04", "C20")
 ROOT = Path(__file__).resolve().parents[1]

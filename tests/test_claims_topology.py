@@ -1,4 +1,4 @@
-"""Checks of claims C05-C11, C14, C15, C19 and C25 (multigpu.claims.topology): valid verdicts, values from the model."""
+"""Checks of claims C05-C11, C14, C15, C19 and C25 (multigpu.evidence.claims.topology): valid verdicts, values from the model."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from multigpu import calibration, catalog, claims, topology
-from multigpu.claims import topology as checks
+from multigpu.comm import calibration
+from multigpu.evidence import claims
+from multigpu.evidence.claims import topology as checks
+from multigpu.hardware import catalog, topology
 
 IDS = ("C05", "C06", "C07", "C08", "C09", "C10", "C11", "C14", "C15", "C19", "C25")
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,10 +118,10 @@ def test_c14_ring_steps_are_2n_minus_2():
 
 
 def test_c15_latency_slope_follows_the_hop_latency():
-    hop = calibration.value("hop_latency_us", "nvlink.ring.ll")
+    hop = calibration.default().value("hop_latency_us", "nvlink.ring.ll")
     assert claims.check("C15").model_value == pytest.approx(2 * hop)
-    with calibration.override({("hop_latency_us", "nvlink.ring.ll"): 1.0}):
-        assert claims.check("C15").model_value == pytest.approx(2.0)
+    faster = calibration.default().replace({("hop_latency_us", "nvlink.ring.ll"): 1.0})
+    assert claims.check("C15", claims.Inputs(cal=faster)).model_value == pytest.approx(2.0)
 
 
 def test_c19_two_shot_latency_does_not_depend_on_n_and_gains_only_on_small_messages():
@@ -129,8 +131,8 @@ def test_c19_two_shot_latency_does_not_depend_on_n_and_gains_only_on_small_messa
     assert r["large_vs_nccl_x"] < 1  # NVLS is faster for large messages
     assert claims.check("C19").model_value == round(r["max_vs_ring_x"], 2)
     # if a synchronisation cost ten times more, two-shot would no longer beat the ring on small messages
-    with calibration.override({("custom_latency_us", "sync"): 6.0}):
-        assert checks.multishot()["small_vs_ring_x"] < 1
+    slow_sync = calibration.default().replace({("custom_latency_us", "sync"): 6.0})
+    assert checks.multishot(cal=slow_sync)["small_vs_ring_x"] < 1
 
 
 def test_c25_nvlink_over_ib_per_gpu():

@@ -1,4 +1,4 @@
-"""Checks of claims C12, C13, C16-C18, C21-C23 and C27 (multigpu.claims.workloads): values from the models.
+"""Checks of claims C12, C13, C16-C18, C21-C23 and C27 (multigpu.evidence.claims.workloads): values from the models.
 
 NVIDIA's figures quoted below are from "NVIDIA NVLink and NVIDIA NVSwitch Supercharge Large Language Model
 Inference" (NVIDIA Technical Blog, Aug 2024), Tables 2 and 3, as stored in data/measurements.csv rows 83-93.
@@ -12,8 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from multigpu import bottlenecks, claims, inference
-from multigpu.claims import workloads as checks
+from multigpu.compute import inference
+from multigpu.evidence import bottlenecks, claims
+from multigpu.evidence.claims import workloads as checks
 
 IDS = ("C12", "C13", "C16", "C17", "C18", "C21", "C22", "C23", "C27")
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +32,7 @@ def test_each_check_returns_a_valid_verdict(claim_id):
 
 
 def test_the_checks_are_registered():
-    assert "multigpu.claims.workloads" in claims.CHECK_MODULES
+    assert "multigpu.evidence.claims.workloads" in claims.CHECK_MODULES
     claims._load_checks()  # what check_all runs, without running every other chapter's checks
     assert set(IDS) <= set(claims._CHECKS)
 
@@ -70,8 +71,8 @@ def test_c16_value_and_verdict_follow_the_decode_ratio(monkeypatch):
     assert verdict.verdict == "holds-with-caveat"
     real = bottlenecks.decode_ratio
 
-    def faster_pcie(batches=bottlenecks.DECODE_BATCHES):
-        frame = real(batches=batches)
+    def faster_pcie(batches=bottlenecks.DECODE_BATCHES, cal=None):
+        frame = real(batches=batches, cal=cal)
         return frame.assign(ratio=frame["ratio"] / 10)  # communication never longer than compute
 
     monkeypatch.setattr(bottlenecks, "decode_ratio", faster_pcie)

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from multigpu.cli import main
-from multigpu.errors import InputError
+from multigpu.common.errors import InputError
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

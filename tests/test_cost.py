@@ -1,4 +1,4 @@
-"""The cost model (multigpu.cost), its CLI and the claim checks C24 and C26."""
+"""The cost model (multigpu.market.cost), its CLI and the claim checks C24 and C26."""
 
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from multigpu import claims, cost, inference, prices
 from multigpu.cli import main
-from multigpu.errors import InputError
+from multigpu.cli.progress import Progress
+from multigpu.common.errors import InputError
+from multigpu.book import inputs
+from multigpu.evidence import claims
+from multigpu.market import cost, premium, prices, search, sensitivity, workloads
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = ROOT / "tests" / "data" / "prices" / "good.csv"
@@ -41,7 +44,7 @@ def _scaled(row: dict, factor: float) -> dict:
 
 
 def test_workloads_are_sourced_and_sized():
-    table = cost.workloads_table()
+    table = workloads.workloads_table()
     assert {TRAIN, SERVE, "train-llama3.1-8b", "train-llama3.1-70b"} <= set(table)
     for w in table.values():
         assert w.source.startswith("http") and w.rationale
@@ -52,12 +55,12 @@ def test_workloads_are_sourced_and_sized():
 
 
 def test_bad_workload_file_names_line_and_column(tmp_path):
-    text = cost.WORKLOADS_CSV.read_text(encoding="utf-8").splitlines()
+    text = workloads.WORKLOADS_CSV.read_text(encoding="utf-8").splitlines()
     text[2] = text[2].replace(",train,", ",tune,", 1)
     bad = tmp_path / "w.csv"
     bad.write_text("\n".join(text) + "\n", encoding="utf-8")
     with pytest.raises(InputError) as err:
-        cost.load_workloads(bad)
+        workloads.load_workloads(bad)
     assert err.value.line == 3 and err.value.column == "kind"
 
 
@@ -72,8 +75,8 @@ def test_unknown_workload_is_an_input_error():
 @pytest.mark.parametrize("workload_id", [TRAIN, SERVE])
 def test_cost_scales_linearly_with_price(tmp_path, workload_id):
     base = cost.offer_costs(workload_id)
-    doubled = cost.offer_costs(workload_id, _rewrite(prices.active_prices_path(), tmp_path / "x2.csv",
-                                                     lambda r: _scaled(r, 2.0)))
+    doubled = cost.offer_costs(workload_id, prices.load_table(_rewrite(prices.DEFAULT_PRICES, tmp_path / "x2.csv",
+                                                                       lambda r: _scaled(r, 2.0))))
     ok = base["feasible"]
     assert ok.any() and (doubled["feasible"] == ok).all()
     assert (doubled.loc[ok, "cost_usd"] / base.loc[ok, "cost_usd"]).to_numpy() == pytest.approx(2.0, rel=1e-12)
@@ -94,9 +97,9 @@ def test_cost_is_time_times_price_over_utilisation():
 
 def test_currency_round_trip(tmp_path):
     """A CNY offer costs the same once converted to USD, and its CNY cost converts back."""
-    fx = prices.load_fx()
-    source = prices.active_prices_path()
-    cny = cost.offer_costs(TRAIN, source)
+    table = prices.default_table()
+    fx = table.fx
+    cny = cost.offer_costs(TRAIN, table)
     cny = cny[(cny["currency"] == "CNY") & cny["feasible"]]
     assert not cny.empty
     rate = fx["CNY"].usd_per_unit
@@ -106,17 +109,18 @@ def test_currency_round_trip(tmp_path):
             row["price_per_hour"], row["currency"] = repr(float(row["price_per_hour"]) * rate), "USD"
         return row
 
-    usd = cost.offer_costs(TRAIN, _rewrite(source, tmp_path / "usd.csv", to_usd)).loc[cny.index]
+    usd = cost.offer_costs(TRAIN, prices.load_table(_rewrite(prices.DEFAULT_PRICES, tmp_path / "usd.csv",
+                                                             to_usd))).loc[cny.index]
     assert usd["cost_usd"].to_numpy() == pytest.approx(cny["cost_usd"].to_numpy(), rel=1e-12)
     assert (usd["cost"] == usd["cost_usd"]).all()
     assert cny["cost"].to_numpy() == pytest.approx((cny["cost_usd"] / rate).to_numpy(), rel=1e-12)
-    back = [prices.to_usd(prices.from_usd(c, "CNY", fx), "CNY", fx) for c in cny["cost_usd"]]
+    back = [table.to_usd(table.from_usd(c, "CNY"), "CNY") for c in cny["cost_usd"]]
     assert back == pytest.approx(cny["cost_usd"].tolist(), rel=1e-12)
 
 
 def test_infeasible_offers_are_flagged_not_dropped():
     frame = cost.offer_costs(SERVE)
-    assert len(frame) == len(prices.load_prices())
+    assert len(frame) == len(prices.default_table().offers)
     bad = frame[~frame["feasible"]]
     assert not bad.empty
     assert bad["reason"].str.len().gt(10).all()
@@ -128,14 +132,17 @@ def test_infeasible_offers_are_flagged_not_dropped():
     assert cost.plan("serve-llama3.1-70b-30tps", "pcie-rtx5090-8", 1).reason.startswith("does not fit")
 
 
-def test_serving_plan_agrees_with_inference_best_at_rate():
+def test_serving_plan_is_the_serving_search():
     p = cost.plan(SERVE, "hgx-h100", 8)
-    w = cost.workload(SERVE)
-    best = inference.best_at_rate(w.model, "hgx-h100", p.details["tp"], w.min_tokens_per_s_per_user,
-                                  w.input_tokens, w.output_tokens)
-    assert p.details["batch"] == best["batch"]
-    assert p.details["tokens_per_s_per_gpu"] == pytest.approx(best["tokens_per_s_per_gpu"], rel=1e-9)
-    assert p.time_h() == pytest.approx(1e6 / (best["tokens_per_s_per_gpu"] * 3600))
+    w = workloads.workload(SERVE)
+    found = search.serve(w.model, "hgx-h100", 8, w.input_tokens, w.output_tokens, w.min_tokens_per_s_per_user)
+    best = found.best
+    assert p.serving == best and p.job_gpus == best.tp
+    one = search.serving_option(w.model, "hgx-h100", best.tp, w.input_tokens, w.output_tokens,
+                                w.min_tokens_per_s_per_user)
+    assert one.batch == best.batch and one.tokens_per_s_per_gpu == best.tokens_per_s_per_gpu
+    assert all(o.tokens_per_s_per_gpu <= best.tokens_per_s_per_gpu for o in found.options)
+    assert p.time_h() == pytest.approx(1e6 / (best.tokens_per_s_per_gpu * 3600))
 
 
 def test_faster_interconnect_never_costs_more_gpu_hours_on_the_same_gpu():
@@ -148,7 +155,7 @@ def test_faster_interconnect_never_costs_more_gpu_hours_on_the_same_gpu():
 
 
 def test_break_even_price_equalises_cost(tmp_path):
-    be = cost.break_even("serve-llama3.1-8b-30tps")
+    be = premium.break_even("serve-llama3.1-8b-30tps")
     finite = be[be["break_even_price_per_gpu_hour_usd"].map(math.isfinite)]
     assert not finite.empty
     for row in finite.to_dict("records"):
@@ -157,7 +164,7 @@ def test_break_even_price_equalises_cost(tmp_path):
         assert row["break_even_premium_pct"] == pytest.approx(100 * (row["gpu_hour_ratio"] - 1))
     # end to end: re-price one NVLink offer at its break-even price; both offers then cost the same
     row = finite.iloc[0]
-    table = prices.load_prices()
+    table = prices.default_table().offers
     target = table.iloc[int(row["offer"])]
     per_hour = row["break_even_price_per_gpu_hour_usd"] * target["gpus_per_instance"]
 
@@ -166,34 +173,34 @@ def test_break_even_price_equalises_cost(tmp_path):
             r["price_per_hour"], r["currency"] = repr(float(per_hour)), "USD"
         return r
 
-    again = cost.offer_costs("serve-llama3.1-8b-30tps", _rewrite(prices.active_prices_path(), tmp_path / "be.csv",
-                                                                  reprice))
+    again = cost.offer_costs("serve-llama3.1-8b-30tps",
+                             prices.load_table(_rewrite(prices.DEFAULT_PRICES, tmp_path / "be.csv", reprice)))
     assert again.loc[int(row["offer"]), "cost_usd"] == pytest.approx(row["reference_cost_usd"], rel=1e-9)
 
 
 def test_break_even_is_infinite_when_pcie_cannot_serve():
-    be = cost.break_even(SERVE)
-    inf = be[be["reference"] == cost.REFERENCE_KINDS[-1]]
+    be = premium.break_even(SERVE)
+    inf = be[be["reference"] == premium.REFERENCE_KINDS[-1]]
     assert not inf.empty and inf["break_even_premium_pct"].map(math.isinf).all() and inf["nvlink_cheaper"].all()
 
 
 def test_charged_premiums_pair_comparable_gpus_of_one_provider():
-    charged = cost.charged_premiums()
+    charged = premium.charged_premiums()
     for row in charged.to_dict("records"):
-        assert cost.comparable(row["nvlink_gpu"], row["pcie_gpu"])
+        assert premium.comparable(row["nvlink_gpu"], row["pcie_gpu"])
         ratio = row["nvlink_usd_per_gpu_hour"] / row["pcie_usd_per_gpu_hour"]
         assert row["premium_pct"] == pytest.approx(100 * (ratio - 1))
-    assert not cost.comparable("b200", "rtx-5090") and cost.comparable("a100-sxm4-80gb", "a100-pcie-80gb")
+    assert not premium.comparable("b200", "rtx-5090") and premium.comparable("a100-sxm4-80gb", "a100-pcie-80gb")
 
 
 def test_sensitivity_is_a_tornado_table():
-    table = cost.sensitivity("serve-llama3.1-8b-30tps", swing=0.2)
+    table = sensitivity.sensitivity("serve-llama3.1-8b-30tps", swing=0.2)
     assert list(table["spread"]) == sorted(table["spread"], reverse=True)
     base = table["ratio_base"].iloc[0]
     price = table.set_index("factor").loc["price of the NVLink offer"]
     assert price["ratio_low"] == pytest.approx(0.8 * base) and price["ratio_high"] == pytest.approx(1.2 * base)
     util = table.set_index("factor").loc["utilisation of the PCIe offer"]
-    assert util["ratio_high"] == pytest.approx(base) and util["ratio_low"] == pytest.approx(base * cost.UTILISATION_LOW)
+    assert util["ratio_high"] == pytest.approx(base) and util["ratio_low"] == pytest.approx(base * sensitivity.UTILISATION_LOW)
 
 
 # ------------------------------------------------------------------ CLI
@@ -207,7 +214,7 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 def test_cli_json_fields(capsys):
     assert main(["cost", "--workload", TRAIN, "--prices", str(GOOD), "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert len(rows) == len(prices.load_prices(GOOD))
+    assert len(rows) == len(prices.load_table(GOOD).offers)
     for field in ("provider", "instance", "gpu", "gpus", "interconnect", "price_per_gpu_hour_usd", "time_h",
                   "cost_usd", "feasible", "layout", "system", "rank", "cost_unit"):
         assert field in rows[0]
@@ -238,14 +245,16 @@ def test_cli_errors_are_one_line_exit_2(args, message):
 
 
 def test_another_price_file_changes_stamp_and_costs(monkeypatch):
-    default_stamp, default_costs = prices.stamp_markdown(), cost.offer_costs(TRAIN)
-    monkeypatch.setenv(prices.PRICES_ENV, str(GOOD))
-    stamp = prices.stamp_markdown()
+    default_stamp, default_costs = inputs.price_table().stamp_markdown(), cost.offer_costs(TRAIN)
+    monkeypatch.setenv(inputs.PRICES_ENV, str(GOOD))
+    table = inputs.price_table()
+    stamp = table.stamp_markdown()
     assert stamp != default_stamp and "`good.csv`" in stamp
-    assert prices.price_file_stamp()["sha256_12"] in stamp
-    costs = cost.offer_costs(TRAIN)
-    assert len(costs) == len(prices.load_prices(GOOD)) != len(default_costs)
-    assert set(costs["provider"]) <= set(prices.load_prices(GOOD)["provider"])
+    assert table.stamp()["sha256_12"] in stamp
+    costs = cost.offer_costs(TRAIN, table)
+    assert len(costs) == len(table.offers) != len(default_costs)
+    assert set(costs["provider"]) <= set(table.offers["provider"])
+    assert cost.offer_costs(TRAIN).equals(default_costs)  # below the edge nothing reads the environment
 
 
 # --------------------------------------------------------------- claims
@@ -255,12 +264,14 @@ def test_another_price_file_changes_stamp_and_costs(monkeypatch):
 def test_cost_claims_have_computed_verdicts(claim_id):
     verdict = claims.check(claim_id)
     assert verdict.verdict in claims.VERDICTS and verdict.chapter == "book/chapters/04-cost-benefit"
-    assert prices.price_file_stamp()["sha256_12"] in verdict.explanation
+    assert prices.default_table().stamp()["sha256_12"] in verdict.explanation
+    other = claims.check(claim_id, claims.Inputs(prices=prices.load_table(GOOD)))
+    assert prices.load_table(GOOD).stamp()["sha256_12"] in other.explanation
     assert claim_id in {v.id for v in claims.check_all()}
 
 
 def test_c24_counts_agree_with_break_even():
-    from multigpu.claims import cost as cost_claims
+    from multigpu.evidence.claims import cost as cost_claims
 
     r = cost_claims.premium_cases()
     assert r["cases"] == r["train_cases"] + r["serve_cases"]
@@ -269,8 +280,8 @@ def test_c24_counts_agree_with_break_even():
 
 
 def test_interconnect_value_matches_offer_break_even():
-    value = cost.interconnect_value("dgx-a100", "pcie-a100-8", ["train-llama3.1-8b"]).iloc[0]
-    be = cost.break_even("train-llama3.1-8b")
+    value = premium.interconnect_value("dgx-a100", "pcie-a100-8", ["train-llama3.1-8b"]).iloc[0]
+    be = premium.break_even("train-llama3.1-8b")
     pair = be[(be["system"] == "dgx-a100") & (be["reference_system"] == "pcie-a100-8")]
     assert not pair.empty
     assert pair["gpu_hour_ratio"].to_numpy() == pytest.approx(value["gpu_hour_ratio"], rel=1e-9)
@@ -280,7 +291,7 @@ def test_progress_is_silent_when_fast_and_ends_its_line():
     import io
 
     quiet, loud = io.StringIO(), io.StringIO()
-    fast, slow = cost.Progress(quiet, after_s=60), cost.Progress(loud, after_s=0)
+    fast, slow = Progress(quiet, after_s=60), Progress(loud, after_s=0)
     for i in (1, 2, 3):
         fast(i, 3)
         slow(i, 3)

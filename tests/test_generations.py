@@ -1,4 +1,4 @@
-"""Chapter 1's tables and series (multigpu.generations) and the catalogue columns they added."""
+"""Chapter 1's tables and series (multigpu.evidence.generations) and the catalogue columns they added."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import csv
 import math
 
 import pytest
-
-from multigpu import catalog, generations, plotting
-from multigpu.errors import InputError
-
 from csv_edit import rewrite_row
 
+from multigpu.book import ch01_generations as ch01
+from multigpu.book import plotting
+from multigpu.common.errors import InputError
+from multigpu.evidence import generations
+from multigpu.hardware import catalog
 
 # ------------------------------------------------------------ generation table
 
@@ -125,8 +126,8 @@ def test_rack_compute_multiplies_gpus_by_the_per_gpu_rate():
     assert (data["fp4_peak_EFLOPS"] >= data["fp4_dense_EFLOPS"]).all()
 
 
-@pytest.mark.parametrize("draw", [generations.plot_timeline, generations.plot_nvlink_pcie_ratio,
-                                  generations.plot_bytes_per_flop, generations.plot_export_variants])
+@pytest.mark.parametrize("draw", [ch01.plot_timeline, ch01.plot_nvlink_pcie_ratio,
+                                  ch01.plot_bytes_per_flop, ch01.plot_export_variants])
 def test_figures_draw_a_legend_and_data(draw):
     fig, ax = plotting.figure("t", "x (unit)", "y (unit)", source="test")
     draw(ax)

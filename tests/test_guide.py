@@ -1,4 +1,4 @@
-"""The selection guide of chapter 5 (multigpu.guide): classes, picks, size lines, price flips, figures."""
+"""The selection guide of chapter 5 (multigpu.evidence.guide): classes, picks, size lines, price flips, figures."""
 
 import math
 from pathlib import Path
@@ -6,7 +6,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from multigpu import cost, guide, plotting, prices
+from multigpu.book import ch05_guide as ch05
+from multigpu.book import plotting
+from multigpu.evidence import guide
+from multigpu.market import cost, prices
 
 GOOD = Path(__file__).parent / "data" / "prices" / "good.csv"
 MODELS = ("llama3.2-1b", "llama3.1-8b")
@@ -17,7 +20,7 @@ def small_guide():
     """The guide on the test price file, two models, at most 16 GPUs per training option (fast)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(guide, "MAX_GPUS", 16)
-        table = prices.load_prices(GOOD)
+        table = prices.load_table(GOOD)
         yield table, guide.decisions(table, MODELS)
 
 
@@ -68,11 +71,13 @@ def test_thresholds_find_the_size_line():
 
 def test_scale_prices_touches_only_the_given_classes(small_guide):
     table, _ = small_guide
-    half = guide.scale_prices(table, 0.5)
-    pcie = [cost.interconnect_class(s) == cost.PCIE_CLASS for s in table["system"]]
+    half = guide.scale_prices(table, 0.5).offers
+    offers = table.offers
+    pcie = [cost.interconnect_class(s) == cost.PCIE_CLASS for s in offers["system"]]
     for column in ("price_per_hour", "price_per_hour_usd", "price_per_gpu_hour_usd"):
-        assert half.loc[pcie, column].tolist() == pytest.approx((table.loc[pcie, column] * 0.5).tolist())
-        assert half.loc[[not p for p in pcie], column].tolist() == table.loc[[not p for p in pcie], column].tolist()
+        assert half.loc[pcie, column].tolist() == pytest.approx((offers.loc[pcie, column] * 0.5).tolist())
+        assert half.loc[[not p for p in pcie], column].tolist() == offers.loc[[not p for p in pcie], column].tolist()
+    assert guide.scale_prices(table, 0.5).key != table.key  # a what-if table is told apart from the original
 
 
 def test_a_pcie_price_cut_past_the_flip_scale_flips_the_pick(small_guide):
@@ -85,14 +90,14 @@ def test_a_pcie_price_cut_past_the_flip_scale_flips_the_pick(small_guide):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(guide, "MAX_GPUS", 16)
         demo = guide.flip_demo(case["model"], case["kind"], case["pricing"], case["pcie_price_scale_to_flip"],
-                               prices_source=table)
+                               table=table)
     assert demo["cheapest class"].iloc[0] != "PCIe" and demo["cheapest class"].iloc[1] != "PCIe"
     assert demo["cheapest class"].iloc[2] == "PCIe"
 
 
 def test_chapter_tables(small_guide):
     _, decided = small_guide
-    ref = guide.reference_pricing(GOOD)
+    ref = guide.reference_pricing(prices.load_table(GOOD))
     assert ref == "on-demand"
     train = guide.summary(decided, ref, "train")
     assert train.index.name == "model" and "cost_usd_per_job" in train and "time_days" in train
@@ -105,12 +110,12 @@ def test_chapter_tables(small_guide):
 def test_figures_draw(small_guide):
     table, decided = small_guide
     fig, ax = plotting.figure("matrix", "workload", "model", source="test")
-    guide.plot_decision_matrix(ax, decided)
+    ch05.plot_decision_matrix(ax, decided)
     assert "<svg" in plotting.to_svg(fig)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(guide, "MAX_GPUS", 16)
         fig, axes = plotting.figure("classes", "size", "cost", source="test", ncols=2)
-        guide.plot_class_costs(axes[0], guide.class_costs(MODELS, "train", "on-demand", table))
+        ch05.plot_class_costs(axes[0], guide.class_costs(MODELS, "train", "on-demand", table))
         frame = guide.options("llama3.1-8b", "train", table)
-        guide.plot_pareto(axes[1], frame, "8B", deadline_h=guide.DEADLINE_DAYS * 24)
+        ch05.plot_pareto(axes[1], frame, "8B", deadline_h=guide.DEADLINE_DAYS * 24)
     assert "<svg" in plotting.to_svg(fig)

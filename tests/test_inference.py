@@ -7,8 +7,9 @@ import sys
 import numpy as np
 import pytest
 
-from multigpu import inference, workloads
-from multigpu.errors import InputError
+from multigpu.common.errors import InputError
+from multigpu.compute import inference, models
+from multigpu.market import search
 
 
 def test_tp_traffic_per_query_matches_the_blog_arithmetic():
@@ -38,14 +39,14 @@ def test_bigger_batches_trade_user_speed_for_throughput():
 
 def test_switch_beats_point_to_point_at_the_same_rate():
     # the blog's setting: Llama 3.1 70B, TP=2, 8K/256, 30 tokens/s/user; the switch must not lose
-    switch = inference.best_at_rate("llama3.1-70b", "hgx-h200", 2, 30, 8192, 256, dtype="fp8")
-    mesh = inference.best_at_rate("llama3.1-70b", "h200-p2p-8", 2, 30, 8192, 256, dtype="fp8")
-    assert switch["tokens_per_s_per_gpu"] > mesh["tokens_per_s_per_gpu"] > 0
+    switch = search.serving_option("llama3.1-70b", "hgx-h200", 2, 8192, 256, 30, dtype="fp8")
+    mesh = search.serving_option("llama3.1-70b", "h200-p2p-8", 2, 8192, 256, 30, dtype="fp8")
+    assert switch.tokens_per_s_per_gpu > mesh.tokens_per_s_per_gpu > 0
 
 
 def test_decode_is_memory_bound_at_small_batch():
     r = inference.run("llama3.1-8b", "hgx-h100", 1, 1, 1024, 128)
-    weights_s = workloads.model("llama3.1-8b").params_total * 2 / (3350e9 * inference.HBM_EFFICIENCY)
+    weights_s = models.model("llama3.1-8b").params_total * 2 / (3350e9 * inference.HBM_EFFICIENCY)
     assert r["decode_compute_s"] == pytest.approx(weights_s, rel=0.05)
 
 

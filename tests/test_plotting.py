@@ -4,7 +4,7 @@ import warnings
 
 import pytest
 
-from multigpu import plotting
+from multigpu.book import plotting
 
 
 def draw(title: str = "All-reduce time / 全归约时间"):

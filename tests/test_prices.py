@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from multigpu import catalog, prices
-from multigpu.errors import InputError
+from multigpu.book import inputs
+from multigpu.common.errors import InputError
+from multigpu.hardware import catalog
+from multigpu.market import prices
 
 DATA = Path(__file__).parent / "data" / "prices"
-DEFAULT = prices.default_prices_path()
+DEFAULT = prices.DEFAULT_PRICES
 HEADER = "provider,instance,gpu,gpus_per_instance,interconnect,price_per_hour,currency,pricing,observed,source"
 
 
@@ -87,14 +89,14 @@ def test_bad_file_is_one_error_line_exit_2(cli_results, name, line, column, word
 def test_bad_file_raises_input_error_with_file_line_column(name, line, column, words):
     path = str(DATA / name)
     with pytest.raises(InputError) as info:
-        prices.load_prices(path)
+        prices.load_table(path).offers
     error = info.value
     assert (error.file, error.line, error.column) == (path, line, column)
     assert str(error).startswith(expected_prefix(name, line, column)) and words in str(error)
 
 
 def test_default_file_validates_and_is_curated():
-    frame = prices.load_prices(DEFAULT)
+    frame = prices.load_table(DEFAULT).offers
     assert 30 <= len(frame) <= 60
     assert set(frame["currency"]) >= {"USD", "CNY"}
     assert set(frame["pricing"]) <= set(prices.PRICING)
@@ -117,7 +119,7 @@ def test_default_file_check_summary():
     result = run("prices", "check", str(DEFAULT))
     assert result.returncode == 0 and result.stderr == ""
     assert result.stdout.count("\n") == 1
-    stamp = prices.price_file_stamp(DEFAULT)
+    stamp = prices.load_table(DEFAULT).stamp()
     assert f"{stamp['offers']} offers from 11 providers" in result.stdout
     assert f"observed {stamp['observed_from']} to {stamp['observed_to']}" in result.stdout
 
@@ -131,7 +133,7 @@ def test_template_is_the_default_file_byte_for_byte():
 def test_spreadsheet_export_reads_like_a_plain_file():
     raw = (DATA / "excel_bom_crlf.csv").read_bytes()
     assert raw.startswith(b"\xef\xbb\xbf") and b"\r\n" in raw and raw.endswith(b"\r\n\r\n\r\n")
-    frame = prices.load_prices(DATA / "excel_bom_crlf.csv")
+    frame = prices.load_table(DATA / "excel_bom_crlf.csv").offers
     assert list(frame.columns[:2]) == ["provider", "instance"]  # no BOM glued to the first name
     assert list(frame["provider"]) == ["Lambda", "Crusoe", "SMM quote"]
     assert frame["notes"].iloc[1] == "quoted, with a comma"
@@ -139,7 +141,7 @@ def test_spreadsheet_export_reads_like_a_plain_file():
 
 
 def test_good_file_extra_columns_regions_and_pinned_system():
-    frame = prices.load_prices(DATA / "good.csv")
+    frame = prices.load_table(DATA / "good.csv").offers
     assert len(frame) == 6 and "contract" in frame.columns
     assert frame.loc[frame["instance"] == "NVIDIA A100 NVLink", "system"].item() == "pcie-a100-8"  # pinned wins
 
@@ -158,21 +160,22 @@ def test_system_for_offer_follows_the_wiring():
 
 
 def test_usd_cny_round_trip_keeps_usd_per_gpu_hour(tmp_path):
-    fx = prices.load_fx()
-    offer = f"Lambda,8x NVIDIA H100 SXM,h100-sxm,8,nvswitch3,{{price}},{{currency}},on-demand,2026-09-20,https://x.org"
-    cny = prices.from_usd(31.92, "CNY", fx)
+    table = prices.default_table()
+    fx = table.fx
+    offer = "Lambda,8x NVIDIA H100 SXM,h100-sxm,8,nvswitch3,{price},{currency},on-demand,2026-09-20,https://x.org"
+    cny = table.from_usd(31.92, "CNY")
     assert cny == pytest.approx(31.92 / fx["CNY"].usd_per_unit)
-    assert prices.to_usd(cny, "CNY", fx) == pytest.approx(31.92, rel=1e-12)
+    assert table.to_usd(cny, "CNY") == pytest.approx(31.92, rel=1e-12)
     in_usd, in_cny = tmp_path / "usd.csv", tmp_path / "cny.csv"
     in_usd.write_text(f"{HEADER}\n{offer.format(price=31.92, currency='USD')}\n")
     in_cny.write_text(f"{HEADER}\n{offer.format(price=repr(cny), currency='CNY')}\n")
-    usd_rate = prices.load_prices(in_usd)["price_per_gpu_hour_usd"].item()
-    cny_rate = prices.load_prices(in_cny)["price_per_gpu_hour_usd"].item()
+    usd_rate = prices.load_table(in_usd).offers["price_per_gpu_hour_usd"].item()
+    cny_rate = prices.load_table(in_cny).offers["price_per_gpu_hour_usd"].item()
     assert usd_rate == 3.99 and math.isclose(cny_rate, usd_rate, rel_tol=1e-12)
 
 
 def test_fx_table_is_dated_and_sourced():
-    fx = prices.load_fx(prices.default_fx_path())
+    fx = prices.load_fx(prices.DEFAULT_FX)
     assert fx["USD"].usd_per_unit == 1
     assert 0.12 < fx["CNY"].usd_per_unit < 0.16  # 6.3 to 8.3 CNY per USD
     assert all(rate.source and rate.date <= date.today() for rate in fx.values())
@@ -182,32 +185,32 @@ def test_multigpu_fx_overrides_and_is_validated(tmp_path, monkeypatch):
     table = tmp_path / "fx.csv"
     table.write_text("currency,usd_per_unit,date,source\nUSD,1,2026-09-10,identity\nCNY,0.2,2026-09-10,test\n")
     monkeypatch.setenv("MULTIGPU_FX", str(table))
-    frame = prices.load_prices(DATA / "good.csv")
+    frame = inputs.price_table(DATA / "good.csv").offers
     assert frame.loc[frame["currency"] == "CNY", "price_per_hour_usd"].item() == pytest.approx(10.14 * 0.2)
     table.write_text("currency,usd_per_unit,date,source\nUSD,1,2026-09-10,identity\nCNY,-0.2,2026-09-10,test\n")
     with pytest.raises(InputError) as info:
-        prices.load_prices(DATA / "good.csv")
+        inputs.price_table(DATA / "good.csv")
     assert (info.value.file, info.value.line, info.value.column) == (str(table), 3, "usd_per_unit")
 
 
 def test_multigpu_prices_changes_the_stamp(monkeypatch):
-    default = prices.price_file_stamp()
+    default = inputs.price_table().stamp()
     assert default["name"] == "prices.csv" and len(default["sha256_12"]) == 12
     monkeypatch.setenv("MULTIGPU_PRICES", str(DATA / "good.csv"))
-    assert prices.active_prices_path() == DATA / "good.csv"
-    other = prices.price_file_stamp()
+    assert inputs.prices_path() == DATA / "good.csv"
+    other = inputs.price_table().stamp()
     assert other != default
     assert other == {"name": "good.csv", "sha256_12": other["sha256_12"], "offers": 6,
                      "observed_from": "2026-07-03", "observed_to": "2026-09-20"}
-    assert prices.stamp_markdown() == (f"Prices: `good.csv` (sha256 {other['sha256_12']}), "
-                                       "6 offers observed 2026-07-03 to 2026-09-20.")
+    assert inputs.price_table().stamp_markdown() == (f"Prices: `good.csv` (sha256 {other['sha256_12']}), "
+                                                     "6 offers observed 2026-07-03 to 2026-09-20.")
 
 
 def test_multigpu_prices_missing_file_is_an_error(monkeypatch, tmp_path):
     missing = str(tmp_path / "nope.csv")
     monkeypatch.setenv("MULTIGPU_PRICES", missing)
     with pytest.raises(InputError) as info:
-        prices.active_prices_path()
+        inputs.prices_path()
     assert info.value.file == missing
     result = run("prices", "list", env={"MULTIGPU_PRICES": missing})
     assert result.returncode == 2 and result.stderr.startswith(f"error: {missing}: MULTIGPU_PRICES names no such file")
@@ -231,7 +234,7 @@ def test_analyst_file_is_never_written(tmp_path):
     before = (analyst.read_bytes(), analyst.stat().st_mtime_ns)
     assert run("prices", "check", str(analyst)).returncode == 0
     assert run("prices", "list", "--prices", str(analyst), "--format", "csv").returncode == 0
-    prices.price_file_stamp(analyst)
+    prices.load_table(analyst).stamp()
     assert (analyst.read_bytes(), analyst.stat().st_mtime_ns) == before
 
 

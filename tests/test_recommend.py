@@ -1,17 +1,18 @@
-"""The recommender: ranked offers x instance counts x layouts for training and serving (multigpu.recommend)."""
+"""The recommender: ranked offers x instance counts x layouts for training and serving (multigpu.market.recommend)."""
 
 import json
+import math
 import subprocess
 import sys
-import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from multigpu import inference, prices, recommend, training
 from multigpu.cli import main
-from multigpu.errors import InputError
+from multigpu.common.errors import InputError
+from multigpu.compute import training
+from multigpu.market import prices, recommend, search
 
 GOOD = Path(__file__).parent / "data" / "prices" / "good.csv"
 BAD = Path(__file__).parent / "data" / "prices" / "bad_price_zero.csv"
@@ -20,7 +21,7 @@ MODEL, TOKENS, MAX_GPUS = "llama3.2-1b", 2.5e10, 16
 
 @pytest.fixture(scope="module")
 def table():
-    return prices.load_prices(GOOD)
+    return prices.load_table(GOOD)
 
 
 @pytest.fixture(scope="module")
@@ -29,10 +30,7 @@ def options(table):
 
 
 def scaled(table, factor):
-    out = table.copy()
-    for column in ("price_per_hour", "price_per_hour_usd", "price_per_gpu_hour_usd"):
-        out[column] = out[column] * factor
-    return out
+    return table.scaled(factor, frozenset(table.offers["system"]))
 
 
 def test_parse_amount_accepts_exponents_and_suffixes():
@@ -58,7 +56,7 @@ def test_default_global_batch_follows_tokens_per_step():
 def test_columns_ranks_and_every_offer_present(options, table):
     assert list(options.columns) == list(recommend.TRAIN_COLUMNS)
     assert options["rank"].tolist() == list(range(1, len(options) + 1))
-    assert set(options["offer"]) == set(range(len(table)))
+    assert set(options["offer"]) == set(range(len(table.offers)))
     ran = options.dropna(subset=["cost_usd"])
     assert (ran["gpus"] == ran["instances"] * ran["gpus_per_instance"]).all()
     assert (ran["gpus"] <= MAX_GPUS).all()
@@ -142,7 +140,7 @@ def test_pareto_front_is_not_dominated(options):
     assert front.iloc[0]["cost_usd"] == ran["cost_usd"].min()
 
 
-def test_serving_rents_enough_instances_at_the_cheapest_tp(table):
+def test_serving_rents_enough_instances_at_the_serving_searchs_tp(table):
     rate, load, out_tokens = 30.0, 10.0, 256
     frame = recommend.serve("llama3.1-8b", rate, load, table, output_tokens=out_tokens)
     assert list(frame.columns) == list(recommend.SERVE_COLUMNS)
@@ -153,13 +151,13 @@ def test_serving_rents_enough_instances_at_the_cheapest_tp(table):
     per_m = ok["cost_per_hour_usd"] / (load * out_tokens * 3600 / 1e6)
     assert ok["cost_per_million_tokens_usd"].to_numpy() == pytest.approx(per_m.to_numpy())
     top = ok.iloc[0]
-    costs = {}
-    for tp in (1, 2, 4, 8):
-        r = inference.best_at_rate("llama3.1-8b", top["system"], tp, rate, 8192, out_tokens)
-        if r["batch"]:
-            instance_tps = r["tokens_per_s_per_gpu"] * top["gpus_per_instance"]
-            costs[tp] = math.ceil(load * out_tokens / instance_tps) * top["price_per_gpu_hour_usd"] * 8
-    assert top["cost_per_hour_usd"] == pytest.approx(min(costs.values()))
+    best = search.serve("llama3.1-8b", top["system"], int(top["gpus_per_instance"]), 8192, out_tokens, rate).best
+    assert (top["tp"], top["batch"]) == (best.tp, best.batch)
+    instance_tps = best.tokens_per_s_per_gpu * top["gpus_per_instance"]
+    instances = math.ceil(load * out_tokens / instance_tps)
+    assert top["instances"] == instances
+    assert top["cost_per_hour_usd"] == pytest.approx(instances * top["price_per_gpu_hour_usd"]
+                                                     * top["gpus_per_instance"])
 
 
 def test_serving_limits_and_scale(table):

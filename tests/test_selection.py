@@ -1,4 +1,4 @@
-"""The layout search: same answer as brute force, only feasible layouts, fast, CLI contract."""
+"""The one training-layout search: same answer as brute force, only feasible layouts, fast, CLI contract."""
 
 import json
 import subprocess
@@ -6,60 +6,70 @@ import sys
 
 import pytest
 
-from multigpu import catalog, selection, training, workloads
-from multigpu.errors import InputError
+from multigpu.common.errors import InputError
+from multigpu.compute import models, training
+from multigpu.hardware import catalog
+from multigpu.market import search
 
 
-def brute_force(model_id, system_id, gpus, global_batch):
+def brute_force(model_id, system_id, gpus, global_batch, zero_stages=(1, 3)):
     """Best layout by calling the scalar training model on every layout, one at a time."""
-    model, system = workloads.model(model_id), catalog.system(system_id)
+    model, system = models.model(model_id), catalog.system(system_id)
     best = None
-    for row in selection.layouts(model, system, gpus, global_batch).to_dict("records"):
-        for recompute in selection.RECOMPUTE:
+    for row in search.layouts(model, system, gpus, global_batch).to_dict("records"):
+        for recompute in search.RECOMPUTE:
             for sp in (False, True):
                 if sp and row["tp"] == 1:
                     continue
-                r = training.step(model_id, system_id, gpus, row["tp"], row["pp"], global_batch, row["micro_batch"],
-                                  recompute=recompute, sequence_parallel=sp, interleave=row["interleave"])
-                if r["fits"] and (best is None or r["step_time_s"] < best["step_time_s"]):
-                    best = r
+                for stage in zero_stages:
+                    r = training.step(model_id, system_id, gpus, row["tp"], row["pp"], global_batch,
+                                      row["micro_batch"], recompute=recompute, sequence_parallel=sp,
+                                      interleave=row["interleave"], zero_stage=stage)
+                    if r["fits"] and (best is None or r["step_time_s"] < best["step_time_s"]):
+                        best = r
     return best
 
 
 def test_search_finds_the_brute_force_best():
-    found = selection.search("llama3.1-8b", "hgx-h100", 16, 64)["best"]
+    found = search.train("llama3.1-8b", "hgx-h100", 16, 64).best
     expected = brute_force("llama3.1-8b", "hgx-h100", 16, 64)
-    assert found["step_time_s"] == pytest.approx(expected["step_time_s"], rel=1e-12)
-    assert (found["tp"], found["pp"], found["micro_batch"]) == (expected["tp"], expected["pp"], expected["micro_batch"])
+    assert found.step_time_s == pytest.approx(expected["step_time_s"], rel=1e-12)
+    assert (found.tp, found.pp, found.micro_batch) == (expected["tp"], expected["pp"], expected["micro_batch"])
 
 
 def test_best_layouts_agree_with_the_training_model():
-    result = selection.search("gpt3-175b", "dgx-a100", 1024, 1536, top=3)
-    for b in result["top"]:
-        r = training.step("gpt3-175b", "dgx-a100", 1024, b["tp"], b["pp"], 1536, b["micro_batch"],
-                          recompute=b["recompute"], sequence_parallel=b["sequence_parallel"],
-                          interleave=b["interleave"])
-        assert r["step_time_s"] == pytest.approx(b["step_time_s"], rel=1e-12)
+    result = search.train("gpt3-175b", "dgx-a100", 1024, 1536, top=3)
+    assert len(result.top) == 3
+    for b in result.top:
+        r = training.step("gpt3-175b", "dgx-a100", 1024, b.tp, b.pp, 1536, b.micro_batch, recompute=b.recompute,
+                          sequence_parallel=b.sequence_parallel, interleave=b.interleave, zero_stage=b.zero_stage)
+        assert r["step_time_s"] == pytest.approx(b.step_time_s, rel=1e-12)
+        assert r["mfu"] == pytest.approx(b.mfu, rel=1e-12)
 
 
 def test_infeasible_layouts_never_rank():
-    result = selection.search("llama3.1-70b", "hgx-h100", 32, 64, top=50)
-    assert result["valid"] < result["evaluated"]
-    table = result["table"]
+    result = search.train("llama3.1-70b", "hgx-h100", 32, 64, top=50, keep_table=True)
+    assert result.valid < result.evaluated
+    table = result.table
     assert not table[table["fits"]].empty
-    for layout in result["top"]:
-        assert layout["memory_per_gpu_GB"] <= catalog.gpu("h100-sxm").memory_GB
+    for layout in result.top:
+        assert layout.memory_per_gpu_GB <= catalog.gpu("h100-sxm").memory_GB
+
+
+def test_a_job_that_fits_nowhere_says_why():
+    result = search.train("llama3.1-405b", "dgx-a100", 8, 64)
+    assert result.best is None and result.reason.startswith("does not fit")
 
 
 def test_full_gpt3_space_on_1024_a100_is_searched_in_well_under_a_second():
-    result = selection.search("gpt3-175b", "dgx-a100", 1024, 1536, 2048)
-    assert result["evaluated"] > 1000
-    assert result["seconds"] < 1.0
+    result = search.train("gpt3-175b", "dgx-a100", 1024, 1536, 2048, zero_stages=(1,), keep_table=True)
+    assert result.evaluated > 1000
+    assert result.seconds < 1.0
 
 
 def test_layouts_divide():
-    model, system = workloads.model("gpt3-175b"), catalog.system("dgx-a100")
-    frame = selection.layouts(model, system, 1024, 1536)
+    model, system = models.model("gpt3-175b"), catalog.system("dgx-a100")
+    frame = search.layouts(model, system, 1024, 1536)
     assert (frame.tp * frame.pp * frame.dp == 1024).all()
     assert (model.heads % frame.tp == 0).all() and (model.layers % (frame.pp * frame.interleave) == 0).all()
     assert (1536 % (frame.dp * frame.micro_batch) == 0).all()
@@ -68,7 +78,7 @@ def test_layouts_divide():
 
 def test_no_layout_is_an_error():
     with pytest.raises(InputError):
-        selection.search("llama3.1-8b", "hgx-h100", 12, 64)
+        search.train("llama3.1-8b", "hgx-h100", 12, 64)
 
 
 def test_cli_search_json():

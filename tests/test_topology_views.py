@@ -1,4 +1,4 @@
-"""Chapter 2's tables and series (multigpu.topology_views): they must agree with the wiring and the model."""
+"""Chapter 2's tables and series (multigpu.evidence.wiring): they must agree with the wiring and the model."""
 
 from __future__ import annotations
 
@@ -8,8 +8,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from multigpu import calibration, catalog, collectives, plotting, topology
-from multigpu import topology_views as views
+from multigpu.book import ch02_topology as ch02
+from multigpu.book import plotting
+from multigpu.comm import calibration, collectives
+from multigpu.evidence import measurements
+from multigpu.evidence import wiring as views
+from multigpu.hardware import catalog, topology
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 
@@ -113,8 +117,8 @@ def test_regimes_follow_the_latency_share():
                     if p.protocol == row["protocol"])
         share = plan.time_us(np.array([0.0]))[0] / row["time_us"]
         assert low <= share <= high + 1e-9, (size, share)
-    with calibration.override({("hop_latency_us", "nvlink.nvls.simple"): 250.0}):
-        assert views.regimes()["bandwidth_bound_from_bytes"] > r["bandwidth_bound_from_bytes"]
+    slow_nvls = calibration.default().replace({("hop_latency_us", "nvlink.nvls.simple"): 250.0})
+    assert views.regimes(cal=slow_nvls)["bandwidth_bound_from_bytes"] > r["bandwidth_bound_from_bytes"]
 
 
 def test_two_shot_speedup_is_latency_only():
@@ -130,11 +134,11 @@ def test_ring_terms_latency_is_linear_and_the_bandwidth_term_tends_to_two():
     terms = views.ring_terms(counts=(2, 4, 8, 72))
     assert list(terms["steps"]) == [2 * (n - 1) for n in terms["gpus"]]
     assert list(terms["bytes_factor"]) == pytest.approx([2 * (n - 1) / n for n in terms["gpus"]], abs=1e-3)
-    hop, base = (calibration.value("hop_latency_us", "nvlink.ring.ll"),
-                 calibration.value("base_latency_us", "ring.ll"))
+    hop, base = (calibration.default().value("hop_latency_us", "nvlink.ring.ll"),
+                 calibration.default().value("base_latency_us", "ring.ll"))
     assert list(terms["latency_ll_us"]) == pytest.approx([base + 2 * (n - 1) * hop for n in terms["gpus"]], abs=1e-3)
-    with calibration.override({("hop_latency_us", "nvlink.ring.ll"): 2 * hop}):
-        slower = views.ring_terms(counts=(8,))
+    slower_hops = calibration.default().replace({("hop_latency_us", "nvlink.ring.ll"): 2 * hop})
+    slower = views.ring_terms(counts=(8,), cal=slower_hops)
     assert slower["latency_ll_us"].iloc[0] == pytest.approx(base + 28 * hop)
     assert slower["steps"].iloc[0] == 14
 
@@ -176,13 +180,13 @@ def test_scaling_stays_in_the_domain_until_it_is_full():
 
 
 def test_model_vs_measurement_is_calibration_compare():
-    comparison = calibration.compare()
+    comparison = measurements.compare()
     frame = views.model_vs_measurement(comparison)
     assert list(frame["id"]) == list(comparison["id"])
     assert frame["error_pct"].to_numpy() == pytest.approx(100 * comparison["rel_error"].to_numpy(), abs=0.051)
     assert set(frame["what"]) >= {"allreduce busbw (nvls)", "GPU-GPU copy, one way"}
     summary = views.error_summary(comparison).set_index("rows")
-    reference = calibration.summary(comparison).set_index("size_class")
+    reference = measurements.summary(comparison).set_index("size_class")
     assert summary.loc["all", "median_abs_error_pct"] == pytest.approx(100 * reference.loc["all", "median_abs_error"],
                                                                        abs=0.05)
     assert summary.loc["all", "count"] == len(comparison)
@@ -199,12 +203,12 @@ def test_out_of_sample_table_flags_the_known_misses():
 
 
 @pytest.mark.parametrize("draw, ncols", [
-    (lambda ax: views.plot_group_bandwidth(ax), 2),
-    (lambda ax: views.plot_allreduce_vs_size(ax, regions=views.regimes()), 1),
-    (lambda ax: views.plot_ring_terms(ax), 1),
-    (lambda ax: views.plot_nvls_gain(ax), 1),
-    (lambda ax: views.plot_scaling(ax, views.scaling(gpu_counts=(8, 16, 72, 144))), 2),
-    (lambda ax: views.plot_predicted_vs_measured(ax), 2),
+    (lambda ax: ch02.plot_group_bandwidth(ax), 2),
+    (lambda ax: ch02.plot_allreduce_vs_size(ax, regions=views.regimes()), 1),
+    (lambda ax: ch02.plot_ring_terms(ax), 1),
+    (lambda ax: ch02.plot_nvls_gain(ax), 1),
+    (lambda ax: ch02.plot_scaling(ax, views.scaling(gpu_counts=(8, 16, 72, 144))), 2),
+    (lambda ax: ch02.plot_predicted_vs_measured(ax), 2),
 ])
 def test_figures_draw_with_a_legend(draw, ncols):
     fig, axes = plotting.figure("t", "x (unit)", "y (unit)", source="test", ncols=ncols)

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from multigpu import training, workloads
-from multigpu.errors import InputError
+from multigpu.common.errors import InputError
+from multigpu.compute import models, training
 
 GPT3 = dict(model_id="gpt3-175b", system_id="dgx-a100", gpus=1024, tp=8, pp=16, global_batch=1536, micro_batch=1)
 
@@ -16,7 +16,7 @@ def test_gpt3_175b_on_1024_a100_matches_megatron():
     # Megatron-LM README, "GPT-3 Example": 1024 A100, TP 8, PP 16, global batch 1536, seq 2048,
     # 138 TFLOP/s per GPU counted with full recomputation (Narayanan et al. SC21 eq. 3) -> about 32 s/iteration.
     result = training.step(**GPT3, recompute="full")
-    flops = workloads.megatron_flops_per_iteration("gpt3-175b", 1536, 2048, full_recompute=True)
+    flops = models.megatron_flops_per_iteration("gpt3-175b", 1536, 2048, full_recompute=True)
     measured_s = flops / (138e12 * 1024)
     assert result["step_time_s"] == pytest.approx(measured_s, rel=0.15)
 

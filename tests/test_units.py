@@ -2,8 +2,8 @@
 
 import pytest
 
-from multigpu.errors import InputError
-from multigpu.units import GiB, format_size, parse_size
+from multigpu.common.errors import InputError
+from multigpu.common.units import GiB, format_size, parse_size
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -1,6 +1,6 @@
-"""The validation appendix's tables (multigpu.validation): every comparison accounted for, error bounds.
+"""The validation appendix's tables (multigpu.evidence.validation): every comparison accounted for, error bounds.
 
-The measured values come from data/measurements.csv (sources row by row there), calibration.OUT_OF_SAMPLE
+The measured values come from data/measurements.csv (sources row by row there), measurements.OUT_OF_SAMPLE
 and bottlenecks.K22_RUNS (Korthikanti et al. 2022, https://arxiv.org/abs/2205.05198, Table 5); the bounds
 below are the error budget the appendix reports, so a change that makes the model worse on any row fails.
 """
@@ -13,7 +13,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from multigpu import bottlenecks, calibration, plotting, validation
+from multigpu.book import app_validation, plotting
+from multigpu.comm import calibration
+from multigpu.evidence import bottlenecks, measurements, validation
 
 
 @pytest.fixture(scope="module")
@@ -22,8 +24,8 @@ def table() -> pd.DataFrame:
 
 
 def test_every_comparison_is_there_once(table):
-    compared = calibration.compare()
-    assert len(table) == len(compared) + len(calibration.OUT_OF_SAMPLE) + len(bottlenecks.training_validation())
+    compared = measurements.compare()
+    assert len(table) == len(compared) + len(measurements.OUT_OF_SAMPLE) + len(bottlenecks.training_validation())
     assert table["ref"].is_unique
     assert {f"#{i}" for i in compared["id"]} <= set(table["ref"])
     assert set(table["set"]) <= set(validation.SETS) and set(table["kind"]) == set(validation.KINDS)
@@ -38,9 +40,9 @@ def test_error_is_predicted_over_measured_minus_one(table):
 
 
 def test_sets_follow_the_fits(table):
-    fitted_ids = {int(i) for c in calibration.table().itertuples() for i in c.fitted_on.split(",") if i.strip()}
+    fitted_ids = {int(i) for c in calibration.default().table().itertuples() for i in c.fitted_on.split(",") if i.strip()}
     refs = table.set_index("ref")
-    for i in calibration.compare()["id"]:
+    for i in measurements.compare()["id"]:
         assert (refs.loc[f"#{i}", "set"] == "fitted on") == (i in fitted_ids), i
     training = refs[refs["kind"] == "training"]
     assert (training["set"] == "fitted on").sum() == len(bottlenecks.K22_RUNS)
@@ -49,7 +51,7 @@ def test_sets_follow_the_fits(table):
 
 def test_every_measured_row_is_compared_or_explained():
     coverage = validation.coverage()
-    measured = calibration.measurements()
+    measured = measurements.measurements()
     assert set(coverage["id"]) == set(measured[measured["kind"] == "measured"]["id"])
     unexplained = coverage[(coverage["compared"] == "no") & (coverage["note"].str.len() < 40)]
     assert unexplained.empty
@@ -126,7 +128,7 @@ def test_print_tables_split_the_comparisons(table):
     assert len(reference) + len(training) + len(oos) == len(table)
     assert {"measured_GBps", "predicted_GBps", "error_pct"} <= set(reference.columns)
     assert {"measured_s", "predicted_s"} <= set(training.columns)
-    assert list(oos["ref"]) == [f"O{i}" for i in range(1, len(calibration.OUT_OF_SAMPLE) + 1)]
+    assert list(oos["ref"]) == [f"O{i}" for i in range(1, len(measurements.OUT_OF_SAMPLE) + 1)]
     variants = oos.set_index("ref")["variant"]
     assert variants["O13"] == "nvlink_links_per_gpu=6" and variants["O1"] == ""
     # the tolerance column is the one the package's tests use (test_calibration.test_out_of_sample_checks)
@@ -135,14 +137,14 @@ def test_print_tables_split_the_comparisons(table):
 
 def test_vendor_rows_are_kept_apart(table):
     vendor = validation.vendor_statements()
-    kinds = calibration.measurements().set_index("id")["kind"]
+    kinds = measurements.measurements().set_index("id")["kind"]
     assert len(vendor) >= 1 and (kinds[vendor["id"]] != "measured").all()
     assert not set(f"#{i}" for i in vendor["id"]) & set(table["ref"])
 
 
 def test_figure_has_both_panels_and_markers_for_every_row(table):
     fig, axes = plotting.figure("t", "measured", "predicted", source="test", ncols=2)
-    validation.plot_predicted_vs_measured(axes, table)
+    app_validation.plot_predicted_vs_measured(axes, table)
     left, right = axes
     points = lambda ax: sum(len(c.get_offsets()) for c in ax.collections)  # noqa: E731
     assert points(left) == int((table["kind"] != "training").sum())

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from multigpu import workloads as w
-from multigpu.errors import InputError
+from multigpu.common.errors import InputError
+from multigpu.compute import models as w
 
 A100_PEAK = 312e12  # FLOP/s dense BF16/FP16, as [SC21] and [K22] count it
 A100_MEM = 80 * 2**30  # the "80GB" A100 holds 80 GiB

@@ -1,0 +1,53 @@
+"""The edge: which price file and FX table the book (and the CLI) use, read from the environment once.
+
+``MULTIGPU_PRICES`` points the whole book and the CLI at another price file
+(``make book PRICES=file`` sets it), ``MULTIGPU_FX`` at another FX table. This
+is the only module that reads them; everything below takes a
+:class:`~multigpu.market.prices.PriceTable` or a
+:class:`~multigpu.comm.calibration.Calibration` as a value.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from multigpu.comm import calibration
+from multigpu.comm.calibration import Calibration
+from multigpu.common.errors import InputError
+from multigpu.market import prices
+from multigpu.market.prices import PriceTable
+
+PRICES_ENV = "MULTIGPU_PRICES"
+FX_ENV = "MULTIGPU_FX"
+
+
+def _from_env(variable: str) -> Path | None:
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return None
+    if not Path(value).is_file():
+        raise InputError(f"{variable} names no such file", file=value)
+    return Path(value)
+
+
+def prices_path() -> Path:
+    """``MULTIGPU_PRICES`` if set (it must name a file), else the packaged price file."""
+    return _from_env(PRICES_ENV) or prices.DEFAULT_PRICES
+
+
+def fx_path() -> Path:
+    """``MULTIGPU_FX`` if set (it must name a file), else the packaged FX table."""
+    return _from_env(FX_ENV) or prices.DEFAULT_FX
+
+
+def price_table(path: str | Path | None = None) -> PriceTable:
+    """The price table of ``path`` (a CLI's ``--prices``), else of the environment, else the packaged one;
+    converted with the FX table of the environment (else the packaged one). Read from disk on every call:
+    an edge calls it once and passes the table down."""
+    return prices.load_table(path if path is not None else prices_path(), fx_path())
+
+
+def model_calibration() -> Calibration:
+    """The calibration the book and the CLI use: the shipped one."""
+    return calibration.default()

@@ -1,0 +1,43 @@
+"""``python -m multigpu collective``: time one collective on a system (alpha-beta over its topology).
+
+Prints one object: op, system, gpus, nodes, bytes, algorithm, protocol,
+time_us, algbw_GBps, busbw_GBps (nccl-tests conventions, GB = 1e9 bytes),
+bottleneck (the link that limits it) and note.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from multigpu.comm import collectives
+from multigpu.common.errors import InputError
+from multigpu.common.units import parse_size
+from multigpu.hardware import catalog
+
+_EPILOG = ("bytes: the per-rank buffer for allreduce, broadcast and sendrecv; the total over all ranks for "
+           "allgather, reducescatter and alltoall (as nccl-tests). busbw = algbw x 2(n-1)/n (allreduce), "
+           "(n-1)/n (allgather, reducescatter, alltoall) or 1. auto = the fastest of NCCL's algorithms.")
+
+
+def register(subparsers: argparse._SubParsersAction, add_command) -> None:
+    parser = add_command(subparsers, "collective",
+                         "time one collective (all-reduce, all-gather, ...) on a system's GPUs and links")
+    parser.epilog = _EPILOG
+    parser.add_argument("--op", required=True, choices=collectives.OPS, help="the collective")
+    parser.add_argument("--system", required=True, help="system id (see: python -m multigpu systems)")
+    parser.add_argument("--gpus", required=True, type=int, help="ranks in total")
+    parser.add_argument("--nodes", type=int, default=1,
+                        help="spread the GPUs evenly over this many nodes joined by the system's fabric (default 1)")
+    parser.add_argument("--bytes", required=True, help="message size: 4096, 256MB (1e6 bytes), 1GiB (2^30 bytes)")
+    parser.add_argument("--algorithm", choices=collectives.ALGORITHMS, default="auto",
+                        help="default auto: the fastest of NCCL's algorithms for this size")
+    parser.set_defaults(handler=_collective)
+
+
+def _collective(args: argparse.Namespace) -> dict:
+    nbytes = parse_size(args.bytes)
+    catalog.system(args.system)  # an unknown id names the known ones
+    if args.gpus < 2:
+        raise InputError(f"--gpus must be at least 2 for a collective; got {args.gpus}")
+    return collectives.collective(args.op, args.system, args.gpus, nbytes, nodes=args.nodes,
+                                  algorithm=args.algorithm)

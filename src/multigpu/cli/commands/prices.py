@@ -1,0 +1,94 @@
+"""``python -m multigpu prices check|template|list``: the analyst's price file.
+
+``check FILE`` validates a price file and prints a one-line summary;
+``template`` prints the default price file, byte for byte, as a starting point;
+``list`` shows the validated offers with their USD per GPU-hour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from datetime import date
+from typing import Any
+
+_EPILOG = ("Price file columns: provider, instance, gpu, gpus_per_instance, interconnect, price_per_hour "
+           "(per instance, in currency), currency, pricing (on-demand|spot|reserved|community), observed "
+           "(YYYY-MM-DD), source; optional: region, system, notes. MULTIGPU_PRICES=file sets the price file, "
+           "MULTIGPU_FX=file the exchange-rate table.")
+_TABLE_COLUMNS = ("provider", "instance", "gpu", "gpus_per_instance", "interconnect", "system", "pricing",
+                  "price_per_hour", "currency", "observed", "price_per_gpu_hour_usd")
+
+
+def register(subparsers: argparse._SubParsersAction, add_command) -> None:
+    parser = add_command(subparsers, "prices", "the price file: check one, print the template, "
+                         "list offers in USD per GPU-hour")
+    parser.epilog = _EPILOG
+    actions = parser.add_subparsers(dest="prices_action", metavar="ACTION", required=True)
+    check = _add(actions, add_command, "check", "validate a price file; print offers, providers, date range")
+    check.add_argument("file", metavar="FILE", help="the price file (CSV)")
+    check.set_defaults(handler=_check)
+    template = _add(actions, add_command, "template", "print the default price file (CSV), byte for byte")
+    template.set_defaults(handler=_template)
+    listing = _add(actions, add_command, "list", "list validated offers with price_per_gpu_hour_usd (USD per GPU-hour)")
+    listing.add_argument("--prices", metavar="FILE", help="price file (default: $MULTIGPU_PRICES or the packaged one)")
+    listing.set_defaults(handler=_list)
+
+
+def _add(actions: argparse._SubParsersAction, add_command, name: str, help_text: str) -> argparse.ArgumentParser:
+    """A sub-command of ``prices`` whose ``--format`` keeps a value given before it (``prices --format json list``)."""
+    parser = add_command(actions, name, help_text)
+    parser.epilog = _EPILOG
+    for action in parser._actions:
+        if action.dest == "format":
+            action.default = argparse.SUPPRESS
+    return parser
+
+
+def _check(args: argparse.Namespace) -> dict[str, Any] | str:
+    from multigpu.book.inputs import fx_path
+    from multigpu.market.prices import load_table
+
+    table = load_table(args.file, fx_path())
+    providers = set(table.offers["provider"])
+    stamp = table.stamp()
+    summary = {"file": args.file, "offers": stamp["offers"], "providers": len(providers),
+               "observed_from": stamp["observed_from"], "observed_to": stamp["observed_to"],
+               "sha256_12": stamp["sha256_12"]}
+    if args.format != "table":
+        return summary
+    return (f"{args.file}: ok, {summary['offers']} offers from {summary['providers']} providers, observed "
+            f"{summary['observed_from']} to {summary['observed_to']} (sha256 {summary['sha256_12']})")
+
+
+def _template(args: argparse.Namespace) -> str:
+    from multigpu.market.prices import DEFAULT_PRICES
+
+    if hasattr(sys.stdout, "reconfigure"):  # byte for byte, whatever the locale
+        sys.stdout.reconfigure(encoding="utf-8", newline="\n")
+    return DEFAULT_PRICES.read_bytes().decode("utf-8")
+
+
+def _list(args: argparse.Namespace) -> list[dict[str, Any]] | str:
+    from multigpu.book.inputs import price_table
+    from multigpu.cli.output import render
+
+    table = price_table(args.prices)
+    frame = table.offers
+    rows = [{key: _plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
+    if args.format != "table":
+        return rows
+    text = render([{c: row[c] for c in _TABLE_COLUMNS} for row in rows], "table")
+    return f"{table.stamp_markdown()}\n\n{text}"
+
+
+def _plain(value: Any) -> Any:
+    """A cell as a plain JSON-able value: dates as ISO text, NaN as None, numpy scalars as Python."""
+    if isinstance(value, date):
+        return value.isoformat()
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value

@@ -1,0 +1,175 @@
+"""``python -m multigpu recommend``: ranked instances and layouts for a training job or a serving target.
+
+``recommend --train MODEL --tokens T`` tries every offer of the price file
+with 1, 2, 4, ... instances (up to ``--max-gpus`` GPUs) and the fastest layout
+on each, and ranks them by cost per job (or by time with ``--rank time``).
+``recommend --serve MODEL --tokens-per-s-per-user R --requests-per-s Q``
+rents, per offer, the instances that carry Q queries per second with every
+user seeing at least R tokens per second, and ranks them by cost per hour.
+Options that miss ``--deadline-h``, ``--budget`` or ``--max-gpus`` are listed
+after the feasible ones, offers that cannot run the job last, each with its
+reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+#: Columns of the table format (json and csv carry every column of multigpu.market.recommend).
+_TRAIN_TABLE = ("rank", "provider", "instance", "gpu", "interconnect", "instances x GPUs", "layout", "time_h",
+                "cost_usd", "feasible", "reason")
+_SERVE_TABLE = ("rank", "provider", "instance", "gpu", "interconnect", "instances x GPUs", "layout",
+                "capacity_tokens_per_s", "cost_per_hour_usd", "cost_per_million_tokens_usd", "feasible", "reason")
+#: Decimals of the rounded numbers in the table format.
+_DECIMALS = {"time_h": 1, "cost_usd": 0, "capacity_tokens_per_s": 0, "cost_per_hour_usd": 2,
+             "cost_per_million_tokens_usd": 3}
+
+
+def register(subparsers: argparse._SubParsersAction, add_command) -> None:
+    parser = add_command(subparsers, "recommend", "rank offers x instance counts x layouts for a training job "
+                         "(USD per job, hours) or a serving target (USD per hour and per million output tokens)")
+    parser.add_argument("--prices", metavar="FILE",
+                        help="price file (default: $MULTIGPU_PRICES or the packaged one)")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--train", metavar="MODEL", help="model id to train (python -m multigpu models)")
+    what.add_argument("--serve", metavar="MODEL", help="model id to serve")
+    parser.add_argument("--tokens", metavar="T", help="training tokens, e.g. 2e11, 200B, 1.5T (with --train)")
+    parser.add_argument("--tokens-per-s-per-user", metavar="R", type=float,
+                        help="output tokens per second each user must see (with --serve)")
+    parser.add_argument("--requests-per-s", metavar="Q", type=float, help="queries per second to carry (with --serve)")
+    parser.add_argument("--max-gpus", metavar="N", type=int, default=None,
+                        help="the most GPUs an option may rent (default 1024)")
+    parser.add_argument("--deadline-h", metavar="H", type=float, help="training must finish within H hours")
+    parser.add_argument("--budget", metavar="X", type=float,
+                        help="USD per job (training) or per hour (serving); dearer options are infeasible")
+    parser.add_argument("--input-tokens", metavar="I", type=int, default=None,
+                        help="prompt tokens per query (serving; default 8192)")
+    parser.add_argument("--output-tokens", metavar="O", type=int, default=None,
+                        help="output tokens per query (serving; default 256)")
+    parser.add_argument("--seq", type=int, default=None, help="tokens per training sequence (default 4096)")
+    parser.add_argument("--global-batch", type=int, default=None,
+                        help="sequences per training step (default: ~1M, 2M or 4M tokens by model size)")
+    parser.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
+    parser.add_argument("--pricing", choices=("on-demand", "spot", "reserved", "community"),
+                        help="only offers of this pricing type (default: all; prices of different types are "
+                             "not like for like)")
+    parser.add_argument("--rank", choices=("cost", "time"), default="cost", dest="rank_by",
+                        help="rank by cost (default) or by time (training: hours; serving: ms per output token)")
+    parser.add_argument("--top", metavar="K", type=int, default=0, help="print only the K first options (0: all)")
+    parser.epilog = ("Fields (training): rank, offer, provider, instance, gpu, interconnect, interconnect_class, "
+                     "system, pricing, instances, gpus_per_instance, gpus, layout, tp, pp, dp, micro_batch, "
+                     "interleave, recompute, sequence_parallel, zero_stage, global_batch, seq, step_time_s, mfu, "
+                     "exposed_comm_pct, memory_per_gpu_GB, time_h, price_per_gpu_hour_usd, cost_usd, feasible, "
+                     "reason. Serving: ... layout, tp, batch, replicas, tokens_per_s_per_user, tpot_ms, "
+                     "capacity_tokens_per_s, capacity_requests_per_s, load_pct, price_per_gpu_hour_usd, "
+                     "cost_per_hour_usd, cost_per_million_tokens_usd, feasible, reason.")
+    parser.set_defaults(handler=_recommend)
+
+
+class _Progress:
+    """Progress on stderr (``recommend: 12/55 offers``), once ``after_s`` seconds have passed."""
+
+    def __init__(self, after_s: float = 1.0) -> None:
+        self.start, self.after_s, self.shown = time.monotonic(), after_s, False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.shown and time.monotonic() - self.start < self.after_s:
+            return
+        self.shown = True
+        sys.stderr.write(f"\rrecommend: {done}/{total} offers searched" + ("\n" if done == total else ""))
+        sys.stderr.flush()
+
+
+def _check(args: argparse.Namespace) -> None:
+    from multigpu.common.errors import InputError
+
+    if not args.train and not args.serve:
+        raise InputError("recommend: give --train MODEL --tokens T, or --serve MODEL --tokens-per-s-per-user R "
+                         "--requests-per-s Q")
+    train_only = {"--tokens": args.tokens, "--deadline-h": args.deadline_h, "--seq": args.seq,
+                  "--global-batch": args.global_batch}
+    serve_only = {"--tokens-per-s-per-user": args.tokens_per_s_per_user, "--requests-per-s": args.requests_per_s,
+                  "--input-tokens": args.input_tokens, "--output-tokens": args.output_tokens}
+    if args.train:
+        if args.tokens is None:
+            raise InputError("recommend: --train needs --tokens T (e.g. 2e11)")
+        wrong = [k for k, v in serve_only.items() if v is not None]
+    else:
+        missing = [k for k in ("--tokens-per-s-per-user", "--requests-per-s") if serve_only[k] is None]
+        if missing:
+            raise InputError(f"recommend: --serve needs {' and '.join(missing)}")
+        wrong = [k for k, v in train_only.items() if v is not None]
+    if wrong:
+        raise InputError(f"recommend: {', '.join(wrong)} do{'es' if len(wrong) == 1 else ''} not apply to "
+                         f"--{'train' if args.train else 'serve'}")
+    if args.top < 0:
+        raise InputError(f"recommend: --top {args.top} must be 0 (all) or more")
+
+
+def _recommend(args: argparse.Namespace) -> list[dict[str, Any]] | str:
+    from multigpu.book.inputs import price_table
+    from multigpu.common.errors import InputError
+    from multigpu.market import recommend
+
+    _check(args)
+    table = stamped = price_table(args.prices)
+    if args.pricing:
+        table = table.of_pricing(args.pricing)
+        if table.offers.empty:
+            raise InputError(f"recommend: the price file has no {args.pricing} offers")
+    progress = _Progress() if args.format == "table" and sys.stderr.isatty() else None
+    max_gpus = recommend.DEFAULT_MAX_GPUS if args.max_gpus is None else args.max_gpus
+    if args.train:
+        options = recommend.train(args.train, args.tokens, table, max_gpus=max_gpus, deadline_h=args.deadline_h,
+                                  budget_usd=args.budget, seq=args.seq or recommend.DEFAULT_SEQ,
+                                  global_batch=args.global_batch, dtype=args.dtype, rank_by=args.rank_by,
+                                  progress=progress)
+    else:
+        options = recommend.serve(args.serve, args.tokens_per_s_per_user, args.requests_per_s, table,
+                                  input_tokens=args.input_tokens or recommend.DEFAULT_INPUT_TOKENS,
+                                  output_tokens=args.output_tokens or recommend.DEFAULT_OUTPUT_TOKENS,
+                                  max_gpus=max_gpus, budget_usd_per_hour=args.budget, dtype=args.dtype,
+                                  rank_by=args.rank_by, progress=progress)
+    rows = recommend.records(options, args.top)
+    if args.format != "table":
+        return rows
+    return f"{stamped.stamp_markdown()}\n{_header(options)}\n\n{_table(rows, bool(args.train))}"
+
+
+def _header(options: Any) -> str:
+    a = options.attrs
+    feasible = int(options["feasible"].sum())
+    counted = f"{len(options)} options from {a['offers']} offers, {feasible} feasible"
+    if a["kind"] == "train":
+        limits = [f"deadline {a['deadline_h']:g} h" for _ in [0] if a["deadline_h"] is not None]
+        limits += [f"budget USD {a['budget_usd']:,.0f}" for _ in [0] if a["budget_usd"] is not None]
+        return (f"Train {a['model']} on {a['tokens']:.3g} tokens: {a['steps']:,.0f} steps of {a['global_batch']} x "
+                f"{a['seq']} tokens, up to {a['max_gpus']} GPUs"
+                + (f", {', '.join(limits)}" if limits else "")
+                + f"; ranked by {'USD per job' if a['rank_by'] == 'cost' else 'hours'}; {counted}.")
+    budget = (f", budget USD {a['budget_usd_per_hour']:,.2f} per hour" if a["budget_usd_per_hour"] is not None
+              else "")
+    return (f"Serve {a['model']}: {a['requests_per_s']:g} queries/s of {a['input_tokens']} in / {a['output_tokens']} "
+            f"out tokens, at least {a['tokens_per_s_per_user']:g} tokens/s per user, up to {a['max_gpus']} GPUs"
+            f"{budget}; ranked by {'USD per hour' if a['rank_by'] == 'cost' else 'ms per output token'}; {counted}.")
+
+
+def _table(rows: list[dict[str, Any]], training: bool) -> str:
+    from multigpu.cli.output import render
+
+    shown = []
+    for row in rows:
+        out = {}
+        for column in (_TRAIN_TABLE if training else _SERVE_TABLE):
+            if column == "instances x GPUs":
+                value = (f"{row['instances']} x {row['gpus_per_instance']}" if row["instances"] is not None else "")
+            else:
+                value = row[column]
+                if column in _DECIMALS and value is not None:
+                    value = f"{value:,.{_DECIMALS[column]}f}"
+            out[column] = value
+        shown.append(out)
+    return render(shown, "table")

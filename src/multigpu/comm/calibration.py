@@ -1,0 +1,196 @@
+"""Calibration: the communication model's constants as one immutable, hashable value.
+
+Constants live in ``data/calibration.csv`` (``name, key, value, unit, source,
+fitted_on, notes``). Most are NCCL's own tuner priors (latencies, protocol
+factors; see ``shared/reference/nccl_model.md``); a few are fitted on the
+``measured`` rows of ``data/measurements.csv``, and ``fitted_on`` lists their
+ids (the fitting itself lives in :mod:`multigpu.evidence.fitting`).
+
+A :class:`Calibration` is passed into the model (collectives, training,
+inference, cost) as a value. A what-if is a modified copy,
+``default().replace({("bounce", "rate_factor"): 0.4})``; nothing is changed in
+place, and every cache of derived results is keyed by the calibration it was
+computed with (it hashes by its values).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pandas as pd
+
+from multigpu.common import datafiles
+from multigpu.common.datafiles import DATA_DIR
+from multigpu.common.errors import InputError
+from multigpu.hardware.topology import Edge
+
+CALIBRATION_CSV = DATA_DIR / "calibration.csv"
+
+#: GPU architecture -> the row of NCCL's per-architecture tables it uses
+ARCH_FAMILY: dict[str, str] = {
+    "pascal": "volta", "volta": "volta", "ampere": "ampere", "ada": "ampere", "hopper": "hopper",
+    "blackwell": "blackwell", "rubin": "blackwell", "cdna2": "hopper", "cdna3": "hopper", "cdna4": "hopper",
+}
+#: GPU architecture -> its row of ``sm_efficiency`` (NCCL's per-SM NVLink figure); others use "default"
+_SM_NVLINK_KEY = {"pascal": "volta", "volta": "volta", "ampere": "ampere", "hopper": "hopper",
+                  "blackwell": "blackwell"}
+#: link class (see :data:`multigpu.hardware.topology.LINK_CLASS`) -> key of the efficiency rows
+_EFFICIENCY_KEY = {"pci": "pcie", "net": "net"}
+
+Key = tuple[str, str]
+
+
+class CalibrationRow(datafiles.Row):
+    """Schema of ``data/calibration.csv``."""
+
+    name: datafiles.Text
+    key: datafiles.Text
+    value: float
+    unit: datafiles.Text
+    source: datafiles.Text
+    fitted_on: str | None = None
+    notes: str | None = None
+
+    NOUN = "constant"
+    EXPECTED = {"value": "a number", "fitted_on": "measurement ids, comma-separated"}
+
+
+@dataclass(frozen=True)
+class Constant:
+    """One calibration constant and its provenance."""
+
+    name: str
+    key: str
+    value: float
+    unit: str
+    source: str
+    fitted_on: str  #: measurement ids it was fitted on, comma-separated ("" for a prior)
+    notes: str
+
+    @property
+    def fitted_ids(self) -> tuple[int, ...]:
+        """The measurement ids of ``fitted_on``."""
+        return tuple(int(i) for i in self.fitted_on.split(",") if i.strip())
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Every constant of the communication model, by ``(name, key)``; immutable and hashable."""
+
+    constants: tuple[Constant, ...]
+    _index: dict[Key, Constant] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_index", {(c.name, c.key): c for c in self.constants})
+
+    def value(self, name: str, key: str) -> float:
+        """The value of constant ``name``/``key``."""
+        try:
+            return self._index[(name, key)].value
+        except KeyError:
+            raise InputError(f"no calibration constant {name}/{key}", str(CALIBRATION_CSV)) from None
+
+    def has(self, name: str, key: str) -> bool:
+        """Whether constant ``name``/``key`` exists."""
+        return (name, key) in self._index
+
+    def constant(self, name: str, key: str) -> Constant:
+        """Constant ``name``/``key`` with its provenance."""
+        self.value(name, key)
+        return self._index[(name, key)]
+
+    def replace(self, values: Mapping[Key, float], note: str = "what-if") -> Calibration:
+        """A copy with some values changed (a what-if); unknown keys are an :class:`InputError`."""
+        for name, key in values:
+            self.value(name, key)
+        return Calibration(tuple(
+            replace(c, value=float(values[(c.name, c.key)]), source=note) if (c.name, c.key) in values else c
+            for c in self.constants))
+
+    def scaled(self, factors: Mapping[str, float]) -> Calibration:
+        """A copy with every constant of each name in ``factors`` multiplied by its factor."""
+        return self.replace({(c.name, c.key): c.value * factors[c.name] for c in self.constants
+                             if c.name in factors}, note="scaled what-if")
+
+    @property
+    def digest(self) -> str:
+        """A short hash of every (name, key, value): equal digests, equal model results."""
+        text = "\n".join(f"{c.name},{c.key},{c.value!r}" for c in self.constants)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def table(self) -> pd.DataFrame:
+        """Every constant with its value, unit, source and ``fitted_on``."""
+        return pd.DataFrame([c.__dict__ for c in self.constants])
+
+    def fitted_ids(self) -> set[int]:
+        """Every measurement id some constant was fitted on."""
+        return {i for c in self.constants for i in c.fitted_ids}
+
+    # ---------------------------------------------------------- derived constants
+
+    def efficiency(self, link_class: str, arch: str, engine: str = "sm") -> float:
+        """Achievable fraction of a link's line rate, per direction.
+
+        ``link_class`` is ``nvlink``, ``pci`` or ``net``; ``arch`` the GPU
+        architecture; ``engine`` ``"sm"`` (NCCL and custom kernels: SM loads
+        and stores) or ``"ce"`` (copy engines: cudaMemcpy, p2p benchmarks).
+        """
+        if link_class == "nvlink":
+            if engine == "ce":
+                return self.value("ce_efficiency", "nvlink")
+            return self.value("sm_efficiency", f"nvlink.{_SM_NVLINK_KEY.get(arch, 'default')}")
+        return self.value(f"{engine}_efficiency", _EFFICIENCY_KEY[link_class])
+
+    def link_efficiency(self, arch: str, engine: str = "sm") -> Callable[[Edge], float]:
+        """Per-edge achievable fraction of line rate for GPUs of ``arch`` (a topology ``efficiency``);
+        a virtual host-staging edge gets ``bounce/rate_factor`` of the GPU's PCIe link."""
+        bounce = self.value("bounce", "rate_factor")
+
+        def efficiency(edge: Edge) -> float:
+            return bounce if edge.kind == "bounce" else self.efficiency(edge.link_class, arch, engine)
+
+        return efficiency
+
+    def line_rate(self) -> Callable[[Edge], float]:
+        """Raw line rate of every link (efficiency 1), a bounce through host memory still at
+        ``bounce/rate_factor``: what the wiring allows before protocol and kernel losses."""
+        bounce = self.value("bounce", "rate_factor")
+        return lambda edge: bounce if edge.kind == "bounce" else 1.0
+
+    def nvls_efficiency(self, arch: str) -> float:
+        """NVLink SHARP efficiency relative to :meth:`efficiency` of the NVLink ports."""
+        return self.value("nvls_efficiency", arch if self.has("nvls_efficiency", arch) else "default")
+
+    def ll_max_bw_GBps(self, arch: str, nodes: int) -> float:
+        """NCCL's cap on LL-protocol bandwidth, GB/s (per architecture on one node, per node count beyond)."""
+        if nodes >= 3:
+            return self.value("ll_max_bw_GBps", "nodes3")
+        if nodes == 2:
+            return self.value("ll_max_bw_GBps", "nodes2")
+        return self.value("ll_max_bw_GBps", ARCH_FAMILY.get(arch, "hopper"))
+
+    def harness_overhead_us(self, harness: str) -> float:
+        """Host-side cost per timed call of a benchmark harness, us (0 for kernel-level timers)."""
+        return self.value("harness_overhead_us", harness) if self.has("harness_overhead_us", harness) else 0.0
+
+
+def load(path: str | Path = CALIBRATION_CSV) -> Calibration:
+    """The calibration of ``path``; a bad row is an :class:`InputError` at file:line:column."""
+    rows = datafiles.read(path, CalibrationRow, unique=("name", "key"))
+    return Calibration(tuple(Constant(r.name, r.key, r.value, r.unit, r.source, r.fitted_on or "", r.notes or "")
+                             for _, r in rows))
+
+
+@functools.cache
+def default() -> Calibration:
+    """The shipped calibration (``data/calibration.csv``), loaded once."""
+    return load()
+
+
+def resolve(calibration: Calibration | None) -> Calibration:
+    """``calibration``, or :func:`default` when None (the model's functions take either)."""
+    return default() if calibration is None else calibration

@@ -1,0 +1,321 @@
+"""The one CSV reader of the project: every data file is read here, against a declared schema.
+
+A schema is a pydantic model, a subclass of :class:`Row`: its fields are the
+file's columns (required unless they have a default), with types and
+validators; ``EXPECTED`` says in words what each column holds. :func:`read`
+returns ``[(line, row)]`` and raises the first problem as an
+:class:`~multigpu.common.errors.InputError` naming the file (as given), the
+physical line (header = line 1) and the column, which the CLI prints as
+``error: <file>:<line>: column '<col>': ...`` with exit status 2. Extra columns
+are kept as text, except in a :class:`ClosedRow` schema, whose header may hold
+only the declared columns.
+
+Files saved by spreadsheet programs (UTF-8 with BOM, CRLF line ends, trailing
+empty lines) read the same as plain ones. A file is only ever read.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import json
+import re
+from collections.abc import Iterable, Mapping
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
+
+from multigpu.common.errors import InputError
+
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+
+
+# ------------------------------------------------------------ cell types
+
+
+def _iso_date(value: Any) -> Any:
+    """A ``YYYY-MM-DD`` text as a date; anything else is an error."""
+    if not isinstance(value, str):
+        return value
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        raise ValueError(f"'{value}' is not an ISO date; expected YYYY-MM-DD, e.g. 2026-09-20")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"'{value}' is not a calendar date; expected YYYY-MM-DD, e.g. 2026-09-20") from None
+
+
+def _not_future(value: date) -> date:
+    today = date.today()
+    if value > today:
+        raise ValueError(f"{value} is in the future (today is {today}); expected the date it was seen")
+    return value
+
+
+def _bool(value: Any) -> Any:
+    """``true``/``false`` (any case, also ``yes``/``no``, ``1``/``0``) as a bool."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip().lower()
+    if text in ("true", "yes", "1"):
+        return True
+    if text in ("false", "no", "0"):
+        return False
+    raise ValueError(f"'{value}' is not true or false")
+
+
+def _json_object(value: Any) -> Any:
+    """A JSON object written in one cell (e.g. ``{"nics_per_node": 4}``); empty: None."""
+    if value is None or isinstance(value, dict):
+        return value
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"'{value}' is not JSON: {exc.msg}") from None
+    if not isinstance(parsed, dict):
+        raise ValueError(f"'{value}' is not a JSON object")
+    return parsed
+
+
+def _true_false(value: Any) -> Any:
+    """Only ``true`` or ``false`` (any case) as a bool; an empty cell stays None (reported as empty)."""
+    if not isinstance(value, str):
+        return value
+    if value.lower() not in ("true", "false"):
+        raise ValueError(f"'{value}' is not true or false; expected true or false")
+    return value.lower() == "true"
+
+
+_LOWER_ID = re.compile(r"[a-z0-9][a-z0-9.-]*")
+
+
+def _lower_id(value: str) -> str:
+    if not _LOWER_ID.fullmatch(value):
+        raise ValueError(f"'{value}' is not a lower-case id; expected a-z, 0-9, '-' and '.' "
+                         "(starting with a letter or digit), e.g. h100-sxm")
+    return value
+
+
+def _empty_as_blank(value: Any) -> Any:
+    return "" if value is None else value
+
+
+def one_of(values: Iterable[str]) -> Any:
+    """The type of a column holding one of ``values`` (an enum): a ``Literal`` of them whose error
+    names them all, ``'x' is not one of a, b, c``."""
+    allowed = tuple(values)
+
+    def check(value: Any) -> Any:
+        if value is not None and value not in allowed:
+            raise ValueError(f"'{value}' is not one of {', '.join(allowed)}")
+        return value
+
+    return Annotated[Literal[allowed], BeforeValidator(check)]
+
+
+Text = Annotated[str, Field(min_length=1)]
+IsoDate = Annotated[date, BeforeValidator(_iso_date)]
+PastDate = Annotated[date, BeforeValidator(_iso_date), AfterValidator(_not_future)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=0)]
+PositiveCount = Annotated[int, Field(ge=1)]
+Flag = Annotated[bool, BeforeValidator(_bool)]
+JsonObject = Annotated[dict | None, BeforeValidator(_json_object)]
+TrueFalse = Annotated[bool, BeforeValidator(_true_false)]  #: strictly ``true``/``false`` (any case)
+LowerId = Annotated[str, AfterValidator(_lower_id)]  #: a lower-case id such as ``h100-sxm``
+BlankText = Annotated[str, BeforeValidator(_empty_as_blank)]  #: text that may be empty (then "")
+
+
+class Row(BaseModel):
+    """A CSV row: cells are stripped text, empty cells are None; extra columns are kept as text.
+
+    Subclasses declare a file's schema: fields (a default makes the column
+    optional), ``EXPECTED`` (what each column holds, for messages) and
+    ``NOUN`` (what one row is).
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    EXPECTED: ClassVar[dict[str, str]] = {}
+    NOUN: ClassVar[str] = "row"
+
+    @classmethod
+    def required(cls) -> tuple[str, ...]:
+        """Columns the header must have."""
+        return tuple(name for name, f in cls.model_fields.items() if f.is_required())
+
+    @classmethod
+    def optional(cls) -> tuple[str, ...]:
+        """Columns the header may have."""
+        return tuple(name for name, f in cls.model_fields.items() if not f.is_required())
+
+
+class ClosedRow(Row):
+    """A row of a file whose header may hold only the declared columns: any other is an error on line 1."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def read(path: str | Path, schema: type[Row], context: Mapping[str, Any] | None = None, *,
+         unique: Iterable[str] = (), allow_empty: bool = False) -> list[tuple[int, Any]]:
+    """Read ``path`` and validate each row with ``schema``: ``[(line, row)]`` in file order.
+
+    ``unique``: columns whose values together may appear once (a duplicate is
+    an error at the second line, naming the last of them). ``context`` reaches
+    the schema's validators. A file with a header and no rows is an error
+    unless ``allow_empty``.
+    """
+    name = str(path)
+    header, rows = read_cells(path)
+    check_closed(header, schema, name)
+    check_header(header, schema, name)
+    if not rows and not allow_empty:
+        raise InputError(f"has a header but no rows; expected one {schema.NOUN} per line", name, 1)
+    out = [(line, validate(schema, cells, name, line, context)) for line, cells in rows]
+    key = tuple(unique)
+    if key:
+        seen: dict[tuple, int] = {}
+        for line, row in out:
+            value = tuple(getattr(row, column, None) for column in key)
+            if value in seen:
+                raise InputError(f"duplicate {schema.NOUN}: same {', '.join(key)} as line {seen[value]}",
+                                 name, line, key[-1])
+            seen[value] = line
+    return out
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of ``path`` (read-only); an unreadable file is an InputError naming it."""
+    try:
+        with open(path, "rb") as handle:  # read-only: an analyst's file is never written
+            return handle.read()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", str(path)) from None
+
+
+def read_cells(path: str | Path) -> tuple[list[str], list[tuple[int, dict[str, str | None]]]]:
+    """The header and the non-empty rows as (physical line, {column: stripped text or None})."""
+    name = str(path)
+    try:
+        text = read_bytes(path).decode("utf-8-sig")  # a BOM (spreadsheet export) is dropped
+    except UnicodeDecodeError as exc:
+        line = exc.object[:exc.start].count(b"\n") + 1
+        raise InputError("is not UTF-8 text; expected a CSV saved as UTF-8 (in a spreadsheet: 'CSV UTF-8')",
+                         name, line) from None
+    reader = csv.reader(io.StringIO(text, newline=""))  # the csv module reads LF and CRLF
+    try:
+        header = [cell.strip() for cell in next(reader, [])]
+        if not any(header):
+            raise InputError("is empty; expected a header line, then one row per line", name, 1)
+        rows, end = [], reader.line_num
+        for cells in reader:
+            start, end = end + 1, reader.line_num
+            if not any(cell.strip() for cell in cells):
+                continue  # empty line, e.g. trailing ones from a spreadsheet
+            if len(cells) != len(header):
+                raise InputError(f"has {len(cells)} cells, the header {len(header)}; expected one cell per column",
+                                 name, start)
+            rows.append((start, {col: cell.strip() or None for col, cell in zip(header, cells)}))
+    except csv.Error as exc:
+        raise InputError(f"is not valid CSV: {exc}", name, reader.line_num) from None
+    return header, rows
+
+
+def check_header(header: list[str], schema: type[Row], name: str) -> None:
+    """Every required column once; a misspelt name gets the closest valid one suggested."""
+    for column in header:
+        if not column:
+            raise InputError("a column has no name; expected a name in every header cell", name, 1)
+        if header.count(column) > 1:
+            raise InputError("appears twice in the header; expected each column once", name, 1, column)
+    required, optional = schema.required(), schema.optional()
+    unknown = [column for column in header if column not in required + optional]
+    for column in required:
+        if column not in header:
+            guess = closest(column, unknown)
+            if guess:
+                raise InputError(f"unknown column; did you mean '{column}' (a required column)?", name, 1, guess)
+            raise InputError(f"is missing; expected columns {', '.join(required)}", name, 1, column)
+    for column in unknown:
+        guess = closest(column, [c for c in optional if c not in header])
+        if guess:
+            raise InputError(f"unknown column; did you mean '{guess}'?", name, 1, column)
+
+
+def check_closed(header: list[str], schema: type[Row], name: str) -> None:
+    """For a :class:`ClosedRow` schema, a header column it does not declare is an error (none otherwise)."""
+    if schema.model_config.get("extra") != "forbid":
+        return
+    columns = schema.required() + schema.optional()
+    for column in header:
+        if column and column not in columns:
+            guess = closest(column, [c for c in columns if c not in header])
+            hint = f"did you mean '{guess}'?" if guess else f"expected only the columns {', '.join(columns)}"
+            raise InputError(f"unknown column; {hint}", name, 1, column)
+
+
+def suggest(word: str, ids: list[str], n: int = 4) -> list[str]:
+    """A few ids close to ``word`` (those it begins, then similar ones), else the first ones."""
+    word = word.lower()
+    close = [i for i in ids if i.startswith(word)] + difflib.get_close_matches(word, ids, n=n, cutoff=0.4)
+    return list(dict.fromkeys(close))[:n] or sorted(ids)[:n]
+
+
+def closest(word: str, candidates: list[str]) -> str | None:
+    """The candidate that ``word`` most likely misspells (case-insensitive), if any."""
+    lowered = {c.lower(): c for c in candidates}
+    close = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.75)
+    return lowered[close[0]] if close else None
+
+
+def known(value: str, table: Mapping[str, Any], kind: str, command: str) -> str:
+    """``value`` if it is a key of ``table``; else a ValueError naming a few close keys."""
+    if value in table:
+        return value
+    close = suggest(value, list(table))
+    raise ValueError(f"unknown {kind} '{value}'; expected a catalogue id such as {', '.join(close)} "
+                     f"(all: python -m multigpu {command})")
+
+
+def validate(schema: type[Row], cells: dict[str, str | None], name: str, line: int,
+             context: Mapping[str, Any] | None = None) -> Any:
+    """``cells`` as a ``schema`` row; the first problem as an InputError at (name, line, column)."""
+    try:
+        return schema.model_validate(cells, context=dict(context or {}))
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        column = str(error["loc"][0]) if error["loc"] else None
+        raise InputError(message(error, schema.EXPECTED.get(column or "", "")), name, line, column) from None
+
+
+_REASONS = {"int_parsing": "is not a whole number", "float_parsing": "is not a number",
+            "finite_number": "is not a finite number", "literal_error": "is not allowed",
+            "string_pattern_mismatch": "is not allowed", "bool_parsing": "is not true or false"}
+
+
+def message(error: Mapping[str, Any], expected: str) -> str:
+    """A pydantic error as '<what is wrong>; expected <what>'."""
+    value, kind, ctx = error.get("input"), error["type"], error.get("ctx") or {}
+    tail = f"; expected {expected}" if expected else ""
+    if kind == "value_error":
+        return str(ctx.get("error", error["msg"]))  # our own validators say it all
+    if value is None or value == "":
+        return f"is empty{tail}"
+    if kind == "greater_than":
+        return f"'{value}' is not above {ctx['gt']:g}{tail}"
+    if kind == "greater_than_equal":
+        return f"'{value}' is below {ctx['ge']:g}{tail}"
+    if kind == "less_than_equal":
+        return f"'{value}' is above {ctx['le']:g}{tail}"
+    reason = _REASONS.get(kind, error["msg"])
+    return f"'{value}' {reason}{tail}"

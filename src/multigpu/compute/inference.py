@@ -1,0 +1,151 @@
+"""Inference under tensor (and pipeline) parallelism, with in-flight (continuous) batching.
+
+``batch`` queries are in flight at once, as TensorRT-LLM and vLLM serve them:
+
+- **Prefill** of one prompt of ``input_tokens`` is compute-bound: its FLOPs
+  over the achievable FLOP/s of the ``tp x pp`` GPUs, plus two
+  tensor-parallel all-reduces per layer of ``input_tokens x hidden``
+  elements. Time to first token (TTFT) is that prefill time.
+- **A decode step** produces one token for each of the ``batch`` queries. It
+  reads every weight and the whole KV cache once (memory-bound) at an
+  achievable fraction of HBM bandwidth, unless its FLOPs take longer; then it
+  pays two all-reduces per layer of ``batch x hidden`` elements, which are
+  small and latency-bound. The algorithm is the fastest the system offers
+  (NCCL's ``auto``, or the one-shot and two-shot kernels of TensorRT-LLM
+  and vLLM).
+- **In steady state** each query lives ``L = batch x prefill + output_tokens x
+  decode_step``: while it is in flight, the GPUs also prefill the prompts of
+  the ``batch`` queries that take turns with it. So a user sees
+  ``output_tokens / L`` tokens per second (``tpot_s = L / output_tokens``),
+  and each GPU delivers ``batch x output_tokens / L / gpus`` tokens per second:
+  throughput per GPU = batch x tokens/s per user / GPUs, by construction.
+
+Sizes in elements, times in seconds, bytes as bytes, GB = 1e9 bytes.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from multigpu.comm import calibration, collectives
+from multigpu.comm.calibration import Calibration
+from multigpu.common.errors import InputError
+from multigpu.compute import models
+from multigpu.compute.training import peak_flops
+from multigpu.hardware import catalog
+
+#: Achievable fraction of HBM bandwidth when a decode step streams weights and KV cache.
+#: Typical of memory-bound GEMV and paged-attention kernels (about 80-90 % in STREAM-like copies on
+#: H100/H200; nvbandwidth and vendor guidance); 0.8 taken, stated here as an assumption.
+HBM_EFFICIENCY = 0.8
+ALLREDUCE_CHOICES = ("auto", "direct", "two-shot")
+
+
+def _allreduce_us(system_id: str, tp: int, nbytes: np.ndarray, cal: Calibration) -> np.ndarray:
+    """Fastest all-reduce among NCCL's choice and the one-/two-shot kernels, microseconds per size."""
+    if tp < 2:
+        return np.zeros(np.atleast_1d(nbytes).shape)
+    return np.asarray(_allreduce_cached(system_id, tp, tuple(np.atleast_1d(nbytes).tolist()), cal))
+
+
+@lru_cache(maxsize=4096)
+def _allreduce_cached(system_id: str, tp: int, sizes: tuple[float, ...], cal: Calibration) -> tuple[float, ...]:
+    best = np.full(len(sizes), np.inf)
+    for algorithm in ALLREDUCE_CHOICES:
+        if algorithm != "auto" and algorithm not in collectives.available("allreduce", system_id, tp, cal=cal):
+            continue
+        best = np.minimum(best, collectives.time_us("allreduce", system_id, tp, np.array(sizes),
+                                                    algorithm=algorithm, cal=cal))
+    return tuple(best.tolist())
+
+
+def tp_bytes_per_query_per_gpu(model_id: str, tp: int, input_tokens: int, output_tokens: int,
+                               dtype: str = "bf16") -> float:
+    """Bytes each GPU sends for tensor parallelism over one query (prefill + decode).
+
+    Two all-reduces per layer per token of ``hidden`` elements; a ring or
+    two-shot all-reduce sends ``2 (tp-1)/tp`` of the buffer per GPU.
+    """
+    model = models.model(model_id)
+    if tp < 2:
+        return 0.0
+    per_token = 2 * model.layers * model.hidden * models.dtype_bytes(dtype)
+    return per_token * (input_tokens + output_tokens) * 2 * (tp - 1) / tp
+
+
+def _check(model: models.Model, system: catalog.System, tp: int, pp: int, batch: Any) -> None:
+    if tp < 1 or pp < 1 or np.any(np.asarray(batch) < 1):
+        raise InputError("tp, pp and batch must be positive")
+    if model.heads % tp:
+        raise InputError(f"tp {tp} does not divide the {model.heads} heads of '{model.id}'")
+    if model.layers % pp:
+        raise InputError(f"pp {pp} does not divide the {model.layers} layers of '{model.id}'")
+    if tp * pp > system.gpus_per_node:
+        raise InputError(f"tp x pp = {tp * pp} is more than the {system.gpus_per_node} GPUs of a {system.id} node")
+
+
+def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, output_tokens: int,
+        pp: int = 1, dtype: str = "bf16", cal: Calibration | None = None) -> dict[str, Any]:
+    """Latency and throughput of serving ``batch`` concurrent queries (``batch`` may be an array).
+
+    Returns ``ttft_s``, ``tpot_s`` (mean time between a user's tokens, the
+    other queries' prefills included), ``tokens_per_s_per_user``,
+    ``tokens_per_s_per_gpu``, ``decode_step_s``, ``query_time_s``,
+    ``tp_bytes_per_query_per_gpu``, ``comm_fraction`` (share of the query's
+    lifetime spent in TP all-reduces), ``decode_comm_s`` and
+    ``decode_compute_s`` per step, ``memory_per_gpu_GB`` and ``fits``.
+    """
+    model, system = models.model(model_id), catalog.system(system_id)
+    gpu = catalog.gpu(system.gpu)
+    cal = calibration.resolve(cal)
+    _check(model, system, tp, pp, batch)
+    b = np.asarray(batch, dtype=float)
+    gpus = tp * pp
+    peak = peak_flops(gpu, dtype)
+    width = models.dtype_bytes(dtype)
+    # achievable_fraction prices operand traffic at 16 bits per element; an 8-bit format moves half the
+    # bytes, i.e. the same elements at twice the bandwidth (else FP8 decode re-reads weights at BF16 width)
+    operand_bw_Bps = gpu.mem_bw_GBps * 1e9 * models.dtype_bytes("bf16") / width
+    layers_allreduces = 2 * model.layers  # every layer's all-reduces are on the token's path, whatever pp
+
+    # prefill of one prompt
+    prefill_fraction = models.achievable_fraction(peak, model.hidden / tp, input_tokens, operand_bw_Bps)
+    prefill_compute = models.prefill_flops(model, input_tokens) / gpus / (peak * prefill_fraction)
+    prefill_comm = layers_allreduces * _allreduce_us(system.id, tp, np.asarray(input_tokens * model.hidden * width,
+                                                                              dtype=float), cal)[0] * 1e-6
+    ttft = prefill_compute + prefill_comm
+
+    # one decode step for the whole batch, at the mean KV length over the output
+    kv_len = input_tokens + output_tokens / 2
+    read = models.decode_bytes_per_step(model, b, kv_len, dtype, dtype)
+    memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / gpus / (gpu.mem_bw_GBps * 1e9 * HBM_EFFICIENCY)
+    decode_fraction = models.achievable_fraction(peak, model.hidden / tp, b, operand_bw_Bps)
+    flops_s = b * models.decode_flops_per_token(model, kv_len) / gpus / (peak * decode_fraction)
+    decode_compute = np.maximum(memory_s, flops_s)
+    decode_comm = layers_allreduces * _allreduce_us(system.id, tp, b * model.hidden * width, cal) * 1e-6
+    decode_step = decode_compute + decode_comm
+
+    # steady state of in-flight batching: a query's lifetime
+    lifetime = b * ttft + output_tokens * decode_step
+    tpot = lifetime / output_tokens
+    comm = b * prefill_comm + output_tokens * decode_comm
+    memory = models.inference_memory_per_gpu_bytes(model, tp=tp, pp=pp, kv_tokens=b * (input_tokens + output_tokens),
+                                                      weight_dtype=dtype, kv_dtype=dtype)
+    memory_GB = np.asarray(memory["total_bytes"], dtype=float) / 1e9
+    out = {
+        "model": model.id, "system": system.id, "tp": tp, "pp": pp, "batch": b, "input_tokens": input_tokens,
+        "output_tokens": output_tokens, "dtype": dtype,
+        "ttft_s": ttft * np.ones_like(b), "tpot_s": tpot, "tokens_per_s_per_user": 1.0 / tpot,
+        "tokens_per_s_per_gpu": b / tpot / gpus, "decode_step_s": decode_step, "query_time_s": lifetime,
+        "tp_bytes_per_query_per_gpu": tp_bytes_per_query_per_gpu(model.id, tp, input_tokens, output_tokens, dtype),
+        "comm_fraction": comm / lifetime,
+        "decode_comm_s": decode_comm, "decode_compute_s": decode_compute,
+        "memory_per_gpu_GB": memory_GB, "gpu_memory_GB": gpu.memory_GB, "fits": memory_GB <= gpu.memory_GB,
+    }
+    if np.ndim(batch) == 0:
+        out = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in out.items()}
+        out["batch"] = int(batch)
+    return out

@@ -1,0 +1,846 @@
+"""Transformer workloads: shapes, parameter counts, FLOPs and memory.
+
+The compute side of the training and inference model. Shapes live in
+``data/models.csv`` (one row per model, with its source); everything else is
+computed from the shape:
+
+- parameter counts, total and active per token (:class:`Model`);
+- FLOPs: model FLOPs (what MFU counts) and hardware FLOPs (what the GPU
+  executes, recomputation included) per training step; the closed form of
+  Narayanan et al. (SC21, eq. 3); prefill and decode FLOPs for inference;
+- memory per GPU: weights, gradients, optimizer states (ZeRO / FSDP) and
+  activations (Korthikanti et al. 2022) for training; weights and KV cache for
+  inference;
+- the achievable fraction of peak FLOP/s as a function of GEMM size, with
+  constants from ``data/compute_efficiency.csv``.
+
+Units are in the names: ``_bytes`` are bytes, ``_flops`` are floating-point
+operations (a multiply-add is 2), ``flops_peak`` is FLOP/s, ``_Bps`` is
+bytes/s. The FLOP and memory functions take plain numbers or numpy arrays for
+the sizes (batch, sequence, layout) and broadcast; they return a float when
+every size is a scalar.
+
+Conventions, as in the sources the tests check:
+
+- Model FLOPs count the matrix multiplies only (weights, attention scores and
+  the vocabulary projection); element-wise work is left out. Training counts
+  attention over the full ``seq`` x ``seq`` score matrix, as Megatron-LM and
+  PaLM's MFU do; prefill counts the causal half that is actually computed.
+- Mixed-precision Adam holds 2 (BF16 weights) + 2 (BF16 gradients) + 12
+  (FP32 master weights, momentum, variance) = 16 bytes per parameter
+  (Rajbhandari et al., ZeRO, SC20). Megatron-LM accumulates gradients in FP32
+  (``grad_dtype="fp32"``: 18 bytes per parameter).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from multigpu.common import datafiles
+from multigpu.common.datafiles import (
+    DATA_DIR,
+    BlankText,
+    Count,
+    Positive,
+    PositiveCount,
+    Text,
+    TrueFalse,
+    one_of,
+)
+from multigpu.common.errors import InputError
+
+MODELS_CSV = DATA_DIR / "models.csv"
+EFFICIENCY_CSV = DATA_DIR / "compute_efficiency.csv"
+
+#: Bytes per element of each number format.
+DTYPE_BYTES: dict[str, float] = {
+    "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5, "int4": 0.5,
+}
+ATTENTION_KINDS = ("mha", "gqa", "mla")
+RECOMPUTE = ("none", "selective", "full")
+BIAS_KINDS = ("none", "qkv", "all")
+NORM_KINDS = ("layernorm", "rmsnorm")
+POSITION_KINDS = ("learned", "rope")
+
+Number = float | np.ndarray
+
+
+# --------------------------------------------------------------------------- model shapes
+
+
+@dataclass(frozen=True)
+class Model:
+    """One transformer's shape (a row of ``data/models.csv``); counts are derived.
+
+    Dimensions are element counts. ``head_dim`` is the query/key width per head
+    (for MLA: no-position part + decoupled RoPE part), ``v_head_dim`` the value
+    width per head. Dense models have ``experts`` 0 (or 1). In an MoE model the
+    first ``first_dense_layers`` layers have a dense MLP of ``ffn_hidden``; the
+    others have ``experts`` routed experts of ``moe_ffn_hidden``, of which
+    ``experts_per_token`` are used per token, plus ``shared_experts`` always used.
+    """
+
+    id: str
+    name: str
+    family: str
+    layers: int
+    hidden: int
+    ffn_hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    v_head_dim: int
+    vocab: int
+    max_seq: int
+    experts: int
+    experts_per_token: int
+    shared_experts: int
+    moe_ffn_hidden: int
+    first_dense_layers: int
+    gated_mlp: bool
+    attention: str
+    q_lora_rank: int
+    kv_lora_rank: int
+    rope_head_dim: int
+    tied_embeddings: bool
+    bias: str
+    norm: str
+    position: str
+    dropout: bool
+    params_total_B_published: float
+    params_active_B_published: float | None
+    source: str
+    notes: str
+
+    # ---- structure
+
+    @property
+    def is_moe(self) -> bool:
+        """True when the model has routed experts."""
+        return self.experts > 1
+
+    @property
+    def moe_layers(self) -> int:
+        """Number of layers with an MoE MLP."""
+        return self.layers - self.first_dense_layers if self.is_moe else 0
+
+    @property
+    def dense_layers(self) -> int:
+        """Number of layers with a dense MLP."""
+        return self.layers - self.moe_layers
+
+    # ---- parameters per layer (element counts)
+
+    @property
+    def attention_matmul_params(self) -> int:
+        """Weights of one attention block's projections (Q, K, V, output; MLA down/up projections)."""
+        h, a = self.hidden, self.heads
+        out = a * self.v_head_dim * h
+        if self.attention == "mla":
+            q = (h * self.q_lora_rank + self.q_lora_rank * a * self.head_dim
+                 if self.q_lora_rank else h * a * self.head_dim)
+            kv_down = h * (self.kv_lora_rank + self.rope_head_dim)
+            kv_up = self.kv_lora_rank * a * (self.head_dim - self.rope_head_dim + self.v_head_dim)
+            return q + kv_down + kv_up + out
+        kv = self.kv_heads
+        return h * a * self.head_dim + h * kv * (self.head_dim + self.v_head_dim) + out
+
+    @property
+    def attention_other_params(self) -> int:
+        """Biases of the attention block, and MLA's two latent norms."""
+        qkv_bias = self.heads * self.head_dim + self.kv_heads * (self.head_dim + self.v_head_dim)
+        extra = {"none": 0, "qkv": qkv_bias, "all": qkv_bias + self.hidden}[self.bias]
+        if self.attention == "mla":
+            extra += self.q_lora_rank + self.kv_lora_rank
+        return extra
+
+    def mlp_matmul_params(self, ffn: int) -> int:
+        """Weights of one MLP (or one expert) of inner width ``ffn``: 3 matrices if gated (SwiGLU), else 2."""
+        return (3 if self.gated_mlp else 2) * self.hidden * ffn
+
+    def mlp_bias_params(self, ffn: int) -> int:
+        """Biases of one MLP (only when ``bias`` is ``all``)."""
+        return ((2 if self.gated_mlp else 1) * ffn + self.hidden) if self.bias == "all" else 0
+
+    @property
+    def norm_params(self) -> int:
+        """Parameters of one norm over ``hidden`` (LayerNorm: gain and bias; RMSNorm: gain)."""
+        return (2 if self.norm == "layernorm" else 1) * self.hidden
+
+    @property
+    def router_params(self) -> int:
+        """Router weights of one MoE layer."""
+        return self.hidden * self.experts if self.is_moe else 0
+
+    @property
+    def dense_layer_params(self) -> int:
+        """All parameters of one dense-MLP layer."""
+        f = self.ffn_hidden
+        return (self.attention_matmul_params + self.attention_other_params
+                + self.mlp_matmul_params(f) + self.mlp_bias_params(f) + 2 * self.norm_params)
+
+    @property
+    def moe_shared_params(self) -> int:
+        """Parameters of one MoE layer that every token uses (attention, shared experts, router, norms)."""
+        f = self.moe_ffn_hidden
+        shared = self.shared_experts * (self.mlp_matmul_params(f) + self.mlp_bias_params(f))
+        return (self.attention_matmul_params + self.attention_other_params + shared
+                + self.router_params + 2 * self.norm_params)
+
+    @property
+    def expert_params(self) -> int:
+        """Parameters of one routed expert."""
+        f = self.moe_ffn_hidden
+        return self.mlp_matmul_params(f) + self.mlp_bias_params(f) if self.is_moe else 0
+
+    @property
+    def embedding_params(self) -> int:
+        """Input embeddings: token table plus learned positions (if any)."""
+        pos = self.max_seq * self.hidden if self.position == "learned" else 0
+        return self.vocab * self.hidden + pos
+
+    @property
+    def head_params(self) -> int:
+        """Output (vocabulary) projection, 0 when tied to the input embedding."""
+        return 0 if self.tied_embeddings else self.vocab * self.hidden
+
+    # ---- totals
+
+    @property
+    def expert_params_total(self) -> int:
+        """Parameters in routed experts, all layers (what expert parallelism splits)."""
+        return self.moe_layers * self.experts * self.expert_params
+
+    @property
+    def params_total(self) -> int:
+        """All parameters."""
+        return (self.dense_layers * self.dense_layer_params
+                + self.moe_layers * self.moe_shared_params + self.expert_params_total
+                + self.embedding_params + self.head_params + self.norm_params)
+
+    @property
+    def params_active(self) -> int:
+        """Parameters used per token (routed experts: ``experts_per_token`` of them)."""
+        routed = self.moe_layers * self.experts_per_token * self.expert_params
+        return self.params_total - self.expert_params_total + routed
+
+    @property
+    def matmul_params_active(self) -> int:
+        """Weights multiplied per token, vocabulary projection included, input embedding lookup excluded.
+
+        Twice this is the forward FLOPs per token outside attention scores.
+        """
+        mlp_dense = self.mlp_matmul_params(self.ffn_hidden)
+        mlp_moe = ((self.experts_per_token + self.shared_experts) * self.mlp_matmul_params(self.moe_ffn_hidden)
+                   + self.router_params)
+        return (self.layers * self.attention_matmul_params + self.dense_layers * mlp_dense
+                + self.moe_layers * mlp_moe + self.vocab * self.hidden)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row's fields plus the derived counts."""
+        row = {f.name: getattr(self, f.name) for f in fields(self)}
+        row.update(params_total=self.params_total, params_active=self.params_active)
+        return row
+
+
+_POSITIVE = "a whole number >= 1"
+_COUNT = "a whole number >= 0"
+
+
+class ModelRow(datafiles.Row):
+    """Schema of ``data/models.csv``: the fields of :class:`Model`, one row per model."""
+
+    id: Text
+    name: Text
+    family: BlankText
+    layers: PositiveCount
+    hidden: PositiveCount
+    ffn_hidden: PositiveCount
+    heads: PositiveCount
+    kv_heads: PositiveCount
+    head_dim: PositiveCount
+    v_head_dim: PositiveCount
+    vocab: PositiveCount
+    max_seq: Count
+    experts: Count
+    experts_per_token: Count
+    shared_experts: Count
+    moe_ffn_hidden: Count
+    first_dense_layers: Count
+    gated_mlp: TrueFalse
+    attention: one_of(ATTENTION_KINDS)  # type: ignore[valid-type]
+    q_lora_rank: Count
+    kv_lora_rank: Count
+    rope_head_dim: Count
+    tied_embeddings: TrueFalse
+    bias: one_of(BIAS_KINDS)  # type: ignore[valid-type]
+    norm: one_of(NORM_KINDS)  # type: ignore[valid-type]
+    position: one_of(POSITION_KINDS)  # type: ignore[valid-type]
+    dropout: TrueFalse
+    params_total_B_published: float
+    params_active_B_published: float | None
+    source: Text
+    notes: BlankText
+
+    NOUN = "model"
+    EXPECTED = {
+        **dict.fromkeys(("layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "v_head_dim", "vocab"),
+                        _POSITIVE),
+        **dict.fromkeys(("max_seq", "experts", "experts_per_token", "shared_experts", "moe_ffn_hidden",
+                         "first_dense_layers", "q_lora_rank", "kv_lora_rank", "rope_head_dim"), _COUNT),
+        **dict.fromkeys(("gated_mlp", "tied_embeddings", "dropout"), "true or false"),
+        **dict.fromkeys(("params_total_B_published", "params_active_B_published"), "billions of parameters"),
+        "id": "the model's id", "name": "the model's name", "source": "where the shape comes from",
+    }
+
+
+def _check_shape(row: ModelRow, path: Path, line: int) -> None:
+    """The rules across the columns of one model; the first broken one is an InputError at its column."""
+    def fail(column: str, what: str) -> InputError:
+        return InputError(what, file=str(path), line=line, column=column)
+
+    if row.heads % row.kv_heads:
+        raise fail("kv_heads", f"{row.kv_heads} does not divide heads {row.heads}; expected a divisor of heads")
+    if row.attention == "mla" and not row.kv_lora_rank:
+        raise fail("kv_lora_rank", "is 0 but attention is mla; expected MLA's latent width")
+    if row.experts > 1 and not (0 < row.experts_per_token <= row.experts and row.moe_ffn_hidden > 0):
+        raise fail("experts_per_token", "an MoE model needs 0 < experts_per_token <= experts and a moe_ffn_hidden")
+    if row.first_dense_layers > row.layers:
+        raise fail("first_dense_layers", f"{row.first_dense_layers} exceeds layers {row.layers}")
+
+
+@functools.cache
+def _load(path: Path = MODELS_CSV) -> dict[str, Model]:
+    table: dict[str, Model] = {}
+    for line, row in datafiles.read(path, ModelRow, unique=("id",)):
+        _check_shape(row, path, line)
+        table[row.id] = Model(**{f.name: getattr(row, f.name) for f in fields(Model)})
+    return table
+
+
+def models() -> dict[str, Model]:
+    """Every model of ``data/models.csv``, by id, in file order."""
+    return dict(_load())
+
+
+def model(model_id: str | Model) -> Model:
+    """The model with this id (a :class:`Model` passes through); unknown ids raise :class:`InputError`."""
+    if isinstance(model_id, Model):
+        return model_id
+    table = _load()
+    if model_id not in table:
+        raise InputError(f"unknown model '{model_id}'; known models: {', '.join(table)}")
+    return table[model_id]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _resolve(model_id: str | Model) -> Model:
+    """:func:`model`, callable from functions whose argument is named ``model``."""
+    return model(model_id)
+
+
+def dtype_bytes(dtype: str) -> float:
+    """Bytes per element of a number format (``bf16`` -> 2); unknown formats raise :class:`InputError`."""
+    if dtype not in DTYPE_BYTES:
+        raise InputError(f"unknown dtype '{dtype}'; known: {', '.join(DTYPE_BYTES)}")
+    return DTYPE_BYTES[dtype]
+
+
+def _out(value: Any) -> Number:
+    """A float for a 0-d result, the array otherwise."""
+    array = np.asarray(value, dtype=float)
+    return float(array) if array.ndim == 0 else array
+
+
+def _check_choice(value: str, allowed: tuple[str, ...], what: str) -> None:
+    if value not in allowed:
+        raise InputError(f"{what} '{value}' is not one of {', '.join(allowed)}")
+
+
+def _check_positive(**sizes: ArrayLike) -> None:
+    for name, value in sizes.items():
+        if np.any(np.asarray(value) < 1):
+            raise InputError(f"{name} must be >= 1")
+
+
+def _attention_widths(m: Model, absorbed: bool = False) -> tuple[int, int]:
+    """(q.k width, attention-over-values width) summed over heads.
+
+    ``absorbed``: MLA decode with the up-projections folded into the query and
+    output (scores against the cached latent: width ``kv_lora + rope`` and
+    ``kv_lora`` per head), as DeepSeek's inference does.
+    """
+    if absorbed and m.attention == "mla":
+        return m.heads * (m.kv_lora_rank + m.rope_head_dim), m.heads * m.kv_lora_rank
+    return m.heads * m.head_dim, m.heads * m.v_head_dim
+
+
+# --------------------------------------------------------------------------- FLOPs
+
+
+def forward_flops_per_token(model: Model | str, context: ArrayLike) -> Number:
+    """Forward FLOPs of one token attending to ``context`` tokens (weights + scores + vocabulary).
+
+    ``2 * matmul_params_active + 2 * layers * context * heads * (d_qk + d_v)``.
+    """
+    m = _resolve(model)
+    qk, v = _attention_widths(m)
+    return _out(2.0 * m.matmul_params_active + 2.0 * m.layers * np.asarray(context) * (qk + v))
+
+
+def training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: ArrayLike,
+                            recompute: str = "none", causal: bool = False) -> tuple[Number, Number]:
+    """(model FLOPs, hardware FLOPs) of one training step of ``global_batch`` sequences of ``seq`` tokens.
+
+    Model FLOPs (what MFU counts) are forward + backward = 3 x forward:
+    ``6 * matmul_params_active * tokens + 12 * layers * seq * heads*(d_qk+d_v)/2 * tokens``;
+    for a GPT shape this is Korthikanti et al. 2022 eq. 7,
+    ``72 B L s h^2 (1 + s/(6h) + v/(12hL))``, exactly.
+
+    Hardware FLOPs add what recomputation runs again:
+
+    - ``none``: nothing;
+    - ``selective``: one more forward of the attention scores (QK^T and
+      attention over V). Korthikanti et al.'s eq. 8 counts this part twice
+      (``s/(3h)`` instead of ``s/(6h)``); one forward is what is executed;
+    - ``full``: one more forward of every transformer layer (not the vocabulary
+      projection): Narayanan et al. SC21 eq. 3,
+      ``96 B s l h^2 (1 + s/(6h) + V/(16lh))``, for a GPT shape.
+
+    ``causal=True`` counts only the causal half of the score matrix
+    (``(seq+1)/2`` keys per query) instead of the full square.
+    """
+    m = _resolve(model)
+    _check_choice(recompute, RECOMPUTE, "recompute")
+    seq = np.asarray(seq, dtype=float)
+    tokens = np.asarray(global_batch, dtype=float) * seq
+    qk, v = _attention_widths(m)
+    context = (seq + 1) / 2 if causal else seq
+    fwd_scores = 2.0 * m.layers * context * (qk + v) * tokens
+    fwd_head = 2.0 * m.vocab * m.hidden * tokens
+    fwd_weights = 2.0 * m.matmul_params_active * tokens - fwd_head
+    model_flops = 3.0 * (fwd_weights + fwd_scores + fwd_head)
+    extra = {"none": 0.0, "selective": fwd_scores, "full": fwd_weights + fwd_scores}[recompute]
+    return _out(model_flops), _out(model_flops + extra)
+
+
+def megatron_flops_per_iteration(model: Model | str, batch: ArrayLike, seq: ArrayLike,
+                                 full_recompute: bool = True) -> Number:
+    """FLOPs per iteration by Narayanan et al. SC21 eq. 3 (GPT shapes: MHA, 4h MLP, tied vocabulary).
+
+    ``F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h))`` with full recomputation
+    (4 passes), ``72 B s l h^2 (1 + s/(6h) + V/(12 l h))`` without (3 passes,
+    = model FLOPs). Uses ``layers``, ``hidden`` and ``vocab`` of the model only.
+    """
+    m = _resolve(model)
+    b, s = np.asarray(batch, dtype=float), np.asarray(seq, dtype=float)
+    l, h, v = m.layers, float(m.hidden), m.vocab
+    if full_recompute:
+        return _out(96.0 * b * s * l * h**2 * (1 + s / (6 * h) + v / (16 * l * h)))
+    return _out(72.0 * b * s * l * h**2 * (1 + s / (6 * h) + v / (12 * l * h)))
+
+
+def prefill_flops(model: Model | str, tokens: ArrayLike, batch: ArrayLike = 1,
+                  logits_all: bool = False) -> Number:
+    """FLOPs to prefill ``batch`` prompts of ``tokens`` tokens each (causal attention).
+
+    ``2 * weights * tokens + 2 * layers * heads*(d_qk+d_v) * tokens*(tokens+1)/2``,
+    plus the vocabulary projection for the last token only (every token if
+    ``logits_all``). MLA runs un-absorbed here (per-head K and V of width 192
+    and 128 for DeepSeek-V3), as in DeepSeek's prefill.
+    """
+    m = _resolve(model)
+    t = np.asarray(tokens, dtype=float)
+    qk, v = _attention_widths(m)
+    head = 2.0 * m.vocab * m.hidden
+    weights = (2.0 * m.matmul_params_active - head) * t + head * (t if logits_all else 1.0)
+    scores = 2.0 * m.layers * (qk + v) * t * (t + 1) / 2
+    return _out(np.asarray(batch, dtype=float) * (weights + scores))
+
+
+def decode_flops_per_token(model: Model | str, kv_len: ArrayLike) -> Number:
+    """FLOPs to generate one token whose query attends to ``kv_len`` cached tokens.
+
+    ``2 * matmul_params_active + 2 * layers * kv_len * heads*(d_qk+d_v)``; MLA
+    uses the absorbed form (scores against the cached latent: per head
+    ``kv_lora + rope`` for q.k and ``kv_lora`` for attention over values), as
+    DeepSeek's decode does. Approximate: the absorbed weight products are
+    counted as the up-projection weights they replace.
+    """
+    m = _resolve(model)
+    qk, v = _attention_widths(m, absorbed=True)
+    return _out(2.0 * m.matmul_params_active + 2.0 * m.layers * np.asarray(kv_len, dtype=float) * (qk + v))
+
+
+# --------------------------------------------------------------------------- memory: model states
+
+
+def model_state_bytes_per_gpu(params: ArrayLike, dp: ArrayLike = 1, zero_stage: ArrayLike = 0,
+                              dtype: str = "bf16", grad_dtype: str | None = None,
+                              optimizer_bytes_per_param: float | None = None) -> dict[str, Number]:
+    """Weights, gradients and Adam states (bytes) of ``params`` parameters held by one data-parallel rank.
+
+    ZeRO (Rajbhandari et al. SC20) shards across the ``dp`` ranks: stage 1 the
+    optimizer states, stage 2 also the gradients, stage 3 (= FSDP FULL_SHARD)
+    also the weights; FSDP SHARD_GRAD_OP is stage 2. Bytes per parameter:
+    weights ``dtype``, gradients ``grad_dtype`` (default: ``dtype``), optimizer
+    12 (FP32 master copy + momentum + variance), or 8 when ``dtype`` is fp32
+    (no separate master copy).
+    """
+    w = dtype_bytes(dtype)
+    g = dtype_bytes(grad_dtype or dtype)
+    o = optimizer_bytes_per_param if optimizer_bytes_per_param is not None else (8.0 if w == 4 else 12.0)
+    p = np.asarray(params, dtype=float)
+    dp, stage = np.asarray(dp, dtype=float), np.asarray(zero_stage)
+    if np.any((stage < 0) | (stage > 3)):
+        raise InputError("zero_stage must be 0, 1, 2 or 3")
+    _check_positive(dp=dp)
+    return {
+        "weights_bytes": _out(p * w / np.where(stage >= 3, dp, 1.0)),
+        "gradients_bytes": _out(p * g / np.where(stage >= 2, dp, 1.0)),
+        "optimizer_bytes": _out(p * o / np.where(stage >= 1, dp, 1.0)),
+    }
+
+
+def _stage_params(m: Model, pp: np.ndarray, first: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(non-expert params, expert params, layers) of the first or the last pipeline stage.
+
+    Layers are split evenly, the first stage taking ceil(L/pp), the last
+    floor(L/pp); the first stage holds the input embedding, the last the
+    vocabulary projection (Megatron keeps a copy of a tied embedding there) and
+    the final norm. With pp = 1 the one stage holds all of it.
+    """
+    layers = np.ceil(m.layers / pp) if first else np.floor(m.layers / pp)
+    if first:
+        dense = np.minimum(layers, m.dense_layers)
+    else:
+        dense = np.clip(m.dense_layers - (m.layers - layers), 0, None)
+    moe = layers - dense
+    shared = dense * m.dense_layer_params + moe * m.moe_shared_params
+    experts = moe * m.experts * m.expert_params
+    ends = m.embedding_params + m.head_params + m.norm_params
+    if first:
+        end = np.where(pp == 1, ends, m.embedding_params)
+    else:
+        end = np.where(pp == 1, ends, m.vocab * m.hidden + m.norm_params)
+    return shared + end, experts, layers
+
+
+def weights_bytes_per_gpu(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 1, ep: ArrayLike = 1,
+                          dtype: str = "bf16") -> Number:
+    """Bytes of weights on the most loaded GPU under tensor (tp), pipeline (pp) and expert (ep) parallelism.
+
+    Everything is split ``tp`` ways (vocabulary-parallel embeddings included,
+    norms approximated as split); routed experts also ``ep`` ways.
+    """
+    m = _resolve(model)
+    tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
+    _check_positive(tp=tp, pp=pp, ep=ep)
+    per_stage = []
+    for first in (True, False):
+        shared, experts, _ = _stage_params(m, pp, first)
+        per_stage.append(shared / tp + experts / (tp * ep))
+    return _out(np.maximum(*per_stage) * dtype_bytes(dtype))
+
+
+# --------------------------------------------------------------------------- memory: activations
+
+
+def _activation_coefficients(m: Model, moe_layer: bool) -> tuple[float, float, float]:
+    """Bytes per token of one layer's stored activations: (outside TP regions, inside TP regions, per key).
+
+    Generalises Korthikanti et al. 2022 section 4.1 (16-bit activations,
+    1-byte dropout masks). Outside the tensor-parallel regions: both norms'
+    inputs (4h), the attention and MLP inputs (2h + 2h), two dropout masks (2h,
+    if dropout). Inside: Q, K, V and the output projection's input; the MLP's
+    activation input and output (4f; SwiGLU stores gate and up outputs and the
+    product, 6f); for MoE each routed copy of the token (2h) and its expert's
+    activations. Per key of context: softmax output (2a), its dropout mask and
+    output (3a) if dropout. For a GPT shape: (10h, 24h, 5a), i.e.
+    ``sbh(34 + 5as/h)`` per layer.
+    """
+    h, a = m.hidden, m.heads
+    outside = 8 * h + (2 * h if m.dropout else 0)
+    qk, v = _attention_widths(m)
+    if m.attention == "mla":
+        kv_k, kv_v = qk, v
+        latent = 4 * (m.q_lora_rank + m.kv_lora_rank) + 2 * m.rope_head_dim
+    else:
+        kv_k, kv_v = m.kv_heads * m.head_dim, m.kv_heads * m.v_head_dim
+        latent = 0
+    attention = 2 * (qk + kv_k + kv_v + v) + latent
+
+    def mlp(ffn: int) -> int:
+        return (6 if m.gated_mlp else 4) * ffn
+
+    if moe_layer:
+        inner = (m.experts_per_token * (2 * h + mlp(m.moe_ffn_hidden))
+                 + m.shared_experts * mlp(m.moe_ffn_hidden))
+    else:
+        inner = mlp(m.ffn_hidden)
+    per_key = (5 if m.dropout else 2) * a
+    return float(outside), float(attention + inner), float(per_key)
+
+
+def activation_bytes_per_layer(model: Model | str, micro_batch: ArrayLike, seq: ArrayLike, tp: ArrayLike = 1,
+                               sequence_parallel: bool = False, recompute: str = "none",
+                               moe_layer: bool | None = None) -> Number:
+    """Bytes of activations one layer stores for one micro-batch (Korthikanti et al. 2022, Table 2).
+
+    With ``s`` = seq, ``b`` = micro-batch, for a GPT shape:
+
+    ======================  ===========================================
+    no parallelism          ``sbh(34 + 5as/h)``
+    tensor parallel (t)     ``sbh(10 + 24/t + 5as/(ht))``
+    + sequence parallel     ``sbh(34/t + 5as/(ht))``
+    + selective recompute   drops the ``5as/h`` term
+    full recompute          ``2sbh`` (the layer input; ``/t`` with SP)
+    ======================  ===========================================
+
+    Other shapes (GQA, SwiGLU, MoE, MLA, no dropout) use the same accounting
+    (see :func:`_activation_coefficients`). The score term assumes the score
+    matrix is materialised; FlashAttention-style kernels store no ``s^2`` term,
+    which is what ``selective`` gives. ``moe_layer`` picks the layer kind
+    (default: MoE if the model has experts).
+    """
+    m = _resolve(model)
+    _check_choice(recompute, RECOMPUTE, "recompute")
+    tp = np.asarray(tp, dtype=float)
+    _check_positive(tp=tp)
+    s = np.asarray(seq, dtype=float)
+    tokens = np.asarray(micro_batch, dtype=float) * s
+    sp_div = tp if sequence_parallel else 1.0
+    if recompute == "full":
+        return _out(tokens * 2 * m.hidden / sp_div)
+    outside, inside, per_key = _activation_coefficients(m, m.is_moe if moe_layer is None else moe_layer)
+    scores = 0.0 if recompute == "selective" else per_key * s / tp
+    return _out(tokens * (outside / sp_div + inside / tp + scores))
+
+
+def memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 1, dp: ArrayLike = 1,
+                         micro_batch: ArrayLike = 1, seq: ArrayLike = 2048, recompute: str = "none",
+                         sequence_parallel: bool = False, zero_stage: ArrayLike = 0, dtype: str = "bf16",
+                         ep: ArrayLike = 1, num_microbatches: ArrayLike | None = None,
+                         virtual_stages: ArrayLike = 1, grad_dtype: str | None = None) -> dict[str, Number]:
+    """Training memory (bytes) on the most loaded GPU, by part.
+
+    Returns ``weights_bytes``, ``gradients_bytes``, ``optimizer_bytes``,
+    ``activations_bytes`` and ``total_bytes`` of the pipeline stage (first or
+    last) with the larger total. Not counted: CUDA context, communication
+    buffers, allocator fragmentation (typically a few GB).
+
+    - Weights per GPU: :func:`weights_bytes_per_gpu` split (``tp``, ``pp``,
+      ``ep``), then sharded across ``dp`` by ZeRO ``zero_stage`` (see
+      :func:`model_state_bytes_per_gpu`); experts are sharded across their
+      own data-parallel group of ``dp / ep`` ranks (ep is carved out of dp).
+      Stage 3 adds a gather buffer of two unsharded layers (the one computed
+      and the one prefetched).
+    - Activations (Korthikanti et al. 2022 sections 4.2.3, 4.3): under 1F1B
+      the first stage holds ``min(pp, num_microbatches)`` micro-batches of its
+      ``ceil(L/pp)`` layers, times ``1 + (pp-1)/(pp*v)`` with ``v`` interleaved
+      virtual stages; plus the embedding dropout mask (``sbhp/t``). The stage
+      holding the vocabulary projection adds ``4sbh/t (1 + v/h)`` (last norm,
+      projection input, FP32 logits). Full recomputation adds one layer's
+      full activations, re-materialised during its backward pass.
+    """
+    m = _resolve(model)
+    _check_choice(recompute, RECOMPUTE, "recompute")
+    tp, pp, dp, ep, vs = (np.asarray(x, dtype=float) for x in (tp, pp, dp, ep, virtual_stages))
+    _check_positive(tp=tp, pp=pp, dp=dp, ep=ep, virtual_stages=vs, micro_batch=micro_batch, seq=seq)
+    if np.any(np.mod(dp, ep) != 0):
+        raise InputError("ep must divide dp (expert-parallel ranks are data-parallel ranks)")
+    if np.any(ep > 1) and (not m.is_moe or np.any(np.mod(m.experts, ep) != 0)):
+        raise InputError(f"ep must divide the number of experts of '{m.id}' ({m.experts})")
+    if np.any(pp > m.layers):
+        raise InputError(f"pp must not exceed the {m.layers} layers of '{m.id}'")
+    stage = np.asarray(zero_stage)
+    b, s = np.asarray(micro_batch, dtype=float), np.asarray(seq, dtype=float)
+    tokens = b * s
+    sp_div = tp if sequence_parallel else 1.0
+    in_flight = pp if num_microbatches is None else np.minimum(pp, np.asarray(num_microbatches, dtype=float))
+    interleave = np.where(vs > 1, 1 + (pp - 1) / (pp * vs), 1.0)
+    kw = dict(tp=tp, sequence_parallel=sequence_parallel, recompute=recompute)
+    act_dense = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=False, **kw))
+    act_moe = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=True, **kw)) if m.is_moe else act_dense
+    working = 0.0
+    if recompute == "full":
+        working = np.asarray(activation_bytes_per_layer(m, b, s, tp=tp, sequence_parallel=sequence_parallel,
+                                                        recompute="none"))
+    output_layer = tokens * (4 * m.hidden / sp_div + 4 * m.vocab / tp)
+    embed_dropout = tokens * m.hidden * in_flight / sp_div if m.dropout else 0.0
+    largest_layer = np.maximum(m.dense_layer_params / tp if m.dense_layers else 0.0,
+                               m.moe_shared_params / tp + m.experts * m.expert_params / (tp * ep)
+                               if m.moe_layers else 0.0)
+    w = dtype_bytes(dtype)
+
+    parts = []
+    for first in (True, False):
+        shared, experts, layers = _stage_params(m, pp, first)
+        dense_layers = (np.minimum(layers, m.dense_layers) if first
+                        else np.clip(m.dense_layers - (m.layers - layers), 0, None))
+        states_shared = model_state_bytes_per_gpu(shared / tp, dp, stage, dtype, grad_dtype)
+        states_expert = model_state_bytes_per_gpu(experts / (tp * ep), dp / ep, stage, dtype, grad_dtype)
+        part = {k: np.asarray(states_shared[k]) + np.asarray(states_expert[k]) for k in states_shared}
+        part["weights_bytes"] = part["weights_bytes"] + np.where(stage >= 3, 2 * largest_layer * w, 0.0)
+        per_mb = dense_layers * act_dense + (layers - dense_layers) * act_moe
+        if first:
+            acts = per_mb * in_flight * interleave + embed_dropout + np.where(pp == 1, output_layer, 0.0)
+        else:
+            acts = per_mb + output_layer
+        part["activations_bytes"] = acts + working
+        part["total_bytes"] = sum(part[k] for k in ("weights_bytes", "gradients_bytes", "optimizer_bytes",
+                                                    "activations_bytes"))
+        parts.append(part)
+    first_part, last_part = parts
+    pick_first = first_part["total_bytes"] >= last_part["total_bytes"]
+    return {k: _out(np.where(pick_first, first_part[k], last_part[k])) for k in first_part}
+
+
+# --------------------------------------------------------------------------- memory: inference
+
+
+def kv_cache_bytes_per_token(model: Model | str, dtype: str = "bf16") -> float:
+    """Bytes of KV cache per token for the whole model (all layers, all KV heads).
+
+    MHA/GQA: ``layers * kv_heads * (head_dim + v_head_dim) * bytes`` (= 2 x
+    layers x kv_heads x head_dim x bytes when K and V are equally wide). MLA
+    caches the compressed latent and the decoupled RoPE key:
+    ``layers * (kv_lora_rank + rope_head_dim) * bytes`` (DeepSeek-V2 section 2.1).
+    """
+    m = _resolve(model)
+    width = (m.kv_lora_rank + m.rope_head_dim if m.attention == "mla"
+             else m.kv_heads * (m.head_dim + m.v_head_dim))
+    return float(m.layers * width * dtype_bytes(dtype))
+
+
+def kv_cache_bytes_per_token_per_gpu(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 1,
+                                     dtype: str = "bf16") -> Number:
+    """KV-cache bytes per token on one GPU of a tp x pp group.
+
+    KV heads split across ``tp`` (a head is replicated when tp exceeds the KV
+    heads); MLA's latent is not split by heads and is replicated on every TP
+    rank. Layers split across ``pp`` (first stage: ceil(L/pp)).
+    """
+    m = _resolve(model)
+    tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
+    _check_positive(tp=tp, pp=pp)
+    per_layer = kv_cache_bytes_per_token(m, dtype) / m.layers
+    if m.attention != "mla":
+        per_layer = per_layer / m.kv_heads * np.ceil(m.kv_heads / tp)
+    return _out(per_layer * np.ceil(m.layers / pp))
+
+
+def inference_memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 1, ep: ArrayLike = 1,
+                                   kv_tokens: ArrayLike = 0, weight_dtype: str = "bf16",
+                                   kv_dtype: str = "bf16") -> dict[str, Number]:
+    """Serving memory (bytes) per GPU: ``weights_bytes``, ``kv_cache_bytes`` for ``kv_tokens``, ``total_bytes``.
+
+    ``kv_tokens`` is every cached token on the group (sum of context lengths
+    over the batch). Activations and runtime buffers are not counted.
+    """
+    weights = np.asarray(weights_bytes_per_gpu(model, tp, pp, ep, weight_dtype))
+    kv = np.asarray(kv_tokens, dtype=float) * np.asarray(kv_cache_bytes_per_token_per_gpu(model, tp, pp, kv_dtype))
+    return {"weights_bytes": _out(weights), "kv_cache_bytes": _out(kv), "total_bytes": _out(weights + kv)}
+
+
+def decode_bytes_per_step(model: Model | str, batch: ArrayLike, kv_len: ArrayLike, weight_dtype: str = "bf16",
+                          kv_dtype: str = "bf16") -> dict[str, Number]:
+    """Bytes read from memory by one decode step of ``batch`` sequences at ``kv_len`` cached tokens each.
+
+    ``weights_bytes``: every non-expert weight once, plus the routed experts
+    the batch touches: with uniform independent routing, a layer's expected
+    distinct experts are ``E (1 - (1 - k/E)^batch)``. ``kv_cache_bytes``:
+    ``batch * kv_len`` cached tokens. Whole model, not per GPU.
+    """
+    m = _resolve(model)
+    batch = np.asarray(batch, dtype=float)
+    non_expert = m.params_total - m.expert_params_total
+    if m.is_moe:
+        touched = m.experts * (1 - (1 - m.experts_per_token / m.experts) ** batch)
+        experts = m.moe_layers * touched * m.expert_params
+    else:
+        experts = 0.0
+    weights = (non_expert + experts) * dtype_bytes(weight_dtype)
+    kv = batch * np.asarray(kv_len, dtype=float) * kv_cache_bytes_per_token(m, kv_dtype)
+    return {"weights_bytes": _out(weights), "kv_cache_bytes": _out(kv)}
+
+
+# --------------------------------------------------------------------------- compute efficiency
+
+
+@dataclass(frozen=True)
+class EfficiencyConstants:
+    """Constants of :func:`achievable_fraction` (``data/compute_efficiency.csv``)."""
+
+    gemm_efficiency_max: float
+    traffic_per_hidden: float
+    reference_flops_peak: float
+    reference_mem_bw_Bps: float
+
+
+class EfficiencyRow(datafiles.Row):
+    """Schema of ``data/compute_efficiency.csv``: one constant of :class:`EfficiencyConstants` per row."""
+
+    parameter: one_of(f.name for f in fields(EfficiencyConstants))  # type: ignore[valid-type]
+    value: Positive
+    unit: str | None = None
+    fitted_on: str | None = None
+    source: str | None = None
+    notes: str | None = None
+
+    NOUN = "constant"
+    EXPECTED = {"value": "a number > 0"}
+
+
+@functools.cache
+def efficiency_constants(path: Path = EFFICIENCY_CSV) -> EfficiencyConstants:
+    """Read the constants of :func:`achievable_fraction` (``parameter,value,unit,...`` rows)."""
+    rows = datafiles.read(path, EfficiencyRow, unique=("parameter",))
+    values = {row.parameter: row.value for _, row in rows}
+    missing = [f.name for f in fields(EfficiencyConstants) if f.name not in values]
+    if missing:
+        raise InputError(f"missing parameters: {', '.join(missing)}; expected one row for each", file=str(path))
+    return EfficiencyConstants(**values)
+
+
+def achievable_fraction(gpu_flops_peak: ArrayLike, hidden_per_gpu: ArrayLike, tokens_per_microbatch: ArrayLike,
+                        mem_bw_Bps: ArrayLike | None = None) -> Number:
+    """Fraction of dense peak FLOP/s a transformer layer's compute reaches on one GPU (communication excluded).
+
+    An additive roofline: time per FLOP is the GEMM time at its best efficiency
+    plus the memory traffic that does not shrink as GEMMs grow::
+
+        1 / fraction = 1 / eta_max + B * (1 / tokens + k / hidden_per_gpu)
+
+    - ``B = gpu_flops_peak / mem_bw_Bps`` (FLOP per byte, the machine
+      balance; the reference A100's when ``mem_bw_Bps`` is not given);
+    - ``1 / tokens``: each micro-batch reads every weight once (2 bytes per
+      2 x tokens FLOPs);
+    - ``k / hidden_per_gpu``: activation traffic of GEMM operands and of the
+      element-wise work (norms, activation functions, residuals, softmax)
+      per GEMM FLOP falls as 1 / (h / t).
+
+    ``gpu_flops_peak`` is dense FLOP/s of the precision used; ``hidden_per_gpu``
+    the hidden size over the tensor-parallel degree; ``tokens_per_microbatch``
+    micro-batch x sequence length. ``eta_max`` and ``k`` are fitted (see
+    ``data/compute_efficiency.csv``); communication, the pipeline bubble and
+    the optimizer step are not in this fraction.
+    """
+    c = efficiency_constants()
+    peak = np.asarray(gpu_flops_peak, dtype=float)
+    bw = c.reference_mem_bw_Bps * peak / c.reference_flops_peak if mem_bw_Bps is None else mem_bw_Bps
+    balance = peak / np.asarray(bw, dtype=float)
+    hidden = np.asarray(hidden_per_gpu, dtype=float)
+    tokens = np.asarray(tokens_per_microbatch, dtype=float)
+    if np.any(hidden <= 0) or np.any(tokens <= 0) or np.any(peak <= 0):
+        raise InputError("gpu_flops_peak, hidden_per_gpu and tokens_per_microbatch must be positive")
+    inverse = 1.0 / c.gemm_efficiency_max + balance * (1.0 / tokens + c.traffic_per_hidden / hidden)
+    return _out(1.0 / inverse)

@@ -1,0 +1,283 @@
+"""Training step time on a system: compute, the pipeline bubble and the exposed communication.
+
+One step of a Megatron-style 3D-parallel layout (tensor ``tp`` x pipeline
+``pp`` x data ``dp`` GPUs; ranks ordered tp, then dp, then pp, so that a
+tensor-parallel group sits inside a node) is::
+
+    step = m * (t_compute + t_tp + t_ep)        # m micro-batches per pipeline stage
+         + (pp - 1) / v * (t_compute + t_tp + t_ep)   # 1F1B bubble, v interleaved stages
+         + t_pp                                 # stage-to-stage send/recv on the critical path
+         + t_dp                                 # gradient reduction not hidden by the backward pass
+
+- ``t_compute``: hardware FLOPs of one micro-batch on one stage over the
+  achievable FLOP/s (:func:`multigpu.compute.models.achievable_fraction`).
+- ``t_tp``: tensor-parallel collectives of one micro-batch on one stage
+  (Megatron: 2 all-reduces per layer and pass, or reduce-scatter + all-gather
+  with sequence parallelism). Forward ones (and those of a full-recompute
+  forward) are exposed; backward ones overlap the weight-gradient GEMMs, so
+  only what exceeds a third of the micro-batch's compute shows.
+- ``t_ep``: MoE all-to-all (dispatch and combine, forward and backward), exposed.
+- ``t_pp``: 2 v (m + pp - 1) activation transfers of ``b s h`` elements
+  (divided by ``tp`` with sequence parallelism, Megatron's scatter-gather).
+- ``t_dp``: all-reduce of this stage's gradients (reduce-scatter + all-gather
+  of the same volume with ZeRO 1-2; plus a parameter all-gather per pass
+  with ZeRO-3), minus the backward compute of one micro-batch it overlaps.
+
+Collective times come from :mod:`multigpu.comm.collectives` on the system's
+topology, so a slower interconnect shows up here, and only here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from multigpu.comm import calibration, collectives
+from multigpu.comm.calibration import Calibration
+from multigpu.common.errors import InputError
+from multigpu.compute import models
+from multigpu.hardware import catalog
+
+#: Bytes per gradient element in the data-parallel reduction: Megatron-LM keeps FP32 main
+#: gradients (``accumulate_allreduce_grads_in_fp32``) for BF16 training.
+GRAD_REDUCE_BYTES = 4.0
+#: Share of a micro-batch's compute that is the backward weight-gradient GEMMs
+#: (forward : backward-data : backward-weight = 1 : 1 : 1), which backward TP comm can hide behind.
+WGRAD_SHARE = 1.0 / 3.0
+#: Share of a micro-batch's compute that is its backward pass, which the DP reduction can hide behind.
+BACKWARD_SHARE = 2.0 / 3.0
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A parallel layout: ``tp`` x ``pp`` x ``dp`` GPUs, micro-batches of ``micro_batch`` sequences."""
+
+    gpus: int
+    tp: int
+    pp: int
+    dp: int
+    global_batch: int
+    micro_batch: int
+    seq: int = 2048
+    recompute: str = "none"
+    sequence_parallel: bool = False
+    interleave: int = 1
+    dtype: str = "bf16"
+    zero_stage: int = 1
+    ep: int = 1
+
+    @property
+    def microbatches(self) -> int:
+        """Micro-batches per pipeline per step: global batch / (micro-batch x dp)."""
+        return self.global_batch // (self.micro_batch * self.dp)
+
+
+def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None, global_batch: int,
+                micro_batch: int, **options: Any) -> Layout:
+    """Check that the layout divides (GPUs, heads, layers, batch) and return it; InputError if not."""
+    if min(gpus, tp, pp, global_batch, micro_batch) < 1:
+        raise InputError("gpus, tp, pp, global batch and micro-batch must be positive")
+    if gpus % (tp * pp):
+        raise InputError(f"--gpus {gpus} is not divisible by tp x pp = {tp * pp}")
+    dp = gpus // (tp * pp) if dp is None else dp
+    if tp * pp * dp != gpus:
+        raise InputError(f"tp x pp x dp = {tp * pp * dp} is not --gpus {gpus}")
+    if model.heads % tp or model.kv_heads % tp and tp % model.kv_heads:
+        raise InputError(f"tp {tp} does not divide the {model.heads} heads of '{model.id}'")
+    interleave = options.get("interleave", 1)
+    if model.layers % (pp * interleave):
+        raise InputError(f"pp x interleave = {pp * interleave} does not divide the {model.layers} layers "
+                         f"of '{model.id}'")
+    if global_batch % (micro_batch * dp):
+        raise InputError(f"global batch {global_batch} is not divisible by micro-batch x dp = {micro_batch * dp}")
+    if interleave > 1 and pp == 1:
+        raise InputError("--interleave needs pipeline parallelism (pp > 1)")
+    return Layout(gpus, tp, pp, dp, global_batch, micro_batch, **options)
+
+
+def peak_flops(gpu: catalog.Gpu, dtype: str) -> float:
+    """Dense peak FLOP/s of ``gpu`` in ``dtype`` (bf16, fp16 or fp8)."""
+    tflops = {"bf16": gpu.bf16_dense_TFLOPS or gpu.fp16_dense_TFLOPS, "fp16": gpu.fp16_dense_TFLOPS,
+              "fp8": gpu.fp8_dense_TFLOPS}.get(dtype)
+    if dtype not in ("bf16", "fp16", "fp8"):
+        raise InputError(f"unknown dtype '{dtype}'; expected bf16, fp16 or fp8")
+    if not tflops:
+        raise InputError(f"{gpu.name} has no published dense {dtype} rate")
+    return tflops * 1e12
+
+
+def placement(system: catalog.System, group: ArrayLike, stride: ArrayLike) -> np.ndarray:
+    """Nodes spanned by groups of ``group`` ranks placed ``stride`` ranks apart (ranks fill nodes in order)."""
+    span = np.asarray(group) * np.asarray(stride)
+    per_node = system.gpus_per_node
+    return np.where(span > per_node, np.maximum(1, span // per_node), 1)
+
+
+def _times_s(op: str, system: catalog.System, ranks: ArrayLike, nodes: ArrayLike, nbytes: ArrayLike,
+             cal: Calibration) -> np.ndarray:
+    """Fastest time of one collective for each layout, seconds (0 where a group has a single rank).
+
+    Layouts are grouped by (ranks, nodes): one vectorised call of
+    :func:`multigpu.comm.collectives.time_us` per group, over its message sizes.
+    """
+    ranks, nodes, nbytes = np.broadcast_arrays(np.asarray(ranks), np.asarray(nodes), np.asarray(nbytes, dtype=float))
+    nodes = np.minimum(nodes, ranks)
+    out = np.zeros(ranks.shape)
+    for r, n in set(zip(ranks.ravel().tolist(), nodes.ravel().tolist())):
+        if r < 2:
+            continue
+        mask = (ranks == r) & (nodes == n) & (nbytes > 0)
+        if mask.any():
+            out[mask] = collectives.time_us(op, system.id, int(r), nbytes[mask], nodes=int(n), cal=cal) * 1e-6
+    return out
+
+
+def _tp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
+    """(forward, backward) tensor-parallel communication of one micro-batch on one stage, seconds."""
+    nbytes = lay.micro_batch * lay.seq * model.hidden * models.dtype_bytes(lay.dtype)
+    nodes = placement(system, lay.tp, 1)
+    if lay.sequence_parallel:
+        one = _times_s("reducescatter", system, lay.tp, nodes, nbytes, cal) + _times_s("allgather", system, lay.tp,
+                                                                                  nodes, nbytes, cal)
+    else:
+        one = _times_s("allreduce", system, lay.tp, nodes, nbytes, cal)
+    per_pass = 2 * one * model.layers / lay.pp
+    forward_passes = 2 if lay.recompute == "full" else 1
+    return forward_passes * per_pass, per_pass
+
+
+def _ep_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
+    """MoE all-to-all of one micro-batch on one stage (dispatch + combine, forward + backward), seconds."""
+    if not model.is_moe:
+        return np.zeros(np.shape(lay.tp))
+    tokens = lay.micro_batch * lay.seq / (lay.tp if lay.sequence_parallel else 1)
+    nbytes = tokens * model.experts_per_token * model.hidden * models.dtype_bytes(lay.dtype) * lay.ep
+    nodes = placement(system, lay.ep, lay.tp)
+    return 4 * _times_s("alltoall", system, lay.ep, nodes, nbytes, cal) * model.moe_layers / lay.pp
+
+
+def _pp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
+    """Stage-to-stage activation transfers on the critical path of one step, seconds."""
+    nbytes = lay.micro_batch * lay.seq * model.hidden * models.dtype_bytes(lay.dtype)
+    nbytes = nbytes / (lay.tp if lay.sequence_parallel else 1)
+    # ranks run tp, then dp, then pp: once the layout spans nodes, some stage boundary is a node boundary,
+    # and that slowest hop paces every micro-batch (tp x dp < a node's GPUs included)
+    nodes = np.where(lay.tp * lay.dp * lay.pp > system.gpus_per_node, 2, 1)
+    one = _times_s("sendrecv", system, np.where(lay.pp > 1, 2, 1), nodes, nbytes, cal)
+    return 2 * lay.interleave * (lay.microbatches + lay.pp - 1) * one
+
+
+def _dp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
+    """Gradient (and ZeRO-3 parameter) communication of one step for one stage, seconds."""
+    params = model.params_total / (lay.tp * lay.pp)
+    nodes = placement(system, lay.dp, lay.tp)
+    grads = params * GRAD_REDUCE_BYTES
+    weights = params * models.dtype_bytes(lay.dtype)
+    if lay.zero_stage == 0:
+        total = _times_s("allreduce", system, lay.dp, nodes, grads, cal)
+    else:  # ZeRO / distributed optimizer: reduce-scatter gradients, all-gather updated parameters
+        total = _times_s("reducescatter", system, lay.dp, nodes, grads, cal) + _times_s("allgather", system, lay.dp,
+                                                                                   nodes, weights, cal)
+    if lay.zero_stage >= 3:  # parameters gathered again for the forward and the backward pass
+        total = total + 2 * lay.microbatches * _times_s("allgather", system, lay.dp, nodes, weights, cal)
+    return total
+
+
+@dataclass(frozen=True)
+class Layouts:
+    """Many layouts of one job at once: numpy arrays of equal length (the options are shared)."""
+
+    tp: np.ndarray
+    pp: np.ndarray
+    dp: np.ndarray
+    micro_batch: np.ndarray
+    interleave: np.ndarray
+    ep: np.ndarray
+    global_batch: int
+    seq: int
+    recompute: str
+    sequence_parallel: bool
+    dtype: str
+    zero_stage: int
+
+    @property
+    def microbatches(self) -> np.ndarray:
+        """Micro-batches per pipeline per step."""
+        return self.global_batch // (self.micro_batch * self.dp)
+
+
+def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
+             cal: Calibration | None = None) -> dict[str, np.ndarray]:
+    """Step time and its parts for every layout in ``lay`` (arrays, seconds); no validity checks.
+
+    This is the whole model: :func:`step` calls it for one layout and
+    :mod:`multigpu.market.search` for thousands, so both agree by construction.
+    """
+    cal = calibration.resolve(cal)
+    gpu = catalog.gpu(system.gpu)
+    peak = peak_flops(gpu, lay.dtype)
+    fraction = np.asarray(models.achievable_fraction(peak, model.hidden / lay.tp, lay.micro_batch * lay.seq,
+                                                        gpu.mem_bw_GBps * 1e9))
+    _, hw_flops_mb = models.training_flops_per_step(model, lay.micro_batch, lay.seq, lay.recompute)
+    compute_mb = hw_flops_mb / (lay.tp * lay.pp) / (peak * fraction)
+    tp_fwd, tp_bwd = _tp_comm_s(model, system, lay, cal)
+    tp_mb = tp_fwd + np.maximum(0.0, tp_bwd - WGRAD_SHARE * compute_mb)
+    ep_mb = _ep_comm_s(model, system, lay, cal)
+    per_mb = compute_mb + tp_mb + ep_mb
+    m = lay.microbatches
+    bubble = (lay.pp - 1) / lay.interleave * per_mb
+    pp_s = _pp_comm_s(model, system, lay, cal)
+    dp_s = np.maximum(0.0, _dp_comm_s(model, system, lay, cal) - BACKWARD_SHARE * compute_mb)
+    step_s = m * per_mb + bubble + pp_s + dp_s
+    model_flops, _ = models.training_flops_per_step(model, lay.global_batch, lay.seq, lay.recompute)
+    memory = models.memory_per_gpu_bytes(
+        model, tp=lay.tp, pp=lay.pp, dp=lay.dp, micro_batch=lay.micro_batch, seq=lay.seq,
+        recompute=lay.recompute, sequence_parallel=lay.sequence_parallel, zero_stage=lay.zero_stage,
+        ep=lay.ep, num_microbatches=m, virtual_stages=lay.interleave, grad_dtype="fp32")
+    memory_GB = np.asarray(memory["total_bytes"], dtype=float) / 1e9
+    gpus = lay.tp * lay.pp * lay.dp
+    return {
+        "step_time_s": step_s, "model_tflops_per_gpu": model_flops / step_s / gpus / 1e12,
+        "mfu": model_flops / step_s / gpus / peak, "compute_s": m * compute_mb, "compute_fraction_of_peak": fraction,
+        "bubble_s": bubble, "tp_s": m * tp_mb, "pp_s": pp_s, "dp_s": dp_s, "ep_s": m * ep_mb,
+        "memory_per_gpu_GB": memory_GB, "fits": memory_GB <= gpu.memory_GB,
+    }
+
+
+def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batch: int, micro_batch: int,
+         dp: int | None = None, cal: Calibration | None = None, **options: Any) -> dict[str, Any]:
+    """Time, throughput and memory of one training step (the ``train`` command's object).
+
+    Returns ``step_time_s``, ``model_tflops_per_gpu`` (model FLOPs / step
+    time / GPUs, in 1e12 FLOP/s), ``mfu`` (fraction of dense peak),
+    ``compute_s``, ``bubble_s``, ``exposed_comm_s`` (a dict: ``tp``, ``pp``,
+    ``dp``, ``ep`` in seconds), ``memory_per_gpu_GB`` (1e9 bytes), ``fits``,
+    and the layout. ``options``: seq, recompute, sequence_parallel,
+    interleave, dtype, zero_stage, ep.
+    """
+    model = models.model(model_id)
+    system = catalog.system(system_id)
+    gpu = catalog.gpu(system.gpu)
+    lay = make_layout(model, gpus, tp, pp, dp, global_batch, micro_batch, **options)
+    if lay.tp > system.gpus_per_node:
+        raise InputError(f"tp {lay.tp} is larger than the {system.gpus_per_node} GPUs of a {system.id} node")
+    if gpus > system.gpus_per_node and gpus % system.gpus_per_node:
+        raise InputError(f"{gpus} GPUs do not fill whole {system.id} nodes of {system.gpus_per_node}")
+    one = lambda x: np.array([x])  # noqa: E731
+    arrays = Layouts(one(lay.tp), one(lay.pp), one(lay.dp), one(lay.micro_batch), one(lay.interleave), one(lay.ep),
+                     lay.global_batch, lay.seq, lay.recompute, lay.sequence_parallel, lay.dtype, lay.zero_stage)
+    r = {k: np.asarray(v).item() for k, v in evaluate(model, system, arrays, cal).items()}
+    return {
+        "model": model.id, "system": system.id, "gpus": gpus, "tp": lay.tp, "pp": lay.pp, "dp": lay.dp,
+        "ep": lay.ep, "global_batch": lay.global_batch, "micro_batch": lay.micro_batch, "seq": lay.seq,
+        "microbatches": lay.microbatches, "recompute": lay.recompute, "sequence_parallel": lay.sequence_parallel,
+        "interleave": lay.interleave, "dtype": lay.dtype,
+        "step_time_s": r["step_time_s"], "model_tflops_per_gpu": r["model_tflops_per_gpu"], "mfu": r["mfu"],
+        "compute_s": r["compute_s"], "compute_fraction_of_peak": r["compute_fraction_of_peak"],
+        "bubble_s": r["bubble_s"],
+        "exposed_comm_s": {"tp": r["tp_s"], "pp": r["pp_s"], "dp": r["dp_s"], "ep": r["ep_s"]},
+        "memory_per_gpu_GB": r["memory_per_gpu_GB"], "gpu_memory_GB": gpu.memory_GB, "fits": bool(r["fits"]),
+    }

@@ -1,0 +1,159 @@
+"""Checks of the article's hardware claims (C01-C04, C20), from the catalogue; chapter 1.
+
+Each check compares the article's figure with the catalogue in one direction
+convention: bidirectional against bidirectional, or per direction against
+per direction. The explanation names the convention and computes every number
+it quotes.
+"""
+
+from __future__ import annotations
+
+from statistics import mean
+
+from multigpu.evidence import generations
+from multigpu.evidence.claims import Inputs, Verdict, claim
+from multigpu.hardware import catalog
+
+CHAPTER = "book/chapters/01-nvlink-generations"
+
+
+def _per_gpu_TBps_bidir(link_id: str) -> float:
+    return catalog.link(link_id).per_gpu_GBps_bidir / 1000
+
+
+def nvlink6_vs_pcie6() -> dict[str, float]:
+    """NVLink 6 per GPU against one PCIe Gen6 x16 port, in three conventions (GB/s and ratios).
+
+    ``nvlink_GBps_bidir`` / ``pcie_GBps_bidir``: the like-with-like ratio
+    ``ratio_bidir`` (equal to per direction / per direction); ``pcie_raw_GBps_bidir``
+    (lanes x lane rate, before FLIT overhead, as NVIDIA prints it) gives
+    ``ratio_raw_bidir``; ``ratio_mixed`` divides bidirectional NVLink by PCIe per
+    direction, the trap.
+    """
+    nvlink, pcie = catalog.link("nvlink6"), catalog.link("pcie6-x16")
+    raw_bidir = 2 * pcie.signalling_GBps_per_dir
+    return {
+        "nvlink_GBps_bidir": nvlink.per_gpu_GBps_bidir,
+        "nvlink_GBps_per_dir": nvlink.per_gpu_GBps_per_dir,
+        "pcie_GBps_bidir": pcie.per_gpu_GBps_bidir,
+        "pcie_GBps_per_dir": pcie.per_gpu_GBps_per_dir,
+        "pcie_raw_GBps_bidir": raw_bidir,
+        "pcie_lanes": pcie.lanes_per_link,
+        "pcie_lane_Gbps": pcie.lane_Gbps,
+        "ratio_bidir": nvlink.per_gpu_GBps_bidir / pcie.per_gpu_GBps_bidir,
+        "ratio_per_dir": nvlink.per_gpu_GBps_per_dir / pcie.per_gpu_GBps_per_dir,
+        "ratio_raw_bidir": nvlink.per_gpu_GBps_bidir / raw_bidir,
+        "ratio_mixed": nvlink.per_gpu_GBps_bidir / pcie.per_gpu_GBps_per_dir,
+    }
+
+
+def nvlink_cadence() -> dict[str, object]:
+    """NVLink 4-6 per-GPU bandwidth (bidirectional GB/s) and years, with the mean gap between generations.
+
+    Keys: ``GBps_bidir`` and ``years`` (lists, NVLink 4, 5, 6), ``years_per_generation``
+    (NVLink 4 to 6), ``years_per_generation_all`` (NVLink 1 to 6), and
+    ``gpu_years`` (the launch years of the flagship GPUs since NVLink 5) with
+    ``years_per_gpu`` (mean gap between them).
+    """
+    recent = [catalog.link(i) for i in ("nvlink4", "nvlink5", "nvlink6")]
+    every = [catalog.link(i) for i in generations.FAMILIES["nvlink"]]
+    gpu_years = sorted({catalog.gpu(i).year for i in generations.FLAGSHIPS if catalog.gpu(i).year >= recent[1].year})
+
+    def gap(years: list[int]) -> float:
+        return mean(b - a for a, b in zip(years, years[1:]))
+
+    return {
+        "GBps_bidir": [link.per_gpu_GBps_bidir for link in recent],
+        "years": [link.year for link in recent],
+        "years_per_generation": gap([link.year for link in recent]),
+        "years_per_generation_all": gap([link.year for link in every]),
+        "gpu_years": gpu_years,
+        "years_per_gpu": gap(gpu_years),
+    }
+
+
+@claim("C01")
+def c01(inputs: Inputs) -> Verdict:
+    link = catalog.link("nvlink1")
+    gpu = generations.first_gpu("nvlink1")
+    pcie = catalog.link(gpu.pcie)
+    ratio = link.per_gpu_GBps_per_dir / pcie.per_gpu_GBps_per_dir
+    return Verdict(
+        "C01", "holds", "2016", link.year, "year",
+        f"The catalogue dates {link.name} to {link.year}, when it shipped on the {gpu.name}: "
+        f"{link.links_per_gpu} links of {link.per_link_GBps_per_dir:g} GB/s per direction, "
+        f"{link.per_gpu_GBps_per_dir:g} GB/s per direction ({link.per_gpu_GBps_bidir:g} GB/s bidirectional) per GPU. "
+        f"That is {ratio:.1f}x the {pcie.name} port the same GPU had (per direction against per direction), "
+        f"so the claim that NVLink arrived in {link.year} to get past PCIe holds.",
+        CHAPTER)
+
+
+@claim("C02")
+def c02(inputs: Inputs) -> Verdict:
+    link = catalog.link("nvlink6")
+    return Verdict(
+        "C02", "holds-with-caveat", "3.6 TB/s per Rubin GPU", _per_gpu_TBps_bidir("nvlink6"), "TB/s bidirectional",
+        f"{link.name} gives a Rubin GPU {link.per_gpu_GBps_bidir / 1000:.1f} TB/s, but that is the bidirectional "
+        f"sum: one transfer in one direction can use at most {link.per_gpu_GBps_per_dir / 1000:.1f} TB/s, the "
+        f"figure to divide bytes by. A Rubin 'GPU' is a package of two dies. NVIDIA publishes only the total; "
+        f"the catalogue's split into {link.links_per_gpu} links of {link.per_link_GBps_per_dir:g} GB/s per "
+        f"direction rests on secondary sources.",
+        CHAPTER)
+
+
+@claim("C03")
+def c03(inputs: Inputs) -> Verdict:
+    r = nvlink6_vs_pcie6()
+    verdict = "holds" if min(r["ratio_bidir"], r["ratio_raw_bidir"]) > 14 else "wrong"
+    return Verdict(
+        "C03", verdict, "more than 14x PCIe Gen6", round(r["ratio_bidir"], 2), "x (bidirectional / bidirectional)",
+        f"Like with like: NVLink 6 at {r['nvlink_GBps_bidir']:g} GB/s bidirectional against a PCIe Gen6 x16 port "
+        f"at {r['pcie_GBps_bidir']:g} GB/s bidirectional (after FLIT overhead) is {r['ratio_bidir']:.1f}x; per "
+        f"direction against per direction ({r['nvlink_GBps_per_dir']:g} / {r['pcie_GBps_per_dir']:g}) gives the "
+        f"same {r['ratio_per_dir']:.1f}x. Against the raw {r['pcie_raw_GBps_bidir']:g} GB/s that NVIDIA prints "
+        f"({r['pcie_lanes']} lanes x {r['pcie_lane_Gbps']:g} Gb/s raw, both directions) it is {r['ratio_raw_bidir']:.2f}x, still above 14. "
+        f"Mixing conventions (bidirectional NVLink over per-direction PCIe) would give {r['ratio_mixed']:.1f}x, "
+        f"twice too much; the article's 14x is the honest comparison.",
+        CHAPTER)
+
+
+@claim("C04")
+def c04(inputs: Inputs) -> Verdict:
+    c = nvlink_cadence()
+    bw, years = c["GBps_bidir"], c["years"]
+    b300 = catalog.gpu("b300")
+    return Verdict(
+        "C04", "holds-with-caveat",
+        "900 / 1800 / 3600 GB/s; one generation per year",
+        f"{bw[0]:g} / {bw[1]:g} / {bw[2]:g} GB/s; {c['years_per_generation']:.1f} years per generation",
+        "GB/s per GPU (bidirectional); years",
+        f"The bandwidths are the catalogue's: NVLink 4, 5 and 6 give {bw[0]:g}, {bw[1]:g} and {bw[2]:g} GB/s "
+        f"per GPU, bidirectional ({bw[0] / 2:g}, {bw[1] / 2:g} and {bw[2] / 2:g} per direction), each double the "
+        f"last. The cadence is not one a year: those generations came in {years[0]}, {years[1]} and {years[2]}, "
+        f"one every {c['years_per_generation']:.1f} years, and NVLink 1 to 6 averaged "
+        f"{c['years_per_generation_all']:.1f} years. What is yearly is NVIDIA's flagship GPU launches since "
+        f"NVLink 5 ({', '.join(str(y) for y in c['gpu_years'])}: one every {c['years_per_gpu']:.1f} years), "
+        f"and a GPU of an in-between year keeps the previous NVLink (the {b300.year} "
+        f"{generations.short_name(b300.name)} has {catalog.link(b300.nvlink).name}).",
+        CHAPTER)
+
+
+@claim("C20")
+def c20(inputs: Inputs) -> Verdict:
+    peak = generations.rack_EFLOPS("vr-nvl72", "fp4_peak_TFLOPS")
+    dense_fp4 = generations.rack_EFLOPS("vr-nvl72", "fp4_dense_TFLOPS")
+    gb200 = {attr: generations.rack_EFLOPS("gb200-nvl72", attr)
+             for attr in ("bf16_dense_TFLOPS", "fp8_dense_TFLOPS", "fp4_dense_TFLOPS", "fp4_peak_TFLOPS")}
+    rubin, system = catalog.gpu("rubin"), catalog.system("vr-nvl72")
+    return Verdict(
+        "C20", "holds-with-caveat", "up to 3.6 exaFLOPS of AI compute", round(peak, 2),
+        "EFLOPS (Vera Rubin NVL72, NVFP4, vendor peak)",
+        f"{peak:.1f} EFLOPS is the {system.name}: {system.gpus_per_node} GPUs x "
+        f"{rubin.fp4_peak_TFLOPS / 1000:g} PFLOPS of 4-bit NVFP4, NVIDIA's inference figure with adaptive "
+        f"compression. Dense NVFP4 (the training figure) is {dense_fp4:.2f} EFLOPS, and NVIDIA publishes no BF16 "
+        f"rate for Rubin. The first NVL72 rack, GB200 NVL72, gives {gb200['fp4_peak_TFLOPS']:.2f} "
+        f"EFLOPS FP4 with 2:4 sparsity, {gb200['fp4_dense_TFLOPS']:.2f} dense FP4, {gb200['fp8_dense_TFLOPS']:.2f} "
+        f"dense FP8 and {gb200['bf16_dense_TFLOPS']:.2f} dense BF16; dense BF16, the precision most training "
+        f"still runs in, is {peak / gb200['bf16_dense_TFLOPS']:.0f}x below the headline. The figure is right for the system and "
+        f"precision NVIDIA quotes, but not a training rate.",
+        CHAPTER)

@@ -1,0 +1,360 @@
+"""Checks of the article's topology and collective claims (C05-C11, C14, C15, C19, C25); chapter 2.
+
+The hardware facts come from the catalogue, and every bandwidth a group of
+GPUs gets comes from the topology model (:mod:`multigpu.hardware.topology`), never from
+a per-system number. Wiring claims are checked at line rate, in the
+article's own convention (bidirectional) and per direction; claims about
+collectives use the calibrated collective model (:mod:`multigpu.comm.collectives`).
+The helper functions return the numbers each check quotes, so that chapter 2
+can print the same numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from multigpu.comm import collectives
+from multigpu.comm.calibration import Calibration
+from multigpu.common.units import GiB
+from multigpu.evidence import generations, measurements, wiring
+from multigpu.evidence.claims import Inputs, Verdict, claim
+from multigpu.hardware import catalog, topology
+
+CHAPTER = "book/chapters/02-nvswitch-topology"
+
+
+def first_nvswitch() -> dict[str, object]:
+    """The first NVSwitch generation and system, and the first 8-GPU NVSwitch system (C05).
+
+    Keys: ``switch`` (link name), ``year``, ``system`` (name), ``system_year``,
+    ``gpus``, ``pair_GBps_per_dir`` / ``pair_GBps_bidir`` (one pair, line rate,
+    from the topology), ``alltoall_pair_GBps_per_dir`` (each pair while all GPUs
+    exchange data), ``first8_system``, ``first8_year``, ``first8_pair_GBps_bidir``.
+    """
+    switch_id = generations.FAMILIES["nvswitch"][0]
+    switch = catalog.link(switch_id)
+    first = generations.first_system(switch_id)
+    topo = topology.for_system(first.id)
+    pair = topology.pattern_bandwidth(topo, [0, 1], "pair").min_flow_GBps
+    a2a = topology.pattern_bandwidth(topo, list(range(first.gpus_per_node)), "alltoall").min_flow_GBps
+    eights = [s for s in catalog.systems().values() if s.topology == "nvswitch" and s.gpus_per_node == 8]
+    first8 = min(eights, key=lambda s: s.year)
+    pair8 = topology.pattern_bandwidth(topology.for_system(first8.id), [0, 1], "pair").min_flow_GBps
+    return {"switch": switch.name, "year": switch.year, "system": first.name, "system_year": first.year,
+            "gpus": first.gpus_per_node, "pair_GBps_per_dir": pair, "pair_GBps_bidir": 2 * pair,
+            "alltoall_pair_GBps_per_dir": a2a, "first8_system": first8.name, "first8_year": first8.year,
+            "first8_pair_GBps_bidir": 2 * pair8}
+
+
+def first_in_switch_reduction(cal: Calibration | None = None) -> dict[str, object]:
+    """The first NVSwitch generation that reduces in the switch, and what NVLS does to all-reduce (C06).
+
+    Keys: ``switch``, ``year``, ``earlier`` (names of the generations without);
+    ``ring_bytes_factor`` = 2(n-1)/n and ``nvls_bytes_factor`` = (n+1)/n (bytes
+    each GPU sends per byte of the message, per direction, 8 GPUs);
+    ``model_gain_x`` (NVLS / ring busbw, 8x H200, 16 GiB), ``measured_gain_x``
+    (the same from measurements 20 and 21), ``ring_busbw_GBps``, ``nvls_busbw_GBps``,
+    ``pays_from_gpus`` (the fewest GPUs at which NVLS gains at least 5 % over ring, 8 GiB).
+    """
+    family = [catalog.link(i) for i in generations.FAMILIES["nvswitch"]]
+    first = next(link for link in family if link.in_network_reduction)
+    n, size = 8, 16 * GiB
+    ring = collectives.collective("allreduce", wiring.SWITCH, n, size, algorithm="ring", cal=cal)["busbw_GBps"]
+    nvls = collectives.collective("allreduce", wiring.SWITCH, n, size, algorithm="nvls", cal=cal)["busbw_GBps"]
+    measured = measurements.measurements().set_index("id")["model_value"]
+    gains = wiring.nvls_gain(wiring.SWITCH, cal=cal)
+    return {"switch": first.name, "year": first.year,
+            "earlier": [link.name for link in family if link.year < first.year],
+            "ring_bytes_factor": 2 * (n - 1) / n, "nvls_bytes_factor": (n + 1) / n,
+            "model_gain_x": nvls / ring, "measured_gain_x": float(measured[20]) / float(measured[21]),
+            "ring_busbw_GBps": ring, "nvls_busbw_GBps": nvls,
+            "pays_from_gpus": int(gains[gains["gain_x"] >= 1.05]["gpus"].min())}
+
+
+def mesh_link() -> dict[str, float]:
+    """The 8-GPU full mesh: 900 GB/s split over 7 peers, and the catalogue's link (C09).
+
+    Keys: ``gpu_GBps_bidir`` (H100/H200 NVLink per GPU), ``peers``,
+    ``split_GBps_bidir`` (900 / 7), ``split_GBps_per_dir``, ``link_GBps_bidir``
+    and ``link_GBps_per_dir`` (the mesh's pair bandwidth from the topology),
+    ``links_GBps_bidir`` (7 links together).
+    """
+    gpu = catalog.gpu(catalog.system(wiring.SWITCH).gpu)
+    mesh = topology.for_system(wiring.MESH)
+    peers = mesh.gpus_per_node - 1
+    link = topology.pattern_bandwidth(mesh, [0, 1], "pair").min_flow_GBps
+    return {"gpu_GBps_bidir": gpu.nvlink_GBps_bidir, "peers": peers,
+            "split_GBps_bidir": gpu.nvlink_GBps_bidir / peers, "split_GBps_per_dir": gpu.nvlink_GBps_per_dir / peers,
+            "link_GBps_bidir": 2 * link, "link_GBps_per_dir": link, "links_GBps_bidir": 2 * link * peers}
+
+
+def switch_vs_mesh(counts: tuple[int, ...] = tuple(range(2, 9)), nbytes: float = GiB, cal: Calibration | None = None) -> dict[str, object]:
+    """Switch against mesh for 2..8 GPUs: wiring and collectives (C10, C11).
+
+    Keys (lists over ``counts``): ``gpus``; ``pair_ratio_x`` (one pair alone,
+    switch / mesh); ``alltoall_gpu_ratio_x`` (what each GPU sends in an
+    all-to-all, line rate); ``alltoall_busbw_ratio_x`` and
+    ``allreduce_busbw_ratio_x`` (collective model at ``nbytes``); plus
+    ``switch_pair_in_alltoall_GBps_bidir`` and ``mesh_pair_in_alltoall_GBps_bidir``.
+    """
+    lines = wiring.group_bandwidth((wiring.SWITCH, wiring.MESH), counts)
+    coll = wiring.collective_table((wiring.SWITCH, wiring.MESH), counts, nbytes, cal=cal)
+    s_label, m_label = wiring.label(wiring.SWITCH), wiring.label(wiring.MESH)
+
+    def ratio(frame, column):
+        s = frame[frame["system"] == s_label][column].to_numpy()
+        m = frame[frame["system"] == m_label][column].to_numpy()
+        return list(s / m)
+
+    pair_in = {name: list(2 * lines[lines["system"] == name]["pair_in_alltoall_GBps_per_dir"])
+               for name in (s_label, m_label)}
+    return {"gpus": list(counts), "pair_ratio_x": ratio(lines, "pair_alone_GBps_per_dir"),
+            "alltoall_gpu_ratio_x": ratio(lines, "gpu_alltoall_GBps_per_dir"),
+            "alltoall_busbw_ratio_x": ratio(coll, "alltoall_busbw_GBps"),
+            "allreduce_busbw_ratio_x": ratio(coll, "allreduce_busbw_GBps"),
+            "switch_pair_in_alltoall_GBps_bidir": pair_in[s_label],
+            "mesh_pair_in_alltoall_GBps_bidir": pair_in[m_label]}
+
+
+def multishot(gpus: int = 8, cal: Calibration | None = None) -> dict[str, float]:
+    """Two-shot (MultiShot) against ring and against NCCL's best all-reduce on the HGX H200 (C19).
+
+    Keys: ``steps_two_shot`` (2), ``steps_ring`` (2(n-1)), ``latency_spread_us``
+    (largest minus smallest two-shot latency over 2..8 GPUs: 0 if it does not
+    depend on n), ``max_vs_ring_x`` and ``max_vs_ring_bytes`` (the largest
+    speed-up over ring and the size where it occurs), ``small_vs_ring_x`` (at
+    the smallest size), ``large_vs_ring_x`` (16 GiB), ``max_vs_nccl_x`` and
+    ``large_vs_nccl_x`` (against the fastest of ring, tree and NVLS).
+    """
+    latencies = [float(collectives.plans("allreduce", wiring.SWITCH, k, algorithm="two-shot", cal=cal)[0]
+                       .time_us(np.array([0.0]))[0]) for k in range(2, 9)]
+    ring = wiring.speedup_vs_size(gpus=gpus, against=("ring",), cal=cal)
+    nccl = wiring.speedup_vs_size(gpus=gpus, against=wiring.NCCL_ALGORITHMS, cal=cal)
+    best = ring["speedup_x"].idxmax()
+    return {"steps_two_shot": 2, "steps_ring": 2 * (gpus - 1), "latency_spread_us": max(latencies) - min(latencies),
+            "latency_us": latencies[-1], "max_vs_ring_x": float(ring["speedup_x"].max()),
+            "max_vs_ring_bytes": float(ring.loc[best, "bytes"]), "small_vs_ring_x": float(ring["speedup_x"].iloc[0]),
+            "large_vs_ring_x": float(ring["speedup_x"].iloc[-1]), "max_vs_nccl_x": float(nccl["speedup_x"].max()),
+            "large_vs_nccl_x": float(nccl["speedup_x"].iloc[-1])}
+
+
+#: The article's scale-out pairing (section 4.1): H100 and A100 nodes with InfiniBand HDR.
+HDR_VARIANT = {"HGX H100 with HDR NICs": {"system_id": "hgx-h100", "nic": "infiniband-hdr"}}
+
+
+def scale_out(cal: Calibration | None = None) -> dict[str, float]:
+    """NVLink per GPU against one InfiniBand port per GPU, and the cost of the second node (C25).
+
+    Keys: ``a100_hdr_x``, ``h100_hdr_x``, ``h100_ndr_x`` (NVLink / NIC per GPU,
+    per direction); for an H100 node with HDR and with NDR:
+    ``{hdr,ndr}_allreduce_1`` / ``_2`` and ``{hdr,ndr}_alltoall_1`` / ``_2``
+    (busbw GB/s at 1 GiB, one node and two nodes) and ``{hdr,ndr}_node_nic``
+    (all eight NICs of a node, achievable GB/s per direction).
+    """
+    table = wiring.scale_out_table(("dgx-a100", "hgx-h100"), variants=HDR_VARIANT, cal=cal).set_index("system")
+    a100, ndr = table.loc[wiring.label("dgx-a100")], table.loc[wiring.label("hgx-h100")]
+    hdr = table.loc[next(iter(HDR_VARIANT))]
+    out = {"a100_hdr_x": float(a100["ratio_x"]), "h100_hdr_x": float(hdr["ratio_x"]),
+           "h100_ndr_x": float(ndr["ratio_x"])}
+    for key, row in (("hdr", hdr), ("ndr", ndr)):
+        out[f"{key}_node_nic"] = float(row["node_nic_GBps_per_dir"])
+        for op in ("allreduce", "alltoall"):
+            for nodes in (1, 2):
+                out[f"{key}_{op}_{nodes}"] = float(row[f"{op}_busbw_{nodes}_GBps"])
+    return out
+
+
+# ------------------------------------------------------------------ the checks
+
+
+@claim("C05")
+def c05(inputs: Inputs) -> Verdict:
+    f = first_nvswitch()
+    return Verdict(
+        "C05", "holds-with-caveat", "2018; 8 GPUs; 300 GB/s between every pair",
+        f"{f['year']}; {f['gpus']} GPUs; {f['pair_GBps_bidir']:g} GB/s bidirectional per pair",
+        "year; GPUs; GB/s per pair (bidirectional, line rate)",
+        f"The year and the bandwidth hold, the GPU count does not. {f['switch']} came in {f['year']} in the "
+        f"{f['system']}, which joined {f['gpus']} GPUs, not 8: any pair gets {f['pair_GBps_per_dir']:g} GB/s per "
+        f"direction ({f['pair_GBps_bidir']:g} GB/s bidirectional, the article's figure), and it still gets "
+        f"{f['alltoall_pair_GBps_per_dir']:.1f} GB/s per direction when all {f['gpus']} GPUs exchange data at once, "
+        f"because each GPU's port is shared among its peers. The first 8-GPU NVSwitch system of the catalogue is "
+        f"the {f['first8_system']} ({f['first8_year']}), at {f['first8_pair_GBps_bidir']:g} GB/s bidirectional "
+        f"per pair.",
+        CHAPTER)
+
+
+@claim("C06")
+def c06(inputs: Inputs) -> Verdict:
+    cal = inputs.calibration
+    r = first_in_switch_reduction(cal=cal)
+    return Verdict(
+        "C06", "holds-with-caveat", "NVSwitch has a built-in SHARP engine for in-network reduction and multicast",
+        f"{r['switch']} ({r['year']}); all-reduce busbw x{r['model_gain_x']:.2f} on 8 GPUs",
+        "first switch generation with SHARP; NVLS / ring busbw",
+        f"Only from {r['switch']} ({r['year']}, Hopper) on; {' and '.join(r['earlier'])} have no in-switch "
+        f"reduction, so the NVSwitch of the article's 2018 sentence had none. With it (NCCL's NVLS), each GPU "
+        f"sends about {r['nvls_bytes_factor']:.3f} bytes per byte of an 8-GPU all-reduce instead of the ring's "
+        f"{r['ring_bytes_factor']:.2f}: the switch adds the buffers and multicasts the sum. The model gives "
+        f"{r['nvls_busbw_GBps']:.0f} against {r['ring_busbw_GBps']:.0f} GB/s busbw at 16 GiB "
+        f"(x{r['model_gain_x']:.2f}; measured x{r['measured_gain_x']:.2f}). NVLS speeds up all-reduce only; "
+        f"all-gather and reduce-scatter stay on the ring, and it gains at least 5 % only from "
+        f"{r['pays_from_gpus']} GPUs on.",
+        CHAPTER)
+
+
+@claim("C07")
+def c07(inputs: Inputs) -> Verdict:
+    r = wiring.rack_aggregate("vr-nvl72")
+    return Verdict(
+        "C07", "holds-with-caveat", "72 GPUs x 3.6 TB/s; 260 TB/s aggregate", round(r["sum_bidir_TBps"], 1),
+        "TB/s (72 x per-GPU bidirectional: a sum, not a bisection)",
+        f"The arithmetic holds: {r['gpus']} x {r['gpu_TBps_bidir']:g} TB/s = {r['sum_bidir_TBps']:.1f} TB/s. It "
+        f"adds every GPU's sending and receiving, so each byte is counted twice. When every GPU sends at its full "
+        f"{r['gpu_TBps_per_dir']:g} TB/s at once, the rack delivers {r['delivered_TBps']:.1f} TB/s; across the "
+        f"bisection (36 GPUs to the other 36) it carries {r['bisection_TBps_per_dir']:.1f} TB/s each way. A pair "
+        f"gets {r['gpu_TBps_per_dir']:g} TB/s per direction, {r['gpu_TBps_bidir']:g} TB/s only counting both "
+        f"directions. The switch is non-blocking, so these are the GPUs' own limits, not the switch's.",
+        CHAPTER)
+
+
+@claim("C08")
+def c08(inputs: Inputs) -> Verdict:
+    patterns = wiring.rack_patterns("vr-nvl72").set_index("pattern")
+    perm = patterns.loc["permutation across the bisection (i to i + n/2)"]
+    fan = patterns.loc["one GPU to all others (fan-out)"]
+    incast = patterns.loc["all others to one GPU (incast)"]
+    return Verdict(
+        "C08", "holds-with-caveat", "any GPU communication runs at full peak bandwidth, no structural bottleneck",
+        float(fan["per_flow_GBps_per_dir"]), "GB/s per direction per peer (one GPU sending to 71 peers at once)",
+        f"The switch has no internal bottleneck: in a permutation every GPU sends to another at the full "
+        f"{perm['per_flow_GBps_per_dir']:g} GB/s per direction. But a GPU's own port caps the sum of its "
+        f"flows. One GPU sending to all {int(fan['flows'])} peers gives each {fan['per_flow_GBps_per_dir']:.1f} "
+        f"GB/s; {int(incast['flows'])} GPUs sending to one get {incast['per_flow_GBps_per_dir']:.1f} GB/s each, "
+        f"and the rack then delivers only {incast['delivered_TBps']:g} TB/s. 'Full peak' is per GPU, not per "
+        f"pair: an all-to-all gives each pair 1/71 of a port.",
+        CHAPTER)
+
+
+@claim("C09")
+def c09(inputs: Inputs) -> Verdict:
+    m = mesh_link()
+    return Verdict(
+        "C09", "holds-with-caveat", "900 GB/s split into 7 links of about 128 GB/s", round(m["split_GBps_bidir"], 2),
+        "GB/s per link (bidirectional): 900 / 7",
+        f"{m['gpu_GBps_bidir']:g} / {m['peers']} = {m['split_GBps_bidir']:.1f} GB/s, bidirectional, as the "
+        f"article's 900: one direction gets {m['split_GBps_per_dir']:.1f} GB/s. NVIDIA's hypothetical server uses "
+        f"links of {m['link_GBps_bidir']:g} GB/s bidirectional ({m['link_GBps_per_dir']:g} per direction), "
+        f"{m['links_GBps_bidir']:g} GB/s for all {m['peers']}; the same wiring as AMD's 8x MI300X platform. A pair "
+        f"of GPUs gets one link, however little else is running.",
+        CHAPTER)
+
+
+@claim("C10")
+def c10(inputs: Inputs) -> Verdict:
+    cal = inputs.calibration
+    r = switch_vs_mesh((2, 8), cal=cal)
+    return Verdict(
+        "C10", "misleading", "any two GPUs keep the full 900 GB/s however many GPUs there are",
+        round(r["switch_pair_in_alltoall_GBps_bidir"][-1], 1),
+        "GB/s per pair (bidirectional) while all 8 GPUs exchange data",
+        f"True for one pair, or for pairs that do not share a GPU: the switch gives each pair a GPU's whole port. "
+        f"When a GPU talks to several peers at once, as in every collective, its port is shared: in an 8-GPU "
+        f"all-to-all each pair gets {r['switch_pair_in_alltoall_GBps_bidir'][-1]:.1f} GB/s bidirectional on the "
+        f"switch, against {r['mesh_pair_in_alltoall_GBps_bidir'][-1]:g} GB/s on the point-to-point mesh: the "
+        f"same. What the switch keeps is the GPU's total, not the pair's.",
+        CHAPTER)
+
+
+@claim("C11")
+def c11(inputs: Inputs) -> Verdict:
+    cal = inputs.calibration
+    r = switch_vs_mesh(cal=cal)
+    verdict = "wrong" if r["alltoall_busbw_ratio_x"][-1] < r["alltoall_busbw_ratio_x"][0] else "holds"
+    return Verdict(
+        "C11", verdict, "2 GPUs: 900 vs 128 GB/s; at 8 GPUs point-to-point is limited further",
+        f"{r['pair_ratio_x'][0]:.2f}x at 2 GPUs; {r['alltoall_gpu_ratio_x'][-1]:.2f}x at 8 (all-to-all, per GPU)",
+        "switch / mesh bandwidth (line rate)",
+        f"The 2-GPU half holds: {r['pair_ratio_x'][0]:.2f}x, one port against one link. The 8-GPU half is "
+        f"backwards: the mesh uses all its links at once, so the gap closes as the group grows. Each GPU's "
+        f"all-to-all bandwidth, switch over mesh, falls from {r['alltoall_gpu_ratio_x'][0]:.2f}x at 2 GPUs to "
+        f"{r['alltoall_gpu_ratio_x'][-1]:.3f}x at 8 (NVIDIA's own Table 1 says 7 x 128 = 896 against 900 GB/s). "
+        f"Through the collective model: all-to-all busbw {r['alltoall_busbw_ratio_x'][0]:.2f}x then "
+        f"{r['alltoall_busbw_ratio_x'][-1]:.2f}x; all-reduce {r['allreduce_busbw_ratio_x'][0]:.2f}x then "
+        f"{r['allreduce_busbw_ratio_x'][-1]:.2f}x, the rest due to in-switch reduction (NVLS). The switch's "
+        f"advantage is for small groups, one pair at a time, and uneven traffic, not for 8-GPU collectives.",
+        CHAPTER)
+
+
+@claim("C14")
+def c14(inputs: Inputs) -> Verdict:
+    cal = inputs.calibration
+    terms = wiring.ring_terms(counts=(2, 4, 8, 16, 72), cal=cal)
+    steps = dict(zip(terms["gpus"], terms["steps"]))
+    holds = all(s == 2 * (n - 1) for n, s in steps.items())
+    return Verdict(
+        "C14", "holds" if holds else "wrong", "ring all-reduce needs 2N-2 steps", int(steps[8]),
+        "steps for N = 8 (model: NCCL's ring latency)",
+        "NCCL's tuner counts 2(N-1) steps for a ring all-reduce: N-1 to reduce-scatter and N-1 to all-gather, "
+        "each moving 1/N of the buffer. The model's ring latency grows by one hop per step: "
+        + ", ".join(f"{s} steps for N = {n}" for n, s in steps.items())
+        + ". NVIDIA's blog speaks of a 'second pass over the ring'; both passes are inside the 2N-2.",
+        CHAPTER)
+
+
+@claim("C15")
+def c15(inputs: Inputs) -> Verdict:
+    cal = inputs.calibration
+    terms = wiring.ring_terms(cal=cal)
+    slope = float(np.polyfit(terms["gpus"], terms["latency_ll_us"], 1)[0])
+    at = terms.set_index("gpus")
+    return Verdict(
+        "C15", "holds-with-caveat", "ring all-reduce latency grows roughly linearly with N", round(slope, 2),
+        "us per added GPU (ring latency term, LL protocol, NVLink)",
+        f"The latency term is linear: {at.loc[2, 'latency_ll_us']:.1f} us at 2 GPUs, {at.loc[8, 'latency_ll_us']:.1f} "
+        f"at 8, {at.loc[72, 'latency_ll_us']:.1f} at 72 on one NVLink switch, {slope:.1f} us per GPU. The bandwidth "
+        f"term is not: each GPU sends 2(N-1)/N of the buffer, {at.loc[8, 'bytes_factor']:.2f} at 8 GPUs and "
+        f"{at.loc[72, 'bytes_factor']:.2f} at 72. So an 8 KiB all-reduce takes "
+        f"{at.loc[72, 'ring_small_us'] / at.loc[8, 'ring_small_us']:.1f}x longer on 72 GPUs than on 8, and a 1 GiB "
+        f"one {at.loc[72, 'ring_large_us'] / at.loc[8, 'ring_large_us']:.2f}x. Latency-bound traffic (decode-time "
+        f"tensor parallelism) grows with N; bandwidth-bound traffic (gradients) hardly does, and NCCL leaves the "
+        f"ring for small messages on large groups (NVLS: {at.loc[72, 'nvls_small_us']:.0f} us at any N).",
+        CHAPTER)
+
+
+@claim("C19")
+def c19(inputs: Inputs) -> Verdict:
+    cal = inputs.calibration
+    r = multishot(cal=cal)
+    return Verdict(
+        "C19", "holds-with-caveat", "MultiShot: 2 communication steps whatever the GPU count",
+        round(r["max_vs_ring_x"], 2), "x faster than ring all-reduce at best (8x H200)",
+        f"Two synchronisations, whatever N: the model's two-shot latency is {r['latency_us']:.1f} us for 2 to 8 "
+        f"GPUs (spread {r['latency_spread_us']:g} us), against the ring's {r['steps_ring']} steps at 8 GPUs. On 8 "
+        f"H200s it beats the ring by {r['small_vs_ring_x']:.1f}x on the smallest messages and by up to "
+        f"{r['max_vs_ring_x']:.1f}x around {r['max_vs_ring_bytes'] / 2**20:.1f} MiB, where the ring pays its "
+        f"latency and a slower protocol; NVIDIA's 'up to 3x' is "
+        f"{'not reached' if r['max_vs_ring_x'] < 3 else 'reached'}. Against NCCL's best choice the gain "
+        f"is at most {r['max_vs_nccl_x']:.1f}x, and large messages gain nothing: x{r['large_vs_ring_x']:.2f} against "
+        f"the ring, x{r['large_vs_nccl_x']:.2f} against NVLS at 16 GiB. Multicast saves the sender's link, but each "
+        f"GPU still receives (N-1)/N of the result.",
+        CHAPTER)
+
+
+@claim("C25")
+def c25(inputs: Inputs) -> Verdict:
+    cal = inputs.calibration
+    r = scale_out(cal=cal)
+    return Verdict(
+        "C25", "holds-with-caveat", "NVLink/NVSwitch inside a node, InfiniBand HDR between nodes",
+        round(r["h100_hdr_x"], 1), "x NVLink / HDR port, per GPU, one direction (H100)",
+        f"A two-level design, yes; but HDR belongs to the A100 generation ({r['a100_hdr_x']:.0f}x less than NVLink "
+        f"3 per GPU). An H100 node with one HDR port per GPU has {r['h100_hdr_x']:.0f}x less bandwidth across "
+        f"nodes than inside; H100 nodes ship with NDR ({r['h100_ndr_x']:.0f}x). With NDR, an all-reduce over two "
+        f"nodes keeps its busbw ({r['ndr_allreduce_1']:.0f} GB/s in one node, {r['ndr_allreduce_2']:.0f} in two), "
+        f"because a node's eight NICs together ({r['ndr_node_nic']:.0f} GB/s per direction) carry about what one "
+        f"GPU's NVLink does; with HDR ({r['hdr_node_nic']:.0f} GB/s) it falls to {r['hdr_allreduce_2']:.0f}. "
+        f"All-to-all "
+        f"crosses the NICs with most of its bytes: {r['ndr_alltoall_1']:.0f} GB/s busbw in one node, "
+        f"{r['ndr_alltoall_2']:.0f} over two with NDR, {r['hdr_alltoall_2']:.0f} with HDR.",
+        CHAPTER)

@@ -1,0 +1,330 @@
+"""The analyst's price file: rental offers, validated, turned into USD per GPU-hour.
+
+The price file is a CSV with one row per offer (the **contract** of DESIGN.md):
+
+=====================  ==========================================================
+``provider``           who rents it out (``Lambda``, ``AWS``, ...)
+``instance``           the instance type or product name (``p5.48xlarge``)
+``gpu``                catalogue GPU id (``python -m multigpu gpus``)
+``gpus_per_instance``  GPUs in one instance, a whole number >= 1
+``interconnect``       catalogue link id joining the GPUs (``python -m multigpu links``)
+``price_per_hour``     price of one instance for one hour, in ``currency`` (> 0)
+``currency``           a currency of the FX table (``data/fx_rates.csv``)
+``pricing``            ``on-demand``, ``spot``, ``reserved`` or ``community``
+``observed``           the date the price was seen, ``YYYY-MM-DD``, not in the future
+``source``             where it was seen (a URL)
+=====================  ==========================================================
+
+Optional columns: ``region`` (part of an offer's identity), ``system`` (a
+catalogue system id that pins the model of the node), ``notes``, and any other
+column, which is kept as text.
+
+Each row is checked by a pydantic model (:class:`Offer`); the first problem is
+raised as an :class:`~multigpu.common.errors.InputError` naming the file (as given),
+the physical line (header = line 1) and the column. Files saved by spreadsheet
+programs (UTF-8 with BOM, CRLF line ends, trailing empty lines) read the same
+as plain ones. The file is only ever read.
+
+Environment: ``MULTIGPU_PRICES`` points the book and the CLI at another price
+file, ``MULTIGPU_FX`` at another FX table (same columns as ``data/fx_rates.csv``:
+``currency, usd_per_unit, date, source``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import pandas as pd
+from pydantic import Field, ValidationInfo, field_validator
+
+from multigpu.common import datafiles
+from multigpu.common.datafiles import DATA_DIR, PastDate, Positive, Row, Text
+from multigpu.common.errors import InputError
+from multigpu.hardware import catalog
+
+PRICING = ("on-demand", "spot", "reserved", "community")
+#: Columns that identify an offer: two rows with the same values are a duplicate.
+OFFER_KEY = ("provider", "instance", "pricing", "region", "currency")
+DEFAULT_PRICES = DATA_DIR / "prices.csv"
+DEFAULT_FX = DATA_DIR / "fx_rates.csv"
+
+
+class Offer(Row):
+    """One rental offer (a row of the price file); ``price_per_hour`` is per instance, in ``currency``."""
+
+    provider: Text
+    instance: Text
+    gpu: Text
+    gpus_per_instance: int = Field(ge=1)
+    interconnect: Text
+    price_per_hour: Positive
+    currency: Text
+    pricing: Literal[PRICING]  # type: ignore[valid-type]
+    observed: PastDate
+    source: Text
+    region: str | None = None
+    system: str | None = None
+    notes: str | None = None
+
+    NOUN = "offer"
+    EXPECTED = {
+        "provider": "the provider's name",
+        "instance": "the instance type or product name",
+        "gpu": "a catalogue GPU id (python -m multigpu gpus)",
+        "gpus_per_instance": "a whole number of GPUs >= 1",
+        "interconnect": "a catalogue link id (python -m multigpu links)",
+        "price_per_hour": "the price of one instance for one hour in `currency`, a number > 0",
+        "currency": "a currency of the FX table",
+        "pricing": f"one of {', '.join(PRICING)}",
+        "observed": "the date the price was seen, YYYY-MM-DD",
+        "source": "where the price was seen (a URL)",
+    }
+
+    @field_validator("gpu")
+    @classmethod
+    def _known_gpu(cls, value: str) -> str:
+        return datafiles.known(value, catalog.gpus(), "GPU", "gpus")
+
+    @field_validator("interconnect")
+    @classmethod
+    def _known_link(cls, value: str) -> str:
+        return datafiles.known(value, catalog.links(), "interconnect", "links")
+
+    @field_validator("currency")
+    @classmethod
+    def _known_currency(cls, value: str, info: ValidationInfo) -> str:
+        known = (info.context or {})["fx"]
+        if value not in known:
+            raise ValueError(f"unknown currency '{value}'; expected one of the FX table: {', '.join(sorted(known))}")
+        return value
+
+
+class FxRate(Row):
+    """One exchange rate: ``usd_per_unit`` US dollars buy one unit of ``currency``, on ``date``."""
+
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+    usd_per_unit: Positive
+    date: PastDate
+    source: Text
+    notes: str | None = None
+
+    NOUN = "rate"
+    EXPECTED = {
+        "currency": "an ISO 4217 code such as USD or CNY",
+        "usd_per_unit": "US dollars per unit of the currency, a number > 0",
+        "date": "the date of the rate, YYYY-MM-DD",
+        "source": "where the rate comes from",
+    }
+
+    @field_validator("usd_per_unit")
+    @classmethod
+    def _usd_is_one(cls, value: float, info: ValidationInfo) -> float:
+        if info.data.get("currency") == "USD" and value != 1:
+            raise ValueError(f"'{value:g}' for USD; expected 1 (USD is the base currency)")
+        return value
+
+
+# ---------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True, eq=False)
+class PriceTable:
+    """A validated price file and the FX table it is converted with: what the cost model takes.
+
+    ``offers`` has one row per offer with the contract's columns (typed:
+    ``gpus_per_instance`` int, ``price_per_hour`` float in ``currency``,
+    ``observed`` a date), the optional ``region`` and ``notes`` (missing when
+    empty or absent), any extra column of the file, ``system`` (the catalogue
+    system that models the node), ``price_per_hour_usd`` (USD per
+    instance-hour) and ``price_per_gpu_hour_usd`` (USD per GPU-hour). Compared
+    and hashed by identity; :attr:`key` names its content.
+    """
+
+    path: str  #: the price file, as given
+    sha256: str  #: SHA-256 of its bytes, hex
+    offers: pd.DataFrame = field(repr=False)
+    fx: Mapping[str, FxRate] = field(repr=False)
+    fx_path: str  #: the FX table, as given
+
+    @property
+    def name(self) -> str:
+        """The price file's name."""
+        return Path(self.path).name
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(sha256 of the price file, the FX table's rates): equal keys, equal costs."""
+        rates = ",".join(f"{c}={r.usd_per_unit!r}" for c, r in sorted(self.fx.items()))
+        return self.sha256, rates
+
+    def scaled(self, factor: float, systems: set[str] | frozenset[str]) -> PriceTable:
+        """A what-if copy: the prices of every offer modelled by one of ``systems`` multiplied by ``factor``
+        (its :attr:`sha256` marks the change, so caches keyed by :attr:`key` tell the two apart)."""
+        frame = self.offers.copy()
+        mask = frame["system"].isin(list(systems))
+        for column in ("price_per_hour", "price_per_hour_usd", "price_per_gpu_hour_usd"):
+            frame.loc[mask, column] = frame.loc[mask, column] * factor
+        return dataclasses.replace(self, offers=frame, sha256=f"{self.sha256} x{factor!r} {sorted(systems)}")
+
+    def of_pricing(self, pricing: str) -> PriceTable:
+        """A copy with only the offers of one pricing type (on-demand, spot, reserved or community)."""
+        frame = self.offers[self.offers["pricing"] == pricing].reset_index(drop=True)
+        return dataclasses.replace(self, offers=frame, sha256=f"{self.sha256} {pricing}")
+
+    def to_usd(self, amount: float, currency: str) -> float:
+        """``amount`` in ``currency`` converted to USD."""
+        return amount * _rate(currency, self.fx)
+
+    def from_usd(self, amount_usd: float, currency: str) -> float:
+        """``amount_usd`` US dollars converted to ``currency``."""
+        return amount_usd / _rate(currency, self.fx)
+
+    def stamp(self) -> dict[str, Any]:
+        """What identifies the price file: ``name``, ``sha256_12`` (first 12 hex digits of its
+        SHA-256), ``offers`` (count) and ``observed_from`` / ``observed_to`` (ISO dates)."""
+        observed = list(self.offers["observed"])
+        return {"name": self.name, "sha256_12": self.sha256[:12], "offers": len(observed),
+                "observed_from": min(observed).isoformat(), "observed_to": max(observed).isoformat()}
+
+    def stamp_markdown(self) -> str:
+        """The sentence every page that uses prices shows, e.g. "Prices: `prices.csv`
+        (sha256 0123456789ab), 42 offers observed 2025-06-01 to 2026-09-20." """
+        s = self.stamp()
+        offers = f"{s['offers']} offer{'s' if s['offers'] != 1 else ''}"
+        return (f"Prices: `{s['name']}` (sha256 {s['sha256_12']}), {offers} observed "
+                f"{s['observed_from']} to {s['observed_to']}.")
+
+
+def load_fx(path: str | Path = DEFAULT_FX) -> dict[str, FxRate]:
+    """An FX table (default: the packaged one), validated, keyed by currency code."""
+    rows = datafiles.read(path, FxRate, unique=("currency",))
+    return {rate.currency: rate for _, rate in rows}
+
+
+def load_offers(path: str | Path = DEFAULT_PRICES, fx: Mapping[str, FxRate] | None = None) -> list[Offer]:
+    """The validated offers of a price file, in file order, each with its ``system``: the catalogue
+    system that models its node (:func:`system_for_offer`: the pinned one, or the one its GPU and
+    interconnect give). Prices stay per instance-hour in the offer's currency."""
+    fx = load_fx() if fx is None else fx
+    offers = datafiles.read(path, Offer, {"fx": fx})
+    _check_unique(offers, str(path))
+    return [offer.model_copy(update={"system": _system_at(offer, str(path), line)}) for line, offer in offers]
+
+
+def load_table(path: str | Path = DEFAULT_PRICES, fx_path: str | Path = DEFAULT_FX) -> PriceTable:
+    """A price file and an FX table, validated, as a :class:`PriceTable` (defaults: the packaged files)."""
+    fx = load_fx(fx_path)
+    offers = load_offers(path, fx)
+    frame = pd.DataFrame.from_records([_record(offer, fx) for offer in offers])
+    sha = hashlib.sha256(datafiles.read_bytes(path)).hexdigest()
+    return PriceTable(str(path), sha, frame, fx, str(fx_path))
+
+
+@functools.cache
+def default_table() -> PriceTable:
+    """The packaged price file and FX table (loaded once); the analyst's template."""
+    return load_table()
+
+
+def resolve(table: PriceTable | None) -> PriceTable:
+    """``table``, or :func:`default_table` when None (the cost model's functions take either)."""
+    return default_table() if table is None else table
+
+
+def _rate(currency: str, fx: Mapping[str, FxRate]) -> float:
+    if currency not in fx:
+        raise InputError(f"unknown currency '{currency}'; the FX table has {', '.join(sorted(fx))}")
+    return fx[currency].usd_per_unit
+
+
+def _record(offer: Offer, fx: Mapping[str, FxRate]) -> dict[str, Any]:
+    """An offer as a flat dict with its prices in USD per instance-hour and per GPU-hour."""
+    usd = offer.price_per_hour * _rate(offer.currency, fx)
+    return offer.model_dump() | {
+        "system": offer.system, "price_per_hour_usd": usd, "price_per_gpu_hour_usd": usd / offer.gpus_per_instance}
+
+
+def _check_unique(offers: list[tuple[int, Offer]], name: str) -> None:
+    """Two rows with the same :data:`OFFER_KEY` values are an error at the second one."""
+    seen: dict[tuple, int] = {}
+    for line, offer in offers:
+        key = tuple(getattr(offer, column, None) for column in OFFER_KEY)
+        if key in seen:
+            raise InputError(f"duplicate offer: same provider, instance, pricing, region and currency as "
+                             f"line {seen[key]}; expected one row per offer", name, line, "instance")
+        seen[key] = line
+
+
+def _system_at(offer: Offer, name: str, line: int) -> str:
+    try:
+        return system_for_offer(offer)
+    except InputError as exc:
+        raise dataclasses.replace(exc, file=name, line=line) from None
+
+
+# ------------------------------------------------------ offer -> system
+
+
+def system_for_offer(offer: Offer | Mapping[str, Any]) -> str:
+    """The id of the catalogue system that models an offer's node.
+
+    A ``system`` given in the offer wins (it must exist and have the offer's
+    GPU). Otherwise the system has the offer's GPU and is wired by its
+    ``interconnect``: a switch link gives the system with that switch, a PCIe
+    link the PCIe-tree system, an NVLink bridge the bridged system, a GPU
+    fabric (NVLink, Infinity Fabric) the system with that fabric. No such
+    system is an :class:`InputError` naming the column.
+    """
+    get = offer.get if isinstance(offer, Mapping) else lambda key: getattr(offer, key, None)
+    gpu, link_id, pinned = get("gpu"), get("interconnect"), get("system")
+    systems = catalog.systems()
+    if isinstance(pinned, str) and pinned.strip():
+        return _pinned(pinned.strip(), gpu, systems)
+    link = catalog.links().get(link_id)
+    if link is None:
+        raise InputError(f"unknown interconnect '{link_id}'", column="interconnect")
+    matches = [s.id for s in systems.values() if s.gpu == gpu and _wired_by(s, link)]
+    if not matches:
+        with_gpu = [s.id for s in systems.values() if s.gpu == gpu] or ["none"]
+        raise InputError(f"no catalogue system has GPU '{gpu}' joined by '{link_id}' ({link.category}); "
+                         f"systems with this GPU: {', '.join(with_gpu)}; expected the interconnect of one "
+                         f"of them, or a 'system' column naming one", column="interconnect")
+    return _smallest_that_holds(matches, systems, get("gpus_per_instance"))
+
+
+def _smallest_that_holds(ids: list[str], systems: Mapping[str, catalog.System], gpus: Any) -> str:
+    """Of several matching systems, the smallest node that holds the instance's GPUs (else the largest)."""
+    try:
+        wanted = int(gpus)
+    except (TypeError, ValueError):
+        wanted = 1
+    holds = sorted((systems[i].gpus_per_node, i) for i in ids if systems[i].gpus_per_node >= wanted)
+    return holds[0][1] if holds else max(ids, key=lambda i: systems[i].gpus_per_node)
+
+
+def _pinned(system_id: str, gpu: str, systems: Mapping[str, catalog.System]) -> str:
+    if system_id not in systems:
+        close = datafiles.suggest(system_id, list(systems))
+        raise InputError(f"unknown system '{system_id}'; expected a catalogue id such as {', '.join(close)} "
+                         f"(all: python -m multigpu systems)", column="system")
+    if systems[system_id].gpu != gpu:
+        raise InputError(f"system '{system_id}' has GPU '{systems[system_id].gpu}', the offer '{gpu}'; "
+                         f"expected a system with the offer's GPU", column="system")
+    return system_id
+
+
+def _wired_by(system: catalog.System, link: catalog.Link) -> bool:
+    """Whether ``system``'s GPUs are joined by ``link`` (a switch, PCIe, a bridge or a GPU fabric)."""
+    if link.category == "nvswitch":
+        return system.nvswitch == link.id
+    if link.category == "pcie":
+        return system.topology == "pcie-tree"
+    if link.category == "nvlink-bridge":
+        return system.topology == "pcie-bridged" and system.nvlink == link.id
+    return system.nvlink == link.id

@@ -1,0 +1,424 @@
+"""Recommend instances and layouts for a training job or a serving target, from a price file.
+
+:func:`train` answers "where do I train this model on this many tokens?": for
+every offer of the price file (:func:`multigpu.market.prices.load_prices`, which
+honours ``MULTIGPU_PRICES``) and every power-of-two number of its instances up
+to ``max_gpus`` GPUs, it finds the fastest parallel layout with the vectorised
+search (:func:`multigpu.market.search.train`, ZeRO stage 1 and 3 both tried),
+and turns its step time into the job's wall-clock hours and cost:
+
+    time_h   = tokens / (global_batch x seq) x step_time_s / 3600
+    cost_usd = time_h x instances x price per instance-hour (USD)
+
+:func:`serve` answers "what do I rent to serve ``requests_per_s`` queries at
+``tokens_per_s_per_user``?": for every offer and every tensor-parallel degree
+that divides its instance, the serving search (:func:`multigpu.market.search.serve`)
+gives the largest in-flight batch that still meets the per-user speed, and the
+degree with the most tokens per second per GPU; replicas fill the instance,
+and enough instances are rented to carry the load. The cost is per hour and
+per million output tokens *served* (instances are paid whether full or not).
+
+Both return one row per option, ranked (:func:`rank`): feasible options
+first, then those that run but miss the deadline, the budget or the GPU limit
+(with their numbers, ``feasible`` False), then offers that cannot run the job
+at all (no numbers); each row has a one-line ``reason``. :func:`pareto` keeps
+the options no other option beats on both cost and time.
+
+The global batch, unless given, follows the tokens per step of published
+pre-training runs (Llama 3, Chinchilla): about 1M tokens per step below 5B
+parameters, 2M below 30B, 4M above (:func:`default_global_batch`). Units are
+in the column names: ``_h`` hours, ``_s`` seconds, ``_ms`` milliseconds,
+``_usd`` US dollars, ``_GB`` 1e9 bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from multigpu.comm.calibration import Calibration
+from multigpu.common.errors import InputError
+from multigpu.compute import models
+from multigpu.hardware import catalog
+from multigpu.market import cost, search
+from multigpu.market.prices import PriceTable
+from multigpu.market.search import ZERO_STAGES, TrainingLayout
+
+KINDS = ("train", "serve")
+RANK_BY = ("cost", "time")
+#: Default cap on the GPUs one option may rent (128 8-GPU nodes).
+DEFAULT_MAX_GPUS = 1024
+#: Default sequence length of a training job (tokens), as in Llama 3's pre-training.
+DEFAULT_SEQ = 4096
+#: Tokens per optimiser step by model size: (below this many parameters, tokens per step). Llama 3 trained
+#: its 8B and 70B models at 1M-4M tokens per step (Grattafiori et al. 2024); Chinchilla at 1.5M-3M.
+TOKENS_PER_STEP = ((5e9, 2**20), (30e9, 2**21), (math.inf, 2**22))
+#: Default query of a serving target: the NVIDIA blog's 8K prompt tokens and 256 output tokens.
+DEFAULT_INPUT_TOKENS = 8192
+DEFAULT_OUTPUT_TOKENS = 256
+#: Tiers of :func:`rank`: feasible, runs but misses a limit, cannot run.
+FEASIBLE, MISSES_LIMIT, CANNOT_RUN = 0, 1, 2
+
+#: Columns of :func:`train`, in order (the CLI's JSON fields).
+TRAIN_COLUMNS = (
+    "rank", "offer", "provider", "instance", "gpu", "interconnect", "interconnect_class", "system", "pricing",
+    "instances", "gpus_per_instance", "gpus", "layout", "tp", "pp", "dp", "micro_batch", "interleave", "recompute",
+    "sequence_parallel", "zero_stage", "global_batch", "seq", "step_time_s", "mfu", "exposed_comm_pct",
+    "memory_per_gpu_GB", "time_h", "price_per_gpu_hour_usd", "cost_usd", "feasible", "reason")
+#: Columns of :func:`serve`, in order (the CLI's JSON fields).
+SERVE_COLUMNS = (
+    "rank", "offer", "provider", "instance", "gpu", "interconnect", "interconnect_class", "system", "pricing",
+    "instances", "gpus_per_instance", "gpus", "layout", "tp", "batch", "replicas", "tokens_per_s_per_user",
+    "tpot_ms", "capacity_tokens_per_s", "capacity_requests_per_s", "load_pct", "price_per_gpu_hour_usd",
+    "cost_per_hour_usd", "cost_per_million_tokens_usd", "feasible", "reason")
+
+_AMOUNT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMbBtT]?)\s*$")
+_SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+
+
+def parse_amount(text: str | float, what: str = "amount") -> float:
+    """A positive count such as ``2e11``, ``200B`` (1e9), ``1.5T`` (1e12), ``300M`` or ``4096``."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        match = _AMOUNT.match(str(text))
+        if not match:
+            raise InputError(f"{what} '{text}' is not a number; expected e.g. 2e11, 200B, 1.5T")
+        value = float(match.group(1)) * _SUFFIX[match.group(2).lower()]
+    if not value > 0 or not math.isfinite(value):
+        raise InputError(f"{what} '{text}' must be a positive number")
+    return value
+
+
+def default_global_batch(model_id: str, seq: int = DEFAULT_SEQ) -> int:
+    """Sequences per step: :data:`TOKENS_PER_STEP` for the model's size over ``seq``, a power of two (>= 1)."""
+    params = models.model(model_id).params_total
+    tokens = next(t for limit, t in TOKENS_PER_STEP if params < limit)
+    return max(1, 2 ** round(math.log2(tokens / seq)))
+
+
+def instance_counts(gpus_per_instance: int, max_gpus: int) -> list[int]:
+    """Instances to try: 1, 2, 4, ... while instances x ``gpus_per_instance`` <= ``max_gpus``."""
+    counts, k = [], 1
+    while k * gpus_per_instance <= max_gpus:
+        counts.append(k)
+        k *= 2
+    return counts
+
+
+# ------------------------------------------------------------------ training
+
+
+def _short_link(link_id: str | None) -> str:
+    if not link_id:
+        return "the network"
+    return catalog.link(link_id).name.split(" (")[0]
+
+
+def _comm_clause(b: TrainingLayout, system: catalog.System, gpus: int, cls: str) -> str:
+    """e.g. 'NVSwitch keeps tp8 exposed comm at 3 % of the step', naming the link of the largest part."""
+    step = b.step_time_s
+    parts = {"tp": b.tp_s, "pp": b.pp_s, "dp": b.dp_s}
+    total = sum(parts.values())
+    pct = 100 * total / step if step > 0 else 0.0
+    if pct < 0.5:
+        return f"{cls.replace(' only', '')} leaves no exposed comm"
+    part = max(parts, key=parts.get)
+    multi = gpus > system.gpus_per_node
+    over = cls.replace(" only", "") if part == "tp" or not multi else _short_link(system.nic)
+    what = {"tp": f"tp{b.tp}", "pp": f"pp{b.pp}", "dp": f"dp{b.dp}"}[part]
+    return f"exposed comm {pct:.0f} % of the step, mostly {what} over {over}"
+
+
+def _base_row(offer: dict[str, Any]) -> dict[str, Any]:
+    return {"offer": int(offer["offer"]), "provider": offer["provider"], "instance": offer["instance"],
+            "gpu": offer["gpu"], "interconnect": offer["interconnect"],
+            "interconnect_class": offer["interconnect_class"], "system": offer["system"],
+            "pricing": offer["pricing"], "gpus_per_instance": int(offer["gpus_per_instance"]),
+            "price_per_gpu_hour_usd": float(offer["price_per_gpu_hour_usd"])}
+
+
+def train(model_id: str, tokens: float | str, table: PriceTable | None = None, *, max_gpus: int = DEFAULT_MAX_GPUS,
+          deadline_h: float | None = None, budget_usd: float | None = None, seq: int = DEFAULT_SEQ,
+          global_batch: int | None = None, dtype: str = "bf16", rank_by: str = "cost",
+          zero_stages: tuple[int, ...] = ZERO_STAGES, cal: Calibration | None = None,
+          progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Every (offer, instance count) for training ``model_id`` on ``tokens`` tokens, ranked.
+
+    ``table``: the price table (default: the packaged one). ``max_gpus``: the most GPUs an option may rent. ``deadline_h`` (hours) and ``budget_usd`` (USD per
+    job): options past either stay in the table, ``feasible`` False, ranked after the feasible ones.
+    ``global_batch`` sequences of ``seq`` tokens per step (default :func:`default_global_batch`).
+    ``rank_by``: ``cost`` (USD per job, then time) or ``time`` (hours, then cost). ``progress(i, n)`` is called
+    after each offer. Columns :data:`TRAIN_COLUMNS`; ``attrs`` hold the model, tokens, steps, global batch,
+    the layouts evaluated and the seconds the search took.
+    """
+    model = models.model(model_id)
+    tokens = parse_amount(tokens, "tokens")
+    _check_common(max_gpus, rank_by, deadline_h, budget_usd)
+    if seq < 1:
+        raise InputError(f"sequence length {seq} must be at least 1")
+    global_batch = default_global_batch(model.id, seq) if global_batch is None else int(global_batch)
+    if global_batch < 1:
+        raise InputError(f"global batch {global_batch} must be at least 1")
+    steps = tokens / (global_batch * seq)
+    listed = cost.offers(table)
+    start = time.perf_counter()
+    rows, evaluated = [], 0
+    records = listed.to_dict("records")
+    for i, offer in enumerate(records):
+        found = _train_offer(model, offer, steps, global_batch, seq, dtype, max_gpus, zero_stages, cal)
+        for row, n in found:
+            row.update(global_batch=global_batch, seq=seq)
+            rows.append(row)
+            evaluated += n
+        if progress is not None:
+            progress(i + 1, len(records))
+    frame = pd.DataFrame(rows, columns=[c for c in TRAIN_COLUMNS if c != "rank"] + ["_tier"])
+    for row_index in frame.index:  # deadline and budget
+        _apply_limits(frame, row_index, deadline_h, budget_usd)
+    frame = rank(frame, rank_by, "cost_usd", "time_h")
+    frame.attrs.update(kind="train", model=model.id, tokens=tokens, steps=steps, global_batch=global_batch, seq=seq,
+                       deadline_h=deadline_h, budget_usd=budget_usd, max_gpus=max_gpus, rank_by=rank_by,
+                       evaluated=evaluated, seconds=time.perf_counter() - start, offers=len(records),
+                       path=listed.attrs.get("path"))
+    return frame
+
+
+def _train_offer(model: models.Model, offer: dict[str, Any], steps: float, global_batch: int, seq: int,
+                 dtype: str, max_gpus: int, zero_stages: tuple[int, ...],
+                 cal: Calibration | None) -> list[tuple[dict[str, Any], int]]:
+    """Rows (with the layouts each evaluated) for one offer: one per runnable instance count, or one row
+    saying why none runs."""
+    system = catalog.system(offer["system"])
+    per, node = int(offer["gpus_per_instance"]), system.gpus_per_node
+    base = _base_row(offer)
+    price_hour = float(offer["price_per_gpu_hour_usd"]) * per
+    counts = instance_counts(per, max_gpus)
+    out: list[tuple[dict[str, Any], int]] = []
+    why = ""
+    if not counts:
+        why = f"one instance has {per} GPUs, more than the {max_gpus} allowed (--max-gpus)"
+    elif per > node:
+        why = (f"an instance of {per} GPUs is modelled as {system.id} nodes of {node}; how they are joined inside "
+               f"the instance is not modelled (pin a 'system' in the price file)")
+        counts = []
+    for k in counts:
+        gpus = k * per
+        if k > 1 and per != node:
+            why = why or (f"{k} instances of {per} GPUs: the catalogue system {system.id} models nodes of {node}, "
+                          f"so the network between such instances is not modelled")
+            continue
+        try:
+            found = search.train(model.id, system.id, gpus, global_batch, seq, dtype=dtype,
+                                 zero_stages=zero_stages, cal=cal)
+        except InputError as exc:
+            why = exc.message
+            continue
+        b = found.best
+        if b is None:
+            why = found.reason or why
+            continue
+        hours = steps * b.step_time_s / 3600
+        comm = 100 * (b.tp_s + b.pp_s + b.dp_s) / b.step_time_s
+        row = dict(base, instances=k, gpus=gpus, layout=b.label, tp=b.tp, pp=b.pp, dp=b.dp,
+                   micro_batch=b.micro_batch, interleave=b.interleave, recompute=b.recompute,
+                   sequence_parallel=b.sequence_parallel, zero_stage=b.zero_stage,
+                   step_time_s=b.step_time_s, mfu=b.mfu, exposed_comm_pct=comm,
+                   memory_per_gpu_GB=b.memory_per_gpu_GB, time_h=hours, cost_usd=hours * k * price_hour,
+                   feasible=True, reason=_comm_clause(b, system, gpus, offer["interconnect_class"]),
+                   _tier=FEASIBLE)
+        out.append((row, found.evaluated))
+    if not out:
+        row = dict(base, instances=None, gpus=None, layout="", feasible=False, _tier=CANNOT_RUN,
+                   reason=f"cannot run: {why}" if why else "cannot run")
+        out.append((row, 0))
+    return out
+
+
+def _hours_text(hours: float) -> str:
+    return f"{hours / 24:,.1f} days" if hours >= 48 else f"{hours:,.1f} h"
+
+
+def _apply_limits(frame: pd.DataFrame, i: Any, deadline_h: float | None, budget_usd: float | None) -> None:
+    if frame.at[i, "_tier"] != FEASIBLE:
+        return
+    missed = []
+    hours, usd = frame.at[i, "time_h"], frame.at[i, "cost_usd"]
+    if deadline_h is not None and hours > deadline_h:
+        missed.append(f"misses the deadline by {_hours_text(hours - deadline_h)}")
+    if budget_usd is not None and usd > budget_usd:
+        missed.append(f"over budget by USD {usd - budget_usd:,.0f}")
+    if missed:
+        frame.at[i, "feasible"] = False
+        frame.at[i, "_tier"] = MISSES_LIMIT
+        frame.at[i, "reason"] = "; ".join(missed)
+
+
+def _check_common(max_gpus: int | None, rank_by: str, deadline_h: float | None, budget: float | None) -> None:
+    if max_gpus is not None and max_gpus < 1:
+        raise InputError(f"--max-gpus {max_gpus} must be at least 1")
+    if rank_by not in RANK_BY:
+        raise InputError(f"rank by '{rank_by}'; expected one of {', '.join(RANK_BY)}")
+    for name, value in (("deadline", deadline_h), ("budget", budget)):
+        if value is not None and not (value > 0 and math.isfinite(value)):
+            raise InputError(f"{name} {value:g} must be a positive number")
+
+
+# ------------------------------------------------------------------ serving
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def serve(model_id: str, tokens_per_s_per_user: float, requests_per_s: float, table: PriceTable | None = None, *,
+          input_tokens: int = DEFAULT_INPUT_TOKENS, output_tokens: int = DEFAULT_OUTPUT_TOKENS,
+          max_gpus: int = DEFAULT_MAX_GPUS, budget_usd_per_hour: float | None = None, dtype: str = "bf16",
+          rank_by: str = "cost", cal: Calibration | None = None,
+          progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Every offer's cheapest way to serve ``requests_per_s`` queries (``input_tokens`` in, ``output_tokens``
+    out) with each user seeing at least ``tokens_per_s_per_user``, ranked.
+
+    Per offer: the serving search's best tensor-parallel degree and batch (:func:`multigpu.market.search.serve`);
+    ``instances`` = the load over one instance's capacity, rounded up. Options over
+    ``max_gpus`` GPUs or ``budget_usd_per_hour`` stay in the table, ``feasible`` False. ``rank_by``: ``cost``
+    (USD per hour) or ``time`` (time per output token, ms). Columns :data:`SERVE_COLUMNS`.
+    """
+    model = models.model(model_id)
+    rate = parse_amount(tokens_per_s_per_user, "tokens per second per user")
+    load = parse_amount(requests_per_s, "requests per second")
+    _check_common(max_gpus, rank_by, None, budget_usd_per_hour)
+    if min(input_tokens, output_tokens) < 1:
+        raise InputError("input and output tokens must be at least 1")
+    listed = cost.offers(table)
+    start = time.perf_counter()
+    demand_tps = load * output_tokens
+    rows = []
+    records = listed.to_dict("records")
+    for i, offer in enumerate(records):
+        rows.append(_serve_offer(model, offer, rate, demand_tps, input_tokens, output_tokens, dtype, cal))
+        if progress is not None:
+            progress(i + 1, len(records))
+    frame = pd.DataFrame(rows, columns=[c for c in SERVE_COLUMNS if c != "rank"] + ["_tier"])
+    for i in frame.index:
+        if frame.at[i, "_tier"] != FEASIBLE:
+            continue
+        missed = []
+        if max_gpus is not None and frame.at[i, "gpus"] > max_gpus:
+            missed.append(f"needs {frame.at[i, 'gpus']} GPUs, more than the {max_gpus} allowed")
+        if budget_usd_per_hour is not None and frame.at[i, "cost_per_hour_usd"] > budget_usd_per_hour:
+            missed.append(f"over budget by USD {frame.at[i, 'cost_per_hour_usd'] - budget_usd_per_hour:,.2f} per hour")
+        if missed:
+            frame.loc[i, ["feasible", "_tier", "reason"]] = [False, MISSES_LIMIT, "; ".join(missed)]
+    frame = rank(frame, rank_by, "cost_per_hour_usd", "tpot_ms")
+    frame.attrs.update(kind="serve", model=model.id, tokens_per_s_per_user=rate, requests_per_s=load,
+                       input_tokens=input_tokens, output_tokens=output_tokens, max_gpus=max_gpus,
+                       budget_usd_per_hour=budget_usd_per_hour, rank_by=rank_by, offers=len(records),
+                       seconds=time.perf_counter() - start, path=listed.attrs.get("path"))
+    return frame
+
+
+def _serve_offer(model: models.Model, offer: dict[str, Any], rate: float, demand_tps: float, input_tokens: int,
+                 output_tokens: int, dtype: str, cal: Calibration | None) -> dict[str, Any]:
+    system = catalog.system(offer["system"])
+    per = int(offer["gpus_per_instance"])
+    price_hour = float(offer["price_per_gpu_hour_usd"]) * per
+    base = _base_row(offer)
+    found = search.serve(model.id, system.id, per, input_tokens, output_tokens, rate, dtype=dtype, cal=cal)
+    best = found.best
+    if best is None:
+        return dict(base, instances=None, gpus=None, layout="", feasible=False, reason=f"cannot run: {found.reason}",
+                    _tier=CANNOT_RUN)
+    instance_tps = best.tokens_per_s_per_gpu * per
+    instances = max(1, math.ceil(demand_tps / instance_tps - 1e-9))
+    capacity = instance_tps * instances
+    cls = offer["interconnect_class"].replace(" only", "")
+    load_pct = 100 * demand_tps / capacity
+    reason = (f"tp{best.tp} over {cls} holds {best.tokens_per_s_per_user:.0f} tokens/s per user at "
+              f"batch {best.batch}; {instances} instance{'s' if instances != 1 else ''} loaded {load_pct:.0f} %")
+    return dict(base, instances=instances, gpus=instances * per, layout=f"tp{best.tp} batch {best.batch}",
+                tp=best.tp, batch=best.batch, replicas=per // best.tp * instances,
+                tokens_per_s_per_user=best.tokens_per_s_per_user, tpot_ms=1e3 * best.tpot_s,
+                capacity_tokens_per_s=capacity, capacity_requests_per_s=capacity / output_tokens, load_pct=load_pct,
+                cost_per_hour_usd=instances * price_hour,
+                cost_per_million_tokens_usd=instances * price_hour / (demand_tps * 3600 / 1e6),
+                feasible=True, reason=reason, _tier=FEASIBLE)
+
+
+# ------------------------------------------------------------------ ranking
+
+
+def rank(frame: pd.DataFrame, by: str, cost_column: str, time_column: str) -> pd.DataFrame:
+    """Sort by tier (feasible, misses a limit, cannot run), then by cost then time (``by='cost'``) or time then
+    cost, then offer and instances; number the rows ``rank`` 1, 2, ... and rewrite the head of each feasible
+    row's reason (cheapest / fastest / how far behind the best)."""
+    keys = [cost_column, time_column] if by == "cost" else [time_column, cost_column]
+    out = frame.sort_values(["_tier", *keys, "offer", "instances"], kind="stable", na_position="last")
+    out = out.reset_index(drop=True)
+    out.insert(0, "rank", range(1, len(out) + 1))
+    feasible = out[out["_tier"] == FEASIBLE]
+    if not feasible.empty:
+        best = feasible.iloc[0]
+        unit = "per job" if cost_column == "cost_usd" else "per hour"
+        for i in feasible.index:
+            if i == feasible.index[0]:
+                head = f"cheapest {unit}" if by == "cost" else "fastest"
+            else:
+                head = (f"{out.at[i, cost_column] / best[cost_column]:.2f}x the cost of #1" if by == "cost"
+                        else f"{out.at[i, time_column] / best[time_column]:.2f}x the time of #1")
+            out.at[i, "reason"] = f"{head}; {out.at[i, 'reason']}"
+    out = out.drop(columns="_tier")
+    for column in ("instances", "gpus", "tp", "pp", "dp", "micro_batch", "interleave", "zero_stage", "batch",
+                   "replicas"):
+        if column in out:
+            out[column] = out[column].astype("Int64")
+    return out
+
+
+def pareto(options: pd.DataFrame) -> pd.DataFrame:
+    """The options no other option beats on both cost and time (the Pareto front), sorted by cost.
+
+    Training: USD per job and hours; serving: USD per hour and ms per output token. Only options that run
+    are considered (feasible or not: a deadline or budget does not move the front); ties keep the first.
+    """
+    if "cost_usd" in options:
+        cost_column, time_column = "cost_usd", "time_h"
+    else:
+        cost_column, time_column = "cost_per_hour_usd", "tpot_ms"
+    ran = options.dropna(subset=[cost_column, time_column])
+    ran = ran.sort_values([cost_column, time_column, "offer"], kind="stable")
+    keep, best_time = [], math.inf
+    for i, t in zip(ran.index, ran[time_column]):
+        if t < best_time:
+            keep.append(i)
+            best_time = t
+    return ran.loc[keep]
+
+
+def best(options: pd.DataFrame) -> dict[str, Any] | None:
+    """The first-ranked feasible option as a dict, or None."""
+    ok = options[options["feasible"]]
+    return None if ok.empty else ok.iloc[0].to_dict()
+
+
+def records(options: pd.DataFrame, top: int | None = None) -> list[dict[str, Any]]:
+    """The options as plain JSON-able dicts (NaN and NA as None), the ``top`` first if given."""
+    rows = options if not top else options.head(top)
+    out = []
+    for row in rows.to_dict("records"):
+        clean = {}
+        for key, value in row.items():
+            if value is None or (not isinstance(value, (str, bool)) and pd.isna(value)):
+                value = None
+            elif isinstance(value, np.generic):
+                value = value.item()
+            clean[key] = value
+        out.append(clean)
+    return out
+

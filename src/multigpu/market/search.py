@@ -1,0 +1,367 @@
+"""The one training-layout search and the one serving search of the project.
+
+Cost (:mod:`multigpu.market.cost`), the recommender
+(:mod:`multigpu.market.recommend`), chapters 4 and 5 and the CLI all ask these
+two functions, so a workload on a system gets one layout everywhere.
+
+:func:`train` enumerates tensor x pipeline x data parallelism, micro-batch,
+interleaving, recomputation, sequence parallelism and ZeRO stage for a model on
+a system (:func:`layouts`), evaluates them all at once with the training model
+(:func:`multigpu.compute.training.evaluate`, the function behind ``train``, so
+the best layout's step time is the one ``train`` reports), drops those that do
+not fit in memory, and ranks the rest by step time.
+
+:func:`serve` tries every tensor-parallel degree that divides an instance and
+fits in one node; for each (:func:`serving_option`) the largest in-flight batch
+whose per-user speed meets the floor, and picks the degree with the most output
+tokens per second per GPU.
+
+Both are cached on all their arguments, the calibration included.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from multigpu.comm import calibration
+from multigpu.comm.calibration import Calibration
+from multigpu.common.errors import InputError
+from multigpu.compute import inference, models, training
+from multigpu.hardware import catalog
+
+RECOMPUTE = ("none", "selective", "full")
+#: ZeRO stages tried: 1 (distributed optimizer, Megatron's default) and 3 (FSDP).
+ZERO_STAGES = (1, 3)
+#: Largest micro-batch (sequences) and interleaving tried.
+MAX_MICRO_BATCH, MAX_INTERLEAVE = 16, 8
+#: Largest in-flight batch tried when serving.
+MAX_BATCH = 256
+Progress = Callable[[int, int], None]
+
+
+# ------------------------------------------------------------------ training
+
+
+@dataclass(frozen=True)
+class TrainingLayout:
+    """One evaluated training layout: the parallel split, its options and its step time split into parts.
+
+    Times are seconds per step; ``tp_s``, ``pp_s``, ``dp_s``, ``ep_s`` are
+    the exposed (not hidden) communication of each kind; memory in GB (1e9 B).
+    """
+
+    tp: int
+    pp: int
+    dp: int
+    micro_batch: int
+    interleave: int
+    recompute: str
+    sequence_parallel: bool
+    zero_stage: int
+    microbatches: int
+    step_time_s: float
+    mfu: float
+    model_tflops_per_gpu: float
+    memory_per_gpu_GB: float
+    compute_s: float
+    bubble_s: float
+    tp_s: float
+    pp_s: float
+    dp_s: float
+    ep_s: float
+
+    @property
+    def label(self) -> str:
+        """A short name, e.g. ``tp2 pp4 dp8 mb1 v2 selective-recompute SP ZeRO-3``: interleaving, recompute,
+        sequence parallelism and a ZeRO stage other than 1 only when used."""
+        text = f"tp{self.tp} pp{self.pp} dp{self.dp} mb{self.micro_batch}"
+        text += f" v{self.interleave}" if self.interleave > 1 else ""
+        text += f" {self.recompute}-recompute" if self.recompute != "none" else ""
+        text += " SP" if self.sequence_parallel else ""
+        return text + (f" ZeRO-{self.zero_stage}" if self.zero_stage != 1 else "")
+
+    @property
+    def exposed_comm_s(self) -> float:
+        """All exposed communication of one step, seconds."""
+        return self.tp_s + self.pp_s + self.dp_s + self.ep_s
+
+    @property
+    def noncomm_s(self) -> float:
+        """Compute of one step and the compute share of the pipeline bubble, seconds."""
+        compute_mb = self.compute_s / self.microbatches
+        comm_mb = (self.tp_s + self.ep_s) / self.microbatches
+        bubble_comm = self.bubble_s * comm_mb / (compute_mb + comm_mb)
+        return self.compute_s + self.bubble_s - bubble_comm
+
+    @property
+    def comm_s(self) -> float:
+        """What communication adds to a step (the exposed part and its share of the bubble), seconds."""
+        return self.step_time_s - self.noncomm_s
+
+    def to_dict(self) -> dict[str, Any]:
+        """The layout as a flat dict (the CLI's object), with ``layout`` (:attr:`label`)."""
+        return {**asdict(self), "layout": self.label}
+
+
+@dataclass(frozen=True)
+class TrainingSearch:
+    """The outcome of :func:`train`: the best layouts (best first), how many were evaluated, and why
+    none fits when none does."""
+
+    model: str
+    system: str
+    gpus: int
+    global_batch: int
+    seq: int
+    dtype: str
+    zero_stages: tuple[int, ...]
+    evaluated: int
+    valid: int
+    seconds: float
+    top: tuple[TrainingLayout, ...]
+    reason: str
+    table: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def best(self) -> TrainingLayout | None:
+        """The fastest layout that fits, or None."""
+        return self.top[0] if self.top else None
+
+    @property
+    def layouts_per_s(self) -> float:
+        """Layouts evaluated per second of search."""
+        return self.evaluated / self.seconds if self.seconds > 0 else math.inf
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def layouts(model: models.Model, system: catalog.System, gpus: int, global_batch: int, *,
+            max_micro_batch: int = MAX_MICRO_BATCH, max_interleave: int = MAX_INTERLEAVE) -> pd.DataFrame:
+    """Every (tp, pp, dp, micro_batch, interleave) that divides, as integer columns of a DataFrame.
+
+    ``tp`` divides the heads and fits in a node; ``pp`` divides the layers and
+    the GPUs left by ``tp``; ``dp`` is what remains; ``micro_batch`` divides
+    the batch of a data-parallel rank (up to ``max_micro_batch``);
+    ``interleave`` divides the layers of a stage (only with ``pp > 1``).
+    """
+    rows = []
+    for tp in _divisors(min(system.gpus_per_node, gpus)):
+        if model.heads % tp or gpus % tp:
+            continue
+        for pp in _divisors(gpus // tp):
+            if model.layers % pp:
+                continue
+            dp = gpus // (tp * pp)
+            if global_batch % dp:
+                continue
+            micro = [b for b in _divisors(global_batch // dp) if b <= max_micro_batch]
+            inter = [v for v in _divisors(model.layers // pp) if v <= max_interleave] if pp > 1 else [1]
+            rows.extend((tp, pp, dp, b, v) for b in micro for v in inter)
+    return pd.DataFrame(rows, columns=["tp", "pp", "dp", "micro_batch", "interleave"], dtype=int)
+
+
+def _options(tp: np.ndarray, zero_stages: Iterable[int]) -> list[tuple[str, bool, int, np.ndarray]]:
+    """(recompute, sequence_parallel, zero stage, mask of layouts it applies to): SP only where tp > 1."""
+    return [(recompute, sp, stage, (tp > 1) if sp else np.ones(tp.shape, dtype=bool))
+            for stage, recompute, sp in itertools.product(zero_stages, RECOMPUTE, (False, True))]
+
+
+def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int = 2048, *,
+                     dtype: str = "bf16", zero_stages: Iterable[int] = ZERO_STAGES, cal: Calibration | None = None,
+                     progress: Progress | None = None) -> pd.DataFrame:
+    """Every layout of the job evaluated: one row per layout and option set, with the columns of
+    :class:`TrainingLayout` and ``fits``. Raises :class:`InputError` when the job cannot be split."""
+    model, system = models.model(model_id), catalog.system(system_id)
+    if gpus > system.gpus_per_node and gpus % system.gpus_per_node:
+        raise InputError(f"{gpus} GPUs do not fill whole {system.id} nodes of {system.gpus_per_node}")
+    base = layouts(model, system, gpus, global_batch)
+    if base.empty:
+        raise InputError(f"no layout of {gpus} GPUs divides '{model.id}' with global batch {global_batch}")
+    cal = calibration.resolve(cal)
+    option_list = _options(base["tp"].to_numpy(), zero_stages)
+    frames = []
+    for done, (recompute, sp, stage, mask) in enumerate(option_list, start=1):
+        part = base[mask]
+        arrays = training.Layouts(*(part[c].to_numpy() for c in ("tp", "pp", "dp", "micro_batch", "interleave")),
+                                  ep=np.ones(len(part), dtype=int), global_batch=global_batch, seq=seq,
+                                  recompute=recompute, sequence_parallel=sp, dtype=dtype, zero_stage=stage)
+        result = training.evaluate(model, system, arrays, cal)
+        frames.append(part.assign(recompute=recompute, sequence_parallel=sp, zero_stage=stage,
+                                  microbatches=global_batch // (part["micro_batch"] * part["dp"]),
+                                  **{k: np.asarray(v) for k, v in result.items()}))
+        if progress:
+            progress(done, len(option_list))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _layout(record: dict[str, Any]) -> TrainingLayout:
+    names = TrainingLayout.__dataclass_fields__
+    return TrainingLayout(**{k: (v.item() if hasattr(v, "item") else v) for k, v in record.items() if k in names})
+
+
+def train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int = 2048, *, dtype: str = "bf16",
+          zero_stages: Iterable[int] = ZERO_STAGES, top: int = 1, cal: Calibration | None = None,
+          keep_table: bool = False, progress: Progress | None = None) -> TrainingSearch:
+    """The fastest layouts of a training job of ``gpus`` GPUs on a system, over the ZeRO stages given.
+
+    Ranked by step time (then fewer tensor and pipeline ranks, smaller
+    micro-batches); ``top`` layouts kept. When no layout fits, ``reason``
+    says why (the leanest layout's memory against the GPU's). A job that
+    cannot be split at all is an :class:`InputError`. ``keep_table`` keeps
+    every evaluated layout in ``table`` (not cached).
+    """
+    key = (model_id, system_id, gpus, global_batch, seq, dtype, tuple(zero_stages), max(top, 1),
+           calibration.resolve(cal))
+    if keep_table or progress:
+        return _train(*key, keep_table=keep_table, progress=progress)
+    return _train_cached(*key)
+
+
+@functools.lru_cache(maxsize=8192)
+def _train_cached(*key: Any) -> TrainingSearch:
+    return _train(*key)
+
+
+def _train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int, dtype: str,
+           zero_stages: tuple[int, ...], top: int, cal: Calibration, keep_table: bool = False,
+           progress: Progress | None = None) -> TrainingSearch:
+    start = time.perf_counter()
+    table = evaluate_layouts(model_id, system_id, gpus, global_batch, seq, dtype=dtype, zero_stages=zero_stages,
+                             cal=cal, progress=progress)
+    valid = table[table["fits"]].sort_values(["step_time_s", "tp", "pp", "micro_batch", "zero_stage"],
+                                             kind="stable")
+    reason = ""
+    if valid.empty:
+        gpu = catalog.gpu(catalog.system(system_id).gpu)
+        reason = (f"does not fit: the leanest layout of {gpus} GPUs needs {table['memory_per_gpu_GB'].min():.0f} GB "
+                  f"per GPU, the {gpu.name} has {gpu.memory_GB:g} GB")
+    best = tuple(_layout(r) for r in valid.head(top).to_dict("records"))
+    return TrainingSearch(models.model(model_id).id, system_id, gpus, global_batch, seq, dtype, zero_stages,
+                          len(table), len(valid), time.perf_counter() - start, best, reason,
+                          table if keep_table else None)
+
+
+# ------------------------------------------------------------------- serving
+
+
+@dataclass(frozen=True)
+class ServingOption:
+    """Serving on ``tp`` GPUs: the largest batch (1..:data:`MAX_BATCH`) that meets the per-user floor.
+
+    ``batch`` is 0 when none does (too slow, or does not fit); then the
+    throughput is 0. The per-batch query lifetimes (non-communication and
+    communication parts, seconds) and whether each batch fits are kept, so a
+    what-if on compute or bandwidth can re-pick the batch (:meth:`at`).
+    """
+
+    tp: int
+    floor_tokens_per_s_per_user: float
+    output_tokens: int
+    batch: int
+    tokens_per_s_per_gpu: float
+    tokens_per_s_per_user: float
+    tokens_per_s_per_user_at_1: float  #: one query alone: the fastest a user can be served
+    fits_one: bool  #: whether one query fits in memory
+    lifetime_noncomm_s: tuple[float, ...] = field(repr=False)
+    lifetime_comm_s: tuple[float, ...] = field(repr=False)
+    fits: tuple[bool, ...] = field(repr=False)
+
+    @property
+    def tpot_s(self) -> float:
+        """Time between a user's tokens at the chosen batch, seconds."""
+        return 1.0 / self.tokens_per_s_per_user if self.tokens_per_s_per_user > 0 else math.inf
+
+    def at(self, compute_efficiency: float = 1.0, comm_bandwidth: float = 1.0) -> ServingOption:
+        """The same degree with non-communication time divided by ``compute_efficiency`` and
+        communication time by ``comm_bandwidth``, its batch picked again."""
+        life = (np.asarray(self.lifetime_noncomm_s) / compute_efficiency
+                + np.asarray(self.lifetime_comm_s) / comm_bandwidth)
+        return _pick(self.tp, self.floor_tokens_per_s_per_user, self.output_tokens, life,
+                     np.asarray(self.lifetime_noncomm_s), np.asarray(self.lifetime_comm_s), np.asarray(self.fits))
+
+
+def _pick(tp: int, floor: float, output_tokens: int, life: np.ndarray, noncomm: np.ndarray, comm: np.ndarray,
+          fits: np.ndarray) -> ServingOption:
+    per_user = output_tokens / life
+    ok = (per_user >= floor) & fits
+    batch = int(np.flatnonzero(ok)[-1]) + 1 if ok.any() else 0
+    user = float(per_user[batch - 1]) if batch else 0.0
+    return ServingOption(tp, floor, output_tokens, batch, batch * user / tp, user, float(per_user[0]), bool(fits[0]),
+                         tuple(noncomm.tolist()), tuple(comm.tolist()), tuple(fits.tolist()))
+
+
+@functools.lru_cache(maxsize=8192)
+def _serving_option(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int, floor: float,
+                    dtype: str, cal: Calibration) -> ServingOption:
+    batches = np.arange(1, MAX_BATCH + 1)
+    r = inference.run(model_id, system_id, tp, batches, input_tokens, output_tokens, dtype=dtype, cal=cal)
+    life = np.asarray(r["query_time_s"], dtype=float)
+    comm = np.asarray(r["comm_fraction"], dtype=float) * life
+    return _pick(tp, floor, output_tokens, life, life - comm, comm, np.asarray(r["fits"], dtype=bool))
+
+
+def serving_option(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int,
+                   min_tokens_per_s_per_user: float, *, dtype: str = "bf16",
+                   cal: Calibration | None = None) -> ServingOption:
+    """Serving on ``tp`` GPUs of a system at the largest batch that meets ``min_tokens_per_s_per_user``."""
+    return _serving_option(model_id, system_id, tp, input_tokens, output_tokens, float(min_tokens_per_s_per_user),
+                           dtype, calibration.resolve(cal))
+
+
+@dataclass(frozen=True)
+class ServingSearch:
+    """The outcome of :func:`serve`: every tensor-parallel degree tried, the best, and why none works
+    when none does."""
+
+    model: str
+    system: str
+    gpus: int
+    input_tokens: int
+    output_tokens: int
+    floor_tokens_per_s_per_user: float
+    dtype: str
+    options: tuple[ServingOption, ...]
+    best: ServingOption | None
+    reason: str
+
+
+def serve(model_id: str, system_id: str, gpus: int, input_tokens: int, output_tokens: int,
+          min_tokens_per_s_per_user: float, *, dtype: str = "bf16", cal: Calibration | None = None) -> ServingSearch:
+    """The best way to serve on an instance of ``gpus`` GPUs: every tensor-parallel degree that divides the
+    instance, the model's heads, and fits in one node; the most tokens/s per GPU at the floor wins (then the
+    faster per-user speed, then the smaller degree)."""
+    return _serve(model_id, system_id, gpus, input_tokens, output_tokens, float(min_tokens_per_s_per_user), dtype,
+                  calibration.resolve(cal))
+
+
+@functools.lru_cache(maxsize=4096)
+def _serve(model_id: str, system_id: str, gpus: int, input_tokens: int, output_tokens: int, floor: float,
+           dtype: str, cal: Calibration) -> ServingSearch:
+    model, system = models.model(model_id), catalog.system(system_id)
+    tps = [tp for tp in _divisors(gpus) if tp <= system.gpus_per_node and not model.heads % tp]
+    options = tuple(_serving_option(model.id, system.id, tp, input_tokens, output_tokens, floor, dtype, cal)
+                    for tp in tps)
+    ok = [o for o in options if o.batch]
+    best = max(ok, key=lambda o: (o.tokens_per_s_per_gpu, o.tokens_per_s_per_user, -o.tp)) if ok else None
+    reason = ""
+    if best is None:
+        gpu = catalog.gpu(system.gpu)
+        if not any(o.fits_one for o in options):
+            reason = (f"does not fit: the weights and one query's KV cache exceed {gpus} x {gpu.memory_GB:g} GB "
+                      f"(tp up to {min(gpus, system.gpus_per_node)})")
+        else:
+            fastest = max(o.tokens_per_s_per_user_at_1 for o in options if o.fits_one)
+            reason = (f"too slow: the fastest layout gives {fastest:.1f} tokens/s per user at batch 1, below the "
+                      f"floor of {floor:g}")
+    return ServingSearch(model.id, system.id, gpus, input_tokens, output_tokens, floor, dtype, options, best, reason)
