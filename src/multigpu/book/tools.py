@@ -1,4 +1,4 @@
-"""Helpers for the book's notebooks: glue plain numbers, execute notebooks in place.
+"""Executing the book's notebooks in place, with deterministic outputs.
 
 ``python -m multigpu.book.tools execute book/chapters/*.ipynb`` runs notebooks
 top to bottom and stores their outputs without timestamps, so that nbval can
@@ -10,21 +10,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
-
-
-def plain(value: Any) -> Any:
-    """A numpy scalar as a plain Python number (myst-nb would print ``np.float64(...)``)."""
-    return value.item() if hasattr(value, "item") else value
-
-
-def glue(name: str, value: Any) -> Any:
-    """Glue ``value`` (as a plain Python value) under ``name`` for ``{glue:text}`` in prose; return it."""
-    from myst_nb import glue as _glue
-
-    value = plain(value)
-    _glue(name, value, display=False)
-    return value
 
 
 def execute(path: Path, timeout_s: int = 600) -> None:
