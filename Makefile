@@ -32,6 +32,7 @@ test: setup browser
 	$(MAKE) --no-print-directory test-site
 
 test-package: setup
+	PYTHONPATH=src $(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest tests --ignore=tests/website -q
 
 test-notebooks: setup
