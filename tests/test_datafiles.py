@@ -147,7 +147,7 @@ def test_a_bad_copy_is_reported_at_file_line_and_column(tmp_path, name, edit, li
     error = caught.value
     assert (error.file, error.line, error.column) == (str(path), line, column)
     assert message in error.message
-    assert str(error) == f"{path}:{line}: column '{column}': {error.message}"
+    assert error.lines()[0] == f"{path}:{line}: column '{column}': {error.message}"
     assert "\n" not in str(error)
 
 

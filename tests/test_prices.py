@@ -124,10 +124,16 @@ def test_default_file_check_summary():
     assert f"observed {stamp['observed_from']} to {stamp['observed_to']}" in result.stdout
 
 
-def test_template_is_the_default_file_byte_for_byte():
+def test_template_documents_every_column_and_ends_with_the_default_file(tmp_path):
     result = subprocess.run([sys.executable, "-m", "multigpu", "prices", "template"], capture_output=True)
     assert result.returncode == 0
-    assert result.stdout == DEFAULT.read_bytes()
+    assert result.stdout.endswith(DEFAULT.read_bytes())
+    comments = [line for line in result.stdout.decode().splitlines() if line.startswith("#")]
+    for column in prices.Offer.required() + prices.Offer.optional():
+        assert any(line.startswith(f"#   {column}: ") for line in comments), column
+    copy = tmp_path / "template.csv"
+    copy.write_bytes(result.stdout)
+    assert prices.load_table(copy).offers.drop(columns=[]).equals(prices.default_table().offers)
 
 
 def test_spreadsheet_export_reads_like_a_plain_file():

@@ -53,7 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         result = args.handler(args)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        for line in exc.lines():
+            print(f"error: {line}", file=sys.stderr)
         return EXIT_BAD_INPUT
     text = result if isinstance(result, str) else render(result, args.format)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -22,6 +22,7 @@ import io
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -35,7 +36,7 @@ from pydantic import (
     ValidationError,
 )
 
-from multigpu.common.errors import InputError
+from multigpu.common.errors import InputError, InputErrors
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
@@ -166,32 +167,81 @@ class ClosedRow(Row):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+@dataclass(frozen=True)
+class Cells:
+    """A CSV file split into cells: the header, the rows by physical line, and what was skipped or wrong."""
+
+    header: list[str]  #: column names, stripped
+    rows: list[tuple[int, dict[str, str | None]]]  #: (line, {column: stripped text or None})
+    problems: list[InputError]  #: rows that could not be split into the header's cells
+    comments: int  #: lines starting with '#', skipped
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A validated file: its rows, the columns it has that the schema does not declare, comments skipped."""
+
+    rows: list[tuple[int, Any]]  #: (physical line, validated row), in file order
+    extra_columns: list[str]  #: header columns the schema does not declare (kept as text on each row)
+    comments: int  #: lines starting with '#', skipped
+
+
 def read(path: str | Path, schema: type[Row], context: Mapping[str, Any] | None = None, *,
          unique: Iterable[str] = (), allow_empty: bool = False) -> list[tuple[int, Any]]:
-    """Read ``path`` and validate each row with ``schema``: ``[(line, row)]`` in file order.
+    """Read ``path`` and validate each row with ``schema``: ``[(line, row)]`` in file order (see :func:`read_file`)."""
+    return read_file(path, schema, context, unique=unique, allow_empty=allow_empty).rows
 
-    ``unique``: columns whose values together may appear once (a duplicate is
-    an error at the second line, naming the last of them). ``context`` reaches
-    the schema's validators. A file with a header and no rows is an error
-    unless ``allow_empty``.
+
+def read_file(path: str | Path, schema: type[Row], context: Mapping[str, Any] | None = None, *,
+              unique: Iterable[str] = (), allow_empty: bool = False) -> DataFile:
+    """Read ``path`` and validate each row with ``schema``.
+
+    Every problem of the file is found in one pass: a file with several bad
+    cells raises :class:`~multigpu.common.errors.InputErrors` listing each at
+    its file, line and column (a bad header stops before the rows). Header
+    names are matched to the schema's whatever their case. ``unique``:
+    columns whose values together may appear once (a duplicate is an error at
+    the second line, naming the last of them). ``context`` reaches the
+    schema's validators. A file with a header and no rows is an error unless
+    ``allow_empty``.
     """
     name = str(path)
-    header, rows = read_cells(path)
-    check_closed(header, schema, name)
-    check_header(header, schema, name)
-    if not rows and not allow_empty:
+    cells = canonical(read_cells(path), schema)
+    header_problems = check_closed(cells.header, schema, name) + check_header(cells.header, schema, name)
+    if header_problems:
+        raise InputErrors(header_problems)
+    if not cells.rows and not cells.problems and not allow_empty:
         raise InputError(f"has a header but no rows; expected one {schema.NOUN} per line", name, 1)
-    out = [(line, validate(schema, cells, name, line, context)) for line, cells in rows]
+    problems = list(cells.problems)
+    out = []
+    for line, row in cells.rows:
+        try:
+            out.append((line, validate(schema, row, name, line, context)))
+        except InputErrors as exc:
+            problems.extend(exc.errors)
     key = tuple(unique)
     if key:
         seen: dict[tuple, int] = {}
         for line, row in out:
             value = tuple(getattr(row, column, None) for column in key)
             if value in seen:
-                raise InputError(f"duplicate {schema.NOUN}: same {', '.join(key)} as line {seen[value]}",
-                                 name, line, key[-1])
+                problems.append(InputError(f"duplicate {schema.NOUN}: same {', '.join(key)} as line {seen[value]}",
+                                           name, line, key[-1]))
             seen[value] = line
-    return out
+    if problems:
+        raise InputErrors(sorted(problems, key=lambda e: e.line or 0))
+    return DataFile(out, extra_columns(cells.header, schema), cells.comments)
+
+
+def canonical(cells: Cells, schema: type[Row]) -> Cells:
+    """The cells with header names that equal a declared column but for case (``Provider``, ``GPU``) renamed
+    to it; other names are kept as written."""
+    declared = {c.lower(): c for c in schema.required() + schema.optional()}
+    rename = {h: declared.get(h.lower(), h) for h in cells.header}
+    if all(a == b for a, b in rename.items()):
+        return cells
+    rows = [(line, {rename[k]: v for k, v in row.items()}) for line, row in cells.rows]
+    return Cells([rename[h] for h in cells.header], rows, cells.problems, cells.comments)
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -203,8 +253,16 @@ def read_bytes(path: str | Path) -> bytes:
         raise InputError(f"cannot read: {exc.strerror}", str(path)) from None
 
 
-def read_cells(path: str | Path) -> tuple[list[str], list[tuple[int, dict[str, str | None]]]]:
-    """The header and the non-empty rows as (physical line, {column: stripped text or None})."""
+_DECIMAL_COMMA = re.compile(r"^-?\d+,\d+$")
+
+
+def read_cells(path: str | Path) -> Cells:
+    """The header and the non-empty rows of a comma-separated file, lines starting with ``#`` skipped.
+
+    A file separated by ``;`` or tabs (a spreadsheet's regional setting) is an
+    error that says so; a row with one cell too many where a number was
+    written with a decimal comma says that too.
+    """
     name = str(path)
     try:
         text = read_bytes(path).decode("utf-8-sig")  # a BOM (spreadsheet export) is dropped
@@ -212,56 +270,100 @@ def read_cells(path: str | Path) -> tuple[list[str], list[tuple[int, dict[str, s
         line = exc.object[:exc.start].count(b"\n") + 1
         raise InputError("is not UTF-8 text; expected a CSV saved as UTF-8 (in a spreadsheet: 'CSV UTF-8')",
                          name, line) from None
-    reader = csv.reader(io.StringIO(text, newline=""))  # the csv module reads LF and CRLF
+    lines = text.splitlines(keepends=True)
+    comments = [i for i, line in enumerate(lines) if line.lstrip().startswith("#")]
+    kept = "".join("\n" if i in set(comments) else line for i, line in enumerate(lines))  # keep line numbers
+    reader = csv.reader(io.StringIO(kept, newline=""))  # the csv module reads LF and CRLF
     try:
-        header = [cell.strip() for cell in next(reader, [])]
-        if not any(header):
-            raise InputError("is empty; expected a header line, then one row per line", name, 1)
-        rows, end = [], reader.line_num
+        raw, header_line = [], 0
+        while not any(c.strip() for c in raw):
+            raw = next(reader, None)
+            if raw is None:
+                raise InputError("is empty; expected a header line, then one row per line", name, 1)
+            header_line = reader.line_num
+        _check_separator(raw, name, header_line)
+        header = [cell.strip() for cell in raw]
+        rows, problems, end = [], [], reader.line_num
         for cells in reader:
             start, end = end + 1, reader.line_num
             if not any(cell.strip() for cell in cells):
-                continue  # empty line, e.g. trailing ones from a spreadsheet
+                continue  # empty line, e.g. trailing ones from a spreadsheet, or a comment
             if len(cells) != len(header):
-                raise InputError(f"has {len(cells)} cells, the header {len(header)}; expected one cell per column",
-                                 name, start)
+                problems.append(_cell_count(cells, header, name, start))
+                continue
             rows.append((start, {col: cell.strip() or None for col, cell in zip(header, cells)}))
     except csv.Error as exc:
         raise InputError(f"is not valid CSV: {exc}", name, reader.line_num) from None
-    return header, rows
+    return Cells(header, rows, problems, len(comments))
 
 
-def check_header(header: list[str], schema: type[Row], name: str) -> None:
-    """Every required column once; a misspelt name gets the closest valid one suggested."""
+def _check_separator(header: list[str], name: str, line: int) -> None:
+    """A header read as one cell holding ``;`` or tabs: the file is not comma-separated."""
+    if len(header) > 1:
+        return
+    for separator, called in ((";", "semicolons (;)"), ("\t", "tabs")):
+        if separator in header[0]:
+            raise InputError(f"is separated by {called}; expected commas (in a spreadsheet: save as "
+                             f"'CSV UTF-8 (comma delimited)')", name, line)
+
+
+def _cell_count(cells: list[str], header: list[str], name: str, line: int) -> InputError:
+    """A row with the wrong number of cells; a decimal comma (``3,99`` split in two) is named as such."""
+    if len(cells) == len(header) + 1:
+        for i in range(len(cells) - 1):
+            joined = f"{cells[i].strip()},{cells[i + 1].strip()}"
+            if _DECIMAL_COMMA.match(joined) and cells[i + 1].strip().isdigit() and len(cells[i + 1].strip()) <= 3:
+                return InputError(f"'{joined}' looks like a decimal comma; expected a decimal point, "
+                                  f"{joined.replace(',', '.')}", name, line, header[i])
+    return InputError(f"has {len(cells)} cells, the header {len(header)}; expected one cell per column "
+                      f"(quote a cell that holds a comma)", name, line)
+
+
+def check_header(header: list[str], schema: type[Row], name: str) -> list[InputError]:
+    """Every required column once; a misspelt name (a typo, other spacing) is an error naming the known
+    column. Other extra columns are allowed (see :func:`extra_columns`)."""
+    problems = []
     for column in header:
         if not column:
-            raise InputError("a column has no name; expected a name in every header cell", name, 1)
-        if header.count(column) > 1:
-            raise InputError("appears twice in the header; expected each column once", name, 1, column)
+            problems.append(InputError("a column has no name; expected a name in every header cell", name, 1))
+        elif header.count(column) > 1 and column not in {p.column for p in problems}:
+            problems.append(InputError("appears twice in the header; expected each column once", name, 1, column))
     required, optional = schema.required(), schema.optional()
-    unknown = [column for column in header if column not in required + optional]
+    unknown = [column for column in header if column and column not in required + optional]
     for column in required:
         if column not in header:
             guess = closest(column, unknown)
             if guess:
-                raise InputError(f"unknown column; did you mean '{column}' (a required column)?", name, 1, guess)
-            raise InputError(f"is missing; expected columns {', '.join(required)}", name, 1, column)
+                problems.append(InputError(f"unknown column; did you mean '{column}' (a required column)?",
+                                           name, 1, guess))
+                unknown.remove(guess)
+            else:
+                problems.append(InputError(f"is missing; expected columns {', '.join(required)}", name, 1, column))
     for column in unknown:
         guess = closest(column, [c for c in optional if c not in header])
         if guess:
-            raise InputError(f"unknown column; did you mean '{guess}'?", name, 1, column)
+            problems.append(InputError(f"unknown column; did you mean '{guess}'?", name, 1, column))
+    return problems
 
 
-def check_closed(header: list[str], schema: type[Row], name: str) -> None:
+def extra_columns(header: list[str], schema: type[Row]) -> list[str]:
+    """Header columns the schema does not declare (kept as text)."""
+    declared = schema.required() + schema.optional()
+    return [column for column in header if column and column not in declared]
+
+
+def check_closed(header: list[str], schema: type[Row], name: str) -> list[InputError]:
     """For a :class:`ClosedRow` schema, a header column it does not declare is an error (none otherwise)."""
     if schema.model_config.get("extra") != "forbid":
-        return
+        return []
     columns = schema.required() + schema.optional()
+    problems = []
     for column in header:
         if column and column not in columns:
             guess = closest(column, [c for c in columns if c not in header])
             hint = f"did you mean '{guess}'?" if guess else f"expected only the columns {', '.join(columns)}"
-            raise InputError(f"unknown column; {hint}", name, 1, column)
+            problems.append(InputError(f"unknown column; {hint}", name, 1, column))
+    return problems
 
 
 def suggest(word: str, ids: list[str], n: int = 4) -> list[str]:
@@ -279,9 +381,12 @@ def closest(word: str, candidates: list[str]) -> str | None:
 
 
 def known(value: str, table: Mapping[str, Any], kind: str, command: str) -> str:
-    """``value`` if it is a key of ``table``; else a ValueError naming a few close keys."""
+    """``value`` if it is a key of ``table`` (matched whatever its case: ids are lower case); else a ValueError
+    naming a few close keys."""
     if value in table:
         return value
+    if value.lower() in table:
+        return value.lower()
     close = suggest(value, list(table))
     raise ValueError(f"unknown {kind} '{value}'; expected a catalogue id such as {', '.join(close)} "
                      f"(all: python -m multigpu {command})")
@@ -289,13 +394,15 @@ def known(value: str, table: Mapping[str, Any], kind: str, command: str) -> str:
 
 def validate(schema: type[Row], cells: dict[str, str | None], name: str, line: int,
              context: Mapping[str, Any] | None = None) -> Any:
-    """``cells`` as a ``schema`` row; the first problem as an InputError at (name, line, column)."""
+    """``cells`` as a ``schema`` row; every problem of the row as :class:`InputErrors` at (name, line, column)."""
     try:
         return schema.model_validate(cells, context=dict(context or {}))
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        column = str(error["loc"][0]) if error["loc"] else None
-        raise InputError(message(error, schema.EXPECTED.get(column or "", "")), name, line, column) from None
+        problems = []
+        for error in exc.errors(include_url=False):
+            column = str(error["loc"][0]) if error["loc"] else None
+            problems.append(InputError(message(error, schema.EXPECTED.get(column or "", "")), name, line, column))
+        raise InputErrors(problems) from None
 
 
 _REASONS = {"int_parsing": "is not a whole number", "float_parsing": "is not a number",

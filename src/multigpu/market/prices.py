@@ -41,11 +41,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pandas as pd
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 
 from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR, PastDate, Positive, Row, Text
-from multigpu.common.errors import InputError
+from multigpu.common.errors import InputError, InputErrors, InputWarning
 from multigpu.hardware import catalog
 
 PRICING = ("on-demand", "spot", "reserved", "community")
@@ -53,6 +53,14 @@ PRICING = ("on-demand", "spot", "reserved", "community")
 OFFER_KEY = ("provider", "instance", "pricing", "region", "currency")
 DEFAULT_PRICES = DATA_DIR / "prices.csv"
 DEFAULT_FX = DATA_DIR / "fx_rates.csv"
+
+
+def _lower(value: Any) -> Any:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _upper(value: Any) -> Any:
+    return value.strip().upper() if isinstance(value, str) else value
 
 
 class Offer(Row):
@@ -64,12 +72,13 @@ class Offer(Row):
     gpus_per_instance: int = Field(ge=1)
     interconnect: Text
     price_per_hour: Positive
-    currency: Text
-    pricing: Literal[PRICING]  # type: ignore[valid-type]
+    currency: Annotated[str, BeforeValidator(_upper), Field(min_length=1)]
+    pricing: Annotated[Literal[PRICING], BeforeValidator(_lower)]  # type: ignore[valid-type]
     observed: PastDate
     source: Text
     region: str | None = None
-    system: str | None = None
+    system: Annotated[str | None, BeforeValidator(_lower)] = None
+    provider_type: str | None = None
     notes: str | None = None
 
     NOUN = "offer"
@@ -84,6 +93,12 @@ class Offer(Row):
         "pricing": f"one of {', '.join(PRICING)}",
         "observed": "the date the price was seen, YYYY-MM-DD",
         "source": "where the price was seen (a URL)",
+        "region": "optional: where the offer is (part of its identity: one row per provider, instance, "
+                  "pricing, region and currency)",
+        "system": "optional: a catalogue system id that pins the model of the node (python -m multigpu systems); "
+                  "default: the system with this GPU wired by this interconnect",
+        "provider_type": "optional: hyperscaler, GPU cloud, marketplace, ... (default: from the provider's name)",
+        "notes": "optional: anything, kept as text",
     }
 
     @field_validator("gpu")
@@ -108,7 +123,7 @@ class Offer(Row):
 class FxRate(Row):
     """One exchange rate: ``usd_per_unit`` US dollars buy one unit of ``currency``, on ``date``."""
 
-    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+    currency: Annotated[str, BeforeValidator(_upper), Field(pattern=r"^[A-Z]{3}$")]
     usd_per_unit: Positive
     date: PastDate
     source: Text
@@ -128,6 +143,18 @@ class FxRate(Row):
         if info.data.get("currency") == "USD" and value != 1:
             raise ValueError(f"'{value:g}' for USD; expected 1 (USD is the base currency)")
         return value
+
+
+def template() -> str:
+    """The packaged price file preceded by comment lines that document every column, required and
+    optional: a valid price file to start from (``python -m multigpu prices template``)."""
+    lines = ["# A price file: one offer per line, comma-separated, UTF-8. Lines starting with # are comments.",
+             "# Required columns:"]
+    lines += [f"#   {c}: {Offer.EXPECTED[c]}" for c in Offer.required()]
+    lines += ["# Optional columns (leave out, or leave cells empty):"]
+    lines += [f"#   {c}: {Offer.EXPECTED[c].removeprefix('optional: ')}" for c in Offer.optional()]
+    lines += ["# Any other column is kept as text. Check a file with: python -m multigpu prices check FILE"]
+    return "\n".join(lines) + "\n" + DEFAULT_PRICES.read_bytes().decode("utf-8")
 
 
 # ---------------------------------------------------------------- the table
@@ -151,6 +178,8 @@ class PriceTable:
     offers: pd.DataFrame = field(repr=False)
     fx: Mapping[str, FxRate] = field(repr=False)
     fx_path: str  #: the FX table, as given
+    notes: tuple[str, ...] = ()  #: what the reader kept or skipped (extra columns, comment lines)
+    warnings: tuple[InputWarning, ...] = ()  #: valid but probably not meant (see multigpu.market.pricecheck)
 
     @property
     def name(self) -> str:
@@ -211,19 +240,46 @@ def load_offers(path: str | Path = DEFAULT_PRICES, fx: Mapping[str, FxRate] | No
     """The validated offers of a price file, in file order, each with its ``system``: the catalogue
     system that models its node (:func:`system_for_offer`: the pinned one, or the one its GPU and
     interconnect give). Prices stay per instance-hour in the offer's currency."""
-    fx = load_fx() if fx is None else fx
-    offers = datafiles.read(path, Offer, {"fx": fx})
-    _check_unique(offers, str(path))
-    return [offer.model_copy(update={"system": _system_at(offer, str(path), line)}) for line, offer in offers]
+    return [offer for _, offer in _read_offers(path, load_fx() if fx is None else fx).rows]
+
+
+def _read_offers(path: str | Path, fx: Mapping[str, FxRate]) -> datafiles.DataFile:
+    """Every offer validated and mapped to its system; every problem of the file raised at once."""
+    data = datafiles.read_file(path, Offer, {"fx": fx})
+    problems = _duplicates(data.rows, str(path))
+    mapped = []
+    for line, offer in data.rows:
+        try:
+            mapped.append((line, offer.model_copy(update={"system": system_for_offer(offer)})))
+        except InputError as exc:
+            problems.append(dataclasses.replace(exc, file=str(path), line=line))
+    if problems:
+        raise InputErrors(sorted(problems, key=lambda e: e.line or 0))
+    return dataclasses.replace(data, rows=mapped)
 
 
 def load_table(path: str | Path = DEFAULT_PRICES, fx_path: str | Path = DEFAULT_FX) -> PriceTable:
-    """A price file and an FX table, validated, as a :class:`PriceTable` (defaults: the packaged files)."""
+    """A price file and an FX table, validated, as a :class:`PriceTable` (defaults: the packaged files).
+
+    Its ``warnings`` name what is valid but probably not meant (:func:`multigpu.market.pricecheck.warnings`),
+    its ``notes`` the extra columns kept and the comment lines skipped.
+    """
+    from multigpu.market import pricecheck
+
     fx = load_fx(fx_path)
-    offers = load_offers(path, fx)
-    frame = pd.DataFrame.from_records([_record(offer, fx) for offer in offers])
+    data = _read_offers(path, fx)
+    frame = pd.DataFrame.from_records([_record(offer, fx) for _, offer in data.rows])
     sha = hashlib.sha256(datafiles.read_bytes(path)).hexdigest()
-    return PriceTable(str(path), sha, frame, fx, str(fx_path))
+    notes = []
+    if data.extra_columns:
+        notes.append(f"{path}: extra column{'s' if len(data.extra_columns) != 1 else ''} kept as text: "
+                     f"{', '.join(data.extra_columns)}")
+    if data.comments:
+        notes.append(f"{path}: {data.comments} comment line{'s' if data.comments != 1 else ''} (starting with #) "
+                     f"skipped")
+    table = PriceTable(str(path), sha, frame, fx, str(fx_path), tuple(notes))
+    lines = [line for line, _ in data.rows]
+    return dataclasses.replace(table, warnings=tuple(pricecheck.warnings(table, lines)))
 
 
 @functools.cache
@@ -250,22 +306,17 @@ def _record(offer: Offer, fx: Mapping[str, FxRate]) -> dict[str, Any]:
         "system": offer.system, "price_per_hour_usd": usd, "price_per_gpu_hour_usd": usd / offer.gpus_per_instance}
 
 
-def _check_unique(offers: list[tuple[int, Offer]], name: str) -> None:
-    """Two rows with the same :data:`OFFER_KEY` values are an error at the second one."""
+def _duplicates(offers: list[tuple[int, Offer]], name: str) -> list[InputError]:
+    """Two rows with the same :data:`OFFER_KEY` values: an error at the second one."""
     seen: dict[tuple, int] = {}
+    problems = []
     for line, offer in offers:
         key = tuple(getattr(offer, column, None) for column in OFFER_KEY)
         if key in seen:
-            raise InputError(f"duplicate offer: same provider, instance, pricing, region and currency as "
-                             f"line {seen[key]}; expected one row per offer", name, line, "instance")
+            problems.append(InputError(f"duplicate offer: same provider, instance, pricing, region and currency "
+                                       f"as line {seen[key]}; expected one row per offer", name, line, "instance"))
         seen[key] = line
-
-
-def _system_at(offer: Offer, name: str, line: int) -> str:
-    try:
-        return system_for_offer(offer)
-    except InputError as exc:
-        raise dataclasses.replace(exc, file=name, line=line) from None
+    return problems
 
 
 # ------------------------------------------------------ offer -> system

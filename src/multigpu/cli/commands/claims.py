@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
 
 
 def _claims(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from multigpu.book.inputs import price_table
+    from multigpu.cli.edge import price_table
 
     inputs = claims.Inputs(prices=price_table(args.prices))
     verdicts = [claims.check(i, inputs) for i in args.ids] if args.ids else claims.check_all(inputs)

@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
 
 
 def _cost(args: argparse.Namespace) -> list[dict[str, Any]] | str:
-    from multigpu.book.inputs import price_table
+    from multigpu.cli.edge import price_table
     from multigpu.cli.output import render
     from multigpu.cli.progress import Progress
     from multigpu.common.errors import InputError

@@ -15,8 +15,10 @@ from typing import Any
 
 _EPILOG = ("Price file columns: provider, instance, gpu, gpus_per_instance, interconnect, price_per_hour "
            "(per instance, in currency), currency, pricing (on-demand|spot|reserved|community), observed "
-           "(YYYY-MM-DD), source; optional: region, system, notes. MULTIGPU_PRICES=file sets the price file, "
-           "MULTIGPU_FX=file the exchange-rate table.")
+           "(YYYY-MM-DD), source; optional: region, system, provider_type, notes; other columns are kept as text. "
+           "Lines starting with # are comments. Every problem of a file is reported at once (file:line: column); "
+           "warnings (valid but suspect values) go to stderr with exit status 0. MULTIGPU_PRICES=file sets the "
+           "price file, MULTIGPU_FX=file the exchange-rate table.")
 _TABLE_COLUMNS = ("provider", "instance", "gpu", "gpus_per_instance", "interconnect", "system", "pricing",
                   "price_per_hour", "currency", "observed", "price_per_gpu_hour_usd")
 
@@ -29,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     check = _add(actions, add_command, "check", "validate a price file; print offers, providers, date range")
     check.add_argument("file", metavar="FILE", help="the price file (CSV)")
     check.set_defaults(handler=_check)
-    template = _add(actions, add_command, "template", "print the default price file (CSV), byte for byte")
+    template = _add(actions, add_command, "template", "print the default price file (CSV) with every column, "
+                    "required and optional, documented in comment lines")
     template.set_defaults(handler=_template)
     listing = _add(actions, add_command, "list", "list validated offers with price_per_gpu_hour_usd (USD per GPU-hour)")
     listing.add_argument("--prices", metavar="FILE", help="price file (default: $MULTIGPU_PRICES or the packaged one)")
@@ -47,31 +50,32 @@ def _add(actions: argparse._SubParsersAction, add_command, name: str, help_text:
 
 
 def _check(args: argparse.Namespace) -> dict[str, Any] | str:
-    from multigpu.book.inputs import fx_path
-    from multigpu.market.prices import load_table
+    from multigpu.cli.edge import price_table
 
-    table = load_table(args.file, fx_path())
+    table = price_table(args.file)
     providers = set(table.offers["provider"])
     stamp = table.stamp()
     summary = {"file": args.file, "offers": stamp["offers"], "providers": len(providers),
                "observed_from": stamp["observed_from"], "observed_to": stamp["observed_to"],
-               "sha256_12": stamp["sha256_12"]}
+               "sha256_12": stamp["sha256_12"], "warnings": [str(w) for w in table.warnings],
+               "notes": list(table.notes)}
     if args.format != "table":
         return summary
+    warned = f", {len(table.warnings)} warning{'s' if len(table.warnings) != 1 else ''}" if table.warnings else ""
     return (f"{args.file}: ok, {summary['offers']} offers from {summary['providers']} providers, observed "
-            f"{summary['observed_from']} to {summary['observed_to']} (sha256 {summary['sha256_12']})")
+            f"{summary['observed_from']} to {summary['observed_to']} (sha256 {summary['sha256_12']}){warned}")
 
 
 def _template(args: argparse.Namespace) -> str:
-    from multigpu.market.prices import DEFAULT_PRICES
+    from multigpu.market.prices import template
 
     if hasattr(sys.stdout, "reconfigure"):  # byte for byte, whatever the locale
         sys.stdout.reconfigure(encoding="utf-8", newline="\n")
-    return DEFAULT_PRICES.read_bytes().decode("utf-8")
+    return template()
 
 
 def _list(args: argparse.Namespace) -> list[dict[str, Any]] | str:
-    from multigpu.book.inputs import price_table
+    from multigpu.cli.edge import price_table
     from multigpu.cli.output import render
 
     table = price_table(args.prices)

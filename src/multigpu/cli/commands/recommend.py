@@ -110,7 +110,7 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def _recommend(args: argparse.Namespace) -> list[dict[str, Any]] | str:
-    from multigpu.book.inputs import price_table
+    from multigpu.cli.edge import price_table
     from multigpu.common.errors import InputError
     from multigpu.market import recommend
 
