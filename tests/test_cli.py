@@ -26,7 +26,7 @@ def test_json_output_parses(capsys):
 
 def test_csv_and_table_outputs(capsys):
     assert main(["size", "256MB", "--format", "csv"]) == 0
-    assert capsys.readouterr().out.splitlines() == ["size,bytes,GB,GiB", "256MB,256000000,0.256,0.238419"]
+    assert capsys.readouterr().out.splitlines() == ["size,bytes,GB,GiB", "256MB,256000000,0.256,0.2384185791015625"]
     assert main(["size", "256MB"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["size", "bytes", "GB", "GiB"] and lines[2].split()[1] == "256000000"

@@ -23,6 +23,9 @@ class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line and exit status 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        if message.startswith("argument ") and ": " in message:  # a bad value: name the flag first
+            flag, what = message.removeprefix("argument ").split(": ", 1)
+            raise InputError(f"{flag.split('/')[-1]}: {what}")
         raise InputError(f"{self.prog}: {message}")
 
 

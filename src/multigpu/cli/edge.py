@@ -1,4 +1,4 @@
-"""What every command that reads prices shares: the price table, with its warnings and notes on stderr."""
+"""What every command that reads prices shares: the price table, with its warnings on stderr."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ from multigpu.market.prices import PriceTable
 
 def price_table(path: str | Path | None = None) -> PriceTable:
     """The price table of ``--prices`` (else ``MULTIGPU_PRICES``, else the packaged file); its warnings
-    (``warning: <file>:<line>: ...``) and notes (``note: ...``) go to stderr, and the exit status stays 0."""
+    (``warning: <file>:<line>: ...``) go to stderr, and the exit status stays 0. (Its notes, the extra
+    columns kept and comment lines skipped, are shown by ``prices check``.)"""
     table = inputs.price_table(path)
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    for note in table.notes:
-        print(f"note: {note}", file=sys.stderr)
     return table

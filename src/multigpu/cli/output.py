@@ -44,12 +44,29 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+#: A text cell starting with one of these is read as a formula by spreadsheets (CSV injection).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> str:
+    """A cell for CSV: numbers at full precision (``repr``), text that a spreadsheet would read as a formula
+    escaped with a leading ``'``; numbers, negative ones included, are never escaped."""
+    if isinstance(value, bool) or value is None:
+        return "" if value is None else str(value)
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if hasattr(value, "item"):
+        return csv_cell(value.item())
+    text = json.dumps(value, ensure_ascii=False, default=_jsonable) if isinstance(value, (dict, list)) else str(value)
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
 def _csv(rows: Sequence[Row]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=_columns(rows), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: _cell(v) for k, v in row.items()})
+        writer.writerow({k: csv_cell(v) for k, v in row.items()})
     return buffer.getvalue().rstrip("\n")
 
 

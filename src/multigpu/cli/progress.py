@@ -1,24 +1,40 @@
-"""Progress on stderr for long CLI commands."""
+"""Progress on stderr for long CLI commands: a rich progress bar, and only when stderr is a terminal.
+
+Piped or redirected output (a script, CI, ``2> log``) gets no progress at all,
+so stderr holds only errors, warnings and notes.
+"""
 
 from __future__ import annotations
 
-import time
-from typing import Any
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+
+Update = Callable[[int, int], None]
 
 
-class Progress:
-    """A progress callback for :func:`offer_costs` that writes to ``stream`` only once ``after_s`` seconds
-    have passed (so fast runs stay silent), and ends its line when done."""
+@contextlib.contextmanager
+def progress(what: str, stream=None) -> Iterator[Update | None]:
+    """A ``progress(done, total)`` callback drawing a bar on ``stream`` (default stderr) while the block runs;
+    None when the stream is not a terminal. The bar is removed when the block ends."""
+    stream = sys.stderr if stream is None else stream
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
-    def __init__(self, stream: Any, after_s: float = 2.0, what: str = "offers") -> None:
-        self.stream, self.after_s, self.what = stream, after_s, what
-        self.start = time.monotonic()
-        self.shown = False
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(file=stream), transient=True) as bar:
+        task = bar.add_task(what, total=None)
 
-    def __call__(self, done: int, total: int) -> None:
-        if time.monotonic() - self.start < self.after_s and not self.shown:
-            return
-        self.shown = True
-        end = "\n" if done == total else ""
-        self.stream.write(f"\rcost: {done}/{total} {self.what} evaluated{end}")
-        self.stream.flush()
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update

@@ -167,6 +167,9 @@ def train(model_id: str, tokens: float | str, table: PriceTable | None = None, *
     if global_batch < 1:
         raise InputError(f"global batch {global_batch} must be at least 1")
     steps = tokens / (global_batch * seq)
+    if steps < 1:
+        raise InputError(f"--tokens: {tokens:g} tokens are less than one step of {global_batch} sequences x {seq} "
+                         f"tokens ({global_batch * seq:,} tokens)")
     listed = cost.offers(table)
     start = time.perf_counter()
     rows, evaluated = [], 0

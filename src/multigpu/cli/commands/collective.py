@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from multigpu.cli import args as types
 from multigpu.comm import collectives
 from multigpu.common.errors import InputError
 from multigpu.common.units import parse_size
@@ -25,8 +26,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.epilog = _EPILOG
     parser.add_argument("--op", required=True, choices=collectives.OPS, help="the collective")
     parser.add_argument("--system", required=True, help="system id (see: python -m multigpu systems)")
-    parser.add_argument("--gpus", required=True, type=int, help="ranks in total")
-    parser.add_argument("--nodes", type=int, default=1,
+    parser.add_argument("--gpus", required=True, type=types.count, help="ranks in total")
+    parser.add_argument("--nodes", type=types.count, default=1,
                         help="spread the GPUs evenly over this many nodes joined by the system's fabric (default 1)")
     parser.add_argument("--bytes", required=True, help="message size: 4096, 256MB (1e6 bytes), 1GiB (2^30 bytes)")
     parser.add_argument("--algorithm", choices=collectives.ALGORITHMS, default="auto",

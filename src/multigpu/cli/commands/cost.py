@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from typing import Any
 
+from multigpu.cli import args as types
 from multigpu.market import workloads
 
 #: Columns of the table format (json and csv carry every column of multigpu.market.cost.COST_COLUMNS).
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--workload", metavar="ID", help="workload id (see --list-workloads)")
     parser.add_argument("--prices", metavar="FILE",
                         help="price file (default: $MULTIGPU_PRICES or the packaged one)")
-    parser.add_argument("--utilisation", type=float, default=1.0,
+    parser.add_argument("--utilisation", type=types.fraction, default=1.0,
                         help="fraction of rented time doing useful work, in (0, 1] (default 1)")
     parser.add_argument("--list-workloads", action="store_true", help="list the workload ids and exit")
     parser.epilog = ("Fields: offer, provider, instance, gpu, gpus (per instance), interconnect, interconnect_class, "
@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
 def _cost(args: argparse.Namespace) -> list[dict[str, Any]] | str:
     from multigpu.cli.edge import price_table
     from multigpu.cli.output import render
-    from multigpu.cli.progress import Progress
+    from multigpu.cli.progress import progress
     from multigpu.common.errors import InputError
     from multigpu.market import cost
 
@@ -52,8 +52,8 @@ def _cost(args: argparse.Namespace) -> list[dict[str, Any]] | str:
         raise InputError("cost: give --workload ID (python -m multigpu cost --list-workloads lists them)")
     workload = workloads.workload(args.workload)
     table = price_table(args.prices)
-    progress = Progress(sys.stderr) if args.format == "table" else None
-    frame = cost.offer_costs(workload.id, table, utilisation=args.utilisation, progress=progress)
+    with progress(f"cost: {workload.id}, offers") as update:
+        frame = cost.offer_costs(workload.id, table, utilisation=args.utilisation, progress=update)
     frame = frame.assign(_order=frame["rank"].fillna(len(frame) + 1).astype(int)).sort_values(
         ["_order", "offer"], kind="stable").drop(columns="_order")
     rows = [{key: _plain(value) for key, value in row.items()} for row in frame.to_dict("records")]

@@ -62,8 +62,9 @@ def _check(args: argparse.Namespace) -> dict[str, Any] | str:
     if args.format != "table":
         return summary
     warned = f", {len(table.warnings)} warning{'s' if len(table.warnings) != 1 else ''}" if table.warnings else ""
+    notes = "".join(f"\nnote: {note}" for note in table.notes)
     return (f"{args.file}: ok, {summary['offers']} offers from {summary['providers']} providers, observed "
-            f"{summary['observed_from']} to {summary['observed_to']} (sha256 {summary['sha256_12']}){warned}")
+            f"{summary['observed_from']} to {summary['observed_to']} (sha256 {summary['sha256_12']}){warned}{notes}")
 
 
 def _template(args: argparse.Namespace) -> str:

@@ -14,8 +14,6 @@ reason.
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 from typing import Any
 
 #: Columns of the table format (json and csv carry every column of multigpu.market.recommend).
@@ -27,6 +25,8 @@ _SERVE_TABLE = ("rank", "provider", "instance", "gpu", "interconnect", "instance
 _DECIMALS = {"time_h": 1, "cost_usd": 0, "capacity_tokens_per_s": 0, "cost_per_hour_usd": 2,
              "cost_per_million_tokens_usd": 3}
 
+from multigpu.cli import args as types
+
 
 def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser = add_command(subparsers, "recommend", "rank offers x instance counts x layouts for a training job "
@@ -37,20 +37,20 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     what.add_argument("--train", metavar="MODEL", help="model id to train (python -m multigpu models)")
     what.add_argument("--serve", metavar="MODEL", help="model id to serve")
     parser.add_argument("--tokens", metavar="T", help="training tokens, e.g. 2e11, 200B, 1.5T (with --train)")
-    parser.add_argument("--tokens-per-s-per-user", metavar="R", type=float,
+    parser.add_argument("--tokens-per-s-per-user", metavar="R", type=types.positive,
                         help="output tokens per second each user must see (with --serve)")
-    parser.add_argument("--requests-per-s", metavar="Q", type=float, help="queries per second to carry (with --serve)")
-    parser.add_argument("--max-gpus", metavar="N", type=int, default=None,
+    parser.add_argument("--requests-per-s", metavar="Q", type=types.positive, help="queries per second to carry (with --serve)")
+    parser.add_argument("--max-gpus", metavar="N", type=types.count, default=None,
                         help="the most GPUs an option may rent (default 1024)")
-    parser.add_argument("--deadline-h", metavar="H", type=float, help="training must finish within H hours")
-    parser.add_argument("--budget", metavar="X", type=float,
+    parser.add_argument("--deadline-h", metavar="H", type=types.positive, help="training must finish within H hours")
+    parser.add_argument("--budget", metavar="X", type=types.positive,
                         help="USD per job (training) or per hour (serving); dearer options are infeasible")
-    parser.add_argument("--input-tokens", metavar="I", type=int, default=None,
+    parser.add_argument("--input-tokens", metavar="I", type=types.count, default=None,
                         help="prompt tokens per query (serving; default 8192)")
-    parser.add_argument("--output-tokens", metavar="O", type=int, default=None,
+    parser.add_argument("--output-tokens", metavar="O", type=types.count, default=None,
                         help="output tokens per query (serving; default 256)")
-    parser.add_argument("--seq", type=int, default=None, help="tokens per training sequence (default 4096)")
-    parser.add_argument("--global-batch", type=int, default=None,
+    parser.add_argument("--seq", type=types.count, default=None, help="tokens per training sequence (default 4096)")
+    parser.add_argument("--global-batch", type=types.count, default=None,
                         help="sequences per training step (default: ~1M, 2M or 4M tokens by model size)")
     parser.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
     parser.add_argument("--pricing", choices=("on-demand", "spot", "reserved", "community"),
@@ -58,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                              "not like for like)")
     parser.add_argument("--rank", choices=("cost", "time"), default="cost", dest="rank_by",
                         help="rank by cost (default) or by time (training: hours; serving: ms per output token)")
-    parser.add_argument("--top", metavar="K", type=int, default=0, help="print only the K first options (0: all)")
+    parser.add_argument("--top", metavar="K", type=types.nonnegative_count, default=0, help="print only the K first options (0: all)")
     parser.epilog = ("Fields (training): rank, offer, provider, instance, gpu, interconnect, interconnect_class, "
                      "system, pricing, instances, gpus_per_instance, gpus, layout, tp, pp, dp, micro_batch, "
                      "interleave, recompute, sequence_parallel, zero_stage, global_batch, seq, step_time_s, mfu, "
@@ -67,20 +67,6 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                      "capacity_tokens_per_s, capacity_requests_per_s, load_pct, price_per_gpu_hour_usd, "
                      "cost_per_hour_usd, cost_per_million_tokens_usd, feasible, reason.")
     parser.set_defaults(handler=_recommend)
-
-
-class _Progress:
-    """Progress on stderr (``recommend: 12/55 offers``), once ``after_s`` seconds have passed."""
-
-    def __init__(self, after_s: float = 1.0) -> None:
-        self.start, self.after_s, self.shown = time.monotonic(), after_s, False
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.shown and time.monotonic() - self.start < self.after_s:
-            return
-        self.shown = True
-        sys.stderr.write(f"\rrecommend: {done}/{total} offers searched" + ("\n" if done == total else ""))
-        sys.stderr.flush()
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -111,6 +97,7 @@ def _check(args: argparse.Namespace) -> None:
 
 def _recommend(args: argparse.Namespace) -> list[dict[str, Any]] | str:
     from multigpu.cli.edge import price_table
+    from multigpu.cli.progress import progress
     from multigpu.common.errors import InputError
     from multigpu.market import recommend
 
@@ -120,23 +107,28 @@ def _recommend(args: argparse.Namespace) -> list[dict[str, Any]] | str:
         table = table.of_pricing(args.pricing)
         if table.offers.empty:
             raise InputError(f"recommend: the price file has no {args.pricing} offers")
-    progress = _Progress() if args.format == "table" and sys.stderr.isatty() else None
     max_gpus = recommend.DEFAULT_MAX_GPUS if args.max_gpus is None else args.max_gpus
-    if args.train:
-        options = recommend.train(args.train, args.tokens, table, max_gpus=max_gpus, deadline_h=args.deadline_h,
-                                  budget_usd=args.budget, seq=args.seq or recommend.DEFAULT_SEQ,
-                                  global_batch=args.global_batch, dtype=args.dtype, rank_by=args.rank_by,
-                                  progress=progress)
-    else:
-        options = recommend.serve(args.serve, args.tokens_per_s_per_user, args.requests_per_s, table,
-                                  input_tokens=args.input_tokens or recommend.DEFAULT_INPUT_TOKENS,
-                                  output_tokens=args.output_tokens or recommend.DEFAULT_OUTPUT_TOKENS,
-                                  max_gpus=max_gpus, budget_usd_per_hour=args.budget, dtype=args.dtype,
-                                  rank_by=args.rank_by, progress=progress)
+    with progress("recommend: offers searched") as update:
+        options = _options(args, recommend, table, max_gpus, update)
     rows = recommend.records(options, args.top)
     if args.format != "table":
         return rows
     return f"{stamped.stamp_markdown()}\n{_header(options)}\n\n{_table(rows, bool(args.train))}"
+
+
+def _options(args: argparse.Namespace, recommend: Any, table: Any, max_gpus: int, update: Any) -> Any:
+    """The recommender's ranked options for ``--train`` or ``--serve``."""
+    if args.train:
+        seq = recommend.DEFAULT_SEQ if args.seq is None else args.seq
+        return recommend.train(args.train, args.tokens, table, max_gpus=max_gpus, deadline_h=args.deadline_h,
+                               budget_usd=args.budget, seq=seq, global_batch=args.global_batch, dtype=args.dtype,
+                               rank_by=args.rank_by, progress=update)
+    input_tokens = recommend.DEFAULT_INPUT_TOKENS if args.input_tokens is None else args.input_tokens
+    output_tokens = recommend.DEFAULT_OUTPUT_TOKENS if args.output_tokens is None else args.output_tokens
+    return recommend.serve(args.serve, args.tokens_per_s_per_user, args.requests_per_s, table,
+                           input_tokens=input_tokens, output_tokens=output_tokens, max_gpus=max_gpus,
+                           budget_usd_per_hour=args.budget, dtype=args.dtype, rank_by=args.rank_by,
+                           progress=update)
 
 
 def _header(options: Any) -> str:

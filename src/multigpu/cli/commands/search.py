@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
+from multigpu.cli import args as types
 from multigpu.cli.commands.workload import add_training_job
+from multigpu.cli.progress import progress
 from multigpu.market import search
 
 
@@ -14,22 +15,17 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser = add_command(subparsers, "search", "search every layout (tp, pp, dp, micro-batch, interleave, "
                          "recompute, sequence parallel) of a training job; times in s")
     add_training_job(parser)
-    parser.add_argument("--top", type=int, default=1, help="also list the K best layouts")
+    parser.add_argument("--top", type=types.count, default=1, help="also list the K best layouts")
     parser.add_argument("--zero", type=int, choices=(1, 3), action="append",
                         help="ZeRO stage(s) to search (repeatable; default: 1 and 3)")
     parser.set_defaults(handler=_search)
 
 
-def _progress(done: int, total: int) -> None:
-    sys.stderr.write(f"\rsearching layouts: {done}/{total} option sets" + ("\n" if done == total else ""))
-    sys.stderr.flush()
-
-
 def _search(args: argparse.Namespace) -> dict[str, Any] | list[dict[str, Any]]:
-    show = args.format == "table" and sys.stderr.isatty()
-    found = search.train(args.model, args.system, args.gpus, args.global_batch, args.seq, dtype=args.dtype,
-                         zero_stages=tuple(sorted(set(args.zero or search.ZERO_STAGES))), top=max(args.top, 1),
-                         progress=_progress if show else None)
+    with progress("searching layouts: option sets") as update:
+        found = search.train(args.model, args.system, args.gpus, args.global_batch, args.seq, dtype=args.dtype,
+                             zero_stages=tuple(sorted(set(args.zero or search.ZERO_STAGES))), top=args.top,
+                             progress=update)
     top = [layout.to_dict() for layout in found.top]
     summary = {"evaluated": found.evaluated, "valid": found.valid, "seconds": found.seconds}
     if args.format == "table":  # one row per layout, with the search's totals on each

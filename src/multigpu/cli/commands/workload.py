@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from multigpu.cli import args as types
 from multigpu.compute import inference, training
 
 
@@ -12,27 +13,27 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     train = add_command(subparsers, "train", "time, MFU and memory of one training step "
                         "(times in s, TFLOP/s = 1e12 FLOP/s, memory in GB = 1e9 bytes)")
     add_training_job(train)
-    train.add_argument("--tp", type=int, required=True, help="tensor-parallel degree")
-    train.add_argument("--pp", type=int, required=True, help="pipeline-parallel degree")
-    train.add_argument("--dp", type=int, help="data-parallel degree (default: gpus / (tp x pp))")
-    train.add_argument("--micro-batch", type=int, required=True, help="sequences per micro-batch")
+    train.add_argument("--tp", type=types.count, required=True, help="tensor-parallel degree")
+    train.add_argument("--pp", type=types.count, required=True, help="pipeline-parallel degree")
+    train.add_argument("--dp", type=types.count, help="data-parallel degree (default: gpus / (tp x pp))")
+    train.add_argument("--micro-batch", type=types.count, required=True, help="sequences per micro-batch")
     train.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
     train.add_argument("--sequence-parallel", action="store_true")
-    train.add_argument("--interleave", type=int, default=1, help="virtual pipeline stages per GPU")
+    train.add_argument("--interleave", type=types.count, default=1, help="virtual pipeline stages per GPU")
     train.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=1,
                        help="ZeRO stage of the data-parallel group (default 1: distributed optimizer)")
-    train.add_argument("--ep", type=int, default=1, help="expert-parallel degree (MoE models)")
+    train.add_argument("--ep", type=types.count, default=1, help="expert-parallel degree (MoE models)")
     train.set_defaults(handler=_train)
 
     infer = add_command(subparsers, "infer", "latency and throughput of serving under tensor parallelism, "
                         "with in-flight batching (times in s)")
     infer.add_argument("--model", required=True)
     infer.add_argument("--system", required=True)
-    infer.add_argument("--tp", type=int, required=True)
-    infer.add_argument("--pp", type=int, default=1)
-    infer.add_argument("--batch", type=int, required=True, help="queries in flight")
-    infer.add_argument("--input-tokens", type=int, required=True)
-    infer.add_argument("--output-tokens", type=int, required=True)
+    infer.add_argument("--tp", type=types.count, required=True)
+    infer.add_argument("--pp", type=types.count, default=1)
+    infer.add_argument("--batch", type=types.count, required=True, help="queries in flight")
+    infer.add_argument("--input-tokens", type=types.count, required=True)
+    infer.add_argument("--output-tokens", type=types.count, required=True)
     infer.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
     infer.set_defaults(handler=_infer)
 
@@ -41,9 +42,9 @@ def add_training_job(parser: argparse.ArgumentParser) -> None:
     """The arguments that name a training job: model, system, GPUs, global batch, sequence length, dtype."""
     parser.add_argument("--model", required=True, help="model id (see data/models.csv)")
     parser.add_argument("--system", required=True, help="system id (python -m multigpu systems)")
-    parser.add_argument("--gpus", type=int, required=True, help="total GPUs (= tp x pp x dp)")
-    parser.add_argument("--global-batch", type=int, required=True, help="sequences per step")
-    parser.add_argument("--seq", type=int, default=2048, help="tokens per sequence (default 2048)")
+    parser.add_argument("--gpus", type=types.count, required=True, help="total GPUs (= tp x pp x dp)")
+    parser.add_argument("--global-batch", type=types.count, required=True, help="sequences per step")
+    parser.add_argument("--seq", type=types.count, default=2048, help="tokens per sequence (default 2048)")
     parser.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
 
 
