@@ -1,4 +1,4 @@
-"""Checks of claims C05-C11, C14, C15, C19 and C25 (multigpu.evidence.claims.topology): valid verdicts, values from the model."""
+"""Checks of claims C05-C11, C14, C15, C19 and C25 (multigpu.evidence.claims.topology): verdicts from the model."""
 
 from __future__ import annotations
 

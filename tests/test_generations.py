@@ -84,11 +84,13 @@ def test_nvlink_pcie_ratio_compares_like_with_like():
         gpu = catalog.gpu(gpu_id)
         row = data.loc[gpu.name]
         pcie = catalog.link(gpu.pcie)
-        assert row["ratio_same_convention"] == pytest.approx(gpu.nvlink_GBps_per_dir / pcie.per_gpu_GBps_per_dir, abs=0.01)
-        assert row["ratio_same_convention"] == pytest.approx(gpu.nvlink_GBps_bidir / pcie.per_gpu_GBps_bidir, abs=0.01)
+        same = row["ratio_same_convention"]
+        assert same == pytest.approx(gpu.nvlink_GBps_per_dir / pcie.per_gpu_GBps_per_dir, abs=0.01)
+        assert same == pytest.approx(gpu.nvlink_GBps_bidir / pcie.per_gpu_GBps_bidir, abs=0.01)
         assert row["ratio_mixed_convention"] == pytest.approx(2 * row["ratio_same_convention"], abs=0.02)
     # B300 kept NVLink 5 but moved to PCIe Gen6, so its ratio falls below B200's.
-    assert data.loc[catalog.gpu("b300").name, "ratio_same_convention"] < data.loc[catalog.gpu("b200").name, "ratio_same_convention"]
+    ratio = data["ratio_same_convention"]
+    assert ratio[catalog.gpu("b300").name] < ratio[catalog.gpu("b200").name]
 
 
 def test_bytes_per_flop_follows_bandwidth_and_compute():
@@ -191,3 +193,11 @@ def test_transfer_time_is_bytes_over_per_direction_bandwidth():
     assert generations.transfer_time_ms(20, 900) < generations.transfer_time_ms(20, 450)
     with pytest.raises(ValueError):
         generations.transfer_time_ms(1, 0)
+
+
+def test_largest_domain_is_the_biggest_system_behind_the_switch():
+    for link_id in generations.FAMILIES["nvswitch"]:
+        sizes = [s.gpus_per_node for s in catalog.systems().values() if s.nvswitch == link_id]
+        assert generations.largest_domain(link_id) == (max(sizes) if sizes else None)
+    assert generations.largest_domain("nvswitch1") == 16  # the DGX-2
+    assert generations.largest_domain("pcie5-x16") is None

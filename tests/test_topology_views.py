@@ -179,7 +179,7 @@ def test_scaling_stays_in_the_domain_until_it_is_full():
 # ------------------------------------------------------------------ model against measurement
 
 
-def test_model_vs_measurement_is_calibration_compare():
+def test_model_vs_measurement_is_measurements_compare():
     comparison = measurements.compare()
     frame = views.model_vs_measurement(comparison)
     assert list(frame["id"]) == list(comparison["id"])
@@ -235,3 +235,27 @@ def test_views_use_the_topology_not_typed_numbers(monkeypatch):
     finally:
         monkeypatch.undo()
         topology.for_system.cache_clear()
+
+
+# ------------------------------------------------------------------ calibration passed in, names as constants
+
+
+def test_measurement_views_take_the_calibration():
+    slow = calibration.default().scaled({"sm_efficiency": 0.5})
+    shipped, other = views.model_vs_measurement(), views.model_vs_measurement(cal=slow)
+    assert list(other["id"]) == list(shipped["id"])
+    assert (other["predicted_GBps"] <= shipped["predicted_GBps"] + 0.05).all()
+    assert (other["predicted_GBps"] < shipped["predicted_GBps"]).sum() > len(shipped) / 2
+    assert views.error_summary(cal=slow).equals(views.error_summary(measurements.compare(cal=slow)))
+    assert not views.error_summary(cal=slow).equals(views.error_summary())
+    assert views.time_gap_us(10, cal=slow)["predicted_us"] > views.time_gap_us(10)["predicted_us"]
+    oos_shipped, oos_slow = views.out_of_sample_table(), views.out_of_sample_table(cal=slow)
+    assert list(oos_slow["check"]) == list(oos_shipped["check"])
+    assert (oos_slow["predicted_GBps"] < oos_shipped["predicted_GBps"]).any()
+
+
+def test_row_and_pattern_names_are_the_modules_constants():
+    assert list(views.rack_patterns()["pattern"]) == [views.PAIR, views.PERMUTATION, views.FAN_OUT, views.INCAST,
+                                                      views.ALL_TO_ALL]
+    assert list(views.error_summary()["rows"]) == [views.ERRORS_LARGE, views.ERRORS_SMALL, views.ERRORS_FITTED,
+                                                   views.ERRORS_UNFITTED, views.ERRORS_ALL]

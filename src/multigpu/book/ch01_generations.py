@@ -1,14 +1,20 @@
-"""Chapter 1 (NVLink generations): its figures, drawn from :mod:`multigpu.evidence.generations`."""
+"""Chapter 1 (NVLink generations): its figures, its claims table and the numbers its prose cites, drawn from
+:mod:`multigpu.evidence.generations`, :mod:`multigpu.evidence.claims.hardware` and the catalogue."""
 
 from __future__ import annotations
 
+import pandas as pd
+from matplotlib.figure import Figure
+
 from multigpu.book import plotting
-from multigpu.evidence import generations
+from multigpu.book.glue import Facts, plain
+from multigpu.evidence import claims, generations
+from multigpu.evidence.claims import hardware
+from multigpu.hardware import catalog
 
 _TIMELINE_TAGS = {"NVLink": lambda name: name.split()[1].split(".")[0],
                   "PCIe x16": lambda name: name.split()[1],
                   "InfiniBand 4x port": lambda name: name.split()[1]}
-
 
 
 def plot_timeline(ax) -> None:
@@ -23,7 +29,6 @@ def plot_timeline(ax) -> None:
     ax.legend(loc="upper left")
 
 
-
 def plot_nvlink_pcie_ratio(ax) -> None:
     """NVLink / PCIe per GPU generation: like with like, and the mixed-convention trap (dashed)."""
     data = generations.nvlink_pcie_ratio()
@@ -34,7 +39,6 @@ def plot_nvlink_pcie_ratio(ax) -> None:
                     ha="left", fontsize=7.5)
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper left")
-
 
 
 def plot_bytes_per_flop(ax) -> None:
@@ -55,7 +59,6 @@ def plot_bytes_per_flop(ax) -> None:
     ax.legend()
 
 
-
 def plot_export_variants(ax) -> None:
     """Each China-market variant as % of its parent: GPU-to-GPU bandwidth, dense BF16, HBM bandwidth."""
     data = generations.export_variants()
@@ -74,3 +77,230 @@ def plot_export_variants(ax) -> None:
                                            zip(data["variant"], data["parent"])])
     ax.grid(axis="x", visible=False)
     ax.legend(loc="upper left", fontsize=8)
+
+
+# ------------------------------------------------------------------ figures, with their house-style set-up
+
+
+def figure_timeline() -> Figure:
+    """The timeline figure: per-GPU bandwidth (GB/s, one direction, log scale) of NVLink, PCIe x16 and one
+    InfiniBand port against the year (PCIe and InfiniBand: the specification's)."""
+    fig, ax = plotting.figure(
+        "Per-GPU interconnect bandwidth by generation",
+        "year introduced (PCIe and InfiniBand: specification)",
+        "per-GPU bandwidth, one direction (GB/s, log scale)",
+        source="multigpu catalogue, data/links.csv (NVIDIA, PCI-SIG and IBTA figures via each row's sources)")
+    plot_timeline(ax)
+    return fig
+
+
+def figure_nvlink_pcie_ratio() -> Figure:
+    """NVLink per GPU over the same GPU's PCIe x16 port (ratio, dimensionless) against the GPU's launch year."""
+    fig, ax = plotting.figure(
+        "NVLink per GPU against the same GPU's PCIe x16 port",
+        "GPU launch year", "NVLink / PCIe (ratio)",
+        source="multigpu catalogue, data/gpus.csv and data/links.csv; multigpu.evidence.generations.nvlink_pcie_ratio")
+    plot_nvlink_pcie_ratio(ax)
+    return fig
+
+
+def figure_bytes_per_flop() -> Figure:
+    """NVLink and PCIe bytes per 1,000 FLOP of dense 16-bit compute (one direction, log scale), per GPU."""
+    fig, ax = plotting.figure(
+        "Interconnect bytes per 1,000 FLOP of dense 16-bit compute",
+        "GPU and precision, by launch year", "bytes per 1,000 FLOP, one direction (log scale)",
+        source="multigpu catalogue, data/gpus.csv and data/links.csv; multigpu.evidence.generations.bytes_per_flop")
+    plot_bytes_per_flop(ax)
+    return fig
+
+
+def figure_export_variants() -> Figure:
+    """Each China-market variant as a share (%) of its parent GPU: GPU-to-GPU bandwidth, dense BF16 compute
+    and memory bandwidth."""
+    fig, ax = plotting.figure(
+        "China-market variants as a share of their parent GPU",
+        "variant / parent", "share of the parent's figure (%)",
+        source="multigpu catalogue, data/gpus.csv (secondary sources for H800, H20 and L20); "
+               "multigpu.evidence.generations.export_variants")
+    plot_export_variants(ax)
+    return fig
+
+
+# ------------------------------------------------------------------ the article's claims
+
+#: The claims chapter 1 checks (:mod:`multigpu.evidence.claims.hardware`).
+CLAIMS = ("C01", "C02", "C03", "C04", "C20")
+
+
+def verdicts(inputs: claims.Inputs | None = None) -> dict[str, claims.Verdict]:
+    """The verdicts of :data:`CLAIMS` by id, checked with ``inputs`` (None: shipped calibration, packaged
+    prices; the hardware checks read only the catalogue)."""
+    return {claim_id: claims.check(claim_id, inputs) for claim_id in CLAIMS}
+
+
+def claims_table(inputs: claims.Inputs | None = None) -> pd.DataFrame:
+    """The chapter's claims, one row each: ``id``, ``verdict``, ``seed_value`` (the article's, as text),
+    ``model_value`` and ``unit`` (the catalogue's value and its unit, per claim)."""
+    return pd.DataFrame([v.to_dict() for v in verdicts(inputs).values()])[
+        ["id", "verdict", "seed_value", "model_value", "unit"]]
+
+
+# ------------------------------------------------------------------ the prose's numbers
+# Each function returns the named values one section of the chapter cites (myst-nb glue names), computed
+# from the catalogue and multigpu.evidence; facts() gathers them all. Bandwidths are GB/s (1e9 B/s) unless
+# the name says TBps; lane rates Gb/s; years are calendar years; ``_x`` and ratios are dimensionless.
+
+#: The China-market variants the chapter names, by glue prefix: catalogue GPU ids.
+VARIANTS = {"a800": "a800-sxm4-80gb", "h800": "h800-sxm", "h20": "h20", "l20": "l20"}
+#: Exercise 1's shard, GB (1e9 bytes): an exercise input, not a catalogue figure.
+EX1_SHARD_GB = 10
+
+
+def convention_facts() -> Facts:
+    """One link, two numbers: the H100's NVLink, ``h100_bidir`` and ``h100_per_dir`` (GB/s)."""
+    h100 = catalog.gpu("h100-sxm")
+    return {"h100_bidir": h100.nvlink_GBps_bidir, "h100_per_dir": h100.nvlink_GBps_per_dir}
+
+
+def generation_facts() -> Facts:
+    """The NVLink generations n = 1..6 (``nvl{n}_links`` count, ``nvl{n}_link`` and ``nvl{n}_dir`` GB/s per
+    direction per link and per GPU, ``nvl{n}_lanes`` count, ``nvl{n}_lane`` Gb/s; unpublished signalling is left
+    out) and the newest per GPU in TB/s (``nvl6_bidir_TBps``, ``nvl6_dir_TBps``)."""
+    out: Facts = {}
+    links = [catalog.link(link_id) for link_id in generations.FAMILIES["nvlink"]]
+    for n, link in enumerate(links, start=1):
+        out |= {f"nvl{n}_links": link.links_per_gpu, f"nvl{n}_link": link.per_link_GBps_per_dir,
+                f"nvl{n}_dir": link.per_gpu_GBps_per_dir, f"nvl{n}_lanes": link.lanes_per_link,
+                f"nvl{n}_lane": link.lane_Gbps}
+    newest = len(links)
+    out[f"nvl{newest}_bidir_TBps"] = links[-1].per_gpu_GBps_bidir / 1000
+    out[f"nvl{newest}_dir_TBps"] = links[-1].per_gpu_GBps_per_dir / 1000
+    return out
+
+
+def switch_facts() -> Facts:
+    """The first NVSwitch's year (``sw1_year``) and GPUs per domain (``sw1_domain``, count), and the GPUs the
+    Blackwell NVLink Switch joins (``sw4_domain``, count)."""
+    first = generations.FAMILIES["nvswitch"][0]
+    return {"sw1_year": catalog.link(first).year, "sw1_domain": generations.largest_domain(first),
+            "sw4_domain": generations.largest_domain("nvlink-switch4")}
+
+
+def pcie_facts() -> Facts:
+    """PCIe Gen5 and Gen6 x16: data rate and raw signalling rate per direction (``pcie5_dir``, ``pcie5_raw``,
+    ``pcie6_dir``, ``pcie6_raw``, GB/s), Gen6's specification year and the year it reached a catalogued GPU."""
+    pcie5, pcie6 = catalog.link("pcie5-x16"), catalog.link("pcie6-x16")
+    return {"pcie5_dir": pcie5.per_gpu_GBps_per_dir, "pcie5_raw": pcie5.signalling_GBps_per_dir,
+            "pcie6_dir": pcie6.per_gpu_GBps_per_dir, "pcie6_raw": pcie6.signalling_GBps_per_dir,
+            "pcie6_year": pcie6.year, "pcie6_first_year": generations.first_gpu("pcie6-x16").year}
+
+
+#: Glue prefix of each family of :func:`multigpu.evidence.generations.family_growth`.
+_GROWTH_KEYS = {"nvlink": "nvlink", "pcie": "pcie", "infiniband": "ib"}
+
+
+def growth_facts() -> Facts:
+    """How fast each family grew: ``{nvlink,pcie,ib}_growth`` (last / first, x), ``_doubling`` (years per
+    doubling), ``_first_year`` and ``_last_year``."""
+    growth = generations.family_growth().set_index("family")
+    out: Facts = {}
+    for family, key in _GROWTH_KEYS.items():
+        row = growth.loc[generations.FAMILY_NAMES[family]]
+        out |= {f"{key}_growth": row["growth_x"], f"{key}_doubling": row["doubling_years"],
+                f"{key}_first_year": row["first_year"], f"{key}_last_year": row["last_year"]}
+    return out
+
+
+def ratio_facts() -> Facts:
+    """NVLink over the same GPU's PCIe port, like with like (x): the least and most of the flagships
+    (``ratio_min``, ``ratio_max``) and the B200 and B300 (``ratio_b200``, ``ratio_b300``)."""
+    ratio = generations.nvlink_pcie_ratio().set_index("gpu")["ratio_same_convention"]
+    return {"ratio_min": ratio.min(), "ratio_max": ratio.max(),
+            "ratio_b200": ratio[catalog.gpu("b200").name], "ratio_b300": ratio[catalog.gpu("b300").name]}
+
+
+def bytes_per_flop_facts() -> Facts:
+    """Bytes per 1,000 dense 16-bit FLOP, one direction: NVLink on the first and last flagship (``bpf_first``,
+    ``bpf_last``) and their quotient (``bpf_drop``, x), PCIe on both (``bpf_pcie_first``, ``bpf_pcie_last``),
+    NVLink on the H100 (``bpf_h100``)."""
+    bpf = generations.bytes_per_flop().set_index("gpu")
+    first, last = bpf.iloc[0], bpf.iloc[-1]
+    return {"bpf_first": first["nvlink_bytes_per_kFLOP"], "bpf_last": last["nvlink_bytes_per_kFLOP"],
+            "bpf_drop": first["nvlink_bytes_per_kFLOP"] / last["nvlink_bytes_per_kFLOP"],
+            "bpf_pcie_first": first["pcie_bytes_per_kFLOP"], "bpf_pcie_last": last["pcie_bytes_per_kFLOP"],
+            "bpf_h100": bpf.loc[catalog.gpu("h100-sxm").name, "nvlink_bytes_per_kFLOP"]}
+
+
+def variant_facts() -> Facts:
+    """Each variant of :data:`VARIANTS` against its parent: ``{key}_link_pct`` and ``{key}_compute_pct`` (% of
+    the parent's GPU-to-GPU bandwidth and dense BF16), ``{key}_bpf`` (bytes per 1,000 FLOP) and ``{key}_bpf_x``
+    (the variant's bytes per FLOP over the parent's, x)."""
+    variants = generations.export_variants().set_index("variant")
+    out: Facts = {}
+    for key, gpu_id in VARIANTS.items():
+        row = variants.loc[catalog.gpu(gpu_id).name]
+        out |= {f"{key}_link_pct": row["gpu_to_gpu_pct_of_parent"],
+                f"{key}_compute_pct": row["dense_TFLOPS_pct_of_parent"], f"{key}_bpf": row["bytes_per_kFLOP"],
+                f"{key}_bpf_x": row["bytes_per_kFLOP"] / row["parent_bytes_per_kFLOP"]}
+    return out
+
+
+def claim_facts(inputs: claims.Inputs | None = None) -> Facts:
+    """The claims section: ``{id}_verdict`` (bold Markdown), C01's year and NVLink/PCIe ratio (x), C03's
+    bandwidths (GB/s, bidirectional) and ratios (x), C04's per-GPU bandwidths (``c04_bw{n}`` bidirectional,
+    ``c04_dir{n}`` per direction, GB/s), years and years per generation, and C20's rack compute (EFLOPS) with
+    the headline over GB200 NVL72 dense BF16 (``c20_x``)."""
+    checked = verdicts(inputs)
+    out: Facts = {f"{claim_id.lower()}_verdict": f"**{v.verdict}**" for claim_id, v in checked.items()}
+    first = generations.first_gpu(generations.FAMILIES["nvlink"][0])
+    out["c01_year"] = checked["C01"].model_value
+    out["c01_ratio"] = generations.nvlink_pcie_ratio((first.id,))["ratio_same_convention"].iloc[0]
+    c03 = hardware.nvlink6_vs_pcie6()
+    for key in ("nvlink_GBps_bidir", "pcie_GBps_bidir", "pcie_raw_GBps_bidir", "ratio_bidir", "ratio_raw_bidir",
+                "ratio_mixed"):
+        out[f"c03_{key}"] = c03[key]
+    c04 = hardware.nvlink_cadence()
+    for n, bw, year in zip((4, 5, 6), c04["GBps_bidir"], c04["years"]):
+        out |= {f"c04_bw{n}": bw, f"c04_dir{n}": bw / 2, f"c04_year{n}": year}
+    out["c04_gap"] = c04["years_per_generation"]
+    out["c04_gap_all"] = c04["years_per_generation_all"]
+    racks = generations.rack_compute().set_index("system")
+    rubin, gb200 = racks.loc[catalog.system("vr-nvl72").name], racks.loc[catalog.system("gb200-nvl72").name]
+    out |= {"c20_peak": checked["C20"].model_value, "c20_dense_fp4": rubin["fp4_dense_EFLOPS"],
+            "c20_gb200_peak": gb200["fp4_peak_EFLOPS"], "c20_gb200_bf16": gb200["bf16_dense_EFLOPS"],
+            "c20_x": checked["C20"].model_value / gb200["bf16_dense_EFLOPS"]}
+    return out
+
+
+def exercise_facts() -> Facts:
+    """The exercises: 1, an :data:`EX1_SHARD_GB` GB shard over H800 and H100 NVLink (``ex1_h800_bidir`` /
+    ``ex1_h800_dir`` GB/s, ``ex1_*_ms`` ms); 2, NVLink 5 against PCIe Gen5 x16 (GB/s bidirectional, ratios x);
+    3, communication over compute time of the H20 and H800 relative to their parent (``ex3_h20``, ``ex3_h800``, x)."""
+    h800, h100 = catalog.gpu("h800-sxm"), catalog.gpu("h100-sxm")
+    out: Facts = {"ex1_size_GB": EX1_SHARD_GB, "ex1_h800_bidir": h800.nvlink_GBps_bidir,
+                  "ex1_h800_dir": h800.nvlink_GBps_per_dir,
+                  "ex1_h800_ms": generations.transfer_time_ms(EX1_SHARD_GB, h800.nvlink_GBps_per_dir),
+                  "ex1_h800_wrong_ms": generations.transfer_time_ms(EX1_SHARD_GB, h800.nvlink_GBps_bidir),
+                  "ex1_h100_ms": generations.transfer_time_ms(EX1_SHARD_GB, h100.nvlink_GBps_per_dir)}
+    nvl5, pcie5 = catalog.link("nvlink5"), catalog.link("pcie5-x16")
+    b200 = generations.nvlink_pcie_ratio(("b200",)).iloc[0]
+    out |= {"ex2_nvl5_bidir": nvl5.per_gpu_GBps_bidir, "ex2_pcie5_bidir": pcie5.per_gpu_GBps_bidir,
+            "ex2_pcie5_raw_bidir": 2 * pcie5.signalling_GBps_per_dir,
+            "ex2_ratio": b200["ratio_same_convention"],
+            "ex2_ratio_raw": nvl5.per_gpu_GBps_bidir / (2 * pcie5.signalling_GBps_per_dir),
+            "ex2_ratio_mixed": b200["ratio_mixed_convention"]}
+    variants = generations.export_variants().set_index("variant")
+    for key in ("h20", "h800"):
+        row = variants.loc[catalog.gpu(VARIANTS[key]).name]
+        out[f"ex3_{key}"] = row["parent_bytes_per_kFLOP"] / row["bytes_per_kFLOP"]
+    return out
+
+
+def facts(inputs: claims.Inputs | None = None) -> Facts:
+    """Every value chapter 1's prose cites, by glue name (the section functions above, merged), as plain
+    Python numbers or Markdown text; values the catalogue leaves empty (None) are left out."""
+    merged: Facts = {}
+    for part in (convention_facts(), generation_facts(), switch_facts(), pcie_facts(), growth_facts(),
+                 ratio_facts(), bytes_per_flop_facts(), variant_facts(), claim_facts(inputs), exercise_facts()):
+        merged |= part
+    return {name: plain(value) for name, value in merged.items() if value is not None}

@@ -73,8 +73,9 @@ def first_system(link_id: str) -> System | None:
     return min(users, key=lambda s: s.year, default=None)
 
 
-def _largest_domain(link_id: str) -> int | None:
-    """The most GPUs any system of the catalogue joins with the switch ``link_id``."""
+def largest_domain(link_id: str) -> int | None:
+    """The most GPUs (count) any system of the catalogue joins with the switch ``link_id``; None if no system
+    uses it."""
     sizes = [s.gpus_per_node for s in catalog.systems().values() if s.nvswitch == link_id]
     return max(sizes, default=None)
 
@@ -113,7 +114,7 @@ def generation_table(family: str = "nvlink") -> pd.DataFrame:
             "per_gpu_GBps_bidir": link.per_gpu_GBps_bidir,
         }
         if family == "nvswitch":
-            row["max_gpus_per_domain"] = _largest_domain(link_id)
+            row["max_gpus_per_domain"] = largest_domain(link_id)
             row["in_network_reduction"] = link.in_network_reduction
         rows.append(row)
     table = pd.DataFrame(rows)

@@ -9,8 +9,8 @@ appear, and the names keep them apart:
 - the *wiring* (line rate, no efficiency): what the links of a topology give a
   traffic pattern, as in the vendors' tables (:func:`group_bandwidth`,
   :func:`fanout`, :func:`rack_patterns`);
-- the *collectives* (achievable, calibrated): time, algbw and busbw with the
-  nccl-tests conventions (:func:`collective_table`, :func:`allreduce_vs_size`,
+- the *collectives* (achievable, calibrated with ``cal``, default the shipped calibration): time,
+  algbw and busbw with the nccl-tests conventions (:func:`collective_table`, :func:`allreduce_vs_size`,
   :func:`nvls_gain`, :func:`scaling`).
 
 The three 8-GPU wirings compared throughout are :data:`SWITCH` (HGX H200,
@@ -163,6 +163,14 @@ def fanout(system_id: str = SWITCH, peers: Sequence[int] | None = None) -> pd.Da
     return pd.DataFrame(rows).round(1)
 
 
+#: The traffic patterns of :func:`rack_patterns`, by the name its ``pattern`` column prints.
+PAIR = "one pair alone"
+PERMUTATION = "permutation across the bisection (i to i + n/2)"
+FAN_OUT = "one GPU to all others (fan-out)"
+INCAST = "all others to one GPU (incast)"
+ALL_TO_ALL = "all-to-all"
+
+
 def rack_patterns(system_id: str = "vr-nvl72") -> pd.DataFrame:
     """Traffic patterns on a whole NVLink domain (an NVL72 rack), at line rate, TB/s and GB/s.
 
@@ -176,11 +184,11 @@ def rack_patterns(system_id: str = "vr-nvl72") -> pd.DataFrame:
     topo = topology.for_system(system_id)
     n = topo.gpus_per_node
     patterns = {
-        "one pair alone": [(0, 1)],
-        "permutation across the bisection (i to i + n/2)": [(i, (i + n // 2) % n) for i in range(n)],
-        "one GPU to all others (fan-out)": [(0, b) for b in range(1, n)],
-        "all others to one GPU (incast)": [(b, 0) for b in range(1, n)],
-        "all-to-all": [(a, b) for a in range(n) for b in range(n) if a != b],
+        PAIR: [(0, 1)],
+        PERMUTATION: [(i, (i + n // 2) % n) for i in range(n)],
+        FAN_OUT: [(0, b) for b in range(1, n)],
+        INCAST: [(b, 0) for b in range(1, n)],
+        ALL_TO_ALL: [(a, b) for a in range(n) for b in range(n) if a != b],
     }
     rows = []
     for name, pairs in patterns.items():
@@ -244,7 +252,8 @@ def wide(frame: pd.DataFrame, column: str, index: str = "gpus") -> pd.DataFrame:
 
 
 def allreduce_vs_size(system_id: str = SWITCH, gpus: int = 8, sizes: Sequence[float] | np.ndarray = SIZES,
-                      algorithms: Sequence[str] = tuple(ALLREDUCE_ALGORITHMS), cal: Calibration | None = None) -> pd.DataFrame:
+                      algorithms: Sequence[str] = tuple(ALLREDUCE_ALGORITHMS),
+                      cal: Calibration | None = None) -> pd.DataFrame:
     """All-reduce time against message size for each algorithm the system can run (long format).
 
     Columns: ``algorithm`` (the chapter's name), ``bytes``, ``time_us``,
@@ -263,7 +272,8 @@ def allreduce_vs_size(system_id: str = SWITCH, gpus: int = 8, sizes: Sequence[fl
     return pd.concat(frames, ignore_index=True)
 
 
-def _affine_plans(system_id: str, gpus: int, algorithms: Sequence[str], cal: Calibration | None = None) -> list[tuple[str, str, float, float]]:
+def _affine_plans(system_id: str, gpus: int, algorithms: Sequence[str],
+                  cal: Calibration | None = None) -> list[tuple[str, str, float, float]]:
     """(algorithm, protocol, latency_us, us per byte) of every plan; single-node plans are affine."""
     found = []
     possible = collectives.available("allreduce", system_id, gpus, cal=cal)
@@ -317,21 +327,23 @@ def fastest_ranges(system_id: str = SWITCH, gpus: int = 8, algorithms: Sequence[
 
 
 def speedup_vs_size(system_id: str = SWITCH, gpus: int = 8, algorithm: str = "two-shot",
-                    against: Sequence[str] = ("ring",), sizes: Sequence[float] | np.ndarray = SIZES, cal: Calibration | None = None) -> pd.DataFrame:
+                    against: Sequence[str] = ("ring",), sizes: Sequence[float] | np.ndarray = SIZES,
+                    cal: Calibration | None = None) -> pd.DataFrame:
     """How many times faster ``algorithm`` is than the best of ``against`` at each size.
 
     Columns: ``bytes``, ``time_us`` (``algorithm``), ``against_time_us`` (the
     fastest of ``against``), ``speedup_x`` (against / algorithm).
     """
     mine = collectives.evaluate("allreduce", system_id, gpus, sizes, algorithm=algorithm, cal=cal)["time_us"]
-    theirs = np.min(np.vstack([collectives.evaluate("allreduce", system_id, gpus, sizes, algorithm=a, cal=cal)["time_us"]
-                               for a in against]), axis=0)
+    theirs = np.min(np.vstack([collectives.evaluate("allreduce", system_id, gpus, sizes, algorithm=a,
+                                                    cal=cal)["time_us"] for a in against]), axis=0)
     return pd.DataFrame({"bytes": np.asarray(sizes, dtype=float), "time_us": mine, "against_time_us": theirs,
                          "speedup_x": theirs / mine})
 
 
 def regimes(system_id: str = SWITCH, gpus: int = 8, algorithms: Sequence[str] = NCCL_ALGORITHMS,
-            latency_bound: float = 0.5, bandwidth_bound: float = 0.1, cal: Calibration | None = None) -> dict[str, float]:
+            latency_bound: float = 0.5, bandwidth_bound: float = 0.1,
+            cal: Calibration | None = None) -> dict[str, float]:
     """Where an all-reduce is latency-bound and where it is bandwidth-bound, for the fastest of ``algorithms``.
 
     The latency share of a plan is ``latency / time``. Keys:
@@ -384,7 +396,8 @@ def ring_terms(system_id: str = "gb200-nvl72", counts: Sequence[int] = (2, 4, 8,
                                      "ring_small_us": 1, "ring_large_us": 1, "nvls_small_us": 1})
 
 
-def nvls_gain(system_id: str = SWITCH, counts: Sequence[int] = range(2, 9), nbytes: float = 8 * GiB, cal: Calibration | None = None) -> pd.DataFrame:
+def nvls_gain(system_id: str = SWITCH, counts: Sequence[int] = range(2, 9), nbytes: float = 8 * GiB,
+              cal: Calibration | None = None) -> pd.DataFrame:
     """NVLS (in-switch reduction) against ring all-reduce, busbw at ``nbytes``, with measurements where published.
 
     Columns: ``gpus``, ``ring_busbw_GBps``, ``nvls_busbw_GBps``, ``gain_x``
@@ -416,7 +429,8 @@ def nvls_gain(system_id: str = SWITCH, counts: Sequence[int] = range(2, 9), nbyt
 
 def scale_out_table(system_ids: Sequence[str] = ("dgx-a100", "hgx-h100", "dgx-b200", "dgx-b300", "gb200-nvl72",
                                                  "vr-nvl72"),
-                    variants: dict[str, dict[str, object]] | None = None, nbytes: float = GiB, cal: Calibration | None = None) -> pd.DataFrame:
+                    variants: dict[str, dict[str, object]] | None = None, nbytes: float = GiB,
+                    cal: Calibration | None = None) -> pd.DataFrame:
     """Inside the NVLink domain against across it, per GPU, and what one more node does to collectives.
 
     ``variants`` adds rows for changed systems: ``{"name": {"system_id": ..., field: value}}``
@@ -456,7 +470,8 @@ SCALING_LABELS = {"hgx-h200": "HGX H200 nodes (8 GPUs, NDR)", "dgx-a100": "DGX A
 
 
 def scaling(cases: Sequence[tuple[str, int]] = (("hgx-h200", 8), ("dgx-a100", 8), ("gb200-nvl72", 72)),
-            gpu_counts: Sequence[int] = (8, 16, 32, 72, 144, 288), nbytes: float = GiB, cal: Calibration | None = None) -> pd.DataFrame:
+            gpu_counts: Sequence[int] = (8, 16, 32, 72, 144, 288), nbytes: float = GiB,
+            cal: Calibration | None = None) -> pd.DataFrame:
     """All-reduce and all-to-all busbw as a job grows from 8 GPUs to many domains.
 
     ``cases`` are (system id, GPUs per NVLink domain); a count that fits one
@@ -480,7 +495,8 @@ def scaling(cases: Sequence[tuple[str, int]] = (("hgx-h200", 8), ("dgx-a100", 8)
 
 
 def multinode_allreduce(system_id: str = SWITCH, nodes: Sequence[int] = (2, 4, 8, 16), nbytes: float = GiB,
-                        algorithms: Sequence[str] = ("ring", "tree", "nvls", "hierarchical"), cal: Calibration | None = None) -> pd.DataFrame:
+                        algorithms: Sequence[str] = ("ring", "tree", "nvls", "hierarchical"),
+                        cal: Calibration | None = None) -> pd.DataFrame:
     """All-reduce busbw across ``nodes`` full nodes, one column per algorithm (NaN where it cannot run).
 
     Columns: ``nodes``, ``gpus``, one ``<algorithm>_busbw_GBps`` per algorithm
@@ -494,8 +510,8 @@ def multinode_allreduce(system_id: str = SWITCH, nodes: Sequence[int] = (2, 4, 8
         possible = collectives.available("allreduce", system_id, n, nodes=k, cal=cal)
         for name in algorithms:
             row[f"{name.replace('-', '_')}_busbw_GBps"] = (
-                collectives.collective("allreduce", system_id, n, nbytes, nodes=k, algorithm=name, cal=cal)["busbw_GBps"]
-                if name in possible else math.nan)
+                collectives.collective("allreduce", system_id, n, nbytes, nodes=k, algorithm=name,
+                                       cal=cal)["busbw_GBps"] if name in possible else math.nan)
         row["auto_algorithm"] = collectives.collective("allreduce", system_id, n, nbytes, nodes=k, cal=cal)["algorithm"]
         rows.append(row)
     return pd.DataFrame(rows).round(1)
@@ -513,15 +529,16 @@ def _what(row: pd.Series) -> str:
     return _WHAT.get(row["metric"], row["metric"])
 
 
-def model_vs_measurement(comparison: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every measured row of ``data/measurements.csv`` with the model's prediction (:func:`calibration.compare`).
+def model_vs_measurement(comparison: pd.DataFrame | None = None, cal: Calibration | None = None) -> pd.DataFrame:
+    """Every measured row of ``data/measurements.csv`` with the model's prediction
+    (:func:`multigpu.evidence.measurements.compare`, with ``cal`` when no ``comparison`` is given).
 
     Columns: ``id``, ``system``, ``what``, ``gpus``, ``nodes``, ``size_MiB``
     (NaN for steady-state rates), ``measured_GBps``, ``predicted_GBps``,
     ``error_pct`` (predicted / measured - 1), ``fitted`` (a constant was fitted
     on the row).
     """
-    data = measurements.compare() if comparison is None else comparison
+    data = measurements.compare(cal=cal) if comparison is None else comparison
     frame = pd.DataFrame({"id": data["id"], "system": data["system_id"], "what": data.apply(_what, axis=1),
                           "gpus": data["gpus"], "nodes": data["nodes"], "size_MiB": data["bytes"] / MiB,
                           "measured_GBps": data["measured"], "predicted_GBps": data["predicted"],
@@ -529,10 +546,10 @@ def model_vs_measurement(comparison: pd.DataFrame | None = None) -> pd.DataFrame
     return frame.round({"size_MiB": 3, "measured_GBps": 1, "predicted_GBps": 1, "error_pct": 1}).reset_index(drop=True)
 
 
-def time_gap_us(row_id: int) -> dict[str, float]:
-    """A measured busbw row as times: ``measured_us`` and ``predicted_us`` (harness overhead included, as
+def time_gap_us(row_id: int, cal: Calibration | None = None) -> dict[str, float]:
+    """A measured busbw row as times, µs: ``measured_us`` and ``predicted_us`` (harness overhead included, as
     :func:`measurements.predict` does) and ``gap_us`` (measured - predicted), from busbw = bytes / time x factor."""
-    row = measurements.compare([row_id]).iloc[0]
+    row = measurements.compare([row_id], cal=cal).iloc[0]
     if row["metric"] != "busbw":
         raise ValueError(f"measurement {row_id} is not a busbw row")
     factor = collectives.busbw_factor(row["op"], int(row["gpus"]))
@@ -540,15 +557,21 @@ def time_gap_us(row_id: int) -> dict[str, float]:
     return {"measured_us": float(measured), "predicted_us": float(predicted), "gap_us": float(measured - predicted)}
 
 
-def error_summary(comparison: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Median and worst absolute error (%) of :func:`model_vs_measurement`, by size class and by fitted or not.
+#: The row groups of :func:`error_summary`, by the label of its ``rows`` column.
+ERRORS_LARGE, ERRORS_SMALL = "large messages and rates", "small messages (< 64 MiB)"
+ERRORS_FITTED, ERRORS_UNFITTED, ERRORS_ALL = "fitted on", "not fitted on", "all"
 
-    Columns: ``rows`` (label), ``count``, ``median_abs_error_pct``, ``worst_abs_error_pct``, ``worst_id``.
+
+def error_summary(comparison: pd.DataFrame | None = None, cal: Calibration | None = None) -> pd.DataFrame:
+    """Median and worst absolute error (%) of :func:`model_vs_measurement`, by size class and by fitted or not
+    (a ``comparison`` of :func:`multigpu.evidence.measurements.compare`, else one made with ``cal``).
+
+    Columns: ``rows`` (label: :data:`ERRORS_LARGE` ... :data:`ERRORS_ALL`), ``count``, ``median_abs_error_pct``,
+    ``worst_abs_error_pct``, ``worst_id``.
     """
-    data = measurements.compare() if comparison is None else comparison
-    groups = {"large messages and rates": data["size_class"] == "large",
-              "small messages (< 64 MiB)": data["size_class"] == "small",
-              "fitted on": data["fitted"], "not fitted on": ~data["fitted"], "all": data["id"] == data["id"]}
+    data = measurements.compare(cal=cal) if comparison is None else comparison
+    groups = {ERRORS_LARGE: data["size_class"] == "large", ERRORS_SMALL: data["size_class"] == "small",
+              ERRORS_FITTED: data["fitted"], ERRORS_UNFITTED: ~data["fitted"], ERRORS_ALL: data["id"] == data["id"]}
     rows = []
     for name, mask in groups.items():
         part = data[mask]
@@ -558,10 +581,11 @@ def error_summary(comparison: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows).round(1)
 
 
-def out_of_sample_table() -> pd.DataFrame:
-    """:func:`calibration.out_of_sample` for print: ``check``, ``measured_GBps``, ``predicted_GBps``,
-    ``error_pct``, ``within_tolerance``, ``known_miss`` (the documented reason, if any)."""
-    data = measurements.out_of_sample()
+def out_of_sample_table(cal: Calibration | None = None) -> pd.DataFrame:
+    """:func:`multigpu.evidence.measurements.out_of_sample` (with ``cal``) for print: ``check``,
+    ``measured_GBps``, ``predicted_GBps`` (busbw, GB/s), ``error_pct``, ``within_tolerance``, ``known_miss``
+    (the documented reason, if any)."""
+    data = measurements.out_of_sample(cal=cal)
     return pd.DataFrame({"check": data["check"], "measured_GBps": data["measured"],
                          "predicted_GBps": data["predicted"], "error_pct": 100 * data["rel_error"],
                          "within_tolerance": data["rel_error"].abs() <= data["tolerance"],

@@ -111,7 +111,8 @@ def c03(inputs: Inputs) -> Verdict:
         f"at {r['pcie_GBps_bidir']:g} GB/s bidirectional (after FLIT overhead) is {r['ratio_bidir']:.1f}x; per "
         f"direction against per direction ({r['nvlink_GBps_per_dir']:g} / {r['pcie_GBps_per_dir']:g}) gives the "
         f"same {r['ratio_per_dir']:.1f}x. Against the raw {r['pcie_raw_GBps_bidir']:g} GB/s that NVIDIA prints "
-        f"({r['pcie_lanes']} lanes x {r['pcie_lane_Gbps']:g} Gb/s raw, both directions) it is {r['ratio_raw_bidir']:.2f}x, still above 14. "
+        f"({r['pcie_lanes']} lanes x {r['pcie_lane_Gbps']:g} Gb/s raw, both directions) it is "
+        f"{r['ratio_raw_bidir']:.2f}x, still above 14. "
         f"Mixing conventions (bidirectional NVLink over per-direction PCIe) would give {r['ratio_mixed']:.1f}x, "
         f"twice too much; the article's 14x is the honest comparison.",
         CHAPTER)
@@ -154,6 +155,6 @@ def c20(inputs: Inputs) -> Verdict:
         f"rate for Rubin. The first NVL72 rack, GB200 NVL72, gives {gb200['fp4_peak_TFLOPS']:.2f} "
         f"EFLOPS FP4 with 2:4 sparsity, {gb200['fp4_dense_TFLOPS']:.2f} dense FP4, {gb200['fp8_dense_TFLOPS']:.2f} "
         f"dense FP8 and {gb200['bf16_dense_TFLOPS']:.2f} dense BF16; dense BF16, the precision most training "
-        f"still runs in, is {peak / gb200['bf16_dense_TFLOPS']:.0f}x below the headline. The figure is right for the system and "
-        f"precision NVIDIA quotes, but not a training rate.",
+        f"still runs in, is {peak / gb200['bf16_dense_TFLOPS']:.0f}x below the headline. The figure is right for the "
+        f"system and precision NVIDIA quotes, but not a training rate.",
         CHAPTER)

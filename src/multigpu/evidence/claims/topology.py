@@ -88,7 +88,8 @@ def mesh_link() -> dict[str, float]:
             "link_GBps_bidir": 2 * link, "link_GBps_per_dir": link, "links_GBps_bidir": 2 * link * peers}
 
 
-def switch_vs_mesh(counts: tuple[int, ...] = tuple(range(2, 9)), nbytes: float = GiB, cal: Calibration | None = None) -> dict[str, object]:
+def switch_vs_mesh(counts: tuple[int, ...] = tuple(range(2, 9)), nbytes: float = GiB,
+                   cal: Calibration | None = None) -> dict[str, object]:
     """Switch against mesh for 2..8 GPUs: wiring and collectives (C10, C11).
 
     Keys (lists over ``counts``): ``gpus``; ``pair_ratio_x`` (one pair alone,
@@ -221,9 +222,7 @@ def c07(inputs: Inputs) -> Verdict:
 @claim("C08")
 def c08(inputs: Inputs) -> Verdict:
     patterns = wiring.rack_patterns("vr-nvl72").set_index("pattern")
-    perm = patterns.loc["permutation across the bisection (i to i + n/2)"]
-    fan = patterns.loc["one GPU to all others (fan-out)"]
-    incast = patterns.loc["all others to one GPU (incast)"]
+    perm, fan, incast = (patterns.loc[p] for p in (wiring.PERMUTATION, wiring.FAN_OUT, wiring.INCAST))
     return Verdict(
         "C08", "holds-with-caveat", "any GPU communication runs at full peak bandwidth, no structural bottleneck",
         float(fan["per_flow_GBps_per_dir"]), "GB/s per direction per peer (one GPU sending to 71 peers at once)",

@@ -1,0 +1,233 @@
+"""Chapter 2's book module (multigpu.book.ch02_topology): the facts its prose cites, figures, claims table."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from multigpu.book import ch02_topology as ch02
+from multigpu.book import plotting
+from multigpu.comm import calibration
+from multigpu.evidence import claims, measurements
+from multigpu.evidence import wiring as views
+from multigpu.evidence.claims import topology as checks
+from multigpu.hardware import catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "book" / "chapters" / "02-nvswitch-topology.ipynb"
+
+
+def glue_references(path: Path) -> dict[str, set[str]]:
+    """The glue names a notebook's Markdown cites, by role: {"text": {...}, "md": {...}}."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    text = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    refs: dict[str, set[str]] = {"text": set(), "md": set()}
+    for role, name in re.findall(r"\{glue:(text|md)\}`([A-Za-z0-9_]+)", text):
+        refs[role].add(name)
+    return refs
+
+
+@pytest.fixture(scope="module")
+def facts():
+    return ch02.facts()
+
+
+@pytest.fixture(scope="module")
+def slow_cal():
+    """A what-if calibration: NCCL's kernels reach half the NVLink rate they do in the shipped one."""
+    return calibration.default().scaled({"sm_efficiency": 0.5})
+
+
+@pytest.fixture(scope="module")
+def slow_facts(slow_cal):
+    return ch02.facts(slow_cal)
+
+
+# ------------------------------------------------------------------ the facts as the notebook uses them
+
+
+def test_facts_cover_every_glue_name_the_chapter_cites(facts):
+    refs = glue_references(NOTEBOOK)
+    assert refs["text"] and refs["md"]
+    assert not (refs["text"] | refs["md"]) - set(facts)
+    for name in refs["text"]:
+        assert isinstance(facts[name], (int, float)) and not isinstance(facts[name], bool), name
+    for name in refs["md"]:
+        assert isinstance(facts[name], str), name
+
+
+def test_facts_are_plain_python_values(facts):
+    for name, value in facts.items():
+        assert type(value) in (int, float, str), (name, type(value))
+        assert not (isinstance(value, float) and math.isnan(value)), name
+
+
+def test_facts_follow_the_calibration_and_line_rates_do_not(facts, slow_facts, slow_cal):
+    # the collective model's numbers move with the calibration passed in...
+    assert slow_facts["sm_eff_pct"] == pytest.approx(facts["sm_eff_pct"] / 2)
+    assert slow_facts["sm_eff_pct"] == pytest.approx(100 * slow_cal.value("sm_efficiency", "nvlink.hopper"))
+    for name in ("c06_ring_busbw_GBps", "ex3_ring_bw", "c25_ndr_allreduce_1"):
+        assert slow_facts[name] < facts[name], name
+    assert slow_facts["ex1_sw_large_ms"] > facts["ex1_sw_large_ms"]
+    assert slow_facts["err_median"] > facts["err_median"]  # the shipped calibration fits the measurements better
+    # ...and the wiring at line rate does not depend on it
+    for name in ("sw_pair", "mesh_pair", "t1_sw_pair8", "fan_sw_peer7", "rack_fan", "ex1_sw_pair", "c10_switch"):
+        assert slow_facts[name] == facts[name], name
+
+
+def test_verdict_facts_are_the_checks_in_bold(slow_cal):
+    f = ch02.verdict_facts(slow_cal)
+    inputs = claims.Inputs(cal=slow_cal)
+    assert set(f) == {f"{claim_id.lower()}_verdict" for claim_id in ch02.CLAIMS}
+    for claim_id in ch02.CLAIMS:
+        assert f[f"{claim_id.lower()}_verdict"] == f"**{claims.check(claim_id, inputs).verdict}**"
+
+
+# ------------------------------------------------------------------ each section, from the model
+
+
+def test_wiring_facts_are_the_port_the_link_and_the_split():
+    f = ch02.wiring_facts()
+    h200 = catalog.gpu("h200-sxm")
+    assert f["sw_pair"] == h200.nvlink_GBps_per_dir and f["sw_gpu_bidir"] == h200.nvlink_GBps_bidir
+    assert f["mesh_share"] == pytest.approx(100 * f["mesh_pair"] / (f["mesh_gpu_bidir"] / 2), abs=0.05)
+    assert f["c09_split_GBps_bidir"] == pytest.approx(f["c09_gpu_GBps_bidir"] / f["c09_peers"])
+    assert f["c05_pair_GBps_bidir"] == 2 * f["c05_pair_GBps_per_dir"]
+    assert f["c05_alltoall_pair_GBps_per_dir"] < f["c05_pair_GBps_per_dir"]
+
+
+def test_pair_facts_share_one_port_among_the_peers(facts):
+    f = ch02.pair_facts()
+    assert f["fan_sw_peer7"] == pytest.approx(f["fan_sw_total"] / 7, abs=0.05)
+    assert f["fan_mesh_total7"] == pytest.approx(7 * ch02.wiring_facts()["mesh_pair"])
+    assert f["c10_switch"] == pytest.approx(f["t1_sw_pair8"], abs=0.05)
+    assert f["c10_mesh"] == f["t1_mesh_pair8"]
+    assert f["pcie_a2a5"] < f["fan_pcie_total"]
+
+
+def test_collective_facts_read_the_collective_model():
+    f = ch02.collective_facts()
+    table = views.collective_table(nbytes=2**30)
+    switch = table[table["system"] == views.label(views.SWITCH)]
+    assert f["nvls_from"] == int(switch[switch["allreduce_algorithm"] == "nvls"]["gpus"].min())
+    c11 = checks.switch_vs_mesh()
+    assert f["c11_pair2"] == c11["pair_ratio_x"][0] and f["c11_ar8"] == c11["allreduce_busbw_ratio_x"][-1]
+    assert f["c11_a2a_busbw8"] < f["c11_a2a_busbw2"]  # the gap closes as the group grows
+    assert f["sw_over_pcie8"] > 10
+    assert 0 < f["mesh6_ring_pct"] < 100
+
+
+def test_size_facts_order_the_regimes_and_count_ring_steps():
+    f = ch02.size_facts()
+    assert f["lat_bound_MiB"] < f["bw_bound_MiB"]
+    assert f["oneshot_to_KiB"] < 1024 * f["twoshot_to_MiB"]
+    assert f["c14_steps8"] == 2 * (8 - 1) and f["c14_steps72"] == 2 * (72 - 1)
+    assert f["ring_bytes8"] == pytest.approx(2 * 7 / 8, abs=1e-3) and f["ring_bytes2"] == pytest.approx(1, abs=1e-3)
+    assert f["ring_lat2"] < f["ring_lat8"] < f["ring_lat72"]
+    assert f["c19_steps_ring"] == f["c14_steps8"]
+    assert f["c19_max_vs_ring_x"] >= f["c19_small_vs_ring_x"]
+
+
+def test_nvls_and_takeaway_facts_agree_with_the_checks():
+    f = ch02.nvls_facts()
+    assert f["c06_model_gain_x"] == pytest.approx(f["c06_nvls_busbw_GBps"] / f["c06_ring_busbw_GBps"])
+    assert f["nvls_gain2"] < 1  # NVLS would be slower on 2 GPUs
+    tk = ch02.takeaway_facts()
+    assert tk["tk_nvls8"] == f["c06_model_gain_x"]
+    assert tk["tk_ndr"] == checks.scale_out()["h100_ndr_x"] < tk["tk_hdr"]
+
+
+def test_rack_facts_count_each_byte_once():
+    f = ch02.rack_facts()
+    assert f["rack_sum_bidir_TBps"] == pytest.approx(f["rack_gpus"] * f["rack_gpu_TBps_bidir"])
+    assert f["rack_delivered_TBps"] == pytest.approx(f["rack_sum_bidir_TBps"] / 2)
+    assert f["rack_incast"] == pytest.approx(f["rack_gpu_TBps_per_dir"])
+    assert f["rack_perm"] == pytest.approx(1000 * f["rack_gpu_TBps_per_dir"])
+    assert f["rack_fan"] == pytest.approx(f["rack_perm"] / (f["rack_gpus"] - 1), abs=0.01)
+
+
+def test_scale_out_facts_leave_the_domain():
+    f = ch02.scale_out_facts()
+    assert f["nvl72_a2a72"] > f["h200_a2a72"] and f["nvl72_a2a144"] < f["nvl72_a2a72"]
+    assert f["mn_hier2"] < f["mn_ring2"] < f["mn_nvls2"]
+    assert f["c25_hdr_alltoall_2"] < f["c25_ndr_alltoall_2"] < f["c25_ndr_alltoall_1"]
+
+
+def test_measurement_facts_are_the_comparison(slow_cal):
+    comparison = measurements.compare(cal=slow_cal)
+    f = ch02.measurement_facts(cal=slow_cal)
+    assert f == ch02.measurement_facts(comparison, slow_cal)
+    assert f["err_rows"] == len(comparison)
+    errors = 100 * comparison.set_index("id")["rel_error"]
+    for row_id in ch02.NAMED_ERRORS:
+        assert f[f"err_{row_id}"] == pytest.approx(errors[row_id], abs=0.051)
+    gap = views.time_gap_us(10, cal=slow_cal)
+    assert f["gap10"] == gap["gap_us"] == pytest.approx(gap["measured_us"] - f["pred10"])
+    assert f["nvls_latency"] == slow_cal.value("hop_latency_us", "nvlink.nvls.simple")
+    assert 0 < f["oos_within"] <= f["oos_rows"] == len(measurements.OUT_OF_SAMPLE)
+
+
+def test_exercise_facts_share_the_senders_port():
+    f = ch02.exercise_facts()
+    assert f["ex2_fan_peer"] == pytest.approx(f["ex2_pair"] / ch02.EX2_PEERS, abs=0.05)
+    assert f["ex2_fan_ms"] == pytest.approx(1e3 * ch02.EX2_SLICE_GB / f["ex2_fan_peer"])
+    assert f["ex1_large_x"] == pytest.approx(f["ex1_mesh_large_ms"] / f["ex1_sw_large_ms"])
+    assert f["ex1_sw_gpu"] == pytest.approx((ch02.EX1_GPUS - 1) * f["ex1_sw_pair"])
+    assert f["ex3_ring_lat"] < f["ex3_nvls_lat"] and f["ex3_ring_bw"] < f["ex3_nvls_bw"]
+
+
+# ------------------------------------------------------------------ figures and the claims table
+
+
+FIGURES = [
+    (lambda cal: ch02.figure_group_bandwidth(),
+     "What one GPU sends: to several peers at once, and in an all-to-all", 2),
+    (ch02.figure_allreduce_vs_size, "All-reduce on 8x H200 (NVSwitch): time by algorithm", 1),
+    (ch02.figure_ring_terms, "Ring all-reduce as the group grows (one NVLink switch)", 1),
+    (ch02.figure_nvls_gain, "In-switch reduction (NVLS) against ring all-reduce, 8x H200", 1),
+    (ch02.figure_scaling, "Leaving the NVLink domain: busbw as the job grows", 2),
+    (lambda cal: ch02.figure_predicted_vs_measured(cal=cal), "The model against published measurements", 2),
+]
+
+
+@pytest.mark.parametrize(("make", "title", "panels"), FIGURES)
+def test_figures_have_the_house_style(make, title, panels):
+    fig = make(None)
+    try:
+        assert fig._suptitle.get_text() == title
+        assert len(fig.axes) == panels
+        assert any(t.get_text().startswith("Source: ") and "multigpu." in t.get_text() for t in fig.texts)
+        assert any(ax.get_legend() is not None for ax in fig.axes)
+        assert all(ax.lines or ax.collections for ax in fig.axes)
+        assert "<svg" in plotting.to_svg(fig)
+    finally:
+        plt.close(fig)
+
+
+def test_figures_draw_what_the_calibration_gives(slow_cal):
+    figures = {}
+    for name, cal in (("shipped", None), ("slow", slow_cal)):
+        fig = ch02.figure_nvls_gain(cal)
+        ring = fig.axes[0].lines[0]
+        figures[name] = np.asarray(ring.get_ydata(), dtype=float)
+        plt.close(fig)
+    assert list(figures["shipped"]) == list(views.nvls_gain()["ring_busbw_GBps"])
+    assert (figures["slow"] < figures["shipped"]).all()
+    fig = ch02.figure_allreduce_vs_size()
+    labels = [line.get_label() for line in fig.axes[0].lines]
+    plt.close(fig)
+    assert f"{views.label(views.MESH)}: NCCL's choice" in labels
+    assert set(views.ALLREDUCE_ALGORITHMS.values()) <= set(labels)
+
+
+def test_claims_table_lists_the_chapters_claims(slow_cal):
+    table = ch02.claims_table(slow_cal)
+    assert tuple(table.index) == ch02.CLAIMS
+    assert list(table.columns) == ["verdict", "seed_value", "model_value", "unit"]
+    assert table.loc["C06", "model_value"] == claims.check("C06", claims.Inputs(cal=slow_cal)).model_value
