@@ -40,7 +40,7 @@ def test_error_is_predicted_over_measured_minus_one(table):
 
 
 def test_sets_follow_the_fits(table):
-    fitted_ids = {int(i) for c in calibration.default().table().itertuples() for i in c.fitted_on.split(",") if i.strip()}
+    fitted_ids = calibration.default().fitted_ids()
     refs = table.set_index("ref")
     for i in measurements.compare()["id"]:
         assert (refs.loc[f"#{i}", "set"] == "fitted on") == (i in fitted_ids), i
@@ -175,3 +175,22 @@ def test_the_appendix_names_every_miss():
     weak = text[text.index("## Where the model is weak"):text.index("## Vendor-modelled rows")]
     named = set(re.findall(r"(#\d+|\b[OK]\d+\b)", weak))
     assert set(validation.misses(above_pct=10)["ref"]) <= named
+
+
+def test_every_regime_has_a_key_and_a_mask(table):
+    summary = validation.error_summary(table)
+    assert list(summary["regime"]) == list(validation.REGIMES.values())  # every regime has rows here
+    assert len(set(validation.REGIMES.values())) == len(validation.REGIMES)
+
+
+def test_comparisons_use_the_calibration_they_are_given(table):
+    slow = validation.comparisons(bottlenecks.scaled_network(bandwidth=0.5))
+    assert list(slow["ref"]) == list(table["ref"]) and (slow["measured"] == table["measured"]).all()
+    refs = slow.set_index("ref")["predicted"] / table.set_index("ref")["predicted"]
+    kind = table.set_index("ref")["kind"]
+    # every bandwidth-bound collective is predicted slower; the reference-set rows, the out-of-sample ones
+    # and the training runs all see the calibration
+    assert (refs[kind == "collective"] < 1).any() and (refs[kind == "training"] > 1).all()
+    assert (refs[[r for r in refs.index if r.startswith("O")]] < 1).all()
+    vendor = validation.vendor_statements(bottlenecks.scaled_network(bandwidth=0.5))
+    assert (vendor["predicted_GBps"] < validation.vendor_statements()["predicted_GBps"]).all()

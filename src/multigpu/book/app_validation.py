@@ -1,12 +1,31 @@
-"""Appendix, model validation: the predicted-against-measured figure of :mod:`multigpu.evidence.validation`."""
+"""Appendix, model validation: its figure, its tables' print form and the values its prose cites.
+
+The comparisons come from :mod:`multigpu.evidence.validation` (the model against every measurement it
+can reproduce); this module lays them out for the page:
+
+- :func:`plot_predicted_vs_measured` draws them, :func:`figure_predicted_vs_measured` is the appendix's
+  figure in the house style;
+- :func:`fixed_batch_table` is NVIDIA's Table 3 beside ours, with units in the column names;
+- the ``*_facts`` functions return the values one section of the prose cites, by glue name
+  (:data:`multigpu.book.glue.Facts`), and :func:`facts` all of them: the notebook glues them with one
+  call, ``glue_all(app_validation.facts(cal))``.
+
+Errors are ``predicted / measured - 1`` in percent (``_pct``, ``e_<ref>``); ``_rows``, ``_within`` and
+``n_`` values are row counts; ``_ref`` values and ``small_systems`` are text. Nothing here depends on a
+price file.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from multigpu.book import plotting
-from multigpu.evidence import validation
+from multigpu.book.glue import Facts, plain
+from multigpu.comm import calibration
+from multigpu.comm.calibration import Calibration
+from multigpu.evidence import bottlenecks, validation, wiring
 
 
 def _scatter(ax, part: pd.DataFrame, style: int, label: str) -> None:
@@ -17,7 +36,6 @@ def _scatter(ax, part: pd.DataFrame, style: int, label: str) -> None:
             ax.scatter(rows["measured"], rows["predicted"], marker=marker, s=36, linewidths=1.2,
                        facecolors=color if filled else "none", edgecolors=color,
                        label=f"{label}, {'fitted on' if filled else 'not fitted on'}")
-
 
 
 def _diagonal(ax, lo: float, hi: float) -> None:
@@ -31,12 +49,11 @@ def _diagonal(ax, lo: float, hi: float) -> None:
     ax.set_ylim(lo, hi)
 
 
-
 def plot_predicted_vs_measured(axes, table: pd.DataFrame | None = None, label_above_pct: float = 10.0) -> None:
-    """Two panels of :func:`comparisons`, predicted against measured on log axes, with y = x (solid) and
-    +-10 % (dashed): bandwidths (collectives and copies, GB/s) on the left, training iterations (s) on the
-    right. Filled markers: a constant was fitted on the row; hollow: not. Rows off by more than
-    ``label_above_pct`` are labelled with their ref."""
+    """Two panels of :func:`~multigpu.evidence.validation.comparisons`, predicted against measured on log axes,
+    with y = x (solid) and +-10 % (dashed): bandwidths (collectives and copies, GB/s) on the left, training
+    iterations (s) on the right. Filled markers: a constant was fitted on the row; hollow: not. Rows off by
+    more than ``label_above_pct`` (%) are labelled with their ref."""
     table = validation.comparisons() if table is None else table
     left, right = axes
     bw = table[table["kind"] != "training"]
@@ -61,3 +78,147 @@ def plot_predicted_vs_measured(axes, table: pd.DataFrame | None = None, label_ab
     left.set_ylabel("predicted (GB/s, log scale)")
     right.set_xlabel("measured (s per iteration, log scale)")
     right.set_ylabel("predicted (s per iteration, log scale)")
+
+
+def figure_predicted_vs_measured(table: pd.DataFrame) -> Figure:
+    """The model against every measurement it can reproduce: predicted against measured, bandwidths (GB/s)
+    and training iterations (s), from :func:`multigpu.evidence.validation.comparisons` (``table``)."""
+    fig, axes = plotting.figure(
+        "The model against every measurement it can reproduce", "measured", "predicted",
+        source="multigpu.evidence.validation.comparisons: measurements.compare and out_of_sample "
+               "(data/measurements.csv and published collectives), bottlenecks.training_validation "
+               "(Megatron-LM, Korthikanti et al. 2022)",
+        ncols=2, figsize=(10, 4.8))
+    plot_predicted_vs_measured(axes, table)
+    return fig
+
+
+def fixed_batch_table(fixed: pd.DataFrame) -> pd.DataFrame:
+    """:func:`multigpu.evidence.bottlenecks.compare_fixed_batch` for print: throughput columns renamed to
+    ``<source>_tokens_per_s_per_gpu`` (the ``_x`` ratios keep their names), indexed by ``batch``, rounded
+    to 2 decimals."""
+    named = fixed.rename(columns=lambda c: c if c == "batch" or c.endswith("_x") else f"{c}_tokens_per_s_per_gpu")
+    return named.set_index("batch").round(2)
+
+
+# ----------------------------------------------------------------------------- the prose's values
+
+#: The system most reference rows come from, named in the prose.
+H200 = "hgx-h200"
+#: The comparisons the prose discusses one by one: their errors are glued as ``e_<ref>`` (``#10`` -> ``e_10``).
+DISCUSSED = ("#10", "#11", "#63", "#65", "#66", "#67", "O2", "O6", "O7", "O9", "O10", "O11", "O12", "O13", "K4",
+             "K6", "K8", "K9")
+#: Rows of data/measurements.csv whose busbw miss the prose also states as a time gap (``gap<id>``, us).
+GAP_ROWS = (10, 11)
+#: The prose lists the comparisons off by more than this (%).
+MISS_PCT = 10.0
+
+
+def _values(pairs: dict[str, object]) -> Facts:
+    """``pairs`` with every numpy scalar made a plain Python number."""
+    return {name: plain(value) for name, value in pairs.items()}
+
+
+def coverage_facts(table: pd.DataFrame, cal: Calibration | None = None) -> Facts:
+    """What is compared, and what is not (``table``: :func:`multigpu.evidence.validation.comparisons`).
+
+    Row counts: ``cov_rows`` (measured rows of the reference file), ``cov_yes`` (compared with the model),
+    ``cov_collective``, ``cov_copy``, ``cov_training``, ``cov_no`` (by how); ``ref_rows``, ``ref_systems``
+    and ``ref_h200`` (collective and copy rows of the reference file, their systems, those of the HGX
+    H200); ``train_k22`` (Korthikanti et al.'s runs); text: ``harness_rows`` (the rows the harness overhead
+    was fitted on, e.g. "#8 and #9").
+    """
+    coverage = validation.coverage()
+    compared = coverage["compared"].value_counts()
+    reference = validation.reference_table(table)
+    training = validation.training_table(table)
+    harness = calibration.resolve(cal).constant("harness_overhead_us", "torch")
+    return _values({
+        "cov_rows": len(coverage), "cov_yes": int((coverage["compared"] != "no").sum()),
+        **{f"cov_{kind}": int(compared.get(kind, 0)) for kind in (*validation.KINDS, "no")},
+        "harness_rows": " and ".join(f"#{i}" for i in harness.fitted_ids),
+        "ref_rows": len(reference), "ref_systems": reference["system"].nunique(),
+        "ref_h200": int((reference["system"] == H200).sum()),
+        "train_k22": int(training["source"].str.startswith(bottlenecks.K22_SOURCE).sum())})
+
+
+def summary_facts(table: pd.DataFrame) -> Facts:
+    """Error statistics by regime (``table``: :func:`multigpu.evidence.validation.comparisons`).
+
+    For each key of :data:`multigpu.evidence.validation.REGIMES`: ``<key>_rows`` and ``<key>_within``
+    (rows, and rows within +-10 %), ``<key>_median`` and ``<key>_worst`` (median and worst absolute error,
+    %), ``<key>_bias`` (signed median error, %), ``<key>_worst_ref`` (the worst row's ref, text).
+    """
+    summary = validation.error_summary(table).set_index("regime")
+    out: dict[str, object] = {}
+    for key, regime in validation.REGIMES.items():
+        if regime not in summary.index:  # a regime with no rows
+            continue
+        row = summary.loc[regime]
+        out.update({f"{key}_rows": int(row["rows"]), f"{key}_median": float(row["median_abs_error_pct"]),
+                    f"{key}_worst": float(row["worst_abs_error_pct"]), f"{key}_worst_ref": row["worst_ref"],
+                    f"{key}_within": int(row["within_10pct"]), f"{key}_bias": float(row["median_error_pct"])})
+    return _values(out)
+
+
+def out_of_sample_facts(table: pd.DataFrame) -> Facts:
+    """The out-of-sample collectives (``table``: :func:`multigpu.evidence.validation.comparisons`):
+    ``oos_coll_rows`` (checks), ``oos_coll_within`` (within their tolerance), ``oos_coll_known`` (with a
+    documented cause of a miss); counts."""
+    oos = validation.out_of_sample_table(table)
+    return _values({"oos_coll_rows": len(oos), "oos_coll_within": int(oos["within_tolerance"].sum()),
+                    "oos_coll_known": int((oos["known_miss"] != "").sum())})
+
+
+def weakness_facts(table: pd.DataFrame, cal: Calibration | None = None) -> Facts:
+    """Where the model is weak, and why (``table``: :func:`multigpu.evidence.validation.comparisons`).
+
+    ``e_<ref>`` (error of each comparison of :data:`DISCUSSED`, %); ``gap<id>`` (measured minus predicted
+    time of each row of :data:`GAP_ROWS`, us); calibration constants: ``nvls_latency`` (NVLS latency per
+    hop, us), ``bounce_pct`` (host-staged PCIe rate, % of the link's), ``sm_default_pct`` (default NVLink
+    SM efficiency, %); counts: ``n_weak`` (comparisons off by more than :data:`MISS_PCT`), ``n_small``
+    (small-message collectives), ``mlperf_rows`` (MLPerf time-to-train rows); text: ``small_systems`` (the
+    systems of the small-message rows).
+    """
+    cal = calibration.resolve(cal)
+    errors = table.set_index("ref")["error_pct"]
+    small = table[(table["kind"] == "collective") & (table["size_class"] == "small")]
+    coverage = validation.coverage()
+    out: dict[str, object] = {f"e_{ref.strip('#').lower()}": float(errors.loc[ref]) for ref in DISCUSSED}
+    out.update({f"gap{row_id}": wiring.time_gap_us(row_id, cal)["gap_us"] for row_id in GAP_ROWS})
+    out.update({
+        "nvls_latency": cal.value("hop_latency_us", "nvlink.nvls.simple"),
+        "bounce_pct": 100 * cal.value("bounce", "rate_factor"),
+        "sm_default_pct": 100 * cal.value("sm_efficiency", "nvlink.default"),
+        "n_weak": len(validation.misses(table, above_pct=MISS_PCT)), "n_small": len(small),
+        "small_systems": ", ".join(sorted(small["system"].unique())),
+        "mlperf_rows": int(coverage["note"].str.startswith("time-to-train").sum())})
+    return _values(out)
+
+
+def vendor_facts(cal: Calibration | None = None) -> Facts:
+    """Vendor-modelled and vendor-presented rows beside the model.
+
+    NVIDIA's Table 3 (Llama 3.1 70B, H200, TP=2): ``nv_benefit_1``, ``nv_benefit_32`` (NVIDIA's switch over
+    mesh throughput at batch 1 and 32, x), ``our_benefit_1``, ``our_benefit_32`` (ours at FP8, x),
+    ``bf16_lo``/``bf16_hi`` and ``fp8_lo``/``fp8_hi`` (range of NVIDIA's throughput over ours, x); the
+    conference slides: ``v<id>`` (the model against each vendor row, %).
+    """
+    f = bottlenecks.compare_fixed_batch(cal=cal).set_index("batch")
+    out: dict[str, object] = {
+        "nv_benefit_1": float(f["nvidia_benefit_x"].iloc[0]), "nv_benefit_32": float(f.loc[32, "nvidia_benefit_x"]),
+        "our_benefit_32": float(f.loc[32, "fp8_benefit_x"]), "our_benefit_1": float(f["fp8_benefit_x"].iloc[0])}
+    for dtype in ("bf16", "fp8"):  # NVIDIA / ours, mesh and switch, as in chapter 3
+        both = pd.concat([f["nvidia_mesh"] / f[f"{dtype}_mesh"], f["nvidia_switch"] / f[f"{dtype}_switch"]])
+        out[f"{dtype}_lo"], out[f"{dtype}_hi"] = float(both.min()), float(both.max())
+    vendor = validation.vendor_statements(cal)
+    out.update({f"v{int(i)}": float(d) for i, d in zip(vendor["id"], vendor["difference_pct"])})
+    return _values(out)
+
+
+def facts(cal: Calibration | None = None) -> Facts:
+    """Every value the appendix's prose cites, by glue name (the union of the ``*_facts`` functions; units
+    as they state), with calibration ``cal`` (None: the shipped one)."""
+    table = validation.comparisons(cal)
+    return {**coverage_facts(table, cal), **summary_facts(table), **out_of_sample_facts(table),
+            **weakness_facts(table, cal), **vendor_facts(cal)}

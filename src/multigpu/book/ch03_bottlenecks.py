@@ -1,4 +1,21 @@
-"""Chapter 3 (communication bottlenecks): its figures, drawn from :mod:`multigpu.evidence.bottlenecks`."""
+"""Chapter 3 (communication bottlenecks): its figures and the values its prose cites.
+
+Everything is computed by :mod:`multigpu.evidence.bottlenecks` (training,
+inference and collective models) and :mod:`multigpu.evidence.claims.workloads`
+(the article's claims); this module lays it out for the page:
+
+- ``plot_*`` draw on a given axes, ``figure_*`` return the chapter's figures
+  in the house style (:mod:`multigpu.book.plotting`);
+- ``*_facts`` return the values one section of the prose cites, by glue name
+  (:data:`multigpu.book.glue.Facts`), and :func:`facts` all of them: the
+  notebook glues them with one call, ``glue_all(ch03.facts(cal))``;
+- :func:`verdict_table` is the table of the chapter's claims.
+
+Units follow the glue names and the columns they come from: ``_s`` seconds,
+``_ms`` milliseconds, ``_pct`` percent, ``_x`` ratios, ``_GB``/``_MB`` 1e9/1e6
+bytes; tokens, sequences, batches and GPUs are counts. Nothing here depends on
+a price file: chapter 3 has no costs.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +23,16 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from multigpu.book import plotting
-from multigpu.evidence import bottlenecks
+from multigpu.book.glue import Facts, plain
+from multigpu.comm.calibration import Calibration
+from multigpu.compute import inference, models
+from multigpu.evidence import bottlenecks, claims
+from multigpu.evidence.bottlenecks import Cluster
+from multigpu.evidence.claims import workloads as claim_checks
+from multigpu.hardware import catalog
 
 
 def _stacked_barh(ax, labels: list[str], parts: dict[str, np.ndarray], gaps: list[int]) -> None:
@@ -31,9 +55,9 @@ def _stacked_barh(ax, labels: list[str], parts: dict[str, np.ndarray], gaps: lis
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8)
 
 
-
 def plot_training_breakdown(ax, table: pd.DataFrame) -> None:
-    """Stacked bars of :func:`training_breakdown`: share of the step per part, one bar per setup and layout."""
+    """Stacked bars of :func:`~multigpu.evidence.bottlenecks.training_breakdown`: share of the step per part
+    (%), one bar per setup and layout."""
     labels = [f"{s}: {lay}" for s, lay in zip(table["setup"], table["layout"])]
     gaps = [i for i in range(1, len(table)) if table["setup"].iloc[i] != table["setup"].iloc[i - 1]]
     parts = {bottlenecks.PART_NAMES[k]: table[f"{k}_pct"].to_numpy() for k in bottlenecks.PARTS}
@@ -41,9 +65,8 @@ def plot_training_breakdown(ax, table: pd.DataFrame) -> None:
     ax.set_xlim(0, 100)
 
 
-
 def plot_decode_breakdown(ax, table: pd.DataFrame) -> None:
-    """Stacked bars of :func:`decode_breakdown`: milliseconds per decode step by part."""
+    """Stacked bars of :func:`~multigpu.evidence.bottlenecks.decode_breakdown`: milliseconds per decode step by part."""
     labels = [f"{s}, TP {tp}: batch {b}" for s, tp, b in zip(table["setup"], table["tp"], table["batch"])]
     case = list(zip(table["setup"], table["tp"]))
     gaps = [i for i in range(1, len(table)) if case[i] != case[i - 1]]
@@ -55,9 +78,9 @@ def plot_decode_breakdown(ax, table: pd.DataFrame) -> None:
     _stacked_barh(ax, labels, parts, gaps)
 
 
-
 def plot_scaling(axes, table: pd.DataFrame) -> None:
-    """Three panels (DP, TP, PP) of :func:`scaling`: efficiency against GPUs, one line per setup."""
+    """Three panels (DP, TP, PP) of :func:`~multigpu.evidence.bottlenecks.scaling`: efficiency (%) against
+    GPUs, one line per setup."""
     titles = {"DP": "data parallel (weak scaling)", "TP": "tensor parallel (strong)",
               "PP": "pipeline parallel (strong)"}
     setups = list(dict.fromkeys(table["setup"]))
@@ -76,7 +99,6 @@ def plot_scaling(axes, table: pd.DataFrame) -> None:
     axes[2].legend(loc="lower left", fontsize=7)
 
 
-
 def plot_dp_share(ax, sweep: pd.DataFrame) -> None:
     """Exposed DP communication share against sequences per GPU per step, one line per setup."""
     for (setup, part), color, style, marker in zip(sweep.groupby("setup", sort=False), plotting.COLORS,
@@ -87,7 +109,6 @@ def plot_dp_share(ax, sweep: pd.DataFrame) -> None:
     ax.axhline(50, color="#888888", linewidth=0.8)
     ax.set_ylim(0, 100)
     ax.legend(fontsize=8)
-
 
 
 def plot_decode_ratio(ax, table: pd.DataFrame) -> None:
@@ -104,15 +125,14 @@ def plot_decode_ratio(ax, table: pd.DataFrame) -> None:
     ax.legend(fontsize=7, loc="upper center", ncol=2)
 
 
-
-def plot_throughput_vs_rate(ax, dtypes: Sequence[str] = ("bf16", "fp8")) -> None:
-    """Our throughput-per-GPU against per-user-rate curves (mesh and switch, each dtype) with NVIDIA's
-    Table 2 points."""
+def plot_throughput_vs_rate(ax, dtypes: Sequence[str] = ("bf16", "fp8"), cal: Calibration | None = None) -> None:
+    """Our throughput-per-GPU against per-user-rate curves (mesh and switch, each dtype; tokens/s) with
+    NVIDIA's Table 2 points."""
     styles = iter(zip(plotting.COLORS, plotting.LINESTYLES))
     for dtype in dtypes:
         for name, system in (("NVLink mesh", bottlenecks.MESH), ("NVSwitch", bottlenecks.SWITCH)):
             color, style = next(styles)
-            curve = bottlenecks.throughput_curve(system, dtype)
+            curve = bottlenecks.throughput_curve(system, dtype, cal=cal)
             ax.plot(curve["tokens_per_s_per_user"], curve["tokens_per_s_per_gpu"], color=color, linestyle=style,
                     marker="", label=f"our model, {dtype.upper()}, {name}")
     nv = bottlenecks.nvidia_table2()
@@ -123,11 +143,10 @@ def plot_throughput_vs_rate(ax, dtypes: Sequence[str] = ("bf16", "fp8")) -> None
     ax.legend(fontsize=7)
 
 
-
 def plot_switch_benefit(ax, table: pd.DataFrame, dtypes: Sequence[str] = ("bf16", "fp8")) -> None:
     """Switch / mesh throughput against batch: NVIDIA's Table 3 and ours.
 
-    ``table`` comes from :func:`compare_fixed_batch`.
+    ``table`` comes from :func:`~multigpu.evidence.bottlenecks.compare_fixed_batch`.
     """
     ax.plot(table["batch"], table["nvidia_benefit_x"], color=plotting.COLORS[0], linestyle="none", marker="^",
             markersize=7, label="NVIDIA Table 3 (vendor-modelled)")
@@ -137,3 +156,461 @@ def plot_switch_benefit(ax, table: pd.DataFrame, dtypes: Sequence[str] = ("bf16"
     ax.set_xscale("log", base=2)
     ax.set_xticks(table["batch"], [str(b) for b in table["batch"]])
     ax.legend(fontsize=8)
+
+
+# ----------------------------------------------------------------------------- figures
+
+def _train_case() -> str:
+    """The training case of the figures' source lines, e.g. "Llama 3.1 8B, BF16, seq 2048"."""
+    return f"{models.model(bottlenecks.TRAIN_MODEL).name}, BF16, seq {bottlenecks.SEQ}"
+
+
+def _serve_case() -> str:
+    """The serving model of the figures' source lines, e.g. "Llama 3.1 70B"."""
+    return models.model(bottlenecks.SERVE_MODEL).name
+
+
+def _prompt() -> str:
+    """The prompt and output lengths as NVIDIA's post writes them: "8K/256" (tokens)."""
+    return f"{bottlenecks.INPUT_TOKENS // 1024}K/{bottlenecks.OUTPUT_TOKENS}"
+
+
+def figure_training_breakdown(table: pd.DataFrame) -> Figure:
+    """Where a training step's time goes (share of the step, %), one bar per setup and layout of
+    :func:`multigpu.evidence.bottlenecks.training_breakdown` (``table``)."""
+    fig, ax = plotting.figure(
+        "Where a training step's time goes", "share of the step time (%)", "setup and layout",
+        source=f"multigpu training model ({_train_case()}, {bottlenecks.SEQS_PER_GPU} sequences per GPU per "
+               "step); multigpu.evidence.bottlenecks.training_breakdown", figsize=(7.5, 6.5))
+    plot_training_breakdown(ax, table)
+    return fig
+
+
+def figure_decode_breakdown(table: pd.DataFrame) -> Figure:
+    """Where a decode step's time goes (ms per step), one bar per case of
+    :func:`multigpu.evidence.bottlenecks.decode_breakdown` (``table``)."""
+    fig, ax = plotting.figure(
+        "Where a decode step's time goes", "time per decode step (ms)", "setup, tensor-parallel degree and batch",
+        source=f"multigpu inference model ({_serve_case()}, BF16, {bottlenecks.INPUT_TOKENS // 1024}K-token "
+               f"prompts, {bottlenecks.OUTPUT_TOKENS} output tokens); multigpu.evidence.bottlenecks.decode_breakdown",
+        figsize=(7.5, 6.5))
+    plot_decode_breakdown(ax, table)
+    return fig
+
+
+def figure_scaling(table: pd.DataFrame) -> Figure:
+    """Scaling efficiency (%) against GPU count, one panel each for DP, TP and PP, from
+    :func:`multigpu.evidence.bottlenecks.scaling` (``table``)."""
+    fig, axes = plotting.figure(
+        "Scaling efficiency against GPU count", "GPUs", "scaling efficiency (%)",
+        source=f"multigpu training model ({_train_case()}); multigpu.evidence.bottlenecks.scaling",
+        ncols=3, figsize=(11, 4.2))
+    plot_scaling(axes, table)
+    return fig
+
+
+def figure_dp_share(sweep: pd.DataFrame) -> Figure:
+    """Exposed data-parallel communication (% of the step) against sequences per GPU per step, from
+    :func:`multigpu.evidence.bottlenecks.dp_batch_sweep` (``sweep``)."""
+    fig, ax = plotting.figure(
+        "Exposed data-parallel communication against batch", "sequences per GPU per step (log scale)",
+        "exposed DP communication (% of the step)",
+        source=f"multigpu training model ({_train_case()}, ZeRO-1); multigpu.evidence.bottlenecks.dp_batch_sweep")
+    plot_dp_share(ax, sweep)
+    return fig
+
+
+def figure_decode_ratio(table: pd.DataFrame) -> Figure:
+    """All-reduce time over compute time of a decode step (ratio) against batch, from
+    :func:`multigpu.evidence.bottlenecks.decode_ratio` (``table``)."""
+    fig, ax = plotting.figure(
+        "Decode: all-reduce time over compute time", "batch (concurrent queries, log scale)",
+        "all-reduce time / compute time (log scale)",
+        source=f"multigpu inference model ({_serve_case()}, BF16, {bottlenecks.INPUT_TOKENS // 1024}K-token "
+               "prompts); multigpu.evidence.bottlenecks.decode_ratio")
+    plot_decode_ratio(ax, table)
+    return fig
+
+
+def figure_switch_benefit(table: pd.DataFrame) -> Figure:
+    """NVSwitch over point-to-point throughput per GPU (ratio) against batch: NVIDIA's Table 3 and ours, from
+    :func:`multigpu.evidence.bottlenecks.compare_fixed_batch` (``table``)."""
+    fig, ax = plotting.figure(
+        "NVSwitch over point-to-point: throughput ratio against batch", "batch (concurrent queries, log scale)",
+        "NVSwitch / point-to-point throughput per GPU (ratio)",
+        source=f"NVIDIA blog (Aug 2024) Table 3, vendor-modelled; multigpu inference model, {_serve_case()}, "
+               f"H200, TP=2, {_prompt()}")
+    plot_switch_benefit(ax, table)
+    return fig
+
+
+def figure_throughput_vs_rate(cal: Calibration | None = None) -> Figure:
+    """Throughput per GPU (tokens/s) against speed per user (tokens/s), TP=2: our curves and NVIDIA's
+    Table 2 points."""
+    fig, ax = plotting.figure(
+        "Throughput per GPU against speed per user (TP=2)", "tokens per second per user",
+        "tokens per second per GPU",
+        source=f"NVIDIA blog (Aug 2024) Table 2, vendor-modelled; multigpu inference model, {_serve_case()}, "
+               f"H200, {_prompt()}, batches 1-64 that fit")
+    plot_throughput_vs_rate(ax, cal=cal)
+    return fig
+
+
+# ----------------------------------------------------------------------------- the prose's values
+
+def _setup(system: str, nodes: int = 1) -> Cluster:
+    """The training setup of ``nodes`` nodes of catalogue system ``system``."""
+    return next(s for s in bottlenecks.TRAINING_SETUPS if (s.system, s.nodes) == (system, nodes))
+
+
+#: The training setups the prose names, by the key of their glue names (``tb_pcie_...``, ``sc_mesh_...``).
+SETUPS: dict[str, Cluster] = {"pcie": _setup("pcie-a100-8"), "a100sw": _setup("dgx-a100"),
+                              "mesh": _setup(bottlenecks.MESH), "h200sw": _setup(bottlenecks.SWITCH),
+                              "multi": _setup(bottlenecks.SWITCH, 4)}
+#: The layouts of :data:`multigpu.evidence.bottlenecks.LAYOUTS` by the key of their glue names.
+LAYOUT_KEYS: dict[str, str] = {"dp": "DP only", "tp8": "TP 8", "tp2pp2": "TP 2 x PP 2"}
+#: The data-parallel setups of the batch sweep that the prose names (labels of
+#: :data:`multigpu.evidence.bottlenecks.DP_SETUPS`).
+ETHERNET = next(s for s in bottlenecks.DP_SETUPS if (s.system, s.nodes) == ("pcie-a100-8", 4))
+LARGE_IB = next(s for s in bottlenecks.DP_SETUPS if (s.system, s.nodes) == (bottlenecks.SWITCH, 32))
+#: The rows of :func:`multigpu.evidence.bottlenecks.transfer_times` by the key of their glue names.
+TRANSFER_KEYS: dict[str, str] = {
+    "art": "article: 20 GB / bidirectional GB/s", "dir": "20 GB / per-direction GB/s",
+    "one": "one 20 GB all-reduce, collective model", "pre": "query schedule: prefill all-reduces",
+    "dec": "query schedule: decode all-reduces", "tot": "query schedule: total"}
+#: Exercise 3: sequences per GPU per step it starts from, and the exposed share (%) to get under.
+EXERCISE_SEQS, EXERCISE_SHARE_PCT = 4, 10.0
+
+
+def _values(pairs: dict[str, object]) -> Facts:
+    """``pairs`` with every numpy scalar made a plain Python number."""
+    return {name: plain(value) for name, value in pairs.items()}
+
+
+def training_step_facts(cal: Calibration | None = None) -> Facts:
+    """Where a training step's time goes.
+
+    ``seq`` (tokens per sequence), ``seqs_per_gpu`` (sequences per GPU per step), ``mesh_link`` (GB/s per
+    direction of one link of the H200 mesh); for each setup key of :data:`SETUPS` and layout key of
+    :data:`LAYOUT_KEYS`, ``tb_<setup>_<layout>_comm`` (exposed communication, % of the step),
+    ``..._step`` (step time, s) and ``..._mfu`` (%); ``tb_pcie_tp8_slow`` (TP 8 step on PCIe over the
+    same on NVSwitch, x) and ``tb_bubble_max`` (largest pipeline bubble, % of the step).
+    """
+    table = bottlenecks.training_breakdown(cal=cal)
+    b = table.set_index(["setup", "layout"])
+    out: dict[str, object] = {
+        "seq": bottlenecks.SEQ, "seqs_per_gpu": bottlenecks.SEQS_PER_GPU,
+        "mesh_link": catalog.link(catalog.system(bottlenecks.MESH).nvlink).per_link_GBps_per_dir}
+    for key, setup in SETUPS.items():
+        for lkey, layout in LAYOUT_KEYS.items():
+            row = b.loc[(setup.label, layout)]
+            out[f"tb_{key}_{lkey}_comm"] = row["comm_pct"]
+            out[f"tb_{key}_{lkey}_step"] = row["step_s"]
+            out[f"tb_{key}_{lkey}_mfu"] = row["mfu_pct"]
+    tp8 = LAYOUT_KEYS["tp8"]
+    out["tb_pcie_tp8_slow"] = (b.loc[(SETUPS["pcie"].label, tp8), "step_s"]
+                               / b.loc[(SETUPS["a100sw"].label, tp8), "step_s"])
+    out["tb_bubble_max"] = table["bubble_pct"].max()
+    return _values(out)
+
+
+def decode_step_facts(cal: Calibration | None = None) -> Facts:
+    """Where a decode step's time goes (Llama 3.1 70B, BF16).
+
+    ``isl`` and ``osl`` (prompt and output tokens), ``dec_allreduces`` (all-reduces per decode step: two per
+    layer); ``dec_<case>_ar...`` the step's all-reduce time (ms), ``..._pct`` its share of the step (%),
+    ``dec_pcie8_w`` the weight reads (ms) and ``dec_sw2_step32`` the whole step (ms): ``pcie8``/``pcie4``
+    TP 8/4 on the A100 PCIe server, ``a100sw8`` TP 8 behind the A100 NVSwitch, ``mesh2``/``sw2`` TP 2 on the
+    H200 mesh/switch (``ar1``, ``ar32``: batch 1, 32), ``h200_8`` TP 8 behind the H200 switch.
+    """
+    d = bottlenecks.decode_breakdown(cal=cal).set_index(["setup", "tp", "batch"])
+    pcie, a100sw, mesh, h200sw = (SETUPS[k].label for k in ("pcie", "a100sw", "mesh", "h200sw"))
+    return _values({
+        "isl": bottlenecks.INPUT_TOKENS, "osl": bottlenecks.OUTPUT_TOKENS,
+        "dec_pcie8_ar": d.loc[(pcie, 8, 1), "allreduce_ms"], "dec_pcie8_pct": d.loc[(pcie, 8, 1), "allreduce_pct"],
+        "dec_pcie8_w": d.loc[(pcie, 8, 1), "weights_ms"], "dec_pcie4_pct": d.loc[(pcie, 4, 1), "allreduce_pct"],
+        "dec_a100sw8_pct": d.loc[(a100sw, 8, 1), "allreduce_pct"],
+        "dec_mesh2_ar1": d.loc[(mesh, 2, 1), "allreduce_ms"], "dec_sw2_ar1": d.loc[(h200sw, 2, 1), "allreduce_ms"],
+        "dec_mesh2_ar32": d.loc[(mesh, 2, 32), "allreduce_ms"], "dec_sw2_ar32": d.loc[(h200sw, 2, 32), "allreduce_ms"],
+        "dec_sw2_step32": d.loc[(h200sw, 2, 32), "step_ms"], "dec_h200_8_pct": d.loc[(h200sw, 8, 1), "allreduce_pct"],
+        "dec_allreduces": 2 * models.model(bottlenecks.SERVE_MODEL).layers})
+
+
+def scaling_facts(cal: Calibration | None = None) -> Facts:
+    """Scaling efficiency against GPU count.
+
+    ``strong_batch`` (sequences per step of the strong-scaling runs); for the four single-node setups of
+    :data:`SETUPS`, ``sc_<setup>_<kind><n>`` the efficiency (%) of ``kind`` (tp, dp, pp) at ``n`` GPUs and
+    ``sc_<setup>_tp8_compute`` the same with compute alone (%); ``sc_mesh_dp2`` 2-way DP on the mesh (%).
+    """
+    sc = bottlenecks.scaling(cal=cal).set_index(["setup", "kind", "gpus"])
+    per_node = catalog.system(SETUPS["pcie"].system).gpus_per_node
+    out: dict[str, object] = {"strong_batch": bottlenecks.SEQS_PER_GPU * per_node}
+    for key in ("pcie", "a100sw", "mesh", "h200sw"):
+        label = SETUPS[key].label
+        for kind, n in (("TP", 8), ("TP", 2), ("DP", 8), ("DP", 64), ("PP", 8), ("PP", 32)):
+            out[f"sc_{key}_{kind.lower()}{n}"] = sc.loc[(label, kind, n), "efficiency_pct"]
+        out[f"sc_{key}_tp8_compute"] = sc.loc[(label, "TP", 8), "compute_efficiency_pct"]
+    out["sc_mesh_dp2"] = sc.loc[(SETUPS["mesh"].label, "DP", 2), "efficiency_pct"]
+    return _values(out)
+
+
+def amdahl_facts(cal: Calibration | None = None) -> Facts:
+    """Amdahl's limit of 8-way tensor parallelism.
+
+    For the four single-node setups of :data:`SETUPS`: ``am_<setup>_limit`` (one GPU's step over the
+    exposed communication, x), ``am_<setup>_speedup`` (reached, x), ``am_<setup>_comm`` (exposed share of
+    the step, %); ``am_pcie_c_pct`` (exposed communication on PCIe as a share of one GPU's step, %).
+    """
+    a = bottlenecks.amdahl(cal=cal).set_index("setup")
+    out: dict[str, object] = {}
+    for key in ("pcie", "a100sw", "mesh", "h200sw"):
+        row = a.loc[SETUPS[key].label]
+        out[f"am_{key}_limit"] = row["limit_x"]
+        out[f"am_{key}_speedup"] = row["speedup_x"]
+        out[f"am_{key}_comm"] = row["comm_pct"]
+    pcie = a.loc[SETUPS["pcie"].label]
+    out["am_pcie_c_pct"] = 100 * pcie["exposed_comm_s"] / pcie["one_gpu_s"]
+    return _values(out)
+
+
+def dp_batch_facts(cal: Calibration | None = None) -> Facts:
+    """When data-parallel communication stops dominating.
+
+    ``cx_pcie``/``cx_eth``: the fewest sequences per GPU per step at which exposed DP communication is under
+    half the step on one A100 PCIe server / four of them on 100 GbE, ``..._tokens`` the same in tokens,
+    ``..._at1`` the exposed share with one sequence per GPU (%); ``cx_ib_at1`` that share on 32 H200 nodes
+    with InfiniBand (%); ``cx_eth_32`` the share at 32 sequences per GPU on 100 GbE (%).
+    """
+    sweep = bottlenecks.dp_batch_sweep(cal=cal)
+    c = bottlenecks.dp_crossover(sweep).set_index("setup")
+    pcie, eth = SETUPS["pcie"].label, ETHERNET.label
+    return _values({
+        "cx_pcie": c.loc[pcie, "seqs_per_gpu"], "cx_pcie_tokens": c.loc[pcie, "tokens_per_gpu"],
+        "cx_pcie_at1": c.loc[pcie, "share_at_1_pct"], "cx_eth": c.loc[eth, "seqs_per_gpu"],
+        "cx_eth_tokens": c.loc[eth, "tokens_per_gpu"], "cx_eth_at1": c.loc[eth, "share_at_1_pct"],
+        "cx_ib_at1": c.loc[LARGE_IB.label, "share_at_1_pct"],
+        "cx_eth_32": sweep.set_index(["setup", "seqs_per_gpu"]).loc[(eth, 32), "dp_comm_pct"]})
+
+
+def decode_ratio_facts(cal: Calibration | None = None) -> Facts:
+    """Decode all-reduce time over compute time (ratio): ``dr_pcie8_1`` and ``dr_pcie8_128`` (TP 8 on the
+    A100 PCIe server, batch 1 and 128), ``dr_sw2_1`` (TP 2, H200 switch, batch 1), ``dr_mesh2_32`` (TP 2,
+    H200 mesh, batch 32), ``dr_h200_8_1`` (TP 8, H200 switch, batch 1)."""
+    r = bottlenecks.decode_ratio(cal=cal).set_index(["setup", "tp", "batch"])["ratio"]
+    pcie, mesh, h200sw = (SETUPS[k].label for k in ("pcie", "mesh", "h200sw"))
+    return _values({"dr_pcie8_1": r.loc[(pcie, 8, 1)], "dr_pcie8_128": r.loc[(pcie, 8, 128)],
+                    "dr_sw2_1": r.loc[(h200sw, 2, 1)], "dr_mesh2_32": r.loc[(mesh, 2, 32)],
+                    "dr_h200_8_1": r.loc[(h200sw, 8, 1)]})
+
+
+def sensitivity_facts(cal: Calibration | None = None) -> Facts:
+    """Data against tensor parallelism when every bandwidth halves or every latency doubles.
+
+    ``se_dp_GB``/``se_tp_GB`` (GB each GPU sends per training step, DP 8 / TP 8 on the A100 PCIe server),
+    ``se_dec_MB`` (MB per batch-1 decode step, TP 8); ``se_<setup>_<case>_bw`` and ``..._lat``: how much
+    longer the step gets (%) with bandwidth halved / latency doubled, on the PCIe server (``pcie``) and
+    behind NVSwitch (``sw``).
+    """
+    z = bottlenecks.sensitivity(cal=cal).set_index(["setup", "case"])
+    p, s = SETUPS["pcie"].label, SETUPS["a100sw"].label
+    dp, tp, dec = "training, DP 8", "training, TP 8", "decode, TP 8"
+    return _values({
+        "se_dp_GB": z.loc[(p, dp), "bytes_per_gpu_GB"], "se_tp_GB": z.loc[(p, tp), "bytes_per_gpu_GB"],
+        "se_dec_MB": 1e3 * z.loc[(p, dec), "bytes_per_gpu_GB"],
+        "se_pcie_dp_bw": z.loc[(p, dp), "half_bandwidth_pct"], "se_pcie_dp_lat": z.loc[(p, dp), "double_latency_pct"],
+        "se_pcie_tp_bw": z.loc[(p, tp), "half_bandwidth_pct"], "se_pcie_tp_lat": z.loc[(p, tp), "double_latency_pct"],
+        "se_pcie_dec_bw": z.loc[(p, dec), "half_bandwidth_pct"],
+        "se_pcie_dec_lat": z.loc[(p, dec), "double_latency_pct"],
+        "se_sw_tp_bw": z.loc[(s, tp), "half_bandwidth_pct"], "se_sw_dec_lat": z.loc[(s, dec), "double_latency_pct"],
+        "se_sw_dp_bw": z.loc[(s, dp), "half_bandwidth_pct"]})
+
+
+def verdicts(cal: Calibration | None = None) -> dict[str, claims.Verdict]:
+    """The chapter's claims (:data:`multigpu.evidence.claims.workloads.CLAIM_IDS`) checked with ``cal``."""
+    inputs = claims.Inputs(cal=cal)
+    return {cid: claims.check(cid, inputs) for cid in claim_checks.CLAIM_IDS}
+
+
+def verdict_table(cal: Calibration | None = None) -> pd.DataFrame:
+    """The chapter's claims: ``verdict``, ``seed_value`` (the article's), ``model_value`` and ``unit`` (the
+    model's), indexed by claim ``id``."""
+    frame = pd.DataFrame([v.to_dict() for v in verdicts(cal).values()])
+    return frame[["id", "verdict", "seed_value", "model_value", "unit"]].set_index("id")
+
+
+def volume_facts(checked: dict[str, claims.Verdict]) -> Facts:
+    """The verdicts, and the article's "20 GB per query" (C12).
+
+    ``<id>_verdict`` (the verdict in bold, Markdown text) for every claim of ``checked`` (see
+    :func:`verdicts`); ``hidden`` (elements of one token's activation); ``c12_bf16`` (GB each GPU sends per
+    query, BF16, TP=2: C12's value), ``c12_gib`` (the same in GiB), ``c12_fp8`` (FP8, GB), ``c12_tp8`` (BF16,
+    TP=8, GB), ``c12_token`` (MB per token, BF16, TP=2).
+    """
+    out: dict[str, object] = {f"{cid.lower()}_verdict": f"**{v.verdict}**" for cid, v in checked.items()}
+    q = bottlenecks.tp_bytes_per_query().set_index(["dtype", "tp"])
+    out.update(hidden=models.model(bottlenecks.SERVE_MODEL).hidden, c12_bf16=checked["C12"].model_value,
+               c12_gib=q.loc[("bf16", 2), "per_query_GiB"], c12_fp8=q.loc[("fp8", 2), "per_query_GB"],
+               c12_tp8=q.loc[("bf16", 8), "per_query_GB"], c12_token=q.loc[("bf16", 2), "per_token_MB"])
+    return _values(out)
+
+
+def batching_facts(cal: Calibration | None = None) -> Facts:
+    """Batching and decode all-reduces (C13): ``c13_sw_1``, ``c13_sw_64``, ``c13_mesh_64`` (all-reduce time
+    of one decode step at batch 1 / 64, H200 switch / mesh, TP 2, ms), ``c13_tok_1``, ``c13_tok_64`` (the
+    same per generated token, switch, us)."""
+    v = bottlenecks.volume_vs_batch(cal=cal).set_index(["system", "batch"])
+    sw, mesh = bottlenecks.SWITCH, bottlenecks.MESH
+    return _values({"c13_sw_1": v.loc[(sw, 1), "allreduce_ms"], "c13_sw_64": v.loc[(sw, 64), "allreduce_ms"],
+                    "c13_mesh_64": v.loc[(mesh, 64), "allreduce_ms"],
+                    "c13_tok_1": v.loc[(sw, 1), "allreduce_per_token_us"],
+                    "c13_tok_64": v.loc[(sw, 64), "allreduce_per_token_us"]})
+
+
+def transfer_facts(cal: Calibration | None = None) -> Facts:
+    """156 ms against 22 ms (C18): for each row key of :data:`TRANSFER_KEYS`, ``c18_<key>_mesh`` and
+    ``c18_<key>_sw`` (ms on the H200 mesh and switch) and ``c18_<key>_x`` (mesh over switch, x)."""
+    t = bottlenecks.transfer_times(cal=cal).set_index("method")
+    mesh, switch = f"{bottlenecks.MESH}_ms", f"{bottlenecks.SWITCH}_ms"
+    out: dict[str, object] = {}
+    for key, method in TRANSFER_KEYS.items():
+        out[f"c18_{key}_mesh"] = t.loc[method, mesh]
+        out[f"c18_{key}_sw"] = t.loc[method, switch]
+        out[f"c18_{key}_x"] = t.loc[method, "ratio_x"]
+    return _values(out)
+
+
+def _nvidia_over_ours(fixed: pd.DataFrame, dtype: str) -> pd.Series:
+    """NVIDIA's Table 3 throughput per GPU over ours at ``dtype``, mesh and switch rows together (x)."""
+    return pd.concat([fixed["nvidia_mesh"] / fixed[f"{dtype}_mesh"],
+                      fixed["nvidia_switch"] / fixed[f"{dtype}_switch"]])
+
+
+def fixed_batch_facts(cal: Calibration | None = None) -> Facts:
+    """NVIDIA's Table 3 beside ours (TP=2, H200).
+
+    At batch ``b`` in (1, 32): ``fx_<src>_<b>`` (switch over mesh throughput, x), ``fx_<src>_mesh_<b>`` and
+    ``fx_<src>_sw_<b>`` (tokens/s per GPU) for ``src`` = ``nv`` (NVIDIA), ``bf16``, ``fp8`` (ours);
+    ``fx_ratio_<dtype>_lo``/``_hi``: the range of NVIDIA's throughput over ours across batches, mesh and
+    switch (x).
+    """
+    f = bottlenecks.compare_fixed_batch(cal=cal).set_index("batch")
+    out: dict[str, object] = {}
+    for batch in (1, 32):
+        for src, col in (("nv", "nvidia"), ("bf16", "bf16"), ("fp8", "fp8")):
+            out[f"fx_{src}_{batch}"] = f.loc[batch, f"{col}_benefit_x"]
+        for src, col in (("nv", "nvidia"), ("bf16", "bf16"), ("fp8", "fp8")):
+            out[f"fx_{src}_mesh_{batch}"] = f.loc[batch, f"{col}_mesh"]
+        for src, col in (("nv", "nvidia"), ("bf16", "bf16"), ("fp8", "fp8")):
+            out[f"fx_{src}_sw_{batch}"] = f.loc[batch, f"{col}_switch"]
+    for dtype in ("bf16", "fp8"):
+        both = _nvidia_over_ours(f, dtype)
+        out[f"fx_ratio_{dtype}_lo"], out[f"fx_ratio_{dtype}_hi"] = both.min(), both.max()
+    return _values(out)
+
+
+def at_rate_facts(cal: Calibration | None = None) -> Facts:
+    """NVIDIA's Table 2 beside ours, and its identity (C17, C23).
+
+    ``ar_fp8_lo``/``_hi`` and ``ar_nv_lo``/``_hi``: range of the switch-over-mesh throughput across the
+    per-user rates, ours at FP8 and NVIDIA's (x); at 30 tokens/s per user, ours at FP8: ``ar30_tp1``,
+    ``ar30_mesh``, ``ar30_sw`` (tokens/s per GPU on one H200, the mesh, the switch) with their batches
+    ``..._b``, and at BF16 ``ar30_bf16_mesh``, ``ar30_bf16_sw`` (tokens/s per GPU); ``ar_bf16_max_rate``
+    (highest per-user rate the BF16 switch meets, tokens/s); ``id_lo``/``id_hi`` (NVIDIA's printed
+    throughput over batch x rate / 2, x), ``id30_mesh``/``id30_sw`` (that identity at 30 tokens/s, tokens/s
+    per GPU), ``nv30_tp1`` (NVIDIA's one-GPU throughput at 30, tokens/s per GPU), ``ar_db_lo``/``_hi``
+    (how many queries larger our FP8 batches are than NVIDIA's).
+    """
+    at_rate = bottlenecks.compare_at_rate(cal=cal)
+    identity = bottlenecks.nvidia_identity()
+    nv2 = bottlenecks.nvidia_table2()
+    ar = at_rate.set_index(["rate_tokens_per_s_per_user", "source"])
+    fp8_rows = at_rate[at_rate["source"] == "our model, fp8"]
+    o30, b30 = ar.loc[(30.0, "our model, fp8")], ar.loc[(30.0, "our model, bf16")]
+    bf16_met = at_rate[(at_rate["source"] == "our model, bf16") & (at_rate["switch_batch"] > 0)]
+    ratios = identity[["mesh_ratio", "switch_ratio"]].to_numpy()
+    id30 = identity.set_index("rate_tokens_per_s_per_user").loc[30.0]
+    nvr = nv2.set_index("rate_tokens_per_s_per_user")
+    f8r = fp8_rows.set_index("rate_tokens_per_s_per_user")
+    dbatch = pd.concat([f8r["mesh_batch"] - nvr["mesh_batch"], f8r["switch_batch"] - nvr["switch_batch"]])
+    return _values({
+        "ar_fp8_lo": fp8_rows["benefit_x"].min(), "ar_fp8_hi": fp8_rows["benefit_x"].max(),
+        "ar_nv_lo": nv2["benefit_x"].min(), "ar_nv_hi": nv2["benefit_x"].max(),
+        "ar30_tp1": o30["tp1_tokens_per_s_per_gpu"], "ar30_tp1_b": int(o30["tp1_batch"]),
+        "ar30_mesh": o30["mesh_tokens_per_s_per_gpu"], "ar30_mesh_b": int(o30["mesh_batch"]),
+        "ar30_sw": o30["switch_tokens_per_s_per_gpu"], "ar30_sw_b": int(o30["switch_batch"]),
+        "ar30_bf16_mesh": b30["mesh_tokens_per_s_per_gpu"], "ar30_bf16_sw": b30["switch_tokens_per_s_per_gpu"],
+        "ar_bf16_max_rate": bf16_met["rate_tokens_per_s_per_user"].max(),
+        "id_lo": ratios.min(), "id_hi": ratios.max(),
+        "id30_mesh": id30["mesh_identity"], "id30_sw": id30["switch_identity"],
+        "nv30_tp1": nvr.loc[30.0, "tp1_tokens_per_s_per_gpu"],
+        "ar_db_lo": int(dbatch.min()), "ar_db_hi": int(dbatch.max())})
+
+
+def measured_run_facts(cal: Calibration | None = None) -> Facts:
+    """The training model against measured runs.
+
+    ``v75_model``, ``v75_measured`` (s per iteration of measurement 75, Megatron-LM's GPT-3 175B run),
+    ``v75_err`` (model / measured - 1, %), ``v75_tflops`` (the TFLOP/s per GPU the model's time implies);
+    ``v_out_n`` (runs the model was not fitted on), ``v_out_max`` and ``v_in_max`` (largest absolute error on
+    those and on the fitted runs, %), ``v_out_worst`` (the name of the worst unfitted run, text).
+    """
+    validation = bottlenecks.training_validation(cal=cal)
+    row75 = validation.iloc[0]
+    reported = float(bottlenecks.training_measurements().set_index("id").loc[75, "value"])  # TFLOP/s per GPU
+    out = validation[~validation["fitted"]]
+    ins = validation[validation["fitted"]]
+    return _values({
+        "v75_model": row75["model_s"], "v75_measured": row75["measured_s"], "v75_err": row75["error_pct"],
+        "v75_tflops": reported * row75["measured_s"] / row75["model_s"],
+        "v_out_max": out["error_pct"].abs().max(), "v_in_max": ins["error_pct"].abs().max(),
+        "v_out_worst": out.loc[out["error_pct"].abs().idxmax(), "run"], "v_out_n": len(out)})
+
+
+def exercise_facts(cal: Calibration | None = None) -> Facts:
+    """The exercises' solutions.
+
+    1. FP8, TP=4 on the H200 switch: ``ex1_fp8_tp4`` (GB each GPU sends per query), ``ex1_tp4_factor``
+       (buffers sent per GPU by a 4-GPU all-reduce, 2(n-1)/n), ``ex1_per_dir`` (the H200's NVLink GB/s per
+       direction), ``ex1_ms`` (the query's bytes at that rate, ms), ``ex1_dec_GB`` (GB of the decode part),
+       ``ex1_dec_ideal_ms`` (those at the link rate, ms), ``ex1_dec_n`` (decode all-reduces per query),
+       ``ex1_dec_ms`` (the model's time for them, ms).
+    2. Amdahl on the A100 PCIe server: ``ex2_t1`` (one GPU's step, s), ``ex2_c`` (exposed all-reduce at
+       TP 8, s), ``ex2_c_half`` (half of it, s), ``ex2_limit_half`` (the bound with it halved, x).
+    3. Data parallelism on four PCIe servers over 100 GbE: ``ex3_share4`` (exposed share at
+       :data:`EXERCISE_SEQS` sequences per GPU, %), ``ex3_under10`` (fewest sequences per GPU under
+       :data:`EXERCISE_SHARE_PCT`), ``ex3_global`` (the global batch that makes, sequences).
+    """
+    tp = 4
+    q = bottlenecks.tp_bytes_per_query().set_index(["dtype", "tp"]).loc[("fp8", tp)]
+    per_dir = catalog.gpu(catalog.system(bottlenecks.SWITCH).gpu).nvlink_GBps_per_dir
+    dec_GB = q["per_token_MB"] * bottlenecks.OUTPUT_TOKENS / 1e3
+    r = inference.run(bottlenecks.SERVE_MODEL, bottlenecks.SWITCH, tp, 1, bottlenecks.INPUT_TOKENS,
+                      bottlenecks.OUTPUT_TOKENS, dtype="fp8", cal=cal)
+    a = bottlenecks.amdahl(cal=cal).set_index("setup").loc[SETUPS["pcie"].label]
+    sweep = bottlenecks.dp_batch_sweep(cal=cal)
+    s = sweep.set_index(["setup", "seqs_per_gpu"])
+    ok = sweep[(sweep["setup"] == ETHERNET.label) & (sweep["dp_comm_pct"] < EXERCISE_SHARE_PCT)]
+    under = ok["seqs_per_gpu"].min()
+    return _values({
+        "ex1_fp8_tp4": q["per_query_GB"], "ex1_tp4_factor": 2 * (tp - 1) / tp, "ex1_per_dir": per_dir,
+        "ex1_ms": 1e3 * q["per_query_GB"] / per_dir,
+        "ex2_t1": a["one_gpu_s"], "ex2_c": a["exposed_comm_s"], "ex2_c_half": a["exposed_comm_s"] / 2,
+        "ex2_limit_half": 2 * a["limit_x"],
+        "ex3_share4": s.loc[(ETHERNET.label, EXERCISE_SEQS), "dp_comm_pct"], "ex3_under10": under,
+        "ex3_global": under * ETHERNET.gpus,
+        "ex1_dec_GB": dec_GB, "ex1_dec_ideal_ms": 1e3 * dec_GB / per_dir,
+        "ex1_dec_n": 2 * models.model(bottlenecks.SERVE_MODEL).layers * bottlenecks.OUTPUT_TOKENS,
+        "ex1_dec_ms": 1e3 * r["decode_comm_s"] * bottlenecks.OUTPUT_TOKENS})
+
+
+def facts(cal: Calibration | None = None) -> Facts:
+    """Every value the chapter's prose cites, by glue name (the union of the ``*_facts`` functions; units
+    as they state), with calibration ``cal`` (None: the shipped one)."""
+    out: Facts = {}
+    for section in (training_step_facts, decode_step_facts, scaling_facts, amdahl_facts, dp_batch_facts,
+                    decode_ratio_facts, sensitivity_facts, batching_facts, transfer_facts, fixed_batch_facts,
+                    at_rate_facts, measured_run_facts, exercise_facts):
+        out.update(section(cal))
+    out.update(volume_facts(verdicts(cal)))
+    return out

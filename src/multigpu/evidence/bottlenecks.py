@@ -1,4 +1,4 @@
-"""Where communication costs time: the tables, series and figures of chapter 3.
+"""Where communication costs time: the tables and series of chapter 3.
 
 Every function calls the training model (:func:`multigpu.compute.training.step`), the
 inference model (:func:`multigpu.compute.inference.run`) or the collective model
@@ -19,20 +19,23 @@ The cases:
 
 The functions, by section of the chapter:
 
-- :func:`training_breakdown`, :func:`plot_training_breakdown`: where a training step's time goes;
-- :func:`decode_breakdown`, :func:`plot_decode_breakdown`: the same for one decode step;
-- :func:`scaling`, :func:`plot_scaling`, :func:`amdahl`: efficiency against GPU count;
-- :func:`dp_batch_sweep`, :func:`dp_crossover`, :func:`plot_dp_share`: the batch at which
-  data-parallel communication stops dominating; :func:`decode_ratio`, :func:`plot_decode_ratio`
-  the same question for decode;
+- :func:`training_breakdown`: where a training step's time goes;
+- :func:`decode_breakdown`: the same for one decode step;
+- :func:`scaling`, :func:`amdahl`: efficiency against GPU count;
+- :func:`dp_batch_sweep`, :func:`dp_crossover`: the batch at which data-parallel communication
+  stops dominating; :func:`decode_ratio` the same question for decode;
 - :func:`sensitivity`: data against tensor parallelism when bandwidth halves or latency doubles;
 - :func:`tp_bytes_per_query`, :func:`volume_vs_batch`, :func:`transfer_times`: the article's
   "20 GB per query" and "156 against 22 ms";
 - :func:`nvidia_table2`, :func:`nvidia_table3`, :func:`compare_fixed_batch`,
-  :func:`compare_at_rate`, :func:`nvidia_identity`, :func:`plot_throughput_vs_rate`,
-  :func:`plot_switch_benefit`: NVIDIA's modelled TP=2 tables beside ours;
+  :func:`compare_at_rate`, :func:`nvidia_identity`, :func:`throughput_curve`: NVIDIA's modelled
+  TP=2 tables beside ours;
 - :func:`training_measurements`, :func:`published_runs`, :func:`training_validation`: the
   training model against measured runs.
+
+Every model call takes ``cal`` (a :class:`~multigpu.comm.calibration.Calibration`; None: the shipped
+one). The chapter's figures and the values its prose cites are drawn and gathered by
+:mod:`multigpu.book.ch03_bottlenecks`.
 """
 
 from __future__ import annotations
@@ -111,8 +114,8 @@ def _train(setup: Cluster, tp: int, pp: int, seqs_per_gpu: int = SEQS_PER_GPU, g
 # ----------------------------------------------------------------------------- training step breakdown
 
 
-def training_breakdown(setups: Sequence[Cluster] = TRAINING_SETUPS,
-                       layouts: Sequence[tuple[str, int, int]] = LAYOUTS, cal: Calibration | None = None) -> pd.DataFrame:
+def training_breakdown(setups: Sequence[Cluster] = TRAINING_SETUPS, layouts: Sequence[tuple[str, int, int]] = LAYOUTS,
+                       cal: Calibration | None = None) -> pd.DataFrame:
     """One training step of :data:`TRAIN_MODEL`, split into its parts, for each setup and layout.
 
     Columns: ``setup``, ``layout``, ``gpus``, ``tp``, ``pp``, ``dp``,
@@ -158,7 +161,8 @@ def decode_breakdown(cases: Sequence[tuple[Cluster, int]] = DECODE_CASES, batche
     for setup, tp in cases:
         gpu = catalog.gpu(catalog.system(setup.system).gpu)
         hbm_Bps = gpu.mem_bw_GBps * 1e9 * inference.HBM_EFFICIENCY
-        r = inference.run(model_id, setup.system, tp, np.asarray(batches), INPUT_TOKENS, OUTPUT_TOKENS, dtype=dtype, cal=cal)
+        r = inference.run(model_id, setup.system, tp, np.asarray(batches), INPUT_TOKENS, OUTPUT_TOKENS, dtype=dtype,
+                          cal=cal)
         read = models.decode_bytes_per_step(model, np.asarray(batches), kv_len, dtype, dtype)
         weights = np.asarray(read["weights_bytes"]) / tp / hbm_Bps * np.ones(len(batches))
         kv = np.asarray(read["kv_cache_bytes"]) / tp / hbm_Bps
@@ -260,7 +264,8 @@ DP_SETUPS = (
 DP_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
-def dp_batch_sweep(setups: Sequence[Cluster] = DP_SETUPS, seqs_per_gpu: Sequence[int] = DP_BATCHES, cal: Calibration | None = None) -> pd.DataFrame:
+def dp_batch_sweep(setups: Sequence[Cluster] = DP_SETUPS, seqs_per_gpu: Sequence[int] = DP_BATCHES,
+                   cal: Calibration | None = None) -> pd.DataFrame:
     """Data-parallel training (ZeRO-1, every GPU a replica) against the sequences each GPU runs per step.
 
     The gradient reduction happens once per step whatever the batch, so its
@@ -307,7 +312,8 @@ def decode_ratio(cases: Sequence[tuple[Cluster, int]] = DECODE_CASES, batches: S
     """
     rows = []
     for setup, tp in cases:
-        r = inference.run(model_id, setup.system, tp, np.asarray(batches), INPUT_TOKENS, OUTPUT_TOKENS, dtype=dtype, cal=cal)
+        r = inference.run(model_id, setup.system, tp, np.asarray(batches), INPUT_TOKENS, OUTPUT_TOKENS, dtype=dtype,
+                          cal=cal)
         for i, batch in enumerate(batches):
             comm, compute = r["decode_comm_s"][i], r["decode_compute_s"][i]
             rows.append({"setup": setup.label, "tp": tp, "batch": int(batch), "allreduce_ms": 1e3 * comm,
@@ -362,7 +368,8 @@ def _case_time(setup: Cluster, kind: str, tp: int, cal: Calibration | None = Non
     return r["decode_step_s"], r["decode_comm_s"], sent
 
 
-def sensitivity(cases: Sequence[tuple[str, Cluster, str, int]] = SENSITIVITY_CASES, cal: Calibration | None = None) -> pd.DataFrame:
+def sensitivity(cases: Sequence[tuple[str, Cluster, str, int]] = SENSITIVITY_CASES,
+                cal: Calibration | None = None) -> pd.DataFrame:
     """How much slower each case gets when every link's bandwidth halves, or every latency doubles.
 
     Columns: ``setup``, ``case``, ``bytes_per_gpu_GB`` (sent per training step
@@ -402,7 +409,8 @@ def tp_bytes_per_query(tps: Sequence[int] = (2, 4, 8), dtypes: Sequence[str] = (
 
 
 def volume_vs_batch(batches: Sequence[int] = (1, 4, 16, 32, 64), systems: Sequence[str] = (SWITCH, MESH),
-                    tp: int = 2, dtype: str = "bf16", model_id: str = SERVE_MODEL, cal: Calibration | None = None) -> pd.DataFrame:
+                    tp: int = 2, dtype: str = "bf16", model_id: str = SERVE_MODEL,
+                    cal: Calibration | None = None) -> pd.DataFrame:
     """Tensor-parallel traffic and time of one decode step against batch (C13).
 
     Columns: ``system``, ``batch``, ``per_step_MB`` (bytes each GPU sends in
@@ -434,9 +442,10 @@ def _query_allreduce_s(system: str, tp: int = 2, dtype: str = "bf16",
     width = models.dtype_bytes(dtype)
     per_layer = 2 * model.layers
     sizes = np.array([INPUT_TOKENS * model.hidden * width, model.hidden * width], dtype=float)
+    algorithms = ("auto", *(x for x in ("direct", "two-shot")
+                            if x in collectives.available("allreduce", system, tp, cal=cal)))
     best = np.min([collectives.time_us("allreduce", system, tp, sizes, algorithm=a, cal=cal)
-                   for a in ("auto", *(x for x in ("direct", "two-shot")
-                                       if x in collectives.available("allreduce", system, tp, cal=cal)))], axis=0) * 1e-6
+                   for a in algorithms], axis=0) * 1e-6
     return per_layer * best[0], per_layer * OUTPUT_TOKENS * best[1]
 
 
@@ -583,7 +592,8 @@ def nvidia_identity() -> pd.DataFrame:
     return out
 
 
-def throughput_curve(system: str, dtype: str, tp: int = 2, max_batch: int = 64, cal: Calibration | None = None) -> pd.DataFrame:
+def throughput_curve(system: str, dtype: str, tp: int = 2, max_batch: int = 64,
+                     cal: Calibration | None = None) -> pd.DataFrame:
     """Tokens/s per user and per GPU for batches 1 to ``max_batch`` (those that fit), TP=2, 8K/256."""
     batches = np.arange(1, max_batch + 1)
     r = inference.run(SERVE_MODEL, system, tp, batches, INPUT_TOKENS, OUTPUT_TOKENS, dtype=dtype, cal=cal)

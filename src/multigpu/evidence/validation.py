@@ -1,18 +1,10 @@
-"""The book's two appendices of trust: the article's claims, checked; and the model, against measurements.
+"""The model against measurements: the tables of the model-validation appendix (``book/appendix/validation``).
 
-Nothing here models anything. The claims come from :func:`multigpu.evidence.claims.check_all`; the
-collective comparisons from :func:`multigpu.evidence.measurements.compare` and
-:func:`multigpu.evidence.measurements.out_of_sample`; the training comparisons from
-:func:`multigpu.evidence.bottlenecks.training_validation`. This module lays them out as tables (column
-names carry their units), condenses them and draws them.
-
-Claims check (``book/appendix/claims-check``):
-
-- :func:`claims_table`, :func:`verdict_counts`, :func:`verdicts_by_chapter`,
-  :func:`plot_verdicts_by_chapter`, :func:`chapter_titles`, :func:`claim_markdown`,
-  :func:`not_checkable_problems`.
-
-Model validation (``book/appendix/validation``):
+Nothing here models anything. The collective comparisons come from
+:func:`multigpu.evidence.measurements.compare` and :func:`multigpu.evidence.measurements.out_of_sample`;
+the training comparisons from :func:`multigpu.evidence.bottlenecks.training_validation`. This module
+lays them out as tables (column names carry their units) and condenses them; the appendix's figure and
+prose values are in :mod:`multigpu.book.app_validation`.
 
 - :func:`comparisons`: every model-against-measurement comparison, one row each, with the set it
   belongs to (``fitted on``, ``held out``, ``out of sample``) and its kind (collective, copy,
@@ -20,16 +12,14 @@ Model validation (``book/appendix/validation``):
   are views of it;
 - :func:`coverage`: every ``measured`` row of ``data/measurements.csv`` and how (or why not) it is
   compared;
-- :func:`error_summary`: median and worst error by regime; :func:`misses`: the rows off by more
-  than a threshold;
-- :func:`plot_predicted_vs_measured`: predicted against measured, log axes, +-10 % lines;
+- :func:`error_summary`: median and worst error by regime (:data:`REGIMES`); :func:`misses`: the rows
+  off by more than a threshold;
 - :func:`vendor_statements`: vendor-presented rows beside the model (not validation).
 
 The error of a row is ``predicted / measured - 1``, in percent. For bandwidths (GB/s) a positive
 error means the model is faster than the measurement; for iteration times (s) it means the model
 is slower.
 """
-
 from __future__ import annotations
 
 import math
@@ -38,11 +28,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from multigpu.comm.calibration import Calibration
 from multigpu.common.units import MiB
 from multigpu.evidence import bottlenecks, measurements
-
-# ----------------------------------------------------------------------------- claims check
-
 
 # ----------------------------------------------------------------------------- model validation
 
@@ -86,8 +74,9 @@ def _row(**values) -> dict:
     return values
 
 
-def comparisons() -> pd.DataFrame:
-    """Every comparison of the model with a measurement, one row each.
+def comparisons(cal: Calibration | None = None) -> pd.DataFrame:
+    """Every comparison of the model with a measurement, one row each, with calibration ``cal`` (None: the
+    shipped one).
 
     Sources: the ``measured`` rows of ``data/measurements.csv`` that the model reproduces
     (:func:`multigpu.evidence.measurements.compare`: collectives, copies, NIC rates), the published collectives
@@ -103,12 +92,12 @@ def comparisons() -> pd.DataFrame:
     - 1, %), ``known_miss`` (the documented cause of an out-of-sample miss, else empty), ``source``.
     """
     rows = []
-    for r in measurements.compare().itertuples():
+    for r in measurements.compare(cal=cal).itertuples():
         rows.append(_row(ref=f"#{r.id}", set="fitted on" if r.fitted else "held out", kind=_kind(r.metric),
                          what=_what(r._asdict()), system=r.system_id, gpus=int(r.gpus), nodes=int(r.nodes),
                          size_MiB=r.bytes / MiB, size_class=r.size_class, unit="GB/s", measured=float(r.measured),
                          predicted=float(r.predicted), known_miss="", source=r.source))
-    for i, r in enumerate(measurements.out_of_sample().itertuples(), start=1):
+    for i, r in enumerate(measurements.out_of_sample(cal=cal).itertuples(), start=1):
         check = measurements.OUT_OF_SAMPLE[i - 1]
         nbytes = float(check["bytes"])
         rows.append(_row(ref=f"O{i}", set="out of sample", kind="collective", what=r.check, system=r.system_id,
@@ -117,7 +106,7 @@ def comparisons() -> pd.DataFrame:
                          measured=float(r.measured), predicted=float(r.predicted), known_miss=r.known_miss,
                          source=r.source))
     k = 0
-    for r in bottlenecks.training_validation().itertuples():
+    for r in bottlenecks.training_validation(cal=cal).itertuples():
         in_file = "measurements.csv" in r.source
         if not in_file:
             k += 1
@@ -207,23 +196,43 @@ def coverage() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: The regimes of :func:`error_summary`: a short key (the appendix cites ``<key>_median``, ...) -> the label
+#: its ``regime`` column prints.
+REGIMES: dict[str, str] = {
+    "all": "all comparisons",
+    "fit": "fitted on (in sample)",
+    "held": "held out (reference set, not fitted)",
+    "oos": "out of sample (published elsewhere)",
+    "oosdoc": "out of sample, documented misses left out",
+    "unfit": "not fitted (held out + out of sample)",
+    "coll": "collectives",
+    "large": "collectives, large messages (>= 64 MiB) and NIC rates",
+    "small": "collectives, small messages (< 64 MiB)",
+    "copy": "copies",
+    "train": "training iterations",
+    "bw": "bandwidths (collectives and copies)",
+}
+
+
 def _regimes(table: pd.DataFrame) -> dict[str, pd.Series]:
-    bandwidth = table["kind"] != "training"
+    """The rows of each regime of :data:`REGIMES`, by label."""
     collective = table["kind"] == "collective"
-    return {
-        "all comparisons": table["ref"] == table["ref"],
-        "fitted on (in sample)": table["set"] == "fitted on",
-        "held out (reference set, not fitted)": table["set"] == "held out",
-        "out of sample (published elsewhere)": table["set"] == "out of sample",
-        "out of sample, documented misses left out": (table["set"] == "out of sample") & (table["known_miss"] == ""),
-        "not fitted (held out + out of sample)": table["set"] != "fitted on",
-        "collectives": collective,
-        "collectives, large messages (>= 64 MiB) and NIC rates": collective & (table["size_class"] == "large"),
-        "collectives, small messages (< 64 MiB)": collective & (table["size_class"] == "small"),
-        "copies": table["kind"] == "copy",
-        "training iterations": table["kind"] == "training",
-        "bandwidths (collectives and copies)": bandwidth,
+    out_of_sample = table["set"] == "out of sample"
+    masks = {
+        "all": table["ref"] == table["ref"],
+        "fit": table["set"] == "fitted on",
+        "held": table["set"] == "held out",
+        "oos": out_of_sample,
+        "oosdoc": out_of_sample & (table["known_miss"] == ""),
+        "unfit": table["set"] != "fitted on",
+        "coll": collective,
+        "large": collective & (table["size_class"] == "large"),
+        "small": collective & (table["size_class"] == "small"),
+        "copy": table["kind"] == "copy",
+        "train": table["kind"] == "training",
+        "bw": table["kind"] != "training",
     }
+    return {REGIMES[key]: mask for key, mask in masks.items()}
 
 
 def error_summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -259,15 +268,15 @@ def misses(table: pd.DataFrame | None = None, above_pct: float = 10.0) -> pd.Dat
         .round({"measured": 2, "predicted": 2, "error_pct": 1}).reset_index(drop=True)
 
 
-def vendor_statements() -> pd.DataFrame:
+def vendor_statements(cal: Calibration | None = None) -> pd.DataFrame:
     """Vendor-presented rows of ``data/measurements.csv`` that the model can reproduce (conference slides),
-    beside the model: shown apart, not counted as validation.
+    beside the model (calibration ``cal``; None: the shipped one): shown apart, not counted as validation.
 
     Columns: ``id``, ``kind``, ``what``, ``system``, ``gpus``, ``vendor_GBps``, ``predicted_GBps``,
     ``difference_pct`` (predicted / vendor - 1), ``note`` (the file's ``model_note``).
     """
     kinds = tuple(k for k in measurements.measurements()["kind"].unique() if k != "measured")
-    data = measurements.compare(kinds=kinds)
+    data = measurements.compare(kinds=kinds, cal=cal)
     notes = measurements.measurements().set_index("id")
     frame = pd.DataFrame({"id": data["id"], "kind": [notes.loc[i, "kind"] for i in data["id"]],
                           "what": data.apply(_what, axis=1), "system": data["system_id"], "gpus": data["gpus"],

@@ -16,6 +16,8 @@ from multigpu.evidence.claims import Inputs, Verdict, claim
 from multigpu.hardware import catalog
 
 CHAPTER = "book/chapters/03-communication-bottlenecks"
+#: The claims checked here, in id order: the chapter's verdict table and prose show all of them.
+CLAIM_IDS = ("C12", "C13", "C16", "C17", "C18", "C21", "C22", "C23", "C27")
 
 
 def _range(values) -> str:

@@ -1,0 +1,166 @@
+"""Chapter 3's page module (multigpu.book.ch03_bottlenecks): the values its prose cites, its figures, its verdicts.
+
+The prose of book/chapters/03-communication-bottlenecks.ipynb cites values by glue name; they all come from
+``ch03.facts`` (one ``glue_all`` call in the notebook). These tests tie the notebook's citations to the
+module, check that each value is the model's (consistent with the tables it is read from, and moved by a
+what-if calibration), and that every format the prose applies works on it. Chapter 3 cites no prices.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import nbformat
+import pytest
+from matplotlib.figure import Figure
+
+from multigpu.book import ch03_bottlenecks as ch03
+from multigpu.evidence import bottlenecks, claims
+from multigpu.evidence.claims import workloads as claim_checks
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "book" / "chapters" / "03-communication-bottlenecks.ipynb"
+#: A what-if calibration under which every communication time of the chapter changes.
+SLOW = bottlenecks.scaled_network(bandwidth=0.5, latency=2.0)
+
+
+def citations(path: Path) -> list[tuple[str, str, str]]:
+    """Every ``{glue:role}`name:spec``` of the notebook's Markdown: (role, name, format spec or "")."""
+    notebook = nbformat.read(path, as_version=4)
+    text = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+    return [(role, name, spec) for role, name, spec in re.findall(r"\{glue:(\w+)\}`([^`:]+):?([^`]*)`", text)]
+
+
+@pytest.fixture(scope="module")
+def facts() -> dict:
+    return ch03.facts()
+
+
+@pytest.fixture(scope="module")
+def slow() -> dict:
+    return ch03.facts(SLOW)
+
+
+def test_every_citation_of_the_prose_is_a_fact_in_the_form_its_role_needs(facts):
+    cited = citations(NOTEBOOK)
+    assert len(cited) > 150
+    for role, name, spec in cited:
+        assert name in facts, name
+        value = facts[name]
+        if role == "md":  # glued as Markdown: text
+            assert isinstance(value, str) and value, name
+        else:  # glued plain: a Python number (a numpy scalar would print np.float64(...))
+            assert role == "text" and type(value) in (int, float, str), (name, type(value))
+            if spec:
+                format(value, spec)  # what myst-nb does with the format spec
+
+
+def test_facts_are_plain_python_values(facts):
+    assert all(type(v) in (int, float, str) for v in facts.values())
+    assert {k for k, v in facts.items() if isinstance(v, str)} == \
+        {f"{c.lower()}_verdict" for c in claim_checks.CLAIM_IDS} | {"v_out_worst"}
+
+
+def test_training_step_values_are_the_breakdowns(facts):
+    b = bottlenecks.training_breakdown().set_index(["setup", "layout"])
+    assert facts["tb_pcie_tp8_comm"] == b.loc[("8x A100, PCIe", "TP 8"), "comm_pct"]
+    assert facts["tb_mesh_tp2pp2_comm"] == b.loc[("8x H200, NVLink mesh", "TP 2 x PP 2"), "comm_pct"]
+    assert facts["tb_multi_dp_step"] == b.loc[("4 x 8 H200, NVSwitch + IB", "DP only"), "step_s"]
+    assert facts["tb_pcie_tp8_slow"] == pytest.approx(facts["tb_pcie_tp8_step"] / facts["tb_a100sw_tp8_step"])
+    assert facts["tb_bubble_max"] == b["bubble_pct"].max()
+    assert facts["mesh_link"] == 64.0  # one of the seven 128 GB/s-bidirectional links of NVIDIA's mesh
+
+
+def test_section_values_agree_with_each_other(facts):
+    # Amdahl: the bound is one GPU's step over the exposed communication; the exercise halves it
+    assert facts["am_pcie_limit"] == pytest.approx(facts["ex2_t1"] / facts["ex2_c"])
+    assert facts["ex2_limit_half"] == pytest.approx(2 * facts["am_pcie_limit"])
+    assert facts["am_pcie_c_pct"] == pytest.approx(100 * facts["ex2_c"] / facts["ex2_t1"])
+    # decode: two all-reduces per layer, one step per output token
+    assert facts["ex1_dec_n"] == facts["dec_allreduces"] * facts["osl"]
+    assert facts["ex1_ms"] == pytest.approx(1e3 * facts["ex1_fp8_tp4"] / facts["ex1_per_dir"])
+    # the strong-scaling batch is one node's worth of the per-GPU batch
+    assert facts["strong_batch"] == 8 * facts["seqs_per_gpu"]
+    assert facts["cx_pcie_tokens"] == facts["cx_pcie"] * facts["seq"]
+    # C12's value is the BF16, TP=2 volume per query of the table
+    assert facts["c12_bf16"] == pytest.approx(facts["c12_gib"] * 2**30 / 1e9, abs=0.005)
+
+
+def test_crossover_and_exercise_batches_are_the_first_under_their_threshold(facts):
+    sweep = bottlenecks.dp_batch_sweep().set_index(["setup", "seqs_per_gpu"])["dp_comm_pct"]
+    pcie, eth = ch03.SETUPS["pcie"].label, ch03.ETHERNET.label
+    first = int(facts["cx_pcie"])
+    assert sweep[(pcie, first)] < 50 <= sweep[(pcie, first // 2)]
+    under = facts["ex3_under10"]
+    assert sweep[(eth, under)] < ch03.EXERCISE_SHARE_PCT <= sweep[(eth, under // 2)]
+    assert facts["ex3_global"] == under * ch03.ETHERNET.gpus == under * 32
+    assert facts["ex3_share4"] == sweep[(eth, ch03.EXERCISE_SEQS)]
+
+
+def test_measured_run_values_name_the_worst_run(facts):
+    runs = bottlenecks.training_validation()
+    unfitted = runs[~runs["fitted"]].set_index("run")["error_pct"].abs()
+    assert facts["v_out_n"] == len(unfitted)
+    assert unfitted[facts["v_out_worst"]] == facts["v_out_max"] == unfitted.max()
+    # the TFLOP/s the model's time implies: 138 reported x measured / model time
+    assert facts["v75_tflops"] == pytest.approx(138 * facts["v75_measured"] / facts["v75_model"])
+
+
+def test_verdicts_are_the_claim_checks(facts):
+    table = ch03.verdict_table()
+    assert tuple(table.index) == claim_checks.CLAIM_IDS
+    for cid in claim_checks.CLAIM_IDS:
+        verdict = claims.check(cid)
+        assert table.loc[cid, "verdict"] == verdict.verdict
+        assert facts[f"{cid.lower()}_verdict"] == f"**{verdict.verdict}**"
+
+
+@pytest.mark.parametrize("section", [
+    ch03.training_step_facts, ch03.decode_step_facts, ch03.scaling_facts, ch03.amdahl_facts, ch03.dp_batch_facts,
+    ch03.decode_ratio_facts, ch03.sensitivity_facts, ch03.batching_facts, ch03.transfer_facts,
+    ch03.fixed_batch_facts, ch03.at_rate_facts, ch03.exercise_facts])
+def test_each_section_uses_the_calibration_it_is_given(section, facts, slow):
+    changed = {k for k, v in section(SLOW).items() if v != facts[k]}
+    assert changed, section.__name__
+
+
+def test_slower_links_lengthen_the_communication_the_prose_cites(facts, slow):
+    for name in ("tb_pcie_tp8_comm", "dec_pcie8_ar", "c13_sw_1", "c18_tot_sw", "ex1_dec_ms"):
+        assert slow[name] > facts[name], name
+    assert slow["am_pcie_limit"] < facts["am_pcie_limit"]
+    # what the calibration does not touch stays: bytes, token counts, NVIDIA's printed tables
+    for name in ("seq", "c12_bf16", "se_tp_GB", "dec_allreduces", "ar_nv_lo", "id30_mesh", "fx_nv_32"):
+        assert slow[name] == facts[name], name
+
+
+@pytest.mark.parametrize("make, axes", [
+    (lambda: ch03.figure_training_breakdown(bottlenecks.training_breakdown()), 1),
+    (lambda: ch03.figure_decode_breakdown(bottlenecks.decode_breakdown()), 1),
+    (lambda: ch03.figure_scaling(bottlenecks.scaling()), 3),
+    (lambda: ch03.figure_dp_share(bottlenecks.dp_batch_sweep()), 1),
+    (lambda: ch03.figure_decode_ratio(bottlenecks.decode_ratio()), 1),
+    (lambda: ch03.figure_switch_benefit(bottlenecks.compare_fixed_batch()), 1),
+    (lambda: ch03.figure_throughput_vs_rate(), 1),
+])
+def test_figures_have_a_title_a_source_and_their_panels(make, axes):
+    fig = make()
+    assert isinstance(fig, Figure) and len(fig.axes) == axes
+    assert fig._suptitle is not None and fig._suptitle.get_text()
+    sources = [t.get_text() for t in fig.texts if t.get_text().startswith("Source: ")]
+    assert len(sources) == 1
+    assert all(ax.lines or ax.containers for ax in fig.axes)
+    plt.close(fig)
+
+
+def test_figure_sources_state_the_modelled_case(monkeypatch):
+    fig = ch03.figure_training_breakdown(bottlenecks.training_breakdown())
+    source = next(t.get_text() for t in fig.texts if t.get_text().startswith("Source: "))
+    plt.close(fig)
+    assert f"seq {bottlenecks.SEQ}, {bottlenecks.SEQS_PER_GPU} sequences per GPU per step" in source
+    assert "Llama 3.1 8B" in source
+    monkeypatch.setattr(bottlenecks, "INPUT_TOKENS", 4096)
+    fig = ch03.figure_switch_benefit(bottlenecks.compare_fixed_batch())
+    source = next(t.get_text() for t in fig.texts if t.get_text().startswith("Source: "))
+    plt.close(fig)
+    assert source.endswith("4K/256")

@@ -1,0 +1,136 @@
+"""The validation appendix's page module (multigpu.book.app_validation): the values its prose cites, its figure.
+
+The prose of book/appendix/validation.ipynb cites values by glue name; they all come from
+``app_validation.facts`` (one ``glue_all`` call in the notebook). These tests tie the notebook's citations to
+the module and check that each value is read from the comparisons and the calibration it is given. The
+appendix cites no prices.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import nbformat
+import pytest
+
+from multigpu.book import app_validation
+from multigpu.comm import calibration
+from multigpu.comm.calibration import Calibration
+from multigpu.evidence import bottlenecks, validation
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "book" / "appendix" / "validation.ipynb"
+
+
+def citations(path: Path) -> list[tuple[str, str, str]]:
+    """Every ``{glue:role}`name:spec``` of the notebook's Markdown: (role, name, format spec or "")."""
+    notebook = nbformat.read(path, as_version=4)
+    text = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+    return [(role, name, spec) for role, name, spec in re.findall(r"\{glue:(\w+)\}`([^`:]+):?([^`]*)`", text)]
+
+
+@pytest.fixture(scope="module")
+def table():
+    return validation.comparisons()
+
+
+@pytest.fixture(scope="module")
+def facts() -> dict:
+    return app_validation.facts()
+
+
+def test_every_citation_of_the_prose_is_a_fact_in_the_form_its_role_needs(facts):
+    cited = citations(NOTEBOOK)
+    assert len(cited) > 60
+    for role, name, spec in cited:
+        assert name in facts, name
+        value = facts[name]
+        if role == "md":
+            assert isinstance(value, str) and value, name
+        else:  # numbers glued plain; text would be glued as Markdown and must be cited with {glue:md}
+            assert role == "text" and type(value) in (int, float), (name, type(value))
+            if spec:
+                format(value, spec)
+    assert all(type(v) in (int, float, str) for v in facts.values())
+
+
+def test_coverage_counts_add_up(facts):
+    coverage = validation.coverage()
+    assert facts["cov_rows"] == len(coverage)
+    assert facts["cov_yes"] + facts["cov_no"] == facts["cov_rows"]
+    assert facts["cov_collective"] + facts["cov_copy"] + facts["cov_training"] == facts["cov_yes"]
+    assert facts["train_k22"] == 2 * len(bottlenecks.K22_RUNS) + 1  # both recomputations of each, and 530B DP 8
+    assert facts["ref_h200"] <= facts["ref_rows"] and facts["ref_systems"] >= 2
+
+
+def test_the_harness_rows_are_the_calibrations(facts):
+    assert facts["harness_rows"] == "#8 and #9"
+    cal = calibration.default()
+    constant = cal.constant("harness_overhead_us", "torch")
+    moved = Calibration(tuple(dataclasses.replace(c, fitted_on="8,9,12") if c is constant else c
+                              for c in cal.constants))
+    assert app_validation.coverage_facts(validation.comparisons(), moved)["harness_rows"] == "#8 and #9 and #12"
+
+
+def test_summary_values_are_the_error_summary(table, facts):
+    summary = validation.error_summary(table).set_index("regime")
+    for key, regime in validation.REGIMES.items():
+        row = summary.loc[regime]
+        assert facts[f"{key}_rows"] == row["rows"] and facts[f"{key}_worst_ref"] == row["worst_ref"]
+        assert facts[f"{key}_median"] == row["median_abs_error_pct"]
+    unfitted = table[table["set"] != "fitted on"]
+    assert facts["unfit_worst_ref"] == unfitted.loc[unfitted["error_pct"].abs().idxmax(), "ref"]
+    assert facts["all_rows"] == len(table)
+
+
+def test_weakness_values_are_the_rows_the_prose_discusses(table, facts):
+    errors = table.set_index("ref")["error_pct"]
+    for ref in app_validation.DISCUSSED:
+        assert facts[f"e_{ref.strip('#').lower()}"] == errors[ref]
+    assert facts["n_weak"] == int((table["error_pct"].abs() > app_validation.MISS_PCT).sum())
+    small = table[(table["kind"] == "collective") & (table["size_class"] == "small")]
+    assert facts["n_small"] == facts["small_rows"] == len(small)
+    assert facts["small_systems"] == ", ".join(sorted(set(small["system"])))
+    assert facts["oos_coll_within"] + facts["oos_coll_known"] == facts["oos_coll_rows"]
+    # a positive gap: the measured NVLS runs took longer than predicted (the model is fast there)
+    assert facts["gap10"] > 0 and facts["gap11"] > facts["gap10"] and facts["e_10"] > 0
+
+
+def test_the_constants_the_prose_quotes_follow_the_calibration():
+    cal = calibration.default()
+    changed = cal.replace({("hop_latency_us", "nvlink.nvls.simple"): 30.0, ("bounce", "rate_factor"): 0.4})
+    values = app_validation.weakness_facts(validation.comparisons(changed), changed)
+    base = app_validation.weakness_facts(validation.comparisons(cal), cal)
+    assert values["nvls_latency"] == 30.0 and values["bounce_pct"] == pytest.approx(40.0)
+    # the P2P-off rows are staged through host memory: a lower bounce rate makes them slower
+    assert values["e_63"] < base["e_63"]
+    # 5 us more NVLS latency per call: the predicted time grows by it, the gap to the measured one shrinks
+    for row_id in app_validation.GAP_ROWS:
+        assert values[f"gap{row_id}"] == pytest.approx(base[f"gap{row_id}"] - 5.0)
+
+
+def test_vendor_values_follow_the_calibration(facts):
+    fixed = bottlenecks.compare_fixed_batch().set_index("batch")
+    assert facts["nv_benefit_32"] == fixed.loc[32, "nvidia_benefit_x"]
+    assert facts["our_benefit_1"] == fixed.loc[1, "fp8_benefit_x"]
+    assert facts["bf16_lo"] <= facts["bf16_hi"] and facts["fp8_lo"] <= facts["fp8_hi"]
+    assert {k for k in facts if re.fullmatch(r"v\d+", k)} == {f"v{i}" for i in validation.vendor_statements()["id"]}
+    slow = app_validation.vendor_facts(bottlenecks.scaled_network(bandwidth=0.5))
+    assert slow["v53"] < facts["v53"] and slow["nv_benefit_32"] == facts["nv_benefit_32"]
+
+
+def test_fixed_batch_table_names_its_units():
+    frame = app_validation.fixed_batch_table(bottlenecks.compare_fixed_batch())
+    assert frame.index.name == "batch"
+    assert "nvidia_mesh_tokens_per_s_per_gpu" in frame.columns and "fp8_benefit_x" in frame.columns
+    assert all(c.endswith(("_tokens_per_s_per_gpu", "_x")) for c in frame.columns)
+
+
+def test_figure_has_both_panels_a_title_and_a_source(table):
+    fig = app_validation.figure_predicted_vs_measured(table)
+    assert len(fig.axes) == 2 and fig._suptitle.get_text()
+    source = [t.get_text() for t in fig.texts if t.get_text().startswith("Source: ")]
+    assert len(source) == 1 and "measurements.compare" in source[0]
+    plt.close(fig)
