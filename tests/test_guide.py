@@ -65,7 +65,7 @@ def test_thresholds_find_the_size_line():
     assert t["below_B"] is None and t["threshold_B"] == 1.0 and "from the smallest model" in t["text"]
     t = guide.thresholds(synthetic(["PCIe", "NVSwitch node", "PCIe", "NVSwitch node", "none feasible"])).iloc[0]
     assert (t["below_B"], t["threshold_B"]) == (8.0, 14.0)  # the line is where NVLink wins at every larger size
-    t = guide.thresholds(synthetic(["NVSwitch node", "NVSwitch node", "NVSwitch node", "NVSwitch node", "PCIe"])).iloc[0]
+    t = guide.thresholds(synthetic(["NVSwitch node"] * 4 + ["PCIe"])).iloc[0]
     assert t["threshold_B"] is None and "still the pick" in t["text"]
 
 

@@ -1,8 +1,8 @@
 """The selection guide of chapter 5: which interconnect class is cheapest, by model size and workload.
 
 For every model of :data:`MODELS` (1B to 405B parameters) the guide runs the
-recommender (:mod:`multigpu.market.recommend`) on two workloads with the active price
-file (or a given one):
+recommender (:mod:`multigpu.market.recommend`) on two workloads with a given price
+table (None: the packaged one):
 
 - **training**: :data:`TOKENS_PER_PARAM` tokens per parameter (Chinchilla's
   compute-optimal budget), to finish within :data:`DEADLINE_DAYS` days on at
@@ -20,8 +20,8 @@ cost is the better buy) and records the cheapest option of the other side
 (PCIe or NVLink-class) for comparison; :func:`thresholds` finds the model
 size from which an NVLink class wins at every larger size (the article's C26
 asks whether it is 10B); :func:`flip_scales` gives the price scale at which
-the choice would flip. The ``plot_*`` functions draw the chapter's figures in
-the house style (:mod:`multigpu.book.plotting`).
+the choice would flip. The chapter's figures and prose are drawn from these
+by :mod:`multigpu.book.ch05_guide`.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def guide_class(row: Any) -> str:
 
 def _isna(value: Any) -> bool:
     try:
-            return bool(pd.isna(value))
+        return bool(pd.isna(value))
     except (TypeError, ValueError):
         return False
 
@@ -115,6 +115,7 @@ def cost_column(kind: str) -> str:
 
 
 def cost_unit(kind: str) -> str:
+    """The unit of :func:`cost_column` for ``kind`` (train or serve), as the chapter writes it."""
     return "USD per job" if kind == "train" else "USD per 1M output tokens"
 
 
@@ -265,9 +266,6 @@ def class_costs(model_ids: tuple[str, ...], kind: str, pricing: str, table: Pric
                          "guide_class": cls, "cost": float(top[column]), "gpu": top["gpu"],
                          "instances": int(top["instances"])})
     return pd.DataFrame(rows, columns=["model", "params_B", "guide_class", "cost", "gpu", "instances"])
-
-
-# ------------------------------------------------------------------ figures
 
 
 # ------------------------------------------------------------------ tables for the chapter

@@ -1,0 +1,260 @@
+"""Chapter 5's book module (multigpu.book.ch05_guide): the facts its prose cites, built from the numbers of the
+guide and the recommender, on the packaged price file and on tests/data/prices/good.csv."""
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from multigpu.book import ch05_guide as ch05
+from multigpu.book import plotting
+from multigpu.evidence import guide
+from multigpu.evidence.claims import Verdict
+from multigpu.evidence.claims import cost as cost_claims
+from multigpu.market import prices, recommend
+
+ROOT = Path(__file__).resolve().parents[1]
+GOOD = ROOT / "tests" / "data" / "prices" / "good.csv"
+NOTEBOOK = ROOT / "book" / "chapters" / "05-selection-guide.ipynb"
+MODELS = ("llama3.2-1b", "llama3.1-8b")
+
+
+@dataclass
+class Run:
+    """The chapter's inputs on one price file, with the small guide (two models, at most 16 GPUs)."""
+
+    table: prices.PriceTable
+    ref: str
+    decided: pd.DataFrame
+    ex: pd.DataFrame
+    sv: pd.DataFrame
+    frames: dict[str, pd.DataFrame]
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """The small guide on the packaged price file and on the test one (fast: 2 models, 16 GPUs); the limits
+    stay patched for every test of this module."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(guide, "MAX_GPUS", 16)
+        mp.setitem(ch05.TRAIN_EXAMPLE, "max_gpus", 16)
+        out = {}
+        for name, table in (("default", prices.default_table()), ("good", prices.load_table(GOOD))):
+            ref = guide.reference_pricing(table)
+            out[name] = Run(table, ref, guide.decisions(table, MODELS), ch05.training_example(table, ref),
+                            ch05.serving_example(table, ref), ch05.pareto_options(table, ref))
+        yield out
+
+
+def all_facts(run: Run) -> dict:
+    facts = {}
+    verdicts = {c: Verdict(c, "holds", "seed", "value", "unit", f"{c} explained", "ch") for c in ("C26", "C27")}
+    for part in (ch05.intro_facts(run.table), ch05.training_example_facts(run.ex), ch05.serving_example_facts(run.sv),
+                 ch05.guide_facts(run.decided, run.ref), ch05.front_facts(run.frames),
+                 ch05.flip_facts(run.decided, run.ref), ch05.claims_facts(verdicts, run.decided),
+                 ch05.deadline_exercise_facts(run.ex, run.table, run.ref),
+                 ch05.floor_exercise_facts(run.decided, run.table, run.ref)):
+        assert not set(part) & set(facts), "two sections glue the same name"
+        facts.update(part)
+    return facts
+
+
+def test_the_notebook_cites_every_fact_with_the_role_of_its_type(runs):
+    """Every glue name the Markdown cites is built here, text is cited with {glue:md} and numbers with
+    {glue:text}, and nothing is built that the page does not cite."""
+    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    markdown = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    cited = {(role, name) for role, name in re.findall(r"\{glue:(md|text)\}`([A-Za-z0-9_]+)", markdown)}
+    for run in runs.values():
+        facts = all_facts(run)
+        assert {name for _, name in cited} == set(facts)
+        for role, name in cited:
+            value = facts[name]
+            if role == "md":
+                assert isinstance(value, str), name
+            else:
+                assert type(value) in (int, float), name  # plain numbers: numpy scalars print np.float64(...)
+
+
+def test_intro_names_the_price_file(runs):
+    default, good = runs["default"], runs["good"]
+    for run in (default, good):
+        facts = ch05.intro_facts(run.table)
+        assert facts["price_stamp"] == run.table.stamp_markdown()
+        assert run.table.stamp()["sha256_12"] in facts["price_stamp"]
+        assert ch05.source(run.table) == f"price file {run.table.name} (sha256 {run.table.sha256[:12]})"
+    assert ch05.intro_facts(default.table)["price_stamp"] != ch05.intro_facts(good.table)["price_stamp"]
+
+
+def test_training_example_sentences_carry_the_pick_and_the_front(runs):
+    texts = []
+    for run in runs.values():
+        facts = ch05.training_example_facts(run.ex)
+        assert facts["ex_options"] == len(run.ex) == facts["ex_feasible"] + facts["ex_late"] + facts["ex_cannot"]
+        assert facts["ex_max_gpus"] == 16 and facts["ex_days"] == ch05.TRAIN_EXAMPLE["deadline_h"] / 24
+        top = recommend.best(run.ex)
+        assert f"{top['time_h'] / 24:.1f} days and USD {top['cost_usd']:,.0f}" in facts["ex_best"]
+        assert f"`{top['layout']}`" in facts["ex_best"] and top["gpu"] in facts["ex_best"]
+        front = recommend.pareto(run.ex)
+        fast = front.sort_values("time_h").iloc[0]
+        assert facts["ex_front"] == len(front)
+        assert facts["ex_fastest"].startswith(f"{fast['time_h']:.1f} hours for USD {fast['cost_usd']:,.0f}, ")
+        texts.append(facts["ex_best"])
+    assert texts[0] != texts[1]  # different prices, different picks and costs
+    none = ch05.training_example_facts(run.ex.assign(feasible=False))
+    assert none["ex_best"] == "no option meets the deadline" and none["ex_feasible"] == 0
+
+
+def test_serving_example_sentence_carries_the_pick(runs):
+    texts = []
+    for run in runs.values():
+        facts = ch05.serving_example_facts(run.sv)
+        top = recommend.best(run.sv)
+        assert (f"USD {top['cost_per_hour_usd']:,.2f} per hour or USD {top['cost_per_million_tokens_usd']:.2f} per "
+                f"million output tokens") in facts["sv_best"]
+        assert f"loaded to {top['load_pct']:.0f} %" in facts["sv_best"]
+        assert facts["sv_cannot"] == int(run.sv["cost_per_hour_usd"].isna().sum())
+        assert facts["sv_slow_pcie"] <= facts["sv_slow"] <= facts["sv_cannot"]
+        texts.append(facts["sv_best"])
+    assert texts[0] != texts[1]
+
+
+def test_guide_facts_follow_the_decisions(runs):
+    for run in runs.values():
+        facts = ch05.guide_facts(run.decided, run.ref)
+        limits = guide.thresholds(run.decided)
+        ref = limits[limits["pricing"] == run.ref].set_index("kind")["text"]
+        assert (facts["ref_train_line"], facts["ref_serve_line"]) == (ref["train"], ref["serve"])
+        for kind in ("train", "serve"):
+            part = limits[limits["kind"] == kind]
+            assert facts[f"{kind}_lines"].split("; ") == [f"at {p} prices {t}" for p, t in
+                                                          zip(part["pricing"], part["text"])]
+        pcie = run.decided[(run.decided["kind"] == "serve") & (run.decided["guide_class"] == "PCIe")]
+        assert facts["pcie_serve_sentence"] == (f"PCIe picks serve models up to {pcie['params_B'].max():.1f}B, with "
+                                                f"tensor parallelism of at most tp{int(pcie['tp'].max())}.")
+    # the sentences of the cases the small guide does not reach
+    decided = runs["default"].decided
+    big = decided.assign(guide_class=["multi-node / NVL72" if k == "train" else "NVSwitch node"
+                                      for k in decided["kind"]],
+                         pcie_reason=["too slow" if k == "serve" else None for k in decided["kind"]])
+    facts = ch05.guide_facts(big, "on-demand")
+    smallest = decided["params_B"].min()
+    assert facts["train_multi_sentence"].startswith(f"From {smallest:.1f}B up the pick spans several NVLink nodes")
+    assert facts["pcie_serve_sentence"] == "at these prices no serving pick is a PCIe box."
+    n = int((big["kind"] == "serve").sum())
+    assert f"too slow for the floor in {n} of those {n} cases" in facts["pcie_blocked_sentence"]
+    late = decided.assign(guide_class="none feasible")
+    assert "`llama3.2-1b` at on-demand prices" in ch05.guide_facts(late, "on-demand")["none_train_sentence"]
+
+
+def test_front_text_is_built_from_the_front(runs):
+    for run in runs.values():
+        for name, model_id in ch05.PARETO_MODELS.items():
+            front = recommend.pareto(run.frames[model_id])
+            text = ch05.front_facts(run.frames)[name]
+            if front.empty:
+                assert text == "no option runs"
+                continue
+            assert text.startswith(f"{len(front)} option{'s' if len(front) != 1 else ''} on the front, from USD "
+                                   f"{front['cost_usd'].iloc[0]:,.0f} in ")
+            assert f"{front['time_h'].min():,.1f} hours" in text
+    assert ch05.front_text(runs["default"].frames["llama3.1-8b"].iloc[0:0]) == "no option runs"
+
+
+def test_flip_sentences_carry_the_factor_and_the_demo_flips(runs):
+    sentences = []
+    for run in runs.values():
+        case = guide.flip_case(run.decided, run.ref)
+        assert case is not None, "both price files should have a case an NVLink class wins"
+        facts = ch05.flip_facts(run.decided, run.ref)
+        scale = case["pcie_price_scale_to_flip"]
+        assert f"must fall to {scale:.3f} times their level, a cut of {100 * (1 - scale):.1f} %" in \
+            facts["flip_sentence"]
+        assert f"a PCIe price cut of {100 * (1 - scale):.1f} %" in facts["flip_sentence_short"]
+        assert f"costs {case['nvlink_cost']:,.2f} and the cheapest PCIe option {case['pcie_cost']:,.2f}" in \
+            facts["ex1_question"]
+        assert facts["ex1_answer"].startswith(f"To {case['nvlink_cost']:,.2f} / {case['pcie_cost']:,.2f} = "
+                                              f"{scale:.3f} times")
+        sentences.append(facts["flip_sentence"])
+        demo = ch05.flip_demo(run.decided, run.table, run.ref)
+        assert list(demo.index) == [1.0, round(scale * 1.02, 3), round(scale * 0.98, 3)]
+        assert demo["cheapest class"].iloc[1] != "PCIe" and demo["cheapest class"].iloc[2] == "PCIe"
+    assert sentences[0] != sentences[1]
+    no_case = runs["good"].decided.assign(nvlink_over_pcie=math.nan)
+    assert ch05.flip_demo(no_case, runs["good"].table, "on-demand") is None
+    assert "nothing to demonstrate" in ch05.flip_facts(no_case, "on-demand")["flip_sentence"]
+
+
+def test_claims_facts_read_the_guide_against_the_size_line(runs):
+    verdicts = {"C26": Verdict("C26", "wrong", "s", "v", "u", "because C26", "ch"),
+                "C27": Verdict("C27", "holds", "s", "v", "u", "because C27", "ch")}
+    for run in runs.values():
+        facts = ch05.claims_facts(verdicts, run.decided)
+        assert (facts["c26_verdict"], facts["c27_verdict"]) == ("**wrong**", "**holds**")
+        assert facts["c26_explanation"] == "because C26" and facts["size_line_B"] == cost_claims.SIZE_LINE_B
+        limits = guide.thresholds(run.decided)
+        assert facts["line_cases"] == len(limits)
+        train = run.decided[(run.decided["kind"] == "train") & (run.decided["guide_class"] != "none feasible")]
+        nvl = train[train["guide_class"] != "PCIe"]
+        if len(nvl):
+            assert f"the NVLink-class picks use up to tp{int(nvl['tp'].max())}." in facts["c27_train"]
+    # a bracket (8B, 14B) holds the 10B line; (1B, 3B) does not
+    synthetic = pd.DataFrame({"kind": ["train"] * 3 + ["serve"] * 3, "pricing": "on-demand",
+                              "params_B": [1.0, 8.0, 14.0] * 2, "model": ["a", "b", "c"] * 2,
+                              "guide_class": ["PCIe", "PCIe", "NVSwitch node", "PCIe"] + ["NVSwitch node"] * 2,
+                              "tp": [1, 2, 8, 1, 4, 8], "exposed_comm_pct": [3.0, 12.4, 1.0] + [math.nan] * 3,
+                              "pcie_reason": [None] * 4 + ["too slow", "does not fit"]})
+    facts = ch05.claims_facts(verdicts, synthetic)
+    assert (facts["line_inside"], facts["line_cases"]) == (1, 2)
+    assert facts["line_inside_list"] == "training at on-demand prices"
+    assert facts["c26_where"] == "That is 0 of 1 pricing types for real-time serving and 1 of 1 for training."
+    assert facts["c27_train"].startswith("the PCIe picks for training use tensor parallelism of at most tp2, with "
+                                         "up to 12 % of the step")
+    assert facts["c27_serve"] == ("For serving, the PCIe picks use at most tp1, and from 8.0B up no PCIe option can "
+                                  "serve at the floor at all.")
+
+
+def test_a_tighter_deadline_never_makes_the_pick_cheaper(runs):
+    for run in runs.values():
+        loose = recommend.best(run.ex)
+        tight_h = loose["time_h"] * 0.9  # the earlier pick misses it
+        facts = ch05.deadline_exercise_facts(run.ex, run.table, run.ref, tight_h=tight_h)
+        tight = recommend.best(ch05.training_example(run.table, run.ref, deadline_h=tight_h))
+        assert facts["ex2_hours"] == tight_h
+        if tight is None:
+            assert facts["ex2_answer"].startswith("No option meets")
+            continue
+        ratio = tight["cost_usd"] / loose["cost_usd"]
+        assert ratio >= 1  # like for like: the same offers, one more constraint
+        assert f"USD {tight['cost_usd']:,.0f}, {ratio:.2f} times the" in facts["ex2_answer"]
+        missed = int(((run.ex["time_h"] > tight_h) & run.ex["feasible"]).sum())
+        assert f"{missed} of the options that met the longer deadline miss the shorter one" in facts["ex2_answer"]
+    same = ch05.deadline_exercise_facts(run.ex, run.table, run.ref, tight_h=ch05.TRAIN_EXAMPLE["deadline_h"])
+    assert "It is the same option as before" in same["ex2_answer"] and "1.00 times" in same["ex2_answer"]
+
+
+def test_floor_exercise_reruns_the_same_guide(runs):
+    for run in runs.values():
+        same = ch05.floor_exercise_facts(run.decided, run.table, run.ref, floor=guide.SERVE["tokens_per_s_per_user"])
+        faster = ch05.floor_exercise_facts(run.decided, run.table, run.ref)
+        assert same["ex3_changed"] == "none of the models" and same["ex3_line_50"] == same["ex3_line_30"]
+        limits = guide.thresholds(run.decided)
+        line = limits[(limits["kind"] == "serve") & (limits["pricing"] == run.ref)]["text"].iloc[0]
+        assert faster["ex3_line_30"] == line and faster["ex3_floor"] == ch05.FAST_FLOOR
+
+
+def test_chapter_figures_carry_the_price_file(runs):
+    run = runs["good"]
+    figures = [ch05.figure_decision_matrix(run.decided, run.table),
+               ch05.figure_class_costs(run.table, run.ref, MODELS),
+               ch05.figure_pareto(run.frames, run.table, run.ref)]
+    for fig in figures:
+        assert ch05.source(run.table) in fig.texts[-1].get_text()
+        assert "<svg" in plotting.to_svg(fig)
+    assert [ax.get_title() for ax in figures[2].axes] == ["Llama 3.1 8B", "Llama 3.1 70B"]
+    assert run.frames["llama3.1-70b"]["cost_usd"].isna().all()  # no 70B option runs on 16 GPUs of good.csv:
+    assert [t.get_text() for t in figures[2].axes[1].texts] == ["no option runs"]  # the panel says so
