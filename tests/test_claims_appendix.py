@@ -18,6 +18,7 @@ import pytest
 
 from multigpu.book import app_claims, plotting
 from multigpu.evidence import claims
+from multigpu.market import prices
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "book" / "appendix" / "claims-check.ipynb"
@@ -153,3 +154,12 @@ def test_verdict_figure_draws_one_bar_set_per_verdict_present():
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["holds", "holds-with-caveat", "misleading"]
     import matplotlib.pyplot as plt
     plt.close(fig)
+
+
+def test_stored_price_stamp_is_the_packaged_files(stored):
+    # the page states the price file its C24 and C26 verdicts used; stored with the packaged one
+    notebook = stored["notebook"]
+    stamps = [output["data"]["application/papermill.record/text/markdown"]
+              for cell in notebook.cells for output in cell.get("outputs", [])
+              if output.get("metadata", {}).get("scrapbook", {}).get("name") == "price_stamp"]
+    assert stamps == [prices.default_table().stamp_markdown()]

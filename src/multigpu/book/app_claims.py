@@ -1,15 +1,33 @@
-"""Appendix, claims check: the verdicts as a table, a figure and one markdown section per claim."""
+"""Appendix, claims check: the verdicts as a table, a figure, one markdown section per claim, and the
+facts the page's prose cites.
+
+The page passes down the price table of the build (``inputs.price_table()``): the verdicts of C24 and
+C26, their sections, the verdict counts and the price stamp follow it. Nothing here reads the environment.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
+from multigpu.book import plotting
+from multigpu.book.glue import Facts
 from multigpu.evidence import claims
+from multigpu.market.prices import PriceTable
+
+#: The chapter of hardware claims, whose clean record the page's prose cites.
+HARDWARE_CHAPTER = "book/chapters/01-nvlink-generations"
+#: Glue-name suffix of each verdict's count (``n_holds``, ``n_caveat``, ...).
+VERDICT_KEYS = {"holds": "holds", "holds-with-caveat": "caveat", "misleading": "misleading", "wrong": "wrong",
+                "not-checkable": "nc"}
+#: The verdicts the page counts as flagged.
+FLAGGED = ("misleading", "wrong")
 
 #: Fill and hatch of each verdict in :func:`plot_verdicts_by_chapter` (grey-scale: light = holds).
 VERDICT_STYLE: dict[str, tuple[str, str]] = {
@@ -90,7 +108,7 @@ def verdicts_by_chapter(table: pd.DataFrame, titles: Mapping[str, str] | None = 
 
 
 
-def plot_verdicts_by_chapter(ax, frame: pd.DataFrame) -> None:
+def plot_verdicts_by_chapter(ax: Axes, frame: pd.DataFrame) -> None:
     """Stacked horizontal bars of :func:`verdicts_by_chapter`: claims per chapter, by verdict.
 
     Grey fills from light (holds) to dark (wrong), each with its own hatch, so that they read in
@@ -169,3 +187,65 @@ def not_checkable_problems(verdicts: Sequence[claims.Verdict]) -> list[str]:
         if not re.search(r"\bbecause\b|\bno number\b", v.explanation):
             problems.append(f"{v.id}: not-checkable without saying why ('because' or 'no number')")
     return problems
+
+
+# ------------------------------------------------------------------ the page
+
+
+def figure_verdicts_by_chapter(frame: pd.DataFrame) -> Figure:
+    """Figure: :func:`plot_verdicts_by_chapter` of ``frame`` (:func:`verdicts_by_chapter`; claims, a count)."""
+    fig, ax = plotting.figure(
+        "The article's claims: verdicts by chapter", "claims (count)", "chapter that checks them",
+        source="multigpu.evidence.claims.check_all (python -m multigpu claims); "
+               "multigpu.book.app_claims.verdicts_by_chapter",
+        figsize=(7.5, 3.6))
+    plot_verdicts_by_chapter(ax, frame)
+    return fig
+
+
+def overview_table(table: pd.DataFrame, titles: Mapping[str, str]) -> pd.DataFrame:
+    """The page's overview, one row per claim indexed by id: verdict, the article's value, the model's value
+    and its unit (as in :func:`claims_table`), and the title of the chapter that shows the work."""
+    overview = table.assign(chapter=table["chapter"].map(lambda doc: titles.get(doc, doc)))
+    return overview[["id", "verdict", "seed_value", "model_value", "unit", "chapter"]].set_index("id")
+
+
+def chapter_link(docname: str, page: str = "book/appendix/claims-check") -> str:
+    """The relative link from ``page`` (a docname) to the notebook of chapter ``docname``, e.g.
+    ``../chapters/04-cost-benefit.ipynb`` from the claims page."""
+    up = "../" * (len(PurePosixPath(page).parent.relative_to("book").parts))
+    return f"{up}{PurePosixPath(docname).relative_to('book').as_posix()}.ipynb"
+
+
+def claim_sections(table: pd.DataFrame, titles: Mapping[str, str]) -> list[str]:
+    """One Markdown section per claim of ``table`` (:func:`claim_markdown`), in its order, each linking to
+    the chapter that shows the work (:func:`chapter_link`)."""
+    return [claim_markdown(row, titles.get(row["chapter"], row["chapter"]), chapter_link(row["chapter"]))
+            for row in table.to_dict("records")]
+
+
+def price_facts(prices: PriceTable) -> Facts:
+    """The price file the page's price-dependent verdicts (C24, C26) used: ``price_stamp``, a Markdown
+    sentence with its name, SHA-256 prefix, number of offers and the dates they were observed."""
+    return {"price_stamp": prices.stamp_markdown()}
+
+
+def verdict_facts(table: pd.DataFrame, titles: Mapping[str, str]) -> Facts:
+    """The counts the page's prose cites, from :func:`claims_table` (claims, counts): ``n_claims``; per
+    verdict ``n_holds``, ``n_caveat``, ``n_misleading``, ``n_wrong``, ``n_nc``; ``ch1_clean`` and
+    ``ch1_total`` (chapter 1's claims that hold, with or without a caveat, and all of them); ``n_flagged``
+    (misleading or wrong), ``flagged_ids`` (their ids, text), ``worst_chapter`` (the title of the chapter
+    with most flagged claims, text; the first in chapter order on a tie) and ``worst_chapter_n``."""
+    counts = verdict_counts(table).set_index("verdict")["claims"]
+    by_chapter = verdicts_by_chapter(table, titles)
+    out: Facts = {"n_claims": len(table)}
+    out.update({f"n_{key}": int(counts[verdict]) for verdict, key in VERDICT_KEYS.items()})
+    hardware = by_chapter.loc[titles.get(HARDWARE_CHAPTER, HARDWARE_CHAPTER)]
+    out["ch1_clean"] = int(hardware["holds"] + hardware["holds-with-caveat"])
+    out["ch1_total"] = int(hardware["total"])
+    flagged = by_chapter[list(FLAGGED)].sum(axis=1)
+    out["n_flagged"] = int(flagged.sum())
+    out["flagged_ids"] = _md(", ".join(table[table["verdict"].isin(FLAGGED)]["id"]))
+    out["worst_chapter"] = _md(flagged.idxmax())
+    out["worst_chapter_n"] = int(flagged.max())
+    return out

@@ -1,4 +1,17 @@
-"""Chapter 4 (cost-benefit): its figures and prose helpers, drawn from :mod:`multigpu.market.cost`."""
+"""Chapter 4 (cost-benefit): its tables, figures and the facts its prose cites.
+
+Tables and figures draw on :mod:`multigpu.market.cost`, :mod:`multigpu.market.premium`
+and :mod:`multigpu.market.sensitivity`. Every number or sentence the chapter's
+Markdown cites is built here, by one ``*_facts`` function per section, from the
+price table the notebook passes down (``inputs.price_table()``) and the
+calibration (None: the shipped one); the notebook glues each dict with
+:func:`multigpu.book.glue.glue_all`. Nothing here reads the environment.
+
+Units: prices in USD per GPU-hour unless a column says otherwise (:func:`market_table`
+also gives them in the offer's currency); training costs in USD per job, serving
+costs in USD per million output tokens; premiums in per cent (``_pct``); times in
+hours (``_h``) or days; ratios and factors dimensionless.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +20,39 @@ from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
+from matplotlib.figure import Figure
 
 from multigpu.book import plotting
+from multigpu.book.glue import Facts
 from multigpu.comm.calibration import Calibration
+from multigpu.evidence import claims
+from multigpu.evidence.claims import cost as cost_claims
 from multigpu.hardware import catalog
-from multigpu.market import cost, prices, workloads
+from multigpu.market import cost, premium, prices, sensitivity, workloads
 from multigpu.market.prices import PriceTable
+
+#: The system pairs of the break-even table: (NVLink-class system, slower system with the same GPUs).
+VALUE_PAIRS = (("dgx-a100", "pcie-a100-8"), ("hgx-h200", "h200-p2p-8"))
+#: The workloads the chapter's prose names.
+TRAIN_8B, TRAIN_70B = "train-llama3.1-8b", "train-llama3.1-70b"
+SERVE_8B, SERVE_70B, SERVE_70B_2K = "serve-llama3.1-8b-30tps", "serve-llama3.1-70b-30tps", "serve-llama3.1-70b-2k-30tps"
+#: The workload each tornado chart prefers (another of the same kind when it has no NVLink / PCIe pair).
+TORNADO_PREFERRED = {"train": TRAIN_70B, "serve": SERVE_8B}
+#: The tornado factors that are market inputs (price, utilisation); the others are the model's constants.
+MARKET_FACTORS = ("price of the NVLink offer", "price of the PCIe offer", "utilisation of the NVLink offer",
+                  "utilisation of the PCIe offer")
+#: Prices the exercises assume (USD per GPU-hour): a PCIe rental; an on-demand and a spot price of one GPU.
+EXERCISE_PCIE_USD = 1.50
+EXERCISE_ON_DEMAND_USD, EXERCISE_SPOT_USD = 4.00, 2.50
+
+
+def _price_source(table: PriceTable, function: str) -> str:
+    """A figure's source line: the price file's name and hash, and the function that drew it."""
+    stamp = table.stamp()
+    return f"price file {stamp['name']} (sha256 {stamp['sha256_12']}); {function}"
+
+
+# ------------------------------------------------------------------ plots
 
 
 def plot_landscape(ax: Any, table: PriceTable | None = None) -> None:
@@ -37,7 +77,6 @@ def plot_landscape(ax: Any, table: PriceTable | None = None) -> None:
     ax.set_yticks(range(len(order)), order, fontsize=8.5)
     ax.grid(axis="y", visible=False)
     ax.legend(loc="lower right", fontsize=7.5)
-
 
 
 def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None = None) -> None:
@@ -77,7 +116,6 @@ def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None =
     ax.legend(loc="upper right", fontsize=7, framealpha=0.9, frameon=True)
 
 
-
 def _short_label(workload_id: str) -> str:
     """A two-line tick label: the model size, and the query shape and floor for serving."""
     w = workloads.workload(workload_id)
@@ -85,7 +123,6 @@ def _short_label(workload_id: str) -> str:
     if w.kind == "train":
         return f"{family}\n{size.upper()}"
     return f"{size.upper()} {w.input_tokens // 1024}K/{w.output_tokens}\n{w.min_tokens_per_s_per_user:g} tok/s"
-
 
 
 def plot_best_by_class(axes: Any, best: pd.DataFrame) -> None:
@@ -109,7 +146,6 @@ def plot_best_by_class(axes: Any, best: pd.DataFrame) -> None:
         ax.grid(axis="x", visible=False)
     axes[0].legend(loc="upper left", fontsize=7.5)
     axes[0].figure.subplots_adjust(bottom=0.2, wspace=0.35)
-
 
 
 def plot_tornado(ax: Any, table: pd.DataFrame | None, title: str = "") -> None:
@@ -139,7 +175,6 @@ def plot_tornado(ax: Any, table: pd.DataFrame | None, title: str = "") -> None:
     ax.legend(loc="lower right", fontsize=7)
 
 
-
 def fmt(value: Any, spec: str = ".1f", unit: str = "", none: str = "n/a") -> str:
     """A number as prose text: ``format(value, spec)`` with ``unit`` appended; ``none`` for a missing
     value (None, NaN) and "unbounded" for infinity. For glued text that must read right with any
@@ -151,12 +186,61 @@ def fmt(value: Any, spec: str = ".1f", unit: str = "", none: str = "n/a") -> str
     return f"{format(value, spec)}{unit}"
 
 
+# ------------------------------------------------------------------ figures
+
+
+def figure_landscape(table: PriceTable) -> Figure:
+    """Figure: every offer's price (USD per GPU-hour, log scale) by GPU (:func:`plot_landscape`)."""
+    fig, ax = plotting.figure(
+        "Rental price per GPU-hour, every offer of the price file",
+        "price (USD per GPU-hour, log scale)", "GPU (sorted by median price)",
+        source=_price_source(table, "multigpu.book.ch04_cost.plot_landscape"), figsize=(7.0, 4.8))
+    plot_landscape(ax, table)
+    return fig
+
+
+def figure_break_even(value: pd.DataFrame, charged: pd.DataFrame, table: PriceTable) -> Figure:
+    """Figure: the break-even premium (%) per workload of :func:`interconnect_values` against the band of
+    premiums charged (``charged``: :func:`multigpu.market.premium.charged_premiums` of ``table``)."""
+    stamp = table.stamp()
+    fig, ax = plotting.figure(
+        "Break-even premium of the faster interconnect, by workload",
+        "break-even premium over the slower system (% per GPU-hour, log scale)", "workload",
+        source="multigpu.market.premium.interconnect_value (model only); premiums charged: "
+               f"price file {stamp['name']} (sha256 {stamp['sha256_12']})",
+        figsize=(7.0, 5.2))
+    plot_break_even(ax, value, charged)
+    return fig
+
+
+def figure_best_by_class(best: pd.DataFrame, table: PriceTable) -> Figure:
+    """Figure: the cheapest offer per interconnect class (:func:`best_by_class` of ``table``): USD per
+    training job and USD per million output tokens, two panels."""
+    fig, axes = plotting.figure(
+        "Cheapest offer per interconnect class", "workload", "cost", ncols=2,
+        source=_price_source(table, "multigpu.book.ch04_cost.best_by_class"), figsize=(8.0, 4.6))
+    plot_best_by_class(axes, best)
+    return fig
+
+
+def figure_tornado(kind: str, workload_id: str | None, tornado: pd.DataFrame | None, table: PriceTable) -> Figure:
+    """Figure: a tornado chart of one :func:`tornados` entry, the NVLink / PCIe cost ratio (dimensionless)
+    from each input's low to its high setting; ``kind`` is "training" or "serving"."""
+    fig, ax = plotting.figure(
+        f"What moves the NVLink / PCIe cost ratio: {kind}", "NVLink cost / PCIe cost (ratio)", "input varied",
+        source=_price_source(table, "multigpu.market.sensitivity.sensitivity"))
+    plot_tornado(ax, tornado, title=workload_id or "no workload with an NVLink / PCIe pair")
+    return fig
+
+
 # ------------------------------------------------------------------ tables
 
 
-def best_by_class(workload_ids: Iterable[str] | None = None, table: PriceTable | None = None, cal: Calibration | None = None,
-                  pricing: Iterable[str] | None = None) -> pd.DataFrame:
-    """Per workload and interconnect class, the cheapest feasible offer (optionally of some pricing types only)."""
+def best_by_class(workload_ids: Iterable[str] | None = None, table: PriceTable | None = None,
+                  cal: Calibration | None = None, pricing: Iterable[str] | None = None) -> pd.DataFrame:
+    """Per workload and interconnect class, the cheapest feasible offer (optionally of some pricing types
+    only): its price (USD per GPU-hour), layout, time (hours; serving: GPU-hours per million output tokens)
+    and cost (``cost_usd`` in ``cost_unit``: USD per job or per million output tokens)."""
     table = prices.resolve(table)
     rows = []
     for wid in (list(workload_ids) if workload_ids is not None else list(workloads.workloads_table())):
@@ -188,7 +272,7 @@ def landscape(table: PriceTable | None = None) -> pd.DataFrame:
 
 def landscape_summary(table: PriceTable | None = None, by: tuple[str, ...] = ("gpu_name", "interconnect_class")
                       ) -> pd.DataFrame:
-    """Per group (default: GPU and interconnect class; any columns of :func:`offers`, e.g.
+    """Per group (default: GPU and interconnect class; any columns of :func:`multigpu.market.cost.offers`, e.g.
     ``("provider_type", "interconnect_class")``): offers, lowest / median / highest USD per GPU-hour,
     and the dates the prices were seen; sorted by median price."""
     t = cost.offers(table)
@@ -202,9 +286,12 @@ def landscape_summary(table: PriceTable | None = None, by: tuple[str, ...] = ("g
     return out.sort_values(["median_usd_per_gpu_hour"] + list(by), kind="stable").reset_index(drop=True)
 
 
-def job_summary(workload_ids: Iterable[str] | None = None, table: PriceTable | None = None, cal: Calibration | None = None) -> pd.DataFrame:
+def job_summary(workload_ids: Iterable[str] | None = None, table: PriceTable | None = None,
+                cal: Calibration | None = None) -> pd.DataFrame:
     """Per workload: feasible offers, the cheapest offer with its cost, time and layout, and the most
-    expensive feasible cost (the spread a buyer can lose by choosing blind)."""
+    expensive feasible cost (the spread a buyer can lose by choosing blind). ``cost_usd`` and
+    ``max_cost_usd`` are in ``cost_unit`` (USD per job, or per million output tokens); ``time_h`` is the
+    job's wall-clock hours (serving: GPU-hours per million output tokens)."""
     table = prices.resolve(table)
     rows = []
     for wid in (list(workload_ids) if workload_ids is not None else list(workloads.workloads_table())):
@@ -222,8 +309,8 @@ def job_summary(workload_ids: Iterable[str] | None = None, table: PriceTable | N
     return pd.DataFrame(rows)
 
 
-def market_table(currency: str = "CNY", workload_ids: Iterable[str] = (), table: PriceTable | None = None, cal: Calibration | None = None
-                 ) -> pd.DataFrame:
+def market_table(currency: str = "CNY", workload_ids: Iterable[str] = (), table: PriceTable | None = None,
+                 cal: Calibration | None = None) -> pd.DataFrame:
     """The offers quoted in ``currency``: price per GPU-hour in it and in USD, and for each workload of
     ``workload_ids`` the cost in that currency (``cost_<workload>``; empty where infeasible).
     Empty (with the columns) when the file has no offer in ``currency``."""
@@ -242,4 +329,241 @@ def market_table(currency: str = "CNY", workload_ids: Iterable[str] = (), table:
     return out.reset_index(drop=True)
 
 
-# ------------------------------------------------------------------ figures
+def interconnect_values(cal: Calibration | None = None) -> pd.DataFrame:
+    """The break-even table of the chapter, from the model only (no prices): :func:`multigpu.market.premium.
+    interconnect_value` for each pair of :data:`VALUE_PAIRS`, stacked; GPU-hours per job (serving: per
+    million output tokens) of both systems and the break-even premium (%) the faster one allows."""
+    return pd.concat([premium.interconnect_value(nv, pc, cal=cal) for nv, pc in VALUE_PAIRS], ignore_index=True)
+
+
+def tornado_workload(kind: str, table: PriceTable, cal: Calibration | None = None) -> str | None:
+    """The workload of ``kind`` ("train" or "serve") whose tornado the chapter draws: the preferred one of
+    :data:`TORNADO_PREFERRED` if the price table has an NVLink / PCIe pair for it, else the first workload
+    of that kind that has one; None if none has."""
+    ids = [TORNADO_PREFERRED[kind]] + [w for w, spec in workloads.workloads_table().items() if spec.kind == kind]
+    return next((w for w in ids if sensitivity.default_pair(w, table, cal=cal) is not None), None)
+
+
+def tornados(table: PriceTable, cal: Calibration | None = None) -> list[tuple[str, str | None, pd.DataFrame | None]]:
+    """The chapter's two tornado charts: (``"training"`` or ``"serving"``, workload id or None, the
+    :func:`multigpu.market.sensitivity.sensitivity` table of its default pair or None). The table's ratios
+    are NVLink cost / PCIe cost per job (serving: per million output tokens), dimensionless."""
+    out = []
+    for kind, name in (("train", "training"), ("serve", "serving")):
+        wid = tornado_workload(kind, table, cal)
+        out.append((name, wid, sensitivity.sensitivity(wid, table=table, cal=cal) if wid else None))
+    return out
+
+
+# ------------------------------------------------------------------ facts for the prose
+
+
+def price_facts(table: PriceTable) -> Facts:
+    """The price file the page uses: ``price_stamp`` (Markdown sentence), ``n_offers``, ``n_providers``,
+    ``n_gpus`` (counts), ``observed_from`` and ``observed_to`` (ISO dates, text)."""
+    stamp = table.stamp()
+    return {"price_stamp": table.stamp_markdown(), "n_offers": int(stamp["offers"]),
+            "n_providers": int(table.offers["provider"].nunique()), "n_gpus": int(table.offers["gpu"].nunique()),
+            "observed_from": stamp["observed_from"], "observed_to": stamp["observed_to"]}
+
+
+def landscape_facts(table: PriceTable) -> Facts:
+    """The price landscape in numbers: ``cheapest_usd`` and ``dearest_usd`` (USD per GPU-hour) with their GPU
+    (``cheapest_gpu``, ``dearest_gpu``) and the cheapest one's ``cheapest_pricing``; the GPU and
+    interconnect class whose offers span the widest price range (``spread_gpu``, text), that range as a
+    factor (``spread_x``, highest / lowest price) and its number of offers (``spread_offers``)."""
+    land = landscape(table)
+    lo = land.loc[land["price_per_gpu_hour_usd"].idxmin()]
+    hi = land.loc[land["price_per_gpu_hour_usd"].idxmax()]
+    summary = landscape_summary(table)
+    spread = summary.assign(x=summary["max_usd_per_gpu_hour"] / summary["min_usd_per_gpu_hour"]).sort_values(
+        "x", ascending=False, kind="stable").iloc[0]
+    return {"cheapest_usd": float(lo["price_per_gpu_hour_usd"]), "cheapest_gpu": str(lo["gpu_name"]),
+            "cheapest_pricing": str(lo["pricing"]), "dearest_usd": float(hi["price_per_gpu_hour_usd"]),
+            "dearest_gpu": str(hi["gpu_name"]), "spread_x": float(spread["x"]),
+            "spread_gpu": f"{spread['gpu_name']} ({spread['interconnect_class']})",
+            "spread_offers": int(spread["offers"])}
+
+
+def charged_facts(table: PriceTable) -> Facts:
+    """The premiums charged for the faster interconnect by one provider under one pricing type
+    (:func:`multigpu.market.premium.charged_premiums`, % per GPU-hour): ``charged_sentence`` (how many
+    pairs, lowest, highest and median premium) and ``charged_range`` (lowest to highest), both text."""
+    charged = premium.charged_premiums(table)
+    if charged.empty:
+        return {"charged_sentence": "The file has no such pair, so it does not say what the faster interconnect "
+                                    "is charged; the break-even premiums below do not need it, since they come "
+                                    "from the model alone.",
+                "charged_range": "this file has no such pair"}
+    lo, hi, mid = (float(charged["premium_pct"].agg(f)) for f in ("min", "max", "median"))
+    pairs = f"{len(charged)} such same-provider pair{'s' if len(charged) != 1 else ''}"
+    return {"charged_sentence": f"The file has {pairs}, with premiums from {lo:.1f} % to {hi:.1f} % "
+                                f"(median {mid:.1f} %). That is the number to beat.",
+            "charged_range": f"{lo:.1f} % to {hi:.1f} % in this file"}
+
+
+def break_even_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
+    """What the interconnect is worth (:func:`interconnect_values`, model only; premiums in % per GPU-hour):
+    ``be_train_min`` / ``be_train_max`` (one-node training on the A100 pair), ``be_train_70b``,
+    ``be_serve_8b``, ``be_mesh_max`` (NVSwitch over the H200 mesh, any workload), numbers; as text
+    ``be_serve_70b_2k`` ("359 %" or "unbounded"), ``serve_70b_8k`` (the premium, or why PCIe cannot serve),
+    the layouts ``train_layout_8b``, ``train_layout_70b``, ``serve_layout_8b``, and ``be_vs_charged``: the
+    workloads whose break-even premium exceeds every premium ``table`` charges."""
+    value = interconnect_values(cal)
+    a100 = value[value["nvlink_system"] == VALUE_PAIRS[0][0]].set_index("workload")
+    one_node = [w for w in a100.index if workloads.workload(w).kind == "train" and workloads.workload(w).gpus <= 8]
+    train = a100.loc[one_node, "break_even_premium_pct"]
+    be_8k = float(a100.loc[SERVE_70B, "break_even_premium_pct"])
+    out: Facts = {
+        "be_train_min": float(train.min()), "be_train_max": float(train.max()),
+        "be_train_70b": float(a100.loc[TRAIN_70B, "break_even_premium_pct"]),
+        "be_serve_8b": float(a100.loc[SERVE_8B, "break_even_premium_pct"]),
+        "be_serve_70b_2k": fmt(float(a100.loc[SERVE_70B_2K, "break_even_premium_pct"]), ".0f", " %"),
+        "serve_70b_8k": (f"the PCIe box cannot meet the floor at all ({a100.loc[SERVE_70B, 'pcie_reason']})"
+                         if math.isinf(be_8k) else f"the break-even premium is {be_8k:.0f} %"),
+        "train_layout_8b": str(a100.loc[TRAIN_8B, "nvlink_layout"]),
+        "train_layout_70b": str(a100.loc[TRAIN_70B, "nvlink_layout"]),
+        "serve_layout_8b": f"{a100.loc[SERVE_8B, 'nvlink_layout']} on the NVSwitch board, "
+                           f"{a100.loc[SERVE_8B, 'pcie_layout']} on PCIe",
+        "be_mesh_max": float(value[value["nvlink_system"] == VALUE_PAIRS[1][0]]["break_even_premium_pct"].max()),
+    }
+    charged = premium.charged_premiums(table)
+    if charged.empty:
+        out["be_vs_charged"] = "the price file has no same-provider pair to compare them with"
+    else:
+        top = float(charged["premium_pct"].max())
+        above = [w for w, v in zip(a100.index, a100["break_even_premium_pct"]) if v > top]
+        out["be_vs_charged"] = "the break-even premium exceeds every premium charged for " + (
+            ", ".join(f"`{w}`" for w in above) if above else "none of the workloads")
+    return out
+
+
+def job_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
+    """Cost per job and per million tokens (:func:`job_summary`), as text: ``cost_8b`` (USD per job, the
+    8B pre-training job's cheapest offer), ``time_8b_days`` (days), ``class_8b``, ``cost_70b_serve`` (USD per
+    million output tokens), ``class_70b_serve`` ("n/a" where nothing can run it); as numbers:
+    ``job_spread_min`` / ``job_spread_max`` (dearest over cheapest feasible offer of a workload, a factor),
+    ``n_cases`` (workload-offer combinations) and ``n_infeasible`` (those that cannot run)."""
+    jobs = job_summary(table=table, cal=cal).set_index("workload")
+    spread = (jobs["max_cost_usd"] / jobs["cost_usd"]).dropna()
+    every = cost.cost_table(table=table, cal=cal)
+    return {"cost_8b": fmt(jobs.loc[TRAIN_8B, "cost_usd"], ",.0f"),
+            "time_8b_days": fmt(jobs.loc[TRAIN_8B, "time_h"] / 24, ".0f"),
+            "class_8b": fmt(jobs.loc[TRAIN_8B, "cheapest_class"], "s"),
+            "cost_70b_serve": fmt(jobs.loc[SERVE_70B, "cost_usd"], ".2f"),
+            "class_70b_serve": fmt(jobs.loc[SERVE_70B, "cheapest_class"], "s"),
+            "job_spread_min": float(spread.min()) if len(spread) else math.nan,
+            "job_spread_max": float(spread.max()) if len(spread) else math.nan,
+            "n_infeasible": int((~every["feasible"].astype(bool)).sum()), "n_cases": len(every)}
+
+
+def market_sentence(table: PriceTable, currency: str = "CNY") -> str:
+    """How many offers the price table quotes in ``currency``, the FX rate they are converted at (units of
+    ``currency`` per USD, with its date) and the lowest of them per GPU-hour, in ``currency``."""
+    quoted = market_table(currency, (), table)
+    if quoted.empty:
+        return f"The file has no offer in {currency}."
+    rate = table.fx[currency]
+    low = quoted.sort_values(f"price_{currency}_per_gpu_hour", kind="stable").iloc[0]
+    return (f"The file has {len(quoted)} offer{'s' if len(quoted) != 1 else ''} in {currency}, converted at "
+            f"{1 / rate.usd_per_unit:.4f} {currency} per USD (rate of {rate.date.isoformat()}); the lowest is "
+            f"{low[f'price_{currency}_per_gpu_hour']:.2f} {currency} per GPU-hour ({low['gpu']}, {low['pricing']}).")
+
+
+def market_facts(table: PriceTable) -> Facts:
+    """The China market: ``cny_sentence`` (:func:`market_sentence` for CNY; prices in CNY per GPU-hour)."""
+    return {"cny_sentence": market_sentence(table, "CNY")}
+
+
+def tornado_text(tornado: pd.DataFrame | None, table: PriceTable) -> str:
+    """One tornado chart in words: the pair of offers, the base NVLink / PCIe cost ratio (dimensionless; below
+    1 the NVLink offer is cheaper), the widest bar with its two ratios, and the inputs that flip the ranking
+    within the ranges tried. ``table`` is the price table the tornado was computed from (for the offers' names)."""
+    if tornado is None:
+        return "the price file has no NVLink / PCIe pair for it"
+    labels = cost.offers(table).set_index("offer")["label"]
+    nv, pc = labels.loc[tornado.attrs["nvlink_offer"]], labels.loc[tornado.attrs["pcie_offer"]]
+    top = tornado.iloc[0]
+    side = "cheaper" if top["ratio_base"] < 1 else "dearer"
+    crosses = [f for f, a, b in zip(tornado["factor"], tornado["ratio_low"], tornado["ratio_high"])
+               if min(a, b) < 1 < max(a, b)]
+    flip = ("; within the ranges tried, the ranking flips with the " + ", the ".join(crosses)
+            if crosses else "; no single input flips the ranking within the ranges tried")
+    return (f"{nv} against {pc}: the NVLink offer costs {top['ratio_base']:.2f} times the PCIe one per job "
+            f"({side}); the widest bar is the {top['factor']} ({top['ratio_low']:.2f} to {top['ratio_high']:.2f})"
+            + flip)
+
+
+def tornado_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
+    """The tornado charts in words (:func:`tornados`): ``tornado_train`` and ``tornado_serve``
+    (:func:`tornado_text`), and ``tornado_compare``: the widest spread (in the dimensionless cost ratio) of
+    the market inputs (:data:`MARKET_FACTORS`) against that of the model's efficiency and bandwidth."""
+    charts = [t for _, _, t in tornados(table, cal)]
+    out: Facts = {"tornado_train": tornado_text(charts[0], table), "tornado_serve": tornado_text(charts[1], table)}
+    present = [t for t in charts if t is not None]
+    if not present:
+        out["tornado_compare"] = "with no pair in the price file, there is nothing to compare"
+        return out
+    spreads = pd.concat(present)
+    market = float(spreads[spreads["factor"].isin(MARKET_FACTORS)]["spread"].max())
+    model = float(spreads[~spreads["factor"].isin(MARKET_FACTORS)]["spread"].max())
+    out["tornado_compare"] = (
+        f"the price and utilisation bars span up to {market:.2f} in the ratio, the model's efficiency and "
+        f"bandwidth bars up to {model:.2f}: " + (
+            "the prices and how busy the instances will be decide more than the model's constants do"
+            if market > model else "the model's constants decide as much as the prices do"))
+    return out
+
+
+def c24_summary(table: PriceTable, cal: Calibration | None = None) -> str:
+    """C24 in one sentence: over the book's workloads and the NVLink / PCIe pairs in which the NVLink-class
+    offer charges more per GPU-hour (:func:`multigpu.evidence.claims.cost.premium_cases`), in how many cases
+    (count and %) it is still cheaper per job, overall and for training and serving apart."""
+    cases = cost_claims.premium_cases(table, cal)
+    if not cases["cases"]:
+        return ("The price file has no NVLink-class offer that charges more per GPU-hour than a comparable "
+                "PCIe-only offer, so there is no case to count.")
+    return (f"Over the book's workloads and the pairs in which the NVLink-class offer charges more per GPU-hour "
+            f"than its PCIe reference, it is cheaper per job in {cases['cheaper']} of {cases['cases']} cases "
+            f"({cases['share_pct']:.0f} %): {fmt(cases['train_share_pct'], '.0f', ' %')} of the training cases "
+            f"and {fmt(cases['serve_share_pct'], '.0f', ' %')} of the serving ones.")
+
+
+def claims_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
+    """The article's cost claims checked with ``table``: ``c24_verdict`` and ``c26_verdict`` (bold Markdown),
+    ``c24_explanation`` and ``c26_explanation`` (the checks' accounts, with the price file's name and hash),
+    and ``c24_summary`` (:func:`c24_summary`; counts and %)."""
+    inputs = claims.Inputs(cal=cal, prices=table)
+    out: Facts = {}
+    for claim_id in ("C24", "C26"):
+        verdict = claims.check(claim_id, inputs)
+        out[f"{claim_id.lower()}_verdict"] = f"**{verdict.verdict}**"
+        out[f"{claim_id.lower()}_explanation"] = verdict.explanation
+    out["c24_summary"] = c24_summary(table, cal)
+    return out
+
+
+def exercise_facts(cal: Calibration | None = None) -> Facts:
+    """The exercises' numbers. Break-even (70B pre-training, A100 NVSwitch against A100 PCIe nodes):
+    ``ex1_hn`` and ``ex1_hp`` (GPU-hours per job), ``ex1_price`` (the assumed PCIe price, USD per GPU-hour),
+    ``ex1_be`` (break-even price, USD per GPU-hour), ``ex1_pct`` (break-even premium, %). Utilisation:
+    ``ex2_od`` and ``ex2_spot`` (assumed prices, USD per GPU-hour) and ``ex2_u`` (the break-even utilisation,
+    %). Job length (8B pre-training on one A100 NVSwitch node): ``ex3_tokens_B`` (billion tokens),
+    ``ex3_days`` and ``ex3_days_2x`` (days, as given and with twice the tokens). No price file is used."""
+    ex = premium.interconnect_value(*VALUE_PAIRS[0], [TRAIN_70B], cal=cal).iloc[0]
+    plan8 = cost.plan(TRAIN_8B, VALUE_PAIRS[0][0], 8, cal)
+    days = plan8.time_h() / 24
+    return {"ex1_price": EXERCISE_PCIE_USD, "ex1_hn": float(ex["nvlink_gpu_hours"]),
+            "ex1_hp": float(ex["pcie_gpu_hours"]),
+            "ex1_be": EXERCISE_PCIE_USD * float(ex["pcie_gpu_hours"]) / float(ex["nvlink_gpu_hours"]),
+            "ex1_pct": float(ex["break_even_premium_pct"]),
+            "ex2_od": EXERCISE_ON_DEMAND_USD, "ex2_spot": EXERCISE_SPOT_USD,
+            "ex2_u": 100 * EXERCISE_SPOT_USD / EXERCISE_ON_DEMAND_USD,
+            "ex3_tokens_B": workloads.workload(TRAIN_8B).tokens / 1e9, "ex3_days": days, "ex3_days_2x": 2 * days}
+
+
+def facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
+    """Every fact the chapter's prose cites (the union of the section functions above), by glue name."""
+    return {**price_facts(table), **landscape_facts(table), **charged_facts(table), **break_even_facts(table, cal),
+            **job_facts(table, cal), **market_facts(table), **tornado_facts(table, cal),
+            **claims_facts(table, cal), **exercise_facts(cal)}

@@ -33,8 +33,8 @@ def premium_cases(table: PriceTable | None = None, cal: Calibration | None = Non
     workload, and in how many of them the NVLink offer is still cheaper per job.
 
     Same-provider references are used when the price file has any (``basis``
-    says which). Returns ``rows`` (the :func:`multigpu.market.cost.break_even` rows
-    kept), ``cases`` and ``cheaper`` (counts), ``share_pct``, and the same split
+    says which). Returns ``rows`` (the :func:`multigpu.market.premium.break_even` rows
+    kept), ``cases`` and ``cheaper`` (counts), ``share_pct`` (%), and the same split
     by ``train`` and ``serve``.
     """
     frames = [f for f in (premium.break_even(w, table, cal=cal) for w in workloads.workloads_table()) if not f.empty]
