@@ -12,17 +12,15 @@ CJK_FONT := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends
 
-# `make book PRICES=file` points every page at another price file (and rebuilds everything).
-ifneq ($(strip $(PRICES)),)
-export MULTIGPU_PRICES := $(abspath $(PRICES))
-endif
+# `make book PRICES=file` points every page at another price file (and rebuilds everything); the path may hold spaces.
+WITH_PRICES := $(if $(PRICES),MULTIGPU_PRICES='$(PRICES)')
 
 .PHONY: book test test-package test-notebooks test-site setup font browser notebooks clean
 
-## book: set up, then build the whole site to _build/html from scratch; any warning is an error
+## book: set up, check the price file, build the whole site from scratch into _build/.next (any warning is
+## an error) and only then replace _build/html; a bad price file or a failed build leaves the old site as it was
 book: setup
-	rm -rf _build/html _build/jupyter_execute _build/.doctrees
-	$(VENV)/bin/jupyter-book build . --all -W -n --keep-going
+	$(WITH_PRICES) $(PY) -m multigpu.book.build $(VENV)/bin/jupyter-book
 
 ## test: set up, then package tests, nbval over every notebook, the site build and the site check
 test: setup browser
