@@ -37,6 +37,11 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     listing = _add(actions, add_command, "list", "list validated offers with price_per_gpu_hour_usd (USD per GPU-hour)")
     listing.add_argument("--prices", metavar="FILE", help="price file (default: $MULTIGPU_PRICES or the packaged one)")
     listing.set_defaults(handler=_list)
+    diff = _add(actions, add_command, "diff", "what changes from one price file to another: offers added, removed "
+                "and repriced, and the picks, break-even premiums and verdicts that move")
+    diff.add_argument("old", metavar="OLD", help="the earlier price file")
+    diff.add_argument("new", metavar="NEW", help="the later price file")
+    diff.set_defaults(handler=_diff)
 
 
 def _add(actions: argparse._SubParsersAction, add_command, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -86,6 +91,27 @@ def _list(args: argparse.Namespace) -> list[dict[str, Any]] | str:
         return rows
     text = render([{c: row[c] for c in _TABLE_COLUMNS} for row in rows], "table")
     return f"{table.stamp_markdown()}\n\n{text}"
+
+
+def _diff(args: argparse.Namespace) -> list[dict[str, Any]] | dict[str, Any] | str:
+    from multigpu.cli.edge import price_table
+    from multigpu.cli.output import render
+    from multigpu.evidence import pricediff
+
+    old, new = price_table(args.old), price_table(args.new)
+    changes = [c.to_dict() for c in pricediff.diff(old, new)]
+    if args.format == "json":
+        sections: dict[str, Any] = {"old": old.stamp(), "new": new.stamp()}
+        for section in ("offers", "picks", "break-even", "verdicts"):
+            sections[section] = [{k: v for k, v in c.items() if k != "section"} for c in changes
+                                 if c["section"] == section]
+        return sections
+    if args.format == "csv":
+        return changes
+    if not changes:
+        return f"{old.stamp_markdown()}\n{new.stamp_markdown()}\nNo offer, pick, premium or verdict changes."
+    shown = [{**c, "change_pct": "" if c["change_pct"] is None else f"{c['change_pct']:+.1f} %"} for c in changes]
+    return f"Old: {old.stamp_markdown()}\nNew: {new.stamp_markdown()}\n\n{render(shown, 'table')}"
 
 
 def _plain(value: Any) -> Any:
