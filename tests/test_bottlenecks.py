@@ -109,11 +109,11 @@ def test_dp_share_falls_with_batch_and_crossover_is_the_first_batch_under_half()
 
 def test_decode_ratio_above_one_only_across_pcie_sockets():
     r = b.decode_ratio()
-    pcie8 = r[(r["setup"] == "8x A100, PCIe") & (r["tp"] == 8)]
+    pcie8 = r[(r.setup == "8x A100, PCIe") & (r.tp == 8)]
     assert (pcie8["ratio"] > 1).all() and np.all(np.diff(pcie8["ratio"]) < 0)
-    nvlink = r[~r["setup"].str.contains("PCIe")]
+    nvlink = r[~r.setup.str.contains("PCIe")]
     assert (nvlink["ratio"] < 1).all()
-    assert np.allclose(r["ratio"], r["allreduce_ms"] / r["compute_ms"])
+    assert np.allclose(r.ratio, r.allreduce_ms / r.compute_ms)
 
 
 # ----------------------------------------------------------------------------- C27 sensitivity
@@ -207,8 +207,8 @@ def test_our_tables_keep_the_rate_and_the_switch_never_loses():
             if row[f"{name}_batch"] > 0:  # the chosen batch keeps the rate, and is throughput = batch x rate / GPUs
                 r = inference.run(b.SERVE_MODEL, system, tp, int(row[f"{name}_batch"]), b.INPUT_TOKENS,
                                   b.OUTPUT_TOKENS, dtype=dtype)
-                assert r["tokens_per_s_per_user"] >= row["rate_tokens_per_s_per_user"]
-                assert r["tokens_per_s_per_gpu"] == pytest.approx(row[f"{name}_tokens_per_s_per_gpu"])
+                assert r.tokens_per_s_per_user >= row["rate_tokens_per_s_per_user"]
+                assert r.tokens_per_s_per_gpu == pytest.approx(row[f"{name}_tokens_per_s_per_gpu"])
 
 
 # ----------------------------------------------------------------------------- training measurements
@@ -259,7 +259,7 @@ def test_row75_error_bound_directly():
     # [MLM] GPT-3 175B, 1024 A100, TP 8 PP 16, batch 1536: model within 10 % of 138 TFLOP/s per GPU
     r = training.step("gpt3-175b", "dgx-a100", 1024, 8, 16, 1536, 1, recompute="full")
     flops = models.megatron_flops_per_iteration("gpt3-175b", 1536, 2048, full_recompute=True)
-    assert flops / r["step_time_s"] / 1024 / 1e12 == pytest.approx(138, rel=0.10)
+    assert flops / r.step_time_s / 1024 / 1e12 == pytest.approx(138, rel=0.10)
 
 
 # ----------------------------------------------------------------------------- model fixes found by chapter 3
@@ -270,24 +270,24 @@ def test_fp8_decode_reads_weights_at_one_byte():
     bf16 = inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256, dtype="bf16")
     fp8 = inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256, dtype="fp8")
     weights_s = models.model("llama3.1-70b").params_total / 2 / (4800e9 * inference.HBM_EFFICIENCY)
-    assert fp8["decode_compute_s"] == pytest.approx(weights_s, rel=0.05)
-    assert fp8["decode_compute_s"] == pytest.approx(bf16["decode_compute_s"] / 2, rel=0.05)
+    assert fp8.decode_compute_s == pytest.approx(weights_s, rel=0.05)
+    assert fp8.decode_compute_s == pytest.approx(bf16.decode_compute_s / 2, rel=0.05)
 
 
 def test_inference_sees_calibration_what_ifs():
-    base = inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256)["decode_comm_s"]
+    base = inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256).decode_comm_s
     slow = inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256, cal=b.scaled_network(latency=2.0))
-    assert slow["decode_comm_s"] > 1.5 * base
-    assert inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256)["decode_comm_s"] == base
+    assert slow.decode_comm_s > 1.5 * base
+    assert inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256).decode_comm_s == base
 
 
 def test_pipeline_boundaries_between_nodes_use_the_network():
     # 16 stages of one GPU on two 8-GPU nodes: one stage boundary crosses 100 GbE and paces every transfer
     r = training.step("llama3.1-8b", "pcie-a100-8", 16, 1, 16, 256, 1)
-    transfers = 2 * (r["microbatches"] + 16 - 1)
+    transfers = 2 * (r.microbatches + 16 - 1)
     nbytes = 2048 * models.model("llama3.1-8b").hidden * 2
     over_net = collectives.time_us("sendrecv", "pcie-a100-8", 2, nbytes, nodes=2) * 1e-6
-    assert r["exposed_comm_s"]["pp"] == pytest.approx(transfers * over_net, rel=1e-6)
+    assert r.exposed_comm_s.pp == pytest.approx(transfers * over_net, rel=1e-6)
 
 
 # ----------------------------------------------------------------------------- figures

@@ -29,8 +29,8 @@ def test_busbw_factors_follow_nccl_tests():
     for op in ("broadcast", "sendrecv"):
         assert collectives.busbw_factor(op, 8) == 1.0
     row = collectives.collective("allreduce", "hgx-h200", 8, GiB)
-    assert row["algbw_GBps"] == pytest.approx(GiB / row["time_us"] / 1e3)
-    assert row["busbw_GBps"] == pytest.approx(row["algbw_GBps"] * 1.75)
+    assert row.algbw_GBps == pytest.approx(GiB / row.time_us / 1e3)
+    assert row.busbw_GBps == pytest.approx(row.algbw_GBps * 1.75)
 
 
 def test_ring_allreduce_takes_2n_minus_2_steps_with_nccls_latencies():
@@ -53,8 +53,8 @@ def test_auto_picks_like_nccl_on_8x_h200():
 
 def test_nvls_busbw_exceeds_the_wire_but_ring_does_not():
     # NVLink SHARP: the switch reduces, so busbw passes 450 GB/s per direction (nccl-tests #272: 475)
-    nvls = collectives.collective("allreduce", "hgx-h200", 8, 16 * GiB, algorithm="nvls")["busbw_GBps"]
-    ring = collectives.collective("allreduce", "hgx-h200", 8, 16 * GiB, algorithm="ring")["busbw_GBps"]
+    nvls = collectives.collective("allreduce", "hgx-h200", 8, 16 * GiB, algorithm="nvls").busbw_GBps
+    ring = collectives.collective("allreduce", "hgx-h200", 8, 16 * GiB, algorithm="ring").busbw_GBps
     assert ring < 450 < nvls
     assert 1.2 < nvls / ring < 1.4  # stas00: 473 / 366 = 1.29
 
@@ -132,33 +132,33 @@ def test_multishot_two_shot_beats_ring_at_small_sizes_and_matches_it_at_large():
     assert ring[0] / two_shot[0] > 1.8  # two synchronisations instead of 2n-2 steps
     assert two_shot[1] == pytest.approx(ring[1], rel=0.01)
     row = collectives.collective("allreduce", "hgx-h200", 8, small, algorithm="two-shot")
-    assert "multicast" in row["note"]
+    assert "multicast" in row.note
     one_shot = collectives.collective("allreduce", "hgx-h200", 8, 4 * KiB, algorithm="direct")
-    assert one_shot["time_us"] < row["time_us"] + 1  # one-shot is the latency-optimal kernel
+    assert one_shot.time_us < row.time_us + 1  # one-shot is the latency-optimal kernel
 
 
 def test_multi_node_bandwidth_comes_from_the_nics():
     # 1 GPU per node: the NIC is the ring (NDR 400G ~ 46-48 GB/s, nccl-tests #290)
     two = collectives.collective("allreduce", "hgx-h100", 2, 8 * GiB, nodes=2, algorithm="ring")
-    assert "infiniband-ndr" in two["bottleneck"] and 45 < two["busbw_GBps"] < 50
+    assert "infiniband-ndr" in two.bottleneck and 45 < two.busbw_GBps < 50
     # hierarchical: stas00's per-NIC rate = busbw (k-1)/(n-1) holds when the node's inside is free
     # (here NVLink made 100x faster); with real NVLink the intra-node phases add time, so it is a ceiling
     nic = topology.nic_bandwidth(topology.for_system("dgx-1-v100"), list(range(8)))[0] * 0.95
     real = collectives.collective("allreduce", "dgx-1-v100", 32, 16 * GiB, nodes=4, algorithm="hierarchical")
-    assert real["busbw_GBps"] * 3 / 31 < nic
+    assert real.busbw_GBps * 3 / 31 < nic
     fast_nvlink = calibration.default().replace({("sm_efficiency", "nvlink.volta"): 80.0})
     fast = collectives.collective("allreduce", "dgx-1-v100", 32, 16 * GiB, nodes=4, algorithm="hierarchical",
                                   cal=fast_nvlink)
-    assert fast["busbw_GBps"] * 3 / 31 == pytest.approx(nic, rel=0.02)
+    assert fast.busbw_GBps * 3 / 31 == pytest.approx(nic, rel=0.02)
     a2a = collectives.collective("alltoall", "hgx-h800", 16, GiB, nodes=2)
-    assert "infiniband-ndr" in a2a["bottleneck"]
+    assert "infiniband-ndr" in a2a.bottleneck
 
 
 def test_vectorised_sweep_equals_single_calls():
     result = collectives.evaluate("allgather", "dgx-a100", 8, SIZES)
     for i, size in enumerate(SIZES):
         single = collectives.collective("allgather", "dgx-a100", 8, size)
-        assert result["time_us"][i] == pytest.approx(single["time_us"])
+        assert result["time_us"][i] == pytest.approx(single.time_us)
     frame = collectives.sweep("allreduce", "hgx-h200", 8, SIZES)
     assert list(frame["bytes"]) == list(SIZES) and frame["busbw_GBps"].is_monotonic_increasing
 

@@ -23,18 +23,18 @@ def test_tp_traffic_per_query_matches_the_blog_arithmetic():
 
 def test_throughput_identity():
     r = inference.run("llama3.1-70b", "hgx-h200", 2, np.arange(1, 17), 8192, 256)
-    assert np.allclose(r["tokens_per_s_per_gpu"], r["batch"] * r["tokens_per_s_per_user"] / 2)
+    assert np.allclose(r.tokens_per_s_per_gpu, r.batch * r.tokens_per_s_per_user / 2)
 
 
 def test_decode_step_grows_with_kv_length():
-    steps = [inference.run("llama3.1-8b", "hgx-h100", 1, 16, kv, 2)["decode_step_s"] for kv in (1024, 8192, 65536)]
+    steps = [inference.run("llama3.1-8b", "hgx-h100", 1, 16, kv, 2).decode_step_s for kv in (1024, 8192, 65536)]
     assert steps == sorted(steps) and steps[-1] > steps[0]
 
 
 def test_bigger_batches_trade_user_speed_for_throughput():
     r = inference.run("llama3.1-70b", "hgx-h200", 2, np.array([1, 4, 16]), 2048, 256)
-    assert np.all(np.diff(r["tokens_per_s_per_user"]) < 0)
-    assert np.all(np.diff(r["tokens_per_s_per_gpu"]) > 0)
+    assert np.all(np.diff(r.tokens_per_s_per_user) < 0)
+    assert np.all(np.diff(r.tokens_per_s_per_gpu) > 0)
 
 
 def test_switch_beats_point_to_point_at_the_same_rate():
@@ -47,7 +47,7 @@ def test_switch_beats_point_to_point_at_the_same_rate():
 def test_decode_is_memory_bound_at_small_batch():
     r = inference.run("llama3.1-8b", "hgx-h100", 1, 1, 1024, 128)
     weights_s = models.model("llama3.1-8b").params_total * 2 / (3350e9 * inference.HBM_EFFICIENCY)
-    assert r["decode_compute_s"] == pytest.approx(weights_s, rel=0.05)
+    assert r.decode_compute_s == pytest.approx(weights_s, rel=0.05)
 
 
 def test_bad_layouts():

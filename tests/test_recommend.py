@@ -80,8 +80,8 @@ def test_best_option_time_is_the_training_models_own_evaluation(options):
                       sequence_parallel=best["sequence_parallel"], interleave=best["interleave"],
                       zero_stage=best["zero_stage"])
     steps = TOKENS / (best["global_batch"] * best["seq"])
-    assert best["step_time_s"] == pytest.approx(r["step_time_s"], rel=1e-12)
-    assert best["time_h"] == pytest.approx(steps * r["step_time_s"] / 3600, rel=1e-12)
+    assert best["step_time_s"] == pytest.approx(r.step_time_s, rel=1e-12)
+    assert best["time_h"] == pytest.approx(steps * r.step_time_s / 3600, rel=1e-12)
     per_instance = best["price_per_gpu_hour_usd"] * best["gpus_per_instance"]
     assert best["cost_usd"] == pytest.approx(best["time_h"] * best["instances"] * per_instance, rel=1e-12)
 

@@ -25,7 +25,7 @@ def brute_force(model_id, system_id, gpus, global_batch, zero_stages=(1, 3)):
                     r = training.step(model_id, system_id, gpus, row["tp"], row["pp"], global_batch,
                                       row["micro_batch"], recompute=recompute, sequence_parallel=sp,
                                       interleave=row["interleave"], zero_stage=stage)
-                    if r["fits"] and (best is None or r["step_time_s"] < best["step_time_s"]):
+                    if r.fits and (best is None or r.step_time_s < best.step_time_s):
                         best = r
     return best
 
@@ -33,8 +33,8 @@ def brute_force(model_id, system_id, gpus, global_batch, zero_stages=(1, 3)):
 def test_search_finds_the_brute_force_best():
     found = search.train("llama3.1-8b", "hgx-h100", 16, 64).best
     expected = brute_force("llama3.1-8b", "hgx-h100", 16, 64)
-    assert found.step_time_s == pytest.approx(expected["step_time_s"], rel=1e-12)
-    assert (found.tp, found.pp, found.micro_batch) == (expected["tp"], expected["pp"], expected["micro_batch"])
+    assert found.step_time_s == pytest.approx(expected.step_time_s, rel=1e-12)
+    assert (found.tp, found.pp, found.micro_batch) == (expected.tp, expected.pp, expected.micro_batch)
 
 
 def test_best_layouts_agree_with_the_training_model():
@@ -43,8 +43,8 @@ def test_best_layouts_agree_with_the_training_model():
     for b in result.top:
         r = training.step("gpt3-175b", "dgx-a100", 1024, b.tp, b.pp, 1536, b.micro_batch, recompute=b.recompute,
                           sequence_parallel=b.sequence_parallel, interleave=b.interleave, zero_stage=b.zero_stage)
-        assert r["step_time_s"] == pytest.approx(b.step_time_s, rel=1e-12)
-        assert r["mfu"] == pytest.approx(b.mfu, rel=1e-12)
+        assert r.step_time_s == pytest.approx(b.step_time_s, rel=1e-12)
+        assert r.mfu == pytest.approx(b.mfu, rel=1e-12)
 
 
 def test_infeasible_layouts_never_rank():

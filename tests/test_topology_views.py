@@ -82,8 +82,8 @@ def test_collective_table_matches_the_model_and_the_switch_is_never_slower():
     frame = views.collective_table(counts=(2, 5, 8))
     row = frame[(frame["system"] == views.label(views.MESH)) & (frame["gpus"] == 5)].iloc[0]
     direct = collectives.collective("allreduce", views.MESH, 5, GiB)
-    assert row["allreduce_busbw_GBps"] == pytest.approx(direct["busbw_GBps"], abs=0.05)
-    assert row["allreduce_algorithm"] == direct["algorithm"]
+    assert row.allreduce_busbw_GBps == pytest.approx(direct.busbw_GBps, abs=0.05)
+    assert row.allreduce_algorithm == direct.algorithm
     switch = views.wide(frame, "allreduce_busbw_GBps")[views.label(views.SWITCH)]
     mesh = views.wide(frame, "allreduce_busbw_GBps")[views.label(views.MESH)]
     assert (switch >= mesh).all()
@@ -113,9 +113,9 @@ def test_regimes_follow_the_latency_share():
     assert r["latency_bound_to_bytes"] < r["bandwidth_bound_from_bytes"]
     for size, low, high in ((r["latency_bound_to_bytes"], 0.5, 1.0), (r["bandwidth_bound_from_bytes"], 0.0, 0.1)):
         row = collectives.collective("allreduce", views.SWITCH, 8, size)
-        plan = next(p for p in collectives.plans("allreduce", views.SWITCH, 8, algorithm=row["algorithm"])
-                    if p.protocol == row["protocol"])
-        share = plan.time_us(np.array([0.0]))[0] / row["time_us"]
+        plan = next(p for p in collectives.plans("allreduce", views.SWITCH, 8, algorithm=row.algorithm)
+                    if p.protocol == row.protocol)
+        share = plan.time_us(np.array([0.0]))[0] / row.time_us
         assert low <= share <= high + 1e-9, (size, share)
     slow_nvls = calibration.default().replace({("hop_latency_us", "nvlink.nvls.simple"): 250.0})
     assert views.regimes(cal=slow_nvls)["bandwidth_bound_from_bytes"] > r["bandwidth_bound_from_bytes"]
@@ -150,8 +150,8 @@ def test_nvls_gain_grows_with_gpus_and_meets_the_measurements():
     measured = frame.dropna(subset=["measured_busbw_GBps"])
     assert list(measured.index) == [4, 5, 6, 7, 8]  # measurements 15-19
     for k, row in measured.iterrows():
-        model = row["nvls_busbw_GBps"] if row["measured_algorithm"] == "nvls" else row["ring_busbw_GBps"]
-        assert model == pytest.approx(row["measured_busbw_GBps"], rel=0.03), k
+        model = row.nvls_busbw_GBps if row.measured_algorithm == "nvls" else row.ring_busbw_GBps
+        assert model == pytest.approx(row.measured_busbw_GBps, rel=0.03), k
 
 
 def test_scale_out_ratio_and_the_second_node():

@@ -18,21 +18,21 @@ def test_gpt3_175b_on_1024_a100_matches_megatron():
     result = training.step(**GPT3, recompute="full")
     flops = models.megatron_flops_per_iteration("gpt3-175b", 1536, 2048, full_recompute=True)
     measured_s = flops / (138e12 * 1024)
-    assert result["step_time_s"] == pytest.approx(measured_s, rel=0.15)
+    assert result.step_time_s == pytest.approx(measured_s, rel=0.15)
 
 
 def test_step_is_the_sum_of_its_parts():
     r = training.step(**GPT3, recompute="full")
-    parts = r["compute_s"] + r["bubble_s"] + sum(r["exposed_comm_s"].values())
-    assert r["step_time_s"] == pytest.approx(parts, rel=1e-9)
-    assert 0 < r["mfu"] < r["compute_fraction_of_peak"] < 1
+    parts = r.compute_s + r.bubble_s + r.exposed_comm_s.total
+    assert r.step_time_s == pytest.approx(parts, rel=1e-9)
+    assert 0 < r.mfu < r.compute_fraction_of_peak < 1
 
 
 def test_bubble_vanishes_as_microbatches_grow():
     shares = []
     for batch in (128, 512, 2048, 16384):
         r = training.step("gpt3-175b", "dgx-a100", 1024, 8, 16, batch, 1)
-        shares.append(r["bubble_s"] / r["step_time_s"])
+        shares.append(r.bubble_s / r.step_time_s)
     assert shares == sorted(shares, reverse=True)
     assert shares[-1] < 0.01
 
@@ -40,11 +40,11 @@ def test_bubble_vanishes_as_microbatches_grow():
 def test_interleaving_shrinks_the_bubble():
     plain = training.step(**GPT3)
     interleaved = training.step(**GPT3, interleave=2)
-    assert interleaved["bubble_s"] == pytest.approx(plain["bubble_s"] / 2, rel=0.05)
+    assert interleaved.bubble_s == pytest.approx(plain.bubble_s / 2, rel=0.05)
 
 
 def test_more_gpus_never_raise_compute_time_per_step():
-    times = [training.step("llama3.1-8b", "hgx-h100", n, 1, 1, 512, 1)["compute_s"] for n in (8, 16, 32, 64)]
+    times = [training.step("llama3.1-8b", "hgx-h100", n, 1, 1, 512, 1).compute_s for n in (8, 16, 32, 64)]
     assert all(a >= b for a, b in zip(times, times[1:]))
 
 
@@ -52,20 +52,20 @@ def test_faster_interconnect_is_never_slower():
     # same H100 compute behind a switch (hgx-h100) vs behind the capped NVLink of the H800 (same GPU die)
     fast = training.step("llama3.1-70b", "hgx-h100", 8, 8, 1, 64, 1)
     slow = training.step("llama3.1-70b", "hgx-h800", 8, 8, 1, 64, 1)
-    assert fast["exposed_comm_s"]["tp"] < slow["exposed_comm_s"]["tp"]
-    assert fast["step_time_s"] < slow["step_time_s"]
+    assert fast.exposed_comm_s.tp < slow.exposed_comm_s.tp
+    assert fast.step_time_s < slow.step_time_s
 
 
 def test_tp_over_pcie_costs_more_than_over_nvlink():
     nvlink = training.step("llama3.1-8b", "dgx-a100", 8, 8, 1, 64, 1)
     pcie = training.step("llama3.1-8b", "pcie-a100-8", 8, 8, 1, 64, 1)
-    assert pcie["exposed_comm_s"]["tp"] > 3 * nvlink["exposed_comm_s"]["tp"]
+    assert pcie.exposed_comm_s.tp > 3 * nvlink.exposed_comm_s.tp
 
 
 def test_memory_and_fit():
     small = training.step("llama3.1-70b", "hgx-h100", 8, 1, 1, 8, 1)
-    assert not small["fits"]  # 70B x 18 bytes of weights and optimizer state does not fit one 80 GB GPU
-    assert training.step(**GPT3)["fits"]
+    assert not small.fits  # 70B x 18 bytes of weights and optimizer state does not fit one 80 GB GPU
+    assert training.step(**GPT3).fits
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -28,8 +28,8 @@ def clear_caches() -> None:
 def results(cal):
     return {
         "collective_us": collectives.time_us("allreduce", "dgx-a100", 8, 2**30, cal=cal),
-        "step_s": training.step("llama3.1-8b", "dgx-a100", 8, 8, 1, 64, 1, cal=cal)["step_time_s"],
-        "decode_s": inference.run("llama3.1-70b", "hgx-h200", 8, 1, 8192, 256, cal=cal)["decode_step_s"],
+        "step_s": training.step("llama3.1-8b", "dgx-a100", 8, 8, 1, 64, 1, cal=cal).step_time_s,
+        "decode_s": inference.run("llama3.1-70b", "hgx-h200", 8, 1, 8192, 256, cal=cal).decode_step_s,
         "search": search.train("llama3.1-8b", "dgx-a100", 8, 512, 4096, cal=cal).best,
         "serve": search.serve("llama3.1-70b", "hgx-h200", 8, 8192, 256, 30.0, cal=cal).best,
         "plan_train_h": cost.plan("train-qwen2.5-14b", "dgx-a100", 8, cal).time_h(),

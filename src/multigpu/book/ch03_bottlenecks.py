@@ -601,7 +601,7 @@ def exercise_facts(cal: Calibration | None = None) -> Facts:
         "ex3_global": under * ETHERNET.gpus,
         "ex1_dec_GB": dec_GB, "ex1_dec_ideal_ms": 1e3 * dec_GB / per_dir,
         "ex1_dec_n": 2 * models.model(bottlenecks.SERVE_MODEL).layers * bottlenecks.OUTPUT_TOKENS,
-        "ex1_dec_ms": 1e3 * r["decode_comm_s"] * bottlenecks.OUTPUT_TOKENS})
+        "ex1_dec_ms": 1e3 * r.decode_comm_s * bottlenecks.OUTPUT_TOKENS})
 
 
 def facts(cal: Calibration | None = None) -> Facts:

@@ -208,18 +208,40 @@ def time_us(op: str, system: str | Topology, gpus: int, nbytes: float | Sequence
     return float(result[0]) if np.ndim(nbytes) == 0 else result
 
 
+@dataclass(frozen=True)
+class CollectiveResult:
+    """One collective (the ``collective`` command's object), with the nccl-tests conventions: ``bytes`` the
+    nccl-tests size, ``time_us`` microseconds, ``algbw_GBps`` and ``busbw_GBps`` in GB/s (1e9 bytes; None with
+    one rank), the ``bottleneck`` link and a ``note``."""
+
+    op: str
+    system: str
+    gpus: int
+    nodes: int
+    bytes: int
+    algorithm: str
+    protocol: str
+    time_us: float
+    algbw_GBps: float | None
+    busbw_GBps: float | None
+    bottleneck: str
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
 def collective(op: str, system: str | Topology, gpus: int, nbytes: float, *, nodes: int = 1,
-               algorithm: str = "auto", protocol: str = "auto", cal: Calibration | None = None) -> dict[str, Any]:
-    """One collective as a flat dict (the CLI's object): op, system, gpus, nodes, bytes, algorithm,
-    protocol, time_us, algbw_GBps, busbw_GBps (GB = 1e9 B), bottleneck, note."""
+               algorithm: str = "auto", protocol: str = "auto", cal: Calibration | None = None) -> CollectiveResult:
+    """One collective of ``nbytes`` bytes on ``gpus`` ranks over ``nodes`` nodes: a :class:`CollectiveResult`."""
     result = evaluate(op, system, gpus, nbytes, nodes=nodes, algorithm=algorithm, protocol=protocol, cal=cal)
     topo = _topology(system)
-    row = {"op": op, "system": topo.system_id, "gpus": gpus, "nodes": nodes, "bytes": int(nbytes)}
+    row: dict[str, Any] = {"op": op, "system": topo.system_id, "gpus": gpus, "nodes": nodes, "bytes": int(nbytes)}
     for key in ("algorithm", "protocol", "time_us", "algbw_GBps", "busbw_GBps", "bottleneck", "note"):
         value = result[key][0]
         row[key] = None if isinstance(value, float) and math.isnan(value) else (
             float(value) if isinstance(value, (float, np.floating)) else value)
-    return row
+    return CollectiveResult(**row)
 
 
 def sweep(op: str, system: str | Topology, gpus: int, sizes: Sequence[float] | np.ndarray, *,

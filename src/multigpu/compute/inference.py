@@ -25,6 +25,7 @@ Sizes in elements, times in seconds, bytes as bytes, GB = 1e9 bytes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -87,17 +88,43 @@ def _check(model: models.Model, system: catalog.System, tp: int, pp: int, batch:
         raise InputError(f"tp x pp = {tp * pp} is more than the {system.gpus_per_node} GPUs of a {system.id} node")
 
 
-def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, output_tokens: int,
-        pp: int = 1, dtype: str = "bf16", cal: Calibration | None = None) -> dict[str, Any]:
-    """Latency and throughput of serving ``batch`` concurrent queries (``batch`` may be an array).
+@dataclass(frozen=True)
+class ServingRun:
+    """Serving ``batch`` concurrent queries under tensor (and pipeline) parallelism (the ``infer`` command's
+    object). With an array of batches, the per-batch fields are arrays of the same length. Times in seconds,
+    memory in GB (1e9 bytes)."""
 
-    Returns ``ttft_s``, ``tpot_s`` (mean time between a user's tokens, the
-    other queries' prefills included), ``tokens_per_s_per_user``,
-    ``tokens_per_s_per_gpu``, ``decode_step_s``, ``query_time_s``,
-    ``tp_bytes_per_query_per_gpu``, ``comm_fraction`` (share of the query's
-    lifetime spent in TP all-reduces), ``decode_comm_s`` and
-    ``decode_compute_s`` per step, ``memory_per_gpu_GB`` and ``fits``.
-    """
+    model: str
+    system: str
+    tp: int
+    pp: int
+    batch: Any  #: queries in flight (int, or an array)
+    input_tokens: int
+    output_tokens: int
+    dtype: str
+    ttft_s: Any  #: time to first token: the prefill of one prompt
+    tpot_s: Any  #: mean time between a user's tokens, the other queries' prefills included
+    tokens_per_s_per_user: Any  #: 1 / tpot_s
+    tokens_per_s_per_gpu: Any  #: batch x tokens_per_s_per_user / GPUs
+    decode_step_s: Any  #: one decode step of the whole batch
+    query_time_s: Any  #: a query's lifetime in steady state
+    tp_bytes_per_query_per_gpu: float  #: bytes each GPU sends for tensor parallelism over one query
+    comm_fraction: Any  #: share of the query's lifetime spent in tensor-parallel all-reduces
+    decode_comm_s: Any  #: all-reduces of one decode step
+    decode_compute_s: Any  #: weights and KV cache read (or FLOPs) of one decode step
+    memory_per_gpu_GB: Any
+    gpu_memory_GB: float
+    fits: Any  #: memory per GPU within the GPU's
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run as a flat dict of plain values (arrays as lists), for JSON and CSV."""
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
+
+
+def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, output_tokens: int,
+        pp: int = 1, dtype: str = "bf16", cal: Calibration | None = None) -> ServingRun:
+    """Latency and throughput of serving ``batch`` concurrent queries (``batch`` may be an array):
+    a :class:`ServingRun`."""
     model, system = models.model(model_id), catalog.system(system_id)
     gpu = catalog.gpu(system.gpu)
     cal = calibration.resolve(cal)
@@ -148,4 +175,4 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     if np.ndim(batch) == 0:
         out = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in out.items()}
         out["batch"] = int(batch)
-    return out
+    return ServingRun(**out)

@@ -29,7 +29,7 @@ topology, so a slower interconnect shows up here, and only here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -247,16 +247,62 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
     }
 
 
-def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batch: int, micro_batch: int,
-         dp: int | None = None, cal: Calibration | None = None, **options: Any) -> dict[str, Any]:
-    """Time, throughput and memory of one training step (the ``train`` command's object).
+@dataclass(frozen=True)
+class ExposedComm:
+    """The communication of one training step that computation does not hide, by kind, seconds."""
 
-    Returns ``step_time_s``, ``model_tflops_per_gpu`` (model FLOPs / step
-    time / GPUs, in 1e12 FLOP/s), ``mfu`` (fraction of dense peak),
-    ``compute_s``, ``bubble_s``, ``exposed_comm_s`` (a dict: ``tp``, ``pp``,
-    ``dp``, ``ep`` in seconds), ``memory_per_gpu_GB`` (1e9 bytes), ``fits``,
-    and the layout. ``options``: seq, recompute, sequence_parallel,
-    interleave, dtype, zero_stage, ep.
+    tp: float  #: tensor-parallel collectives
+    pp: float  #: pipeline stage-to-stage transfers
+    dp: float  #: data-parallel gradient (and ZeRO parameter) collectives
+    ep: float  #: expert-parallel all-to-all
+
+    @property
+    def total(self) -> float:
+        """All exposed communication, seconds."""
+        return self.tp + self.pp + self.dp + self.ep
+
+
+@dataclass(frozen=True)
+class TrainingStep:
+    """One training step of a layout (the ``train`` command's object): the layout, the step time and its
+    parts (seconds), throughput and memory (GB = 1e9 bytes)."""
+
+    model: str
+    system: str
+    gpus: int
+    tp: int
+    pp: int
+    dp: int
+    ep: int
+    global_batch: int
+    micro_batch: int
+    seq: int
+    microbatches: int
+    recompute: str
+    sequence_parallel: bool
+    interleave: int
+    dtype: str
+    step_time_s: float
+    model_tflops_per_gpu: float  #: model FLOPs / step time / GPUs, 1e12 FLOP/s
+    mfu: float  #: model FLOP/s utilisation, fraction of dense peak
+    compute_s: float
+    compute_fraction_of_peak: float
+    bubble_s: float
+    exposed_comm_s: ExposedComm
+    memory_per_gpu_GB: float
+    gpu_memory_GB: float
+    fits: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """The step as a flat dict (``exposed_comm_s`` a dict of tp, pp, dp, ep), for JSON and CSV."""
+        return asdict(self)
+
+
+def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batch: int, micro_batch: int,
+         dp: int | None = None, cal: Calibration | None = None, **options: Any) -> TrainingStep:
+    """Time, throughput and memory of one training step (the ``train`` command's object, :class:`TrainingStep`).
+
+    ``options``: seq, recompute, sequence_parallel, interleave, dtype, zero_stage, ep.
     """
     model = models.model(model_id)
     system = catalog.system(system_id)
@@ -270,14 +316,9 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     arrays = Layouts(one(lay.tp), one(lay.pp), one(lay.dp), one(lay.micro_batch), one(lay.interleave), one(lay.ep),
                      lay.global_batch, lay.seq, lay.recompute, lay.sequence_parallel, lay.dtype, lay.zero_stage)
     r = {k: np.asarray(v).item() for k, v in evaluate(model, system, arrays, cal).items()}
-    return {
-        "model": model.id, "system": system.id, "gpus": gpus, "tp": lay.tp, "pp": lay.pp, "dp": lay.dp,
-        "ep": lay.ep, "global_batch": lay.global_batch, "micro_batch": lay.micro_batch, "seq": lay.seq,
-        "microbatches": lay.microbatches, "recompute": lay.recompute, "sequence_parallel": lay.sequence_parallel,
-        "interleave": lay.interleave, "dtype": lay.dtype,
-        "step_time_s": r["step_time_s"], "model_tflops_per_gpu": r["model_tflops_per_gpu"], "mfu": r["mfu"],
-        "compute_s": r["compute_s"], "compute_fraction_of_peak": r["compute_fraction_of_peak"],
-        "bubble_s": r["bubble_s"],
-        "exposed_comm_s": {"tp": r["tp_s"], "pp": r["pp_s"], "dp": r["dp_s"], "ep": r["ep_s"]},
-        "memory_per_gpu_GB": r["memory_per_gpu_GB"], "gpu_memory_GB": gpu.memory_GB, "fits": bool(r["fits"]),
-    }
+    return TrainingStep(
+        model.id, system.id, gpus, lay.tp, lay.pp, lay.dp, lay.ep, lay.global_batch, lay.micro_batch, lay.seq,
+        lay.microbatches, lay.recompute, lay.sequence_parallel, lay.interleave, lay.dtype, r["step_time_s"],
+        r["model_tflops_per_gpu"], r["mfu"], r["compute_s"], r["compute_fraction_of_peak"], r["bubble_s"],
+        ExposedComm(r["tp_s"], r["pp_s"], r["dp_s"], r["ep_s"]), r["memory_per_gpu_GB"], gpu.memory_GB,
+        bool(r["fits"]))

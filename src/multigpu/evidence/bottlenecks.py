@@ -128,15 +128,15 @@ def training_breakdown(setups: Sequence[Cluster] = TRAINING_SETUPS, layouts: Seq
     for setup in setups:
         for label, tp, pp in layouts:
             r = _train(setup, tp, pp, cal=cal)
-            parts = {"compute": r["compute_s"], "bubble": r["bubble_s"], **{k: r["exposed_comm_s"][k]
+            parts = {"compute": r.compute_s, "bubble": r.bubble_s, **{k: getattr(r.exposed_comm_s, k)
                                                                              for k in ("tp", "pp", "dp")}}
-            step = r["step_time_s"]
-            row = {"setup": setup.label, "layout": label, "gpus": setup.gpus, "tp": tp, "pp": pp, "dp": r["dp"],
+            step = r.step_time_s
+            row = {"setup": setup.label, "layout": label, "gpus": setup.gpus, "tp": tp, "pp": pp, "dp": r.dp,
                    "step_s": step}
             row.update({f"{k}_s": v for k, v in parts.items()})
             row.update({f"{k}_pct": 100 * v / step for k, v in parts.items()})
             row["comm_pct"] = 100 * sum(parts[k] for k in ("tp", "pp", "dp")) / step
-            row.update(mfu_pct=100 * r["mfu"], fits=r["fits"])
+            row.update(mfu_pct=100 * r.mfu, fits=r.fits)
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -167,13 +167,13 @@ def decode_breakdown(cases: Sequence[tuple[Cluster, int]] = DECODE_CASES, batche
         weights = np.asarray(read["weights_bytes"]) / tp / hbm_Bps * np.ones(len(batches))
         kv = np.asarray(read["kv_cache_bytes"]) / tp / hbm_Bps
         for i, batch in enumerate(batches):
-            compute, comm = r["decode_compute_s"][i], r["decode_comm_s"][i]
+            compute, comm = r.decode_compute_s[i], r.decode_comm_s[i]
             other = compute - weights[i] - kv[i]
             other = other if other > 1e-9 * compute else 0.0  # rounding residue of a memory-bound step
             rows.append({"setup": setup.label, "tp": tp, "batch": int(batch), "weights_ms": 1e3 * weights[i],
                          "kv_cache_ms": 1e3 * kv[i], "other_compute_ms": 1e3 * other,
                          "allreduce_ms": 1e3 * comm, "step_ms": 1e3 * (compute + comm),
-                         "allreduce_pct": 100 * comm / (compute + comm), "fits": bool(r["fits"][i])})
+                         "allreduce_pct": 100 * comm / (compute + comm), "fits": bool(r.fits[i])})
     return pd.DataFrame(rows)
 
 
@@ -212,16 +212,16 @@ def scaling(setups: Sequence[Cluster] = SCALING_SETUPS,
                 tp, pp = {"DP": (1, 1), "TP": (n, 1), "PP": (1, n)}[kind]
                 batch = SEQS_PER_GPU * (n if kind == "DP" else per_node)
                 r = _train(setup, tp, pp, gpus=n, global_batch=batch, cal=cal)
-                comm = sum(r["exposed_comm_s"].values())
+                comm = r.exposed_comm_s.total
                 if base is None:
                     base = r
                 work = n if kind == "DP" else 1  # DP does n times the work of one GPU
                 rows.append({"setup": setup.label, "kind": kind, "gpus": n, "nodes": max(1, n // per_node),
-                             "step_s": r["step_time_s"],
-                             "efficiency_pct": 100 * work * base["step_time_s"] / (n * r["step_time_s"]),
-                             "compute_efficiency_pct": 100 * work * base["compute_s"] / (n * r["compute_s"]),
-                             "comm_pct": 100 * comm / r["step_time_s"],
-                             "bubble_pct": 100 * r["bubble_s"] / r["step_time_s"]})
+                             "step_s": r.step_time_s,
+                             "efficiency_pct": 100 * work * base.step_time_s / (n * r.step_time_s),
+                             "compute_efficiency_pct": 100 * work * base.compute_s / (n * r.compute_s),
+                             "comm_pct": 100 * comm / r.step_time_s,
+                             "bubble_pct": 100 * r.bubble_s / r.step_time_s})
     return pd.DataFrame(rows)
 
 
@@ -242,12 +242,12 @@ def amdahl(setups: Sequence[Cluster] = SCALING_SETUPS, tp: int = 8, cal: Calibra
         batch = SEQS_PER_GPU * catalog.system(setup.system).gpus_per_node
         one = _train(setup, 1, 1, gpus=1, global_batch=batch, cal=cal)
         r = _train(setup, tp, 1, gpus=tp, global_batch=batch, cal=cal)
-        comm = sum(r["exposed_comm_s"].values())
-        rows.append({"setup": setup.label, "tp": tp, "one_gpu_s": one["step_time_s"], "compute_s": r["compute_s"],
-                     "exposed_comm_s": comm, "comm_pct": 100 * comm / r["step_time_s"],
-                     "speedup_x": one["step_time_s"] / r["step_time_s"],
-                     "compute_only_speedup_x": one["step_time_s"] / r["compute_s"],
-                     "limit_x": one["step_time_s"] / comm})
+        comm = r.exposed_comm_s.total
+        rows.append({"setup": setup.label, "tp": tp, "one_gpu_s": one.step_time_s, "compute_s": r.compute_s,
+                     "exposed_comm_s": comm, "comm_pct": 100 * comm / r.step_time_s,
+                     "speedup_x": one.step_time_s / r.step_time_s,
+                     "compute_only_speedup_x": one.step_time_s / r.compute_s,
+                     "limit_x": one.step_time_s / comm})
     return pd.DataFrame(rows)
 
 
@@ -277,9 +277,9 @@ def dp_batch_sweep(setups: Sequence[Cluster] = DP_SETUPS, seqs_per_gpu: Sequence
     for setup in setups:
         for k in seqs_per_gpu:
             r = _train(setup, 1, 1, seqs_per_gpu=k, cal=cal)
-            dp = r["exposed_comm_s"]["dp"]
-            rows.append({"setup": setup.label, "gpus": setup.gpus, "seqs_per_gpu": k, "step_s": r["step_time_s"],
-                         "dp_comm_s": dp, "dp_comm_pct": 100 * dp / r["step_time_s"], "mfu_pct": 100 * r["mfu"]})
+            dp = r.exposed_comm_s.dp
+            rows.append({"setup": setup.label, "gpus": setup.gpus, "seqs_per_gpu": k, "step_s": r.step_time_s,
+                         "dp_comm_s": dp, "dp_comm_pct": 100 * dp / r.step_time_s, "mfu_pct": 100 * r.mfu})
     return pd.DataFrame(rows)
 
 
@@ -315,9 +315,9 @@ def decode_ratio(cases: Sequence[tuple[Cluster, int]] = DECODE_CASES, batches: S
         r = inference.run(model_id, setup.system, tp, np.asarray(batches), INPUT_TOKENS, OUTPUT_TOKENS, dtype=dtype,
                           cal=cal)
         for i, batch in enumerate(batches):
-            comm, compute = r["decode_comm_s"][i], r["decode_compute_s"][i]
+            comm, compute = r.decode_comm_s[i], r.decode_compute_s[i]
             rows.append({"setup": setup.label, "tp": tp, "batch": int(batch), "allreduce_ms": 1e3 * comm,
-                         "compute_ms": 1e3 * compute, "ratio": comm / compute, "fits": bool(r["fits"][i])})
+                         "compute_ms": 1e3 * compute, "ratio": comm / compute, "fits": bool(r.fits[i])})
     return pd.DataFrame(rows)
 
 
@@ -360,12 +360,12 @@ def _case_time(setup: Cluster, kind: str, tp: int, cal: Calibration | None = Non
         if tp == 1:  # ZeRO-1: reduce-scatter FP32 gradients, all-gather BF16 weights
             sent = (n - 1) / n * model.params_total * (training.GRAD_REDUCE_BYTES + 2)
         else:  # 2 all-reduces per layer forward and 2 backward, of b s h BF16 elements, each micro-batch
-            sent = 2 * (tp - 1) / tp * SEQ * model.hidden * 2 * 4 * model.layers * r["microbatches"]
-        return r["step_time_s"], sum(r["exposed_comm_s"].values()), sent
+            sent = 2 * (tp - 1) / tp * SEQ * model.hidden * 2 * 4 * model.layers * r.microbatches
+        return r.step_time_s, r.exposed_comm_s.total, sent
     r = inference.run(SERVE_MODEL, setup.system, tp, 1, INPUT_TOKENS, OUTPUT_TOKENS, cal=cal)
     model = models.model(SERVE_MODEL)
     sent = 2 * (tp - 1) / tp * model.hidden * 2 * 2 * model.layers  # one token, 2 all-reduces per layer
-    return r["decode_step_s"], r["decode_comm_s"], sent
+    return r.decode_step_s, r.decode_comm_s, sent
 
 
 def sensitivity(cases: Sequence[tuple[str, Cluster, str, int]] = SENSITIVITY_CASES,
@@ -425,8 +425,8 @@ def volume_vs_batch(batches: Sequence[int] = (1, 4, 16, 32, 64), systems: Sequen
         r = inference.run(model_id, system, tp, b, INPUT_TOKENS, OUTPUT_TOKENS, dtype=dtype, cal=cal)
         for i, batch in enumerate(batches):
             rows.append({"system": system, "batch": int(batch), "per_step_MB": batch * per_token / 1e6,
-                         "per_token_MB": per_token / 1e6, "allreduce_ms": 1e3 * r["decode_comm_s"][i],
-                         "allreduce_per_token_us": 1e6 * r["decode_comm_s"][i] / batch})
+                         "per_token_MB": per_token / 1e6, "allreduce_ms": 1e3 * r.decode_comm_s[i],
+                         "allreduce_per_token_us": 1e6 * r.decode_comm_s[i] / batch})
     return pd.DataFrame(rows)
 
 
@@ -536,7 +536,7 @@ def compare_fixed_batch(dtypes: Sequence[str] = ("bf16", "fp8"), cal: Calibratio
                         "nvidia_switch": nv["switch_tokens_per_s_per_gpu"], "nvidia_benefit_x": nv["benefit_x"]})
     for dtype in dtypes:
         values = {s: inference.run(SERVE_MODEL, system, 2, nv["batch"].to_numpy(), INPUT_TOKENS, OUTPUT_TOKENS,
-                                   dtype=dtype, cal=cal)["tokens_per_s_per_gpu"] for s, system in (("mesh", MESH),
+                                   dtype=dtype, cal=cal).tokens_per_s_per_gpu for s, system in (("mesh", MESH),
                                                                                          ("switch", SWITCH))}
         out[f"{dtype}_mesh"], out[f"{dtype}_switch"] = values["mesh"], values["switch"]
         out[f"{dtype}_benefit_x"] = values["switch"] / values["mesh"]
@@ -597,8 +597,8 @@ def throughput_curve(system: str, dtype: str, tp: int = 2, max_batch: int = 64,
     """Tokens/s per user and per GPU for batches 1 to ``max_batch`` (those that fit), TP=2, 8K/256."""
     batches = np.arange(1, max_batch + 1)
     r = inference.run(SERVE_MODEL, system, tp, batches, INPUT_TOKENS, OUTPUT_TOKENS, dtype=dtype, cal=cal)
-    frame = pd.DataFrame({"batch": batches, "tokens_per_s_per_user": r["tokens_per_s_per_user"],
-                          "tokens_per_s_per_gpu": r["tokens_per_s_per_gpu"], "fits": r["fits"]})
+    frame = pd.DataFrame({"batch": batches, "tokens_per_s_per_user": r.tokens_per_s_per_user,
+                          "tokens_per_s_per_gpu": r.tokens_per_s_per_gpu, "fits": r.fits})
     return frame[frame["fits"]].drop(columns="fits")
 
 
@@ -627,8 +627,8 @@ def _row75(cal: Calibration | None = None) -> dict:
     138 TFLOP/s per GPU counted with full recomputation (Narayanan et al. SC21 eq. 3)."""
     flops = models.megatron_flops_per_iteration("gpt3-175b", 1536, SEQ, full_recompute=True)
     r = training.step("gpt3-175b", "dgx-a100", 1024, 8, 16, 1536, 1, recompute="full", seq=SEQ, cal=cal)
-    return {"measured_s": flops / (138e12 * 1024), "model_s": r["step_time_s"],
-            "model_tflops_per_gpu": flops / r["step_time_s"] / 1024 / 1e12}
+    return {"measured_s": flops / (138e12 * 1024), "model_s": r.step_time_s,
+            "model_tflops_per_gpu": flops / r.step_time_s / 1024 / 1e12}
 
 
 def training_measurements() -> pd.DataFrame:
@@ -689,7 +689,7 @@ def training_validation(cal: Calibration | None = None) -> pd.DataFrame:
                           run["micro_batch"], recompute=run["recompute"], interleave=run["interleave"],
                           sequence_parallel=run["sequence_parallel"], seq=SEQ, cal=cal)
         rows.append({"run": run["run"], "source": run["source"], "gpus": run["gpus"],
-                     "layout": f"{r['tp']} x {r['pp']} x {r['dp']}", "measured_s": run["measured_s"],
-                     "model_s": r["step_time_s"], "error_pct": 100 * (r["step_time_s"] / run["measured_s"] - 1),
+                     "layout": f"{r.tp} x {r.pp} x {r.dp}", "measured_s": run["measured_s"],
+                     "model_s": r.step_time_s, "error_pct": 100 * (r.step_time_s / run["measured_s"] - 1),
                      "fitted": run["fitted"]})
     return pd.DataFrame(rows)

@@ -217,7 +217,7 @@ def out_of_sample(cal: Calibration | None = None) -> pd.DataFrame:
                                         algorithm=check["algorithm"], cal=cal)
         rows.append({"check": check["check"], "system_id": check["system_id"],
                      "variant": ", ".join(f"{k}={v}" for k, v in check.get("variant", {}).items()),
-                     "measured": check["measured"], "predicted": result["busbw_GBps"],
-                     "rel_error": result["busbw_GBps"] / check["measured"] - 1, "tolerance": check["tolerance"],
+                     "measured": check["measured"], "predicted": result.busbw_GBps,
+                     "rel_error": result.busbw_GBps / check["measured"] - 1, "tolerance": check["tolerance"],
                      "known_miss": check.get("known_miss", ""), "source": check["source"]})
     return pd.DataFrame(rows)

@@ -239,9 +239,9 @@ def collective_table(system_ids: Sequence[str] = COMPARED, counts: Sequence[int]
         for k in counts:
             ar = collectives.collective("allreduce", system_id, k, nbytes, cal=cal)
             a2a = collectives.collective("alltoall", system_id, k, nbytes, cal=cal)
-            rows.append({"system": label(system_id), "gpus": k, "allreduce_algorithm": ar["algorithm"],
-                         "allreduce_busbw_GBps": ar["busbw_GBps"], "allreduce_time_us": ar["time_us"],
-                         "alltoall_busbw_GBps": a2a["busbw_GBps"], "alltoall_time_us": a2a["time_us"]})
+            rows.append({"system": label(system_id), "gpus": k, "allreduce_algorithm": ar.algorithm,
+                         "allreduce_busbw_GBps": ar.busbw_GBps, "allreduce_time_us": ar.time_us,
+                         "alltoall_busbw_GBps": a2a.busbw_GBps, "alltoall_time_us": a2a.time_us})
     return pd.DataFrame(rows).round(1)
 
 
@@ -412,9 +412,9 @@ def nvls_gain(system_id: str = SWITCH, counts: Sequence[int] = range(2, 9), nbyt
     data = data[data["bytes"].astype(float) == float(nbytes)]
     rows = []
     for k in counts:
-        ring = collectives.collective("allreduce", system_id, k, nbytes, algorithm="ring", cal=cal)["busbw_GBps"]
-        nvls = collectives.collective("allreduce", system_id, k, nbytes, algorithm="nvls", cal=cal)["busbw_GBps"]
-        auto = collectives.collective("allreduce", system_id, k, nbytes, cal=cal)["algorithm"]
+        ring = collectives.collective("allreduce", system_id, k, nbytes, algorithm="ring", cal=cal).busbw_GBps
+        nvls = collectives.collective("allreduce", system_id, k, nbytes, algorithm="nvls", cal=cal).busbw_GBps
+        auto = collectives.collective("allreduce", system_id, k, nbytes, cal=cal).algorithm
         measured = data[data["model_gpus"].astype(int) == k]
         rows.append({"gpus": k, "ring_busbw_GBps": ring, "nvls_busbw_GBps": nvls, "gain_x": nvls / ring,
                      "auto_algorithm": auto,
@@ -459,7 +459,7 @@ def scale_out_table(system_ids: Sequence[str] = ("dgx-a100", "hgx-h100", "dgx-b2
         for op in ("allreduce", "alltoall"):
             for nodes in (1, 2):
                 row[f"{op}_busbw_{nodes}_GBps"] = collectives.collective(op, topo, p * nodes, nbytes,
-                                                                          nodes=nodes, cal=cal)["busbw_GBps"]
+                                                                          nodes=nodes, cal=cal).busbw_GBps
         rows.append(row)
     return pd.DataFrame(rows).round(1)
 
@@ -489,8 +489,8 @@ def scaling(cases: Sequence[tuple[str, int]] = (("hgx-h200", 8), ("dgx-a100", 8)
             ar = collectives.collective("allreduce", system_id, n, nbytes, nodes=domains, cal=cal)
             a2a = collectives.collective("alltoall", system_id, n, nbytes, nodes=domains, cal=cal)
             rows.append({"system": SCALING_LABELS.get(system_id, label(system_id)), "gpus": n, "domains": domains,
-                         "allreduce_algorithm": ar["algorithm"], "allreduce_busbw_GBps": ar["busbw_GBps"],
-                         "alltoall_busbw_GBps": a2a["busbw_GBps"]})
+                         "allreduce_algorithm": ar.algorithm, "allreduce_busbw_GBps": ar.busbw_GBps,
+                         "alltoall_busbw_GBps": a2a.busbw_GBps})
     return pd.DataFrame(rows).round(1)
 
 
@@ -511,8 +511,8 @@ def multinode_allreduce(system_id: str = SWITCH, nodes: Sequence[int] = (2, 4, 8
         for name in algorithms:
             row[f"{name.replace('-', '_')}_busbw_GBps"] = (
                 collectives.collective("allreduce", system_id, n, nbytes, nodes=k, algorithm=name,
-                                       cal=cal)["busbw_GBps"] if name in possible else math.nan)
-        row["auto_algorithm"] = collectives.collective("allreduce", system_id, n, nbytes, nodes=k, cal=cal)["algorithm"]
+                                       cal=cal).busbw_GBps if name in possible else math.nan)
+        row["auto_algorithm"] = collectives.collective("allreduce", system_id, n, nbytes, nodes=k, cal=cal).algorithm
         rows.append(row)
     return pd.DataFrame(rows).round(1)
 

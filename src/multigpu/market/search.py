@@ -306,9 +306,9 @@ def _serving_option(model_id: str, system_id: str, tp: int, input_tokens: int, o
                     dtype: str, cal: Calibration) -> ServingOption:
     batches = np.arange(1, MAX_BATCH + 1)
     r = inference.run(model_id, system_id, tp, batches, input_tokens, output_tokens, dtype=dtype, cal=cal)
-    life = np.asarray(r["query_time_s"], dtype=float)
-    comm = np.asarray(r["comm_fraction"], dtype=float) * life
-    return _pick(tp, floor, output_tokens, life, life - comm, comm, np.asarray(r["fits"], dtype=bool))
+    life = np.asarray(r.query_time_s, dtype=float)
+    comm = np.asarray(r.comm_fraction, dtype=float) * life
+    return _pick(tp, floor, output_tokens, life, life - comm, comm, np.asarray(r.fits, dtype=bool))
 
 
 def serving_option(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int,

@@ -41,4 +41,4 @@ def _collective(args: argparse.Namespace) -> dict:
     if args.gpus < 2:
         raise InputError(f"--gpus must be at least 2 for a collective; got {args.gpus}")
     return collectives.collective(args.op, args.system, args.gpus, nbytes, nodes=args.nodes,
-                                  algorithm=args.algorithm)
+                                  algorithm=args.algorithm).to_dict()

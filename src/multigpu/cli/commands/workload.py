@@ -51,9 +51,9 @@ def add_training_job(parser: argparse.ArgumentParser) -> None:
 def _train(args: argparse.Namespace) -> dict[str, Any]:
     return training.step(args.model, args.system, args.gpus, args.tp, args.pp, args.global_batch, args.micro_batch,
                          dp=args.dp, seq=args.seq, recompute=args.recompute, sequence_parallel=args.sequence_parallel,
-                         interleave=args.interleave, dtype=args.dtype, zero_stage=args.zero, ep=args.ep)
+                         interleave=args.interleave, dtype=args.dtype, zero_stage=args.zero, ep=args.ep).to_dict()
 
 
 def _infer(args: argparse.Namespace) -> dict[str, Any]:
     return inference.run(args.model, args.system, args.tp, args.batch, args.input_tokens, args.output_tokens,
-                         pp=args.pp, dtype=args.dtype)
+                         pp=args.pp, dtype=args.dtype).to_dict()

@@ -59,8 +59,8 @@ def first_in_switch_reduction(cal: Calibration | None = None) -> dict[str, objec
     family = [catalog.link(i) for i in generations.FAMILIES["nvswitch"]]
     first = next(link for link in family if link.in_network_reduction)
     n, size = 8, 16 * GiB
-    ring = collectives.collective("allreduce", wiring.SWITCH, n, size, algorithm="ring", cal=cal)["busbw_GBps"]
-    nvls = collectives.collective("allreduce", wiring.SWITCH, n, size, algorithm="nvls", cal=cal)["busbw_GBps"]
+    ring = collectives.collective("allreduce", wiring.SWITCH, n, size, algorithm="ring", cal=cal).busbw_GBps
+    nvls = collectives.collective("allreduce", wiring.SWITCH, n, size, algorithm="nvls", cal=cal).busbw_GBps
     measured = measurements.measurements().set_index("id")["model_value"]
     gains = wiring.nvls_gain(wiring.SWITCH, cal=cal)
     return {"switch": first.name, "year": first.year,
@@ -131,11 +131,11 @@ def multishot(gpus: int = 8, cal: Calibration | None = None) -> dict[str, float]
                        .time_us(np.array([0.0]))[0]) for k in range(2, 9)]
     ring = wiring.speedup_vs_size(gpus=gpus, against=("ring",), cal=cal)
     nccl = wiring.speedup_vs_size(gpus=gpus, against=wiring.NCCL_ALGORITHMS, cal=cal)
-    best = ring["speedup_x"].idxmax()
+    best = ring.speedup_x.idxmax()
     return {"steps_two_shot": 2, "steps_ring": 2 * (gpus - 1), "latency_spread_us": max(latencies) - min(latencies),
-            "latency_us": latencies[-1], "max_vs_ring_x": float(ring["speedup_x"].max()),
-            "max_vs_ring_bytes": float(ring.loc[best, "bytes"]), "small_vs_ring_x": float(ring["speedup_x"].iloc[0]),
-            "large_vs_ring_x": float(ring["speedup_x"].iloc[-1]), "max_vs_nccl_x": float(nccl["speedup_x"].max()),
+            "latency_us": latencies[-1], "max_vs_ring_x": float(ring.speedup_x.max()),
+            "max_vs_ring_bytes": float(ring.loc[best, "bytes"]), "small_vs_ring_x": float(ring.speedup_x.iloc[0]),
+            "large_vs_ring_x": float(ring.speedup_x.iloc[-1]), "max_vs_nccl_x": float(nccl["speedup_x"].max()),
             "large_vs_nccl_x": float(nccl["speedup_x"].iloc[-1])}
 
 
