@@ -77,15 +77,28 @@ class Constant:
         return tuple(int(i) for i in self.fitted_on.split(",") if i.strip())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Calibration:
     """Every constant of the communication model, by ``(name, key)``; immutable and hashable."""
 
     constants: tuple[Constant, ...]
     _index: dict[Key, Constant] = field(init=False, repr=False, compare=False, hash=False)
+    _values: tuple = field(init=False, repr=False, compare=False, hash=False)
+    _hash: int = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_index", {(c.name, c.key): c for c in self.constants})
+        values = tuple((c.name, c.key, c.value) for c in self.constants)
+        object.__setattr__(self, "_values", values)
+        object.__setattr__(self, "_hash", hash(values))
+
+    def __hash__(self) -> int:  # by value, computed once: every model cache is keyed by the calibration
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        return isinstance(other, Calibration) and self._hash == other._hash and self._values == other._values
 
     def value(self, name: str, key: str) -> float:
         """The value of constant ``name``/``key``."""

@@ -189,20 +189,23 @@ def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int
     if base.empty:
         raise InputError(f"no layout of {gpus} GPUs divides '{model.id}' with global batch {global_batch}")
     cal = calibration.resolve(cal)
-    option_list = _options(base["tp"].to_numpy(), zero_stages)
-    frames = []
+    base_columns = {c: base[c].to_numpy() for c in base.columns}
+    option_list = _options(base_columns["tp"], zero_stages)
+    columns: dict[str, list[np.ndarray]] = {}
     for done, (recompute, sp, stage, mask) in enumerate(option_list, start=1):
-        part = base[mask]
-        arrays = training.Layouts(*(part[c].to_numpy() for c in ("tp", "pp", "dp", "micro_batch", "interleave")),
-                                  ep=np.ones(len(part), dtype=int), global_batch=global_batch, seq=seq,
+        part = {c: v[mask] for c, v in base_columns.items()}
+        n = int(mask.sum())
+        arrays = training.Layouts(*(part[c] for c in ("tp", "pp", "dp", "micro_batch", "interleave")),
+                                  ep=np.ones(n, dtype=int), global_batch=global_batch, seq=seq,
                                   recompute=recompute, sequence_parallel=sp, dtype=dtype, zero_stage=stage)
         result = training.evaluate(model, system, arrays, cal)
-        frames.append(part.assign(recompute=recompute, sequence_parallel=sp, zero_stage=stage,
-                                  microbatches=global_batch // (part["micro_batch"] * part["dp"]),
-                                  **{k: np.asarray(v) for k, v in result.items()}))
+        extra = {"recompute": np.full(n, recompute, dtype=object), "sequence_parallel": np.full(n, sp),
+                 "zero_stage": np.full(n, stage), "microbatches": global_batch // (part["micro_batch"] * part["dp"])}
+        for name, values in {**part, **extra, **result}.items():
+            columns.setdefault(name, []).append(np.broadcast_to(np.asarray(values), (n,)))
         if progress:
             progress(done, len(option_list))
-    return pd.concat(frames, ignore_index=True)
+    return pd.DataFrame({name: np.concatenate(parts) for name, parts in columns.items()})
 
 
 def _layout(record: dict[str, Any]) -> TrainingLayout:
