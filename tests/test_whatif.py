@@ -23,6 +23,7 @@ def clear_caches() -> None:
     for obj in gc.get_objects():
         if isinstance(obj, functools._lru_cache_wrapper) and obj.__module__.startswith("multigpu"):
             obj.cache_clear()
+    search.MEMO.clear()
 
 
 def results(cal):

@@ -8,6 +8,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from multigpu.common.csvout import csv_cell
+
 FORMATS = ("table", "json", "csv")
 Row = Mapping[str, Any]
 
@@ -42,23 +44,6 @@ def _cell(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False, default=_jsonable)
     return "" if value is None else str(value)
-
-
-#: A text cell starting with one of these is read as a formula by spreadsheets (CSV injection).
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value: Any) -> str:
-    """A cell for CSV: numbers at full precision (``repr``), text that a spreadsheet would read as a formula
-    escaped with a leading ``'``; numbers, negative ones included, are never escaped."""
-    if isinstance(value, bool) or value is None:
-        return "" if value is None else str(value)
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if hasattr(value, "item"):
-        return csv_cell(value.item())
-    text = json.dumps(value, ensure_ascii=False, default=_jsonable) if isinstance(value, (dict, list)) else str(value)
-    return "'" + text if text.startswith(FORMULA_START) else text
 
 
 def _csv(rows: Sequence[Row]) -> str:

@@ -16,24 +16,33 @@ fits in one node; for each (:func:`serving_option`) the largest in-flight batch
 whose per-user speed meets the floor, and picks the degree with the most output
 tokens per second per GPU.
 
-Both are cached on all their arguments, the calibration included.
+Both are memoised on all their arguments, the calibration included
+(:data:`MEMO`). The results do not depend on prices, so a run with another
+price file reuses them; :func:`save_memo` and :func:`load_memo` keep them on
+disk between runs, keyed by the package version and a hash of the data files
+(catalogue, models, calibration) as well.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import math
+import pickle
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from multigpu import __version__
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
+from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.compute import inference, models, training
 from multigpu.hardware import catalog
@@ -46,6 +55,66 @@ MAX_MICRO_BATCH, MAX_INTERLEAVE = 16, 8
 #: Largest in-flight batch tried when serving.
 MAX_BATCH = 256
 Progress = Callable[[int, int], None]
+
+
+class Memo:
+    """Results of the searches by their full arguments (calibration included): a plain dict per search
+    that can be written to disk and read back (:func:`save_memo`, :func:`load_memo`)."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, dict[tuple, Any]] = {}
+
+    def __call__(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        table = self.tables.setdefault(function.__name__, {})
+
+        @functools.wraps(function)
+        def memoised(*key: Any) -> Any:
+            if key not in table:
+                table[key] = function(*key)
+            return table[key]
+
+        memoised.cache_clear = table.clear  # type: ignore[attr-defined]
+        return memoised
+
+    def clear(self) -> None:
+        for table in self.tables.values():
+            table.clear()
+
+
+#: The memo of :func:`train` and :func:`serve` (and :func:`serving_option`).
+MEMO = Memo()
+
+
+def data_digest() -> str:
+    """A hash of the package version and every data file the searches read: a memo on disk is valid only
+    for the same digest."""
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted(DATA_DIR.glob("*.csv")):
+        if path.name not in ("prices.csv", "fx_rates.csv", "claims.csv", "measurements.csv", "out_of_sample.csv"):
+            digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def save_memo(folder: str | Path) -> Path:
+    """Write :data:`MEMO` to ``folder/searches-<digest>.pickle`` (the folder is created); return the path."""
+    path = Path(folder) / f"searches-{data_digest()}.pickle"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as handle:
+        pickle.dump(MEMO.tables, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    return path
+
+
+def load_memo(folder: str | Path) -> int:
+    """Read the memo written by :func:`save_memo` for this digest into :data:`MEMO`, if there is one;
+    return how many results it held (0 if none)."""
+    path = Path(folder) / f"searches-{data_digest()}.pickle"
+    if not path.exists():
+        return 0
+    with path.open("rb") as handle:
+        tables = pickle.load(handle)  # written by save_memo of this package version and data
+    for name, table in tables.items():
+        MEMO.tables.setdefault(name, {}).update(table)
+    return sum(len(t) for t in tables.values())
 
 
 # ------------------------------------------------------------------ training
@@ -231,7 +300,7 @@ def train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int 
     return _train_cached(*key)
 
 
-@functools.lru_cache(maxsize=8192)
+@MEMO
 def _train_cached(*key: Any) -> TrainingSearch:
     return _train(*key)
 
@@ -304,7 +373,7 @@ def _pick(tp: int, floor: float, output_tokens: int, life: np.ndarray, noncomm: 
                          tuple(noncomm.tolist()), tuple(comm.tolist()), tuple(fits.tolist()))
 
 
-@functools.lru_cache(maxsize=8192)
+@MEMO
 def _serving_option(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int, floor: float,
                     dtype: str, cal: Calibration) -> ServingOption:
     batches = np.arange(1, MAX_BATCH + 1)
@@ -348,7 +417,7 @@ def serve(model_id: str, system_id: str, gpus: int, input_tokens: int, output_to
                   calibration.resolve(cal))
 
 
-@functools.lru_cache(maxsize=4096)
+@MEMO
 def _serve(model_id: str, system_id: str, gpus: int, input_tokens: int, output_tokens: int, floor: float,
            dtype: str, cal: Calibration) -> ServingSearch:
     model, system = models.model(model_id), catalog.system(system_id)

@@ -1,0 +1,88 @@
+"""``report``: every price-dependent table as CSV with a provenance stamp and full precision, one workbook,
+stable offer ids, and a second run with another price file that only prices (issue 17)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from multigpu.book import report
+from multigpu.cli import main
+from multigpu.comm import calibration
+from multigpu.market import cost, prices
+
+GOOD = Path(__file__).parent / "data" / "prices" / "good.csv"
+STAMP = ("price_file", "price_file_sha256", "observed_from", "observed_to", "fx_table", "fx_rates",
+         "package_version", "calibration_digest")
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("report")
+    result = subprocess.run([sys.executable, "-m", "multigpu", "report", "--prices", str(GOOD), "--out", str(out),
+                             "--format", "json"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return out, json.loads(result.stdout)
+
+
+def test_every_table_is_a_csv_with_the_stamp(written):
+    out, summary = written
+    table = prices.load_table(GOOD)
+    names = {p.stem for p in out.glob("*.csv")}
+    assert {"offers", "costs", "break_even", "job_summary", "guide_decisions", "claims", "c24_cases"} <= names
+    assert len(names) == summary["tables"]
+    for path in out.glob("*.csv"):
+        header = next(csv.reader(path.open(encoding="utf-8")))
+        assert header[-len(STAMP):] == list(STAMP), path.name
+        for row in rows(path):
+            assert row["price_file"] == "good.csv" and row["price_file_sha256"] == table.sha256
+            assert row["calibration_digest"] == calibration.default().digest
+            assert "CNY = " in row["fx_rates"]
+
+
+def test_numbers_are_written_at_full_precision_with_stable_offer_ids(written):
+    out, _ = written
+    table = prices.load_table(GOOD)
+    expected = cost.offer_costs("train-llama3.1-8b", table).set_index("offer")
+    for row in rows(out / "costs.csv"):
+        if row["workload"] == "train-llama3.1-8b" and row["cost_usd"]:
+            assert float(row["cost_usd"]) == expected.loc[int(row["offer"]), "cost_usd"]  # exact, not rounded
+            assert row["offer_id"] == report.offer_id(table.offers.iloc[int(row["offer"])].to_dict())
+    ids = [r["offer_id"] for r in rows(out / "offers.csv")]
+    assert len(set(ids)) == len(ids) == len(table.offers)
+
+
+def test_the_workbook_has_a_readme_and_a_sheet_per_table(written):
+    from openpyxl import load_workbook
+
+    out, summary = written
+    book = load_workbook(out / "report.xlsx", read_only=True)
+    assert book.sheetnames[0] == "README" and len(book.sheetnames) == summary["tables"] + 1
+    readme = {r[0]: r[1] for r in book["README"].iter_rows(values_only=True) if r and r[0]}
+    assert readme["price_file"] == "good.csv" and readme["package_version"] == summary["package_version"]
+
+
+def test_a_second_run_reuses_the_searches_and_gives_the_same_tables(written, tmp_path):
+    out, _ = written
+    again = tmp_path / "again"
+    assert main(["report", "--prices", str(GOOD), "--out", str(again), "--cache", str(out / ".cache"),
+                 "--format", "json"]) == 0
+    for path in out.glob("*.csv"):
+        assert (again / path.name).read_bytes() == path.read_bytes(), path.name
+
+
+def test_a_bad_price_file_writes_nothing(tmp_path, capsys):
+    bad = Path(__file__).parent / "data" / "prices" / "bad_price_zero.csv"
+    assert main(["report", "--prices", str(bad), "--out", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out").exists()
+    assert capsys.readouterr().err.startswith(f"error: {bad}:")
