@@ -67,6 +67,8 @@ BAD = [
     (("gpus", "--format", "xml"), "--format:"),
     (("prices", "check", "no/such/file.csv"), "no/such/file.csv"),
     (("prices",), "prices"),
+    (("prices", "diff", "only-one.csv"), "prices diff"),
+    (("report", "--out", "x", "--prices", "no/such.csv"), "no/such.csv"),
     (("recommend",), "recommend"),
     (("nonsense",), "nonsense"),
     # layouts that do not divide

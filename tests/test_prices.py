@@ -207,9 +207,11 @@ def test_multigpu_prices_changes_the_stamp(monkeypatch):
     other = inputs.price_table().stamp()
     assert other != default
     assert other == {"name": "good.csv", "sha256_12": other["sha256_12"], "offers": 6,
-                     "observed_from": "2026-07-03", "observed_to": "2026-09-20"}
+                     "observed_from": "2026-07-03", "observed_to": "2026-09-20", "fx_name": "fx_rates.csv",
+                     "fx_rates": "6.7063 CNY per USD (2026-09-10)"}
     assert inputs.price_table().stamp_markdown() == (f"Prices: `good.csv` (sha256 {other['sha256_12']}), "
-                                                     "6 offers observed 2026-07-03 to 2026-09-20.")
+                                                     "6 offers observed 2026-07-03 to 2026-09-20; converted with "
+                                                     "`fx_rates.csv`, 6.7063 CNY per USD (2026-09-10).")
 
 
 def test_multigpu_prices_missing_file_is_an_error(monkeypatch, tmp_path):

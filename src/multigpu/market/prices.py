@@ -216,18 +216,28 @@ class PriceTable:
 
     def stamp(self) -> dict[str, Any]:
         """What identifies the price file: ``name``, ``sha256_12`` (first 12 hex digits of its
-        SHA-256), ``offers`` (count) and ``observed_from`` / ``observed_to`` (ISO dates)."""
+        SHA-256), ``offers`` (count), ``observed_from`` / ``observed_to`` (ISO dates), and the FX table it
+        is converted with: ``fx_name`` and ``fx_rates`` (the rates of the currencies it uses, with their dates)."""
         observed = list(self.offers["observed"])
         return {"name": self.name, "sha256_12": self.sha256[:12], "offers": len(observed),
-                "observed_from": min(observed).isoformat(), "observed_to": max(observed).isoformat()}
+                "observed_from": min(observed).isoformat(), "observed_to": max(observed).isoformat(),
+                "fx_name": Path(self.fx_path).name, "fx_rates": self.fx_rates()}
+
+    def fx_rates(self) -> str:
+        """The rates the file's non-USD prices are converted at, e.g. "6.7063 CNY per USD (2026-09-10)"."""
+        used = sorted(set(self.offers["currency"]) - {"USD"})
+        return "; ".join(f"{1 / self.fx[c].usd_per_unit:.4f} {c} per USD ({self.fx[c].date.isoformat()})"
+                         for c in used)
 
     def stamp_markdown(self) -> str:
-        """The sentence every page that uses prices shows, e.g. "Prices: `prices.csv`
-        (sha256 0123456789ab), 42 offers observed 2025-06-01 to 2026-09-20." """
+        """The sentence every page that uses prices shows, e.g. "Prices: `prices.csv` (sha256 0123456789ab),
+        42 offers observed 2025-06-01 to 2026-09-20; converted with `fx_rates.csv`, 6.7063 CNY per USD
+        (2026-09-10)." (the FX part only when the file has prices in other currencies than USD)."""
         s = self.stamp()
         offers = f"{s['offers']} offer{'s' if s['offers'] != 1 else ''}"
+        fx = f"; converted with `{s['fx_name']}`, {s['fx_rates']}" if s["fx_rates"] else ""
         return (f"Prices: `{s['name']}` (sha256 {s['sha256_12']}), {offers} observed "
-                f"{s['observed_from']} to {s['observed_to']}.")
+                f"{s['observed_from']} to {s['observed_to']}{fx}.")
 
 
 def load_fx(path: str | Path = DEFAULT_FX) -> dict[str, FxRate]:
