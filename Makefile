@@ -15,7 +15,7 @@ APT_INSTALL := $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SU
 # `make book PRICES=file` points every page at another price file (and rebuilds everything); the path may hold spaces.
 WITH_PRICES := $(if $(PRICES),MULTIGPU_PRICES='$(PRICES)')
 
-.PHONY: book report test test-package test-notebooks test-site setup font browser notebooks clean
+.PHONY: book report bench test test-package test-notebooks test-site setup font browser notebooks clean
 
 ## book: set up, check the price file, build the whole site from scratch into _build/.next (any warning is
 ## an error) and only then replace _build/html; a bad price file or a failed build leaves the old site as it was
@@ -25,6 +25,10 @@ book: setup
 ## report: every price-dependent table of the book for PRICES (default: the packaged file) as CSV and XLSX
 report: setup
 	$(WITH_PRICES) $(PY) -m multigpu report --out _build/report
+
+## bench: time two clean builds of the book and the report (cold and warm), and check the builds are identical
+bench: setup
+	$(PY) -m multigpu.book.bench
 
 ## test: set up, then package tests, nbval over every notebook, the site build and the site check
 test: setup browser

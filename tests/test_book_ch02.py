@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from glue_citations import check_cited, roles
 
 from multigpu.book import ch02_topology as ch02
 from multigpu.book import plotting
@@ -21,16 +20,6 @@ from multigpu.hardware import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "book" / "chapters" / "02-nvswitch-topology.ipynb"
-
-
-def glue_references(path: Path) -> dict[str, set[str]]:
-    """The glue names a notebook's Markdown cites, by role: {"text": {...}, "md": {...}}."""
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    text = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
-    refs: dict[str, set[str]] = {"text": set(), "md": set()}
-    for role, name in re.findall(r"\{glue:(text|md)\}`([A-Za-z0-9_]+)", text):
-        refs[role].add(name)
-    return refs
 
 
 @pytest.fixture(scope="module")
@@ -53,13 +42,8 @@ def slow_facts(slow_cal):
 
 
 def test_facts_cover_every_glue_name_the_chapter_cites(facts):
-    refs = glue_references(NOTEBOOK)
-    assert refs["text"] and refs["md"]
-    assert not (refs["text"] | refs["md"]) - set(facts)
-    for name in refs["text"]:
-        assert isinstance(facts[name], (int, float)) and not isinstance(facts[name], bool), name
-    for name in refs["md"]:
-        assert isinstance(facts[name], str), name
+    check_cited(facts, NOTEBOOK)
+    assert {"text", "md"} <= set(roles(NOTEBOOK).values())
 
 
 def test_facts_are_plain_python_values(facts):

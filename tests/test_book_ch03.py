@@ -8,12 +8,11 @@ what-if calibration), and that every format the prose applies works on it. Chapt
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import nbformat
 import pytest
+from glue_citations import citations
 from matplotlib.figure import Figure
 
 from multigpu.book import ch03_bottlenecks as ch03
@@ -23,13 +22,6 @@ from multigpu.evidence.claims import workloads as claim_checks
 NOTEBOOK = Path(__file__).resolve().parents[1] / "book" / "chapters" / "03-communication-bottlenecks.ipynb"
 #: A what-if calibration under which every communication time of the chapter changes.
 SLOW = bottlenecks.scaled_network(bandwidth=0.5, latency=2.0)
-
-
-def citations(path: Path) -> list[tuple[str, str, str]]:
-    """Every ``{glue:role}`name:spec``` of the notebook's Markdown: (role, name, format spec or "")."""
-    notebook = nbformat.read(path, as_version=4)
-    text = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
-    return [(role, name, spec) for role, name, spec in re.findall(r"\{glue:(\w+)\}`([^`:]+):?([^`]*)`", text)]
 
 
 @pytest.fixture(scope="module")

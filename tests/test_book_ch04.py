@@ -8,12 +8,11 @@ give different text where their numbers differ.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import nbformat
 import pytest
+from glue_citations import roles
 from matplotlib.figure import Figure
 
 from multigpu.book import ch04_cost as ch04
@@ -38,22 +37,11 @@ def facts(tables) -> dict[str, dict]:
     return {name: ch04.facts(table) for name, table in tables.items()}
 
 
-def _cited(path: Path) -> dict[str, str]:
-    """The glue names the notebook's Markdown cites, with their role (``text`` or ``md``)."""
-    notebook = nbformat.read(path, as_version=4)
-    roles: dict[str, str] = {}
-    for cell in notebook.cells:
-        if cell.cell_type == "markdown":
-            for role, name in re.findall(r"\{glue:(text|md)\}`([^`:]+)", cell.source):
-                assert roles.setdefault(name, role) == role, f"{name} is cited as text and as md"
-    return roles
-
-
 # ------------------------------------------------------------------ the page and its facts
 
 
 def test_facts_are_what_the_page_cites_with_the_right_role(facts):
-    cited = _cited(NOTEBOOK)
+    cited = roles(NOTEBOOK)
     for name in FILES:
         assert set(facts[name]) == set(cited)
         for key, value in facts[name].items():

@@ -1,14 +1,13 @@
 """Chapter 5's book module (multigpu.book.ch05_guide): the facts its prose cites, built from the numbers of the
 guide and the recommender, on the packaged price file and on tests/data/prices/good.csv."""
 
-import json
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from glue_citations import check_cited
 
 from multigpu.book import ch05_guide as ch05
 from multigpu.book import plotting
@@ -66,18 +65,8 @@ def all_facts(run: Run) -> dict:
 def test_the_notebook_cites_every_fact_with_the_role_of_its_type(runs):
     """Every glue name the Markdown cites is built here, text is cited with {glue:md} and numbers with
     {glue:text}, and nothing is built that the page does not cite."""
-    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-    markdown = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
-    cited = {(role, name) for role, name in re.findall(r"\{glue:(md|text)\}`([A-Za-z0-9_]+)", markdown)}
     for run in runs.values():
-        facts = all_facts(run)
-        assert {name for _, name in cited} == set(facts)
-        for role, name in cited:
-            value = facts[name]
-            if role == "md":
-                assert isinstance(value, str), name
-            else:
-                assert type(value) in (int, float), name  # plain numbers: numpy scalars print np.float64(...)
+        check_cited(all_facts(run), NOTEBOOK, exact=True)
 
 
 def test_intro_names_the_price_file(runs):

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import nbformat
 import pytest
+from glue_citations import roles
 from matplotlib.figure import Figure
 
 from multigpu.book import app_claims
@@ -35,15 +35,12 @@ def checked(tables) -> dict[str, object]:
 
 
 def test_page_cites_the_facts_with_the_right_role(tables, checked):
-    roles: dict[str, str] = {}
-    for cell in nbformat.read(NOTEBOOK, as_version=4).cells:
-        if cell.cell_type == "markdown":
-            roles.update((name, role) for role, name in re.findall(r"\{glue:(text|md)\}`([^`:]+)", cell.source))
+    cited = roles(NOTEBOOK)
     facts = app_claims.price_facts(tables["default"]) | app_claims.verdict_facts(checked["frames"]["default"],
                                                                                  checked["titles"])
-    assert set(facts) == set(roles)
+    assert set(facts) == set(cited)
     for name, value in facts.items():
-        assert isinstance(value, str) if roles[name] == "md" else type(value) is int, name
+        assert isinstance(value, str) if cited[name] == "md" else type(value) is int, name
 
 
 def test_price_stamp_names_the_file(tables):

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import nbformat
 import pytest
+from glue_citations import citations
 
 from multigpu.book import app_validation
 from multigpu.comm import calibration
@@ -22,13 +22,6 @@ from multigpu.comm.calibration import Calibration
 from multigpu.evidence import bottlenecks, validation
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "book" / "appendix" / "validation.ipynb"
-
-
-def citations(path: Path) -> list[tuple[str, str, str]]:
-    """Every ``{glue:role}`name:spec``` of the notebook's Markdown: (role, name, format spec or "")."""
-    notebook = nbformat.read(path, as_version=4)
-    text = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
-    return [(role, name, spec) for role, name, spec in re.findall(r"\{glue:(\w+)\}`([^`:]+):?([^`]*)`", text)]
 
 
 @pytest.fixture(scope="module")
