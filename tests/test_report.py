@@ -86,3 +86,17 @@ def test_a_bad_price_file_writes_nothing(tmp_path, capsys):
     assert main(["report", "--prices", str(bad), "--out", str(tmp_path / "out")]) == 2
     assert not (tmp_path / "out").exists()
     assert capsys.readouterr().err.startswith(f"error: {bad}:")
+
+
+def test_the_searches_kept_on_disk_are_found_by_a_new_process(written):
+    out, _ = written
+    code = ("import sys\n"
+            "from multigpu.market import search\n"
+            "assert search.load_memo(sys.argv[1]) > 0\n"
+            "key = next(iter(search.MEMO.tables['_train_cached']))\n"
+            "search._train = None  # a search not found in the memo would fail here\n"
+            "found = search.train(*key[:5], dtype=key[5], zero_stages=key[6], top=key[7], cal=key[8])\n"
+            "print(found.evaluated)\n")
+    result = subprocess.run([sys.executable, "-c", code, str(out / ".cache")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) > 0

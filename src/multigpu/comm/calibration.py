@@ -95,6 +95,9 @@ class Calibration:
     def __hash__(self) -> int:  # by value, computed once: every model cache is keyed by the calibration
         return self._hash
 
+    def __reduce__(self) -> tuple:  # pickled as its constants; the hash is recomputed in the loading process
+        return (Calibration, (self.constants,))
+
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
