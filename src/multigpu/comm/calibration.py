@@ -148,28 +148,37 @@ class Calibration:
 
     # ---------------------------------------------------------- derived constants
 
-    def efficiency(self, link_class: str, arch: str, engine: str = "sm") -> float:
+    def efficiency(self, link_class: str, arch: str, engine: str = "sm", fabric: str | None = None) -> float:
         """Achievable fraction of a link's line rate, per direction.
 
         ``link_class`` is ``nvlink``, ``pci`` or ``net``; ``arch`` the GPU
         architecture; ``engine`` ``"sm"`` (NCCL and custom kernels: SM loads
-        and stores) or ``"ce"`` (copy engines: cudaMemcpy, p2p benchmarks).
+        and stores) or ``"ce"`` (copy engines: cudaMemcpy, p2p benchmarks);
+        ``fabric`` the scale-out fabric, for ``net`` links (its own row if it
+        has one, else the InfiniBand figure).
         """
         if link_class == "nvlink":
             if engine == "ce":
                 return self.value("ce_efficiency", "nvlink")
             return self.value("sm_efficiency", f"nvlink.{_SM_NVLINK_KEY.get(arch, 'default')}")
+        if link_class == "net" and fabric and self.has(f"{engine}_efficiency", f"net.{fabric}"):
+            return self.value(f"{engine}_efficiency", f"net.{fabric}")
         return self.value(f"{engine}_efficiency", _EFFICIENCY_KEY[link_class])
 
-    def link_efficiency(self, arch: str, engine: str = "sm") -> Callable[[Edge], float]:
-        """Per-edge achievable fraction of line rate for GPUs of ``arch`` (a topology ``efficiency``);
-        a virtual host-staging edge gets ``bounce/rate_factor`` of the GPU's PCIe link."""
+    def link_efficiency(self, arch: str, engine: str = "sm", fabric: str | None = None) -> Callable[[Edge], float]:
+        """Per-edge achievable fraction of line rate for GPUs of ``arch`` (a topology ``efficiency``) on a
+        node whose NICs join ``fabric``; a virtual host-staging edge gets ``bounce/rate_factor`` of the GPU's
+        PCIe link."""
         bounce = self.value("bounce", "rate_factor")
 
         def efficiency(edge: Edge) -> float:
-            return bounce if edge.kind == "bounce" else self.efficiency(edge.link_class, arch, engine)
+            return bounce if edge.kind == "bounce" else self.efficiency(edge.link_class, arch, engine, fabric)
 
         return efficiency
+
+    def fabric_latency_us(self, fabric: str | None) -> float:
+        """What a fabric adds to each network hop beyond NCCL's InfiniBand figures, us (0 if it has no row)."""
+        return self.value("fabric_latency_us", fabric) if fabric and self.has("fabric_latency_us", fabric) else 0.0
 
     def line_rate(self) -> Callable[[Edge], float]:
         """Raw line rate of every link (efficiency 1), a bounce through host memory still at

@@ -102,7 +102,7 @@ class Placement:
 
     def efficiency(self, engine: str = "sm") -> topology.Efficiency:
         """Per-edge achievable fraction of line rate for this GPU architecture."""
-        return self.cal.link_efficiency(self.topo.arch, engine)
+        return self.cal.link_efficiency(self.topo.arch, engine, self.topo.fabric)
 
     def with_op(self, op: str, n: int, nodes: int, per_node: int) -> Placement:
         """The same topology and calibration, another collective and placement."""
@@ -223,7 +223,7 @@ def time_us(op: str, system: str | Topology, gpus: int, nbytes: float | Sequence
 class CollectiveResult:
     """One collective (the ``collective`` command's object), with the nccl-tests conventions: ``bytes`` the
     nccl-tests size, ``time_us`` microseconds, ``algbw_GBps`` and ``busbw_GBps`` in GB/s (1e9 bytes; None with
-    one rank), the ``bottleneck`` link and a ``note``."""
+    one rank), the ``bottleneck`` link, a ``note`` and, across nodes, the ``fabric``."""
 
     op: str
     system: str
@@ -237,6 +237,7 @@ class CollectiveResult:
     busbw_GBps: float | None
     bottleneck: str
     note: str
+    fabric: str | None = None  #: the scale-out fabric the nodes are joined by (None on one node)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -252,7 +253,7 @@ def collective(op: str, system: str | Topology, gpus: int, nbytes: float, *, nod
         value = result[key][0]
         row[key] = None if isinstance(value, float) and math.isnan(value) else (
             float(value) if isinstance(value, (float, np.floating)) else value)
-    return CollectiveResult(**row)
+    return CollectiveResult(**row, fabric=topo.fabric if nodes > 1 else None)
 
 
 def sweep(op: str, system: str | Topology, gpus: int, sizes: Sequence[float] | np.ndarray, *,
@@ -330,8 +331,11 @@ def host_copy_GBps(system: str | Topology, gpu: int = 0, *, to_gpu: bool = True,
 
 
 def _lat(where: Placement, algorithm: str, protocol: str, link_class: str, bounce: bool = False) -> float:
-    """Per-step latency, us: NCCL's hardware latency for the class; at least a host bounce if any."""
+    """Per-step latency, us: NCCL's hardware latency for the class (plus the fabric's own on a network hop);
+    at least a host bounce if any."""
     hop = where.cal.value("hop_latency_us", f"{link_class}.{algorithm}.{protocol}")
+    if link_class == "net":
+        hop += where.cal.fabric_latency_us(where.topo.fabric)
     return max(hop, where.cal.value("bounce", "hop_latency_us")) if bounce else hop
 
 
@@ -370,6 +374,14 @@ def _intra_ring(where: Placement) -> topology.RingBandwidth:
 def _nic(where: Placement) -> tuple[float, float, str]:
     """(per-GPU, per-node) achievable GB/s towards the fabric, and what limits it."""
     return topology.nic_bandwidth(where.topo, where.gpus, where.efficiency())
+
+
+def _inter_node_bytes(where: Placement) -> float:
+    """Bytes each node sends through its NICs per byte of an all-reduce across ``k`` nodes: 1 where the
+    fabric reduces in the network (SHARP), else at least 2(k-1)/k (each node sends its share and receives
+    every other node's: the bound no tree or ring beats)."""
+    k = where.nodes
+    return 1.0 if where.topo.in_network_reduction else 2 * (k - 1) / k
 
 
 def _steps(op: str, n: int) -> int:
@@ -427,10 +439,10 @@ def _tree_plans(where: Placement) -> list[CollectivePlan]:
     routes = topology.pattern_routes(where.topo, where.gpus, "chain")
     intra_class = max((r.link_class for r in routes), key=topology.CLASS_ORDER.__getitem__, default="nvlink")
     bounce = any(r.bounce for r in routes)
-    if k > 1:
+    if k > 1:  # each node sends (and receives) S through its NICs with in-network reduction, 2(k-1)/k S without
         _, node_nic, nic_bottleneck = _nic(where)
-        if node_nic < bw:
-            bw, bottleneck = node_nic, nic_bottleneck
+        if node_nic / _inter_node_bytes(where) < bw:
+            bw, bottleneck = node_nic / _inter_node_bytes(where), nic_bottleneck
     found = []
     for proto in _protocols("net" if k > 1 else intra_class, bounce, where):
         latency = _base(where, "tree", proto) + 2 * ((p - 1) * _lat(where, "tree", proto, intra_class, bounce)
@@ -462,9 +474,11 @@ def _nvls_plans(where: Placement) -> list[CollectivePlan]:
     _, node_nic, nic_bottleneck = _nic(where)
     latency = _base(where, "nvlstree", "simple") + _lat(where, "nvlstree", "simple", "nvlink") + \
         2 * math.log2(k) * _lat(where, "nvlstree", "simple", "net")
-    per_byte = max(intra, 1.0 / node_nic)
-    bottleneck = nic_bottleneck if 1.0 / node_nic > intra else f"{edge.name} (in-switch reduction)"
-    return [CollectivePlan("nvls", "simple", lambda s: latency + per_byte * s / 1e3, bottleneck, "NVLSTree across nodes")]
+    inter = _inter_node_bytes(where) / node_nic
+    per_byte = max(intra, inter)
+    bottleneck = nic_bottleneck if inter > intra else f"{edge.name} (in-switch reduction)"
+    note = "NVLSTree across nodes" + (" (in-network reduction)" if where.topo.in_network_reduction else "")
+    return [CollectivePlan("nvls", "simple", lambda s: latency + per_byte * s / 1e3, bottleneck, note)]
 
 
 def _direct_connectivity(where: Placement) -> None:

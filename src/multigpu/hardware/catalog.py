@@ -50,11 +50,16 @@ VENDORS = ("nvidia", "amd")
 FORM_FACTORS = ("sxm", "pcie", "oam", "superchip")
 ARCHS = ("pascal", "volta", "ampere", "hopper", "ada", "blackwell", "rubin", "cdna2", "cdna3", "cdna4")
 TOPOLOGIES = ("nvswitch", "mesh", "hybrid-cube-mesh", "pcie-tree", "pcie-bridged")
+#: Scale-out fabrics: InfiniBand without and with in-network reduction (SHARP), RoCE, AWS EFA, plain TCP.
+FABRICS = ("ib", "ib-sharp", "roce", "efa", "tcp")
+#: Fabrics whose switches reduce data in the network (SHARP): only they let a collective across nodes send
+#: each byte once.
+IN_NETWORK_REDUCTION = ("ib-sharp",)
 
 #: Allowed values of enumerated columns, by column name (in any file).
 ENUMS: dict[str, tuple[str, ...]] = {
     "category": LINK_CATEGORIES, "vendor": VENDORS, "form_factor": FORM_FACTORS,
-    "arch": ARCHS, "topology": TOPOLOGIES,
+    "arch": ARCHS, "topology": TOPOLOGIES, "fabric": FABRICS,
 }
 TOLERANCE = 0.01  # relative tolerance of "total = links x per-link rate"
 #: A per-link data rate may sit this far below lanes x lane rate (line code, FLIT overhead).
@@ -181,9 +186,12 @@ class System(_Record):
     cpu_sockets: int
     inter_socket_GBps_per_dir: float | None  #: UPI / xGMI between sockets, one direction
     nics_per_node: int
-    nic: str | None  #: link id of the scale-out NIC / fabric
+    nic: str | None  #: link id of the scale-out NIC
     source: str
     notes: str = ""
+    fabric: str | None = field(default=None, metadata={"optional": True})
+    """Scale-out fabric (:data:`FABRICS`); default from the NIC: InfiniBand ``ib`` (no SHARP, as rented),
+    RoCE NICs ``roce``, plain Ethernet ``tcp``. A variant ``<id>@<fabric>`` names another one."""
     nvlink_GBps_per_dir: float = field(default=0.0, metadata={"derived": True})
     """GPU-to-GPU fabric per GPU = links x per-link rate, one direction; 0 if none."""
     pcie_GBps_per_dir: float = field(default=0.0, metadata={"derived": True})
@@ -246,8 +254,30 @@ def gpu(gpu_id: str) -> Gpu:
 
 
 def system(system_id: str) -> System:
-    """The system with this id; :class:`InputError` naming the known ids if there is none."""
-    return _lookup(_systems(), system_id, "system")
+    """The system with this id; :class:`InputError` naming the known ids if there is none.
+
+    ``<id>@<fabric>`` is the system with its nodes joined by another fabric (:data:`FABRICS`), e.g.
+    ``dgx-b200@ib-sharp`` (InfiniBand with in-network reduction) or ``hgx-h100@efa``.
+    """
+    base, _, fabric = system_id.partition("@")
+    found = _lookup(_systems(), base, "system")
+    if not fabric:
+        return found
+    if fabric not in FABRICS:
+        raise InputError(f"unknown fabric '{fabric}' in system '{system_id}'; expected one of {', '.join(FABRICS)}")
+    if not found.nics_per_node:
+        raise InputError(f"{base} has no scale-out NIC, so it has no fabric to choose ('{system_id}')")
+    return dataclasses.replace(found, id=system_id, fabric=fabric)
+
+
+def default_fabric(nic: Link | None) -> str | None:
+    """The fabric a NIC gives when the catalogue names none: InfiniBand ``ib`` (no SHARP), a RoCE or
+    SuperNIC Ethernet port ``roce``, other Ethernet ``tcp``; None without a NIC."""
+    if nic is None:
+        return None
+    if nic.category == "infiniband":
+        return "ib"
+    return "roce" if nic.id.startswith(("roce", "connectx")) else "tcp"
 
 
 def _lookup(table: Mapping[str, R], key: str, kind: str) -> R:
@@ -336,7 +366,8 @@ def _with_derived(rec: System, links: Mapping[str, Link]) -> System:
         else:
             nvlink = fabric.per_gpu_GBps_per_dir
     nic = 0.0 if rec.nic is None else links[rec.nic].per_gpu_GBps_per_dir
-    return dataclasses.replace(rec, nvlink_GBps_per_dir=nvlink, nic_GBps_per_dir=nic,
+    fabric = rec.fabric or default_fabric(None if rec.nic is None else links[rec.nic])
+    return dataclasses.replace(rec, nvlink_GBps_per_dir=nvlink, nic_GBps_per_dir=nic, fabric=fabric,
                                pcie_GBps_per_dir=links[rec.pcie].per_gpu_GBps_per_dir)
 
 
@@ -353,6 +384,8 @@ _SYSTEM_RULES: list[tuple[str, Callable[[System, Mapping[str, Link]], bool], str
      "must be given exactly when topology is 'pcie-bridged'"),
     ("nic", lambda s, _: (s.nics_per_node > 0) != (s.nic is not None),
      "must be given exactly when nics_per_node > 0"),
+    ("fabric", lambda s, _: s.fabric is not None and not s.nics_per_node,
+     "must be empty when the system has no NIC (nics_per_node = 0)"),
 ]
 
 # ------------------------------------------------------------ file schemas

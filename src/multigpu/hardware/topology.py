@@ -117,11 +117,17 @@ class Topology:
     in_switch_reduction: bool
     pcie_p2p: bool
     nics_per_node: int
+    fabric: str | None = None  #: scale-out fabric of the nodes (catalog.FABRICS), None without NIC
     edges: list[Edge] = field(default_factory=list)
     index: dict[tuple[str, str], int] = field(default_factory=dict)
     routes: dict[tuple[str, str], Route] = field(default_factory=dict)
     staging: dict[int, int] = field(default_factory=dict)  #: bounce edge -> the GPU PCIe edge it halves
     cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def in_network_reduction(self) -> bool:
+        """Whether the fabric between nodes reduces data in its switches (SHARP)."""
+        return self.fabric in catalog.IN_NETWORK_REDUCTION
 
     @property
     def has_switch(self) -> bool:
@@ -183,7 +189,8 @@ def build(system: Any, *, link: Callable[[str], Any] | None = None,
         link = link or catalog.link
         gpu = gpu or catalog.gpu
     topo = Topology(system.id, gpu(system.gpu).arch, system.topology, system.gpus_per_node,
-                    bool(system.in_switch_reduction), bool(system.pcie_p2p), system.nics_per_node)
+                    bool(system.in_switch_reduction), bool(system.pcie_p2p), system.nics_per_node,
+                    getattr(system, "fabric", None))
     parent = _add_pcie_tree(topo, system, link)
     wiring = {"nvswitch": _add_switch, "mesh": _add_mesh, "hybrid-cube-mesh": _add_hybrid_cube_mesh,
               "pcie-bridged": _add_bridges, "pcie-tree": None}

@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -78,6 +78,7 @@ class Offer(Row):
     source: Text
     region: str | None = None
     system: Annotated[str | None, BeforeValidator(_lower)] = None
+    fabric: Annotated[str | None, BeforeValidator(_lower)] = None
     provider_type: str | None = None
     notes: str | None = None
 
@@ -97,6 +98,8 @@ class Offer(Row):
                   "pricing, region and currency)",
         "system": "optional: a catalogue system id that pins the model of the node (python -m multigpu systems); "
                   "default: the system with this GPU wired by this interconnect",
+        "fabric": f"optional: the network joining instances, one of {', '.join(catalog.FABRICS)} (default: the "
+                  "catalogue system's: ib for InfiniBand NICs, without in-network reduction; tcp for plain Ethernet)",
         "provider_type": "optional: hyperscaler, GPU cloud, marketplace, ... (default: from the provider's name)",
         "notes": "optional: anything, kept as text",
     }
@@ -110,6 +113,13 @@ class Offer(Row):
     @classmethod
     def _known_link(cls, value: str) -> str:
         return datafiles.known(value, catalog.links(), "interconnect", "links")
+
+    @field_validator("fabric")
+    @classmethod
+    def _known_fabric(cls, value: str | None) -> str | None:
+        if value is not None and value not in catalog.FABRICS:
+            raise ValueError(f"unknown fabric '{value}'; expected one of {', '.join(catalog.FABRICS)}")
+        return value
 
     @field_validator("currency")
     @classmethod
@@ -336,13 +346,26 @@ def system_for_offer(offer: Offer | Mapping[str, Any]) -> str:
     """The id of the catalogue system that models an offer's node.
 
     A ``system`` given in the offer wins (it must exist and have the offer's
-    GPU). Otherwise the system has the offer's GPU and is wired by its
+    GPU). A ``fabric`` other than the system's default makes it the variant
+    ``<system>@<fabric>``. Otherwise the system has the offer's GPU and is wired by its
     ``interconnect``: a switch link gives the system with that switch, a PCIe
     link the PCIe-tree system, an NVLink bridge the bridged system, a GPU
     fabric (NVLink, Infinity Fabric) the system with that fabric. No such
     system is an :class:`InputError` naming the column.
     """
     get = offer.get if isinstance(offer, Mapping) else lambda key: getattr(offer, key, None)
+    system_id = _node_system(get)
+    fabric = get("fabric")
+    if not (isinstance(fabric, str) and fabric.strip()) or catalog.system(system_id).fabric == fabric.strip():
+        return system_id
+    if not catalog.system(system_id).nics_per_node:
+        raise InputError(f"fabric '{fabric}' given, but the catalogue system {system_id} has no scale-out NIC",
+                         column="fabric")
+    return f"{system_id}@{fabric.strip()}"
+
+
+def _node_system(get: Callable[[str], Any]) -> str:
+    """The catalogue system of an offer's node, before its fabric (see :func:`system_for_offer`)."""
     gpu, link_id, pinned = get("gpu"), get("interconnect"), get("system")
     systems = catalog.systems()
     if isinstance(pinned, str) and pinned.strip():

@@ -30,6 +30,9 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--nodes", type=types.count, default=1,
                         help="spread the GPUs evenly over this many nodes joined by the system's fabric (default 1)")
     parser.add_argument("--bytes", required=True, help="message size: 4096, 256MB (1e6 bytes), 1GiB (2^30 bytes)")
+    parser.add_argument("--fabric", choices=catalog.FABRICS,
+                        help="the fabric joining the nodes (default: the system's; ib = InfiniBand without "
+                             "in-network reduction, ib-sharp = with SHARP, roce, efa, tcp)")
     parser.add_argument("--algorithm", choices=collectives.ALGORITHMS, default="auto",
                         help="default auto: the fastest of NCCL's algorithms for this size")
     parser.set_defaults(handler=_collective)
@@ -37,7 +40,9 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
 
 def _collective(args: argparse.Namespace) -> dict:
     nbytes = parse_size(args.bytes)
-    catalog.system(args.system)  # an unknown id names the known ones
+    system = catalog.system(args.system)  # an unknown id names the known ones
+    if args.fabric and args.fabric != system.fabric:
+        args.system = catalog.system(f"{args.system.partition('@')[0]}@{args.fabric}").id
     if args.gpus < 2:
         raise InputError(f"--gpus must be at least 2 for a collective; got {args.gpus}")
     return collectives.collective(args.op, args.system, args.gpus, nbytes, nodes=args.nodes,
