@@ -69,6 +69,8 @@ BAD = [
     (("prices",), "prices"),
     (("prices", "diff", "only-one.csv"), "prices diff"),
     (("report", "--out", "x", "--prices", "no/such.csv"), "no/such.csv"),
+    (("validate", "--system", "dgx-a100", "--nccl-tests", "no/such.log"), "no/such.log"),
+    (("validate", "--system", "dgx-a100", "--nccl-tests", "x.log", "--gpus", "0"), "--gpus:"),
     (("recommend",), "recommend"),
     (("nonsense",), "nonsense"),
     # layouts that do not divide

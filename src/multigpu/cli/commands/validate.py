@@ -1,0 +1,43 @@
+"""``python -m multigpu validate --system ID --nccl-tests LOG``: your cluster's nccl-tests output against the
+model, size by size (see :mod:`multigpu.evidence.nccltests`)."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from typing import Any
+
+from multigpu.cli import args as types
+from multigpu.comm import collectives
+
+
+def register(subparsers: argparse._SubParsersAction, add_command) -> None:
+    parser = add_command(subparsers, "validate", "compare the output of nccl-tests (all_reduce_perf, "
+                         "all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf) with the model")
+    parser.add_argument("--system", required=True, help="system id the log was measured on (python -m multigpu "
+                        "systems; <id>@<fabric> for another fabric, e.g. dgx-a100@roce)")
+    parser.add_argument("--nccl-tests", required=True, metavar="LOG", help="a file with nccl-tests' output")
+    parser.add_argument("--op", choices=collectives.OPS, help="the collective (default: read from the log)")
+    parser.add_argument("--gpus", type=types.count, help="ranks in total (default: the log's Rank lines)")
+    parser.add_argument("--nodes", type=types.count, help="nodes (default: the hosts of the log's Rank lines)")
+    parser.epilog = ("Fields: line (of the log), bytes (nccl-tests size), measured_time_us, predicted_time_us, "
+                     "measured_busbw_GBps, predicted_busbw_GBps (GB/s = 1e9 B/s, out-of-place), algorithm and "
+                     "protocol (the model's pick), error_pct (predicted / measured time - 1, %).")
+    parser.set_defaults(handler=_validate)
+
+
+def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
+    from multigpu.cli.output import render
+    from multigpu.evidence import nccltests
+    from multigpu.hardware import catalog
+
+    catalog.system(args.system)
+    log, rows = nccltests.compare(args.nccl_tests, args.system, op=args.op, gpus=args.gpus, nodes=args.nodes)
+    out = [r.to_dict() for r in rows]
+    if args.format != "table":
+        return out
+    errors = [abs(r.error_pct) for r in rows]
+    shown = [{**row, "error_pct": f"{row['error_pct']:+.1f}"} for row in out]
+    return (f"{log.op} on {log.ranks} GPUs over {log.nodes} node(s) of {args.system}: median |error| "
+            f"{statistics.median(errors):.1f} %, worst {max(errors):.1f} % over {len(rows)} sizes\n\n"
+            f"{render(shown, 'table')}")

@@ -1,0 +1,139 @@
+"""Your cluster against the model: read the output of nccl-tests and compare it, size by size.
+
+``python -m multigpu validate --system ID --nccl-tests LOG`` reads what
+``all_reduce_perf``, ``all_gather_perf``, ``reduce_scatter_perf``,
+``alltoall_perf`` or ``sendrecv_perf`` printed (any nccl-tests version: with or
+without the ``redop`` and ``root`` columns) and prints, for each message size,
+the measured and the predicted time and busbw (out-of-place) and the error.
+
+The collective is read from the log (``Collective test starting: ...``, or the
+command line it echoes), the ranks from its ``Rank`` lines and the nodes from
+their host names; each can be given instead. A log that cannot be read is an
+:class:`~multigpu.common.errors.InputError` at its file and line.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from multigpu.comm import collectives
+from multigpu.comm.calibration import Calibration
+from multigpu.common.datafiles import read_bytes
+from multigpu.common.errors import InputError
+
+#: nccl-tests binary -> the model's collective
+BINARIES = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather", "reduce_scatter_perf": "reducescatter",
+            "alltoall_perf": "alltoall", "sendrecv_perf": "sendrecv", "broadcast_perf": "broadcast"}
+_RANK = re.compile(r"^#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device")
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?(e[+-]?\d+)?$", re.I)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One size of a log: the nccl-tests size (bytes) and the out-of-place time (us) and busbw (GB/s)."""
+
+    line: int
+    bytes: int
+    time_us: float
+    busbw_GBps: float
+
+
+@dataclass(frozen=True)
+class Log:
+    """What a log says: the collective, ranks, nodes, and its points."""
+
+    op: str | None
+    ranks: int | None
+    nodes: int | None
+    points: tuple[Point, ...]
+
+
+def parse(path: str | Path) -> Log:
+    """Read an nccl-tests log; an :class:`InputError` at file:line for a size row that cannot be read, or
+    for a log without any."""
+    name = str(path)
+    try:
+        text = read_bytes(path).decode("utf-8", errors="replace")
+    except InputError:
+        raise
+    op, hosts, ranks, points = None, [], 0, []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        for binary, collective in BINARIES.items():
+            if binary in line and op is None:
+                op = collective
+        rank = _RANK.match(line)
+        if rank:
+            ranks += 1
+            hosts.append(rank.group(1))
+            continue
+        if line.startswith("#") or not line[0].isdigit():
+            continue
+        points.append(_point(line.split(), name, number))
+    points = [p for p in points if p.bytes > 0]
+    if not points:
+        raise InputError("has no size rows; expected the table nccl-tests prints (size, count, type, ..., time, "
+                         "algbw, busbw)", name, 1)
+    return Log(op, ranks or None, len(set(hosts)) or None, tuple(points))
+
+
+def _point(tokens: list[str], name: str, number: int) -> Point:
+    """One size row: size first; out-of-place time, algbw, busbw and #wrong are the 8th to 5th tokens from
+    the end (the in-place ones follow)."""
+    if len(tokens) < 10 or not tokens[0].isdigit():
+        raise InputError(f"'{' '.join(tokens)[:60]}' is not a size row; expected size, count, type, ..., then "
+                         f"time, algbw, busbw, #wrong out-of-place and in-place", name, number)
+    time, _, busbw = tokens[-8:-5]
+    if not (_NUMBER.match(time) and _NUMBER.match(busbw)):
+        raise InputError(f"time '{time}' or busbw '{busbw}' is not a number", name, number)
+    return Point(number, int(tokens[0]), float(time), float(busbw))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One size: measured against predicted time (us) and busbw (GB/s); ``error_pct`` = predicted time /
+    measured time - 1, in % (positive: the model is slower)."""
+
+    line: int
+    bytes: int
+    measured_time_us: float
+    predicted_time_us: float
+    measured_busbw_GBps: float
+    predicted_busbw_GBps: float
+    algorithm: str
+    protocol: str
+    error_pct: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def compare(path: str | Path, system: str, *, op: str | None = None, gpus: int | None = None,
+            nodes: int | None = None, cal: Calibration | None = None) -> tuple[Log, list[Comparison]]:
+    """The log of ``path`` against the model of ``system``, size by size. ``op``, ``gpus`` and ``nodes``
+    override what the log says; without them the log must say it."""
+    log = parse(path)
+    op = op or log.op
+    gpus = gpus or log.ranks
+    nodes = nodes or log.nodes or 1
+    missing = [what for what, value in (("--op", op), ("--gpus", gpus)) if value is None]
+    if missing:
+        raise InputError(f"does not say {' or '.join(w.removeprefix('--') for w in missing)}; give "
+                         f"{' and '.join(missing)}", str(path), 1)
+    sizes = np.array([p.bytes for p in log.points], dtype=float)
+    result = collectives.evaluate(op, system, gpus, sizes, nodes=nodes, cal=cal)
+    rows = []
+    for i, p in enumerate(log.points):
+        predicted = float(result["time_us"][i])
+        rows.append(Comparison(p.line, p.bytes, p.time_us, predicted, p.busbw_GBps, float(result["busbw_GBps"][i]),
+                               str(result["algorithm"][i]), str(result["protocol"][i]),
+                               100 * (predicted / p.time_us - 1) if p.time_us > 0 else math.nan))
+    return Log(op, gpus, nodes, log.points), rows

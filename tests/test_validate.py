@@ -1,0 +1,70 @@
+"""``validate --system ID --nccl-tests LOG``: nccl-tests output (any version's columns) against the model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from multigpu.cli import main
+from multigpu.comm import collectives
+from multigpu.common.errors import InputError
+from multigpu.evidence import nccltests
+
+LOGS = Path(__file__).parent / "data" / "nccl"  # synthetic logs in nccl-tests' formats (see README.md there)
+
+
+def test_a_current_log_is_read_with_its_collective_ranks_and_nodes():
+    log = nccltests.parse(LOGS / "a100_allreduce.log")
+    assert (log.op, log.ranks, log.nodes) == ("allreduce", 8, 1)
+    assert [p.bytes for p in log.points] == [8, 4096, 1048576, 268435456, 1073741824]
+    assert log.points[-1].time_us == 7900.0 and log.points[-1].busbw_GBps == 237.86 and log.points[0].line == 18
+
+
+def test_an_old_log_without_redop_and_root_columns():
+    log = nccltests.parse(LOGS / "old_format_allgather.log")
+    assert (log.op, log.ranks, log.nodes) == ("allgather", 2, 1)
+    assert [(p.bytes, p.time_us, p.busbw_GBps) for p in log.points] == [(65536, 16.57, 1.98),
+                                                                        (134217728, 3298.6, 20.34)]
+
+
+def test_predictions_are_the_collective_model():
+    _, rows = nccltests.compare(LOGS / "a100_allreduce.log", "dgx-a100")
+    model = collectives.evaluate("allreduce", "dgx-a100", 8, [r.bytes for r in rows])
+    assert [r.predicted_time_us for r in rows] == pytest.approx(list(model["time_us"]))
+    big = rows[-1]
+    assert big.error_pct == pytest.approx(100 * (big.predicted_time_us / 7900.0 - 1))
+
+
+def test_cli_json(capsys):
+    assert main(["validate", "--system", "dgx-a100", "--nccl-tests", str(LOGS / "a100_allreduce.log"),
+                 "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 5 and {"bytes", "measured_time_us", "predicted_time_us", "measured_busbw_GBps",
+                               "predicted_busbw_GBps", "error_pct"} <= set(rows[0])
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ("# only comments\n", 1, "has no size rows"),
+    ("# all_reduce_perf\n     4096   1024  float  sum  -1  25.0  0.16\n", 2, "is not a size row"),
+    ("# all_reduce_perf\n 4096 1024 float sum -1 fast 0.16 0.29 0 25.0 0.16 0.29 0\n", 2, "is not a number"),
+])
+def test_a_malformed_log_is_an_error_at_its_line(tmp_path, capsys, text, line, words):
+    path = tmp_path / "bad.log"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        nccltests.parse(path)
+    assert (info.value.file, info.value.line) == (str(path), line) and words in info.value.message
+    assert main(["validate", "--system", "dgx-a100", "--nccl-tests", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}:{line}: ") and err.count("\n") == 1
+
+
+def test_a_log_that_does_not_name_its_collective_needs_op(tmp_path, capsys):
+    path = tmp_path / "quiet.log"
+    path.write_text(" 4096 1024 float sum -1 25.0 0.16 0.29 0 25.0 0.16 0.29 0\n", encoding="utf-8")
+    assert main(["validate", "--system", "dgx-a100", "--nccl-tests", str(path)]) == 2
+    assert "give --op and --gpus" in capsys.readouterr().err
+    assert main(["validate", "--system", "dgx-a100", "--nccl-tests", str(path), "--op", "allreduce",
+                 "--gpus", "8"]) == 0
