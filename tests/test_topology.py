@@ -99,8 +99,9 @@ def test_pcie_p2p_off_bounces_through_host_memory_at_half_rate():
     assert {topo.edges[i].dst for i in route.edges} >= {"cpu0", "host memory"}
     pair = topology.flow_rates(topo, [route], calibration.default().line_rate()).rates_GBps[0]
     assert pair == pytest.approx(catalog.link("pcie4-x16").per_gpu_GBps_per_dir / 2)
-    # a host-memory hop costs ~10.7 us (measurement 63), on each of the ring's 2 steps between 2 GPUs
-    assert collectives.time_us("allreduce", topo, 2, 8.0, algorithm="ring") >= 2 * 10
+    # NCCL pipelines the staging: 4x RTX 4090 with P2P off measure ~19-22 us for 1 KiB (fit sweep
+    # rtx4090-4-ar-nccltests-kalavai), not a 10.7 us synchronous copy (measurement 63) on each of 6 ring steps
+    assert 12 < collectives.time_us("allreduce", topo, 4, 1024.0) < 30
     p2p_on = stand_in(topology="pcie-tree", nvlink=None, nvswitch=None, in_switch_reduction=False)
     direct = p2p_on.route(0, 1)
     assert not direct.bounce and [p2p_on.edges[i].dst for i in direct.edges] == ["pcisw0", "gpu1"]

@@ -123,7 +123,7 @@ def test_regimes_follow_the_latency_share():
 
 def test_two_shot_speedup_is_latency_only():
     frame = views.speedup_vs_size(gpus=8)
-    assert frame["speedup_x"].iloc[0] > 1.5
+    assert frame["speedup_x"].iloc[0] > 1.3  # two synchronisations (7.7 us each, fitted) against 14 ring steps
     assert frame["speedup_x"].iloc[-1] == pytest.approx(1.0, abs=0.01)
     against_nvls = views.speedup_vs_size(gpus=8, against=views.NCCL_ALGORITHMS)
     assert against_nvls["speedup_x"].iloc[-1] < 0.9  # NVLS wins on large messages
@@ -134,12 +134,14 @@ def test_ring_terms_latency_is_linear_and_the_bandwidth_term_tends_to_two():
     terms = views.ring_terms(counts=(2, 4, 8, 72))
     assert list(terms["steps"]) == [2 * (n - 1) for n in terms["gpus"]]
     assert list(terms["bytes_factor"]) == pytest.approx([2 * (n - 1) / n for n in terms["gpus"]], abs=1e-3)
-    hop, base = (calibration.default().value("hop_latency_us", "nvlink.ring.ll"),
-                 calibration.default().value("base_latency_us", "ring.ll"))
-    assert list(terms["latency_ll_us"]) == pytest.approx([base + 2 * (n - 1) * hop for n in terms["gpus"]], abs=1e-3)
-    slower_hops = calibration.default().replace({("hop_latency_us", "nvlink.ring.ll"): 2 * hop})
+    scale = calibration.default().latency_scale("blackwell")
+    hop, base = (scale * calibration.default().value("hop_latency_us", "nvlink.ring.ll"),
+                 scale * calibration.default().value("base_latency_us", "ring.ll"))
+    assert list(terms["latency_ll_us"]) == pytest.approx([base + 2 * (n - 1) * hop for n in terms["gpus"]], abs=0.05)
+    raw_hop = calibration.default().value("hop_latency_us", "nvlink.ring.ll")
+    slower_hops = calibration.default().replace({("hop_latency_us", "nvlink.ring.ll"): 2 * raw_hop})
     slower = views.ring_terms(counts=(8,), cal=slower_hops)
-    assert slower["latency_ll_us"].iloc[0] == pytest.approx(base + 28 * hop)
+    assert slower["latency_ll_us"].iloc[0] == pytest.approx(base + 28 * hop, abs=0.05)
     assert slower["steps"].iloc[0] == 14
 
 

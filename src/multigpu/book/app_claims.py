@@ -192,12 +192,13 @@ def not_checkable_problems(verdicts: Sequence[claims.Verdict]) -> list[str]:
 # ------------------------------------------------------------------ the page
 
 
-def figure_verdicts_by_chapter(frame: pd.DataFrame) -> Figure:
-    """Figure: :func:`plot_verdicts_by_chapter` of ``frame`` (:func:`verdicts_by_chapter`; claims, a count)."""
+def figure_verdicts_by_chapter(frame: pd.DataFrame, prices: PriceTable) -> Figure:
+    """Figure: :func:`plot_verdicts_by_chapter` of ``frame`` (:func:`verdicts_by_chapter`; claims, a count); its
+    source line names ``prices``, the price file the cost claims (C24, C26) were checked with."""
     fig, ax = plotting.figure(
         "The article's claims: verdicts by chapter", "claims (count)", "chapter that checks them",
         source="multigpu.evidence.claims.check_all (python -m multigpu claims); "
-               "multigpu.book.app_claims.verdicts_by_chapter",
+               f"multigpu.book.app_claims.verdicts_by_chapter; cost claims: {prices.source_label()}",
         figsize=(7.5, 3.6))
     plot_verdicts_by_chapter(ax, frame)
     return fig

@@ -6,6 +6,8 @@ can reproduce); this module lays them out for the page:
 - :func:`plot_predicted_vs_measured` draws them, :func:`figure_predicted_vs_measured` is the appendix's
   figure in the house style;
 - :func:`fixed_batch_table` is NVIDIA's Table 3 beside ours, with units in the column names;
+- :func:`sweep_table`, :func:`sweep_summary_table`, :func:`fitted_constants_table` and
+  :func:`figure_holdout_sweeps` show the published sweeps, held-out ones first;
 - the ``*_facts`` functions return the values one section of the prose cites, by glue name
   (:data:`multigpu.book.glue.Facts`), and :func:`facts` all of them: the notebook glues them with one
   call, ``glue_all(app_validation.facts(cal))``.
@@ -20,12 +22,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from multigpu.book import plotting
 from multigpu.book.glue import Facts, plain
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import bottlenecks, validation, wiring
+from multigpu.evidence import bottlenecks, sweepfit, sweeps, validation, wiring
 
 
 def _scatter(ax, part: pd.DataFrame, style: int, label: str) -> None:
@@ -101,12 +104,126 @@ def fixed_batch_table(fixed: pd.DataFrame) -> pd.DataFrame:
     return named.set_index("batch").round(2)
 
 
+# ----------------------------------------------------------------------------- published sweeps
+
+
+def sweep_comparison(cal: Calibration | None = None) -> pd.DataFrame:
+    """Every point of the held-out and fit sweeps against the model (:func:`multigpu.evidence.sweeps.compare`);
+    the sealed sweeps stay unread."""
+    return sweeps.compare(("holdout", "fit"), cal)
+
+
+def sweep_summary_table(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Median and worst |error| (%) by split, held-out first, and size class (from 64 MiB: large)."""
+    summary = sweeps.summary(comparison)
+    summary["split"] = pd.Categorical(summary["split"], ["holdout", "fit"], ordered=True)
+    summary = summary.sort_values(["split", "size_class"])
+    out = summary.assign(median_abs_error_pct=100 * summary["median_abs_error"],
+                         worst_abs_error_pct=100 * summary["worst_abs_error"])
+    return out[["split", "size_class", "points", "median_abs_error_pct", "worst_abs_error_pct"]].round(1)
+
+
+def sweep_table(comparison: pd.DataFrame) -> pd.DataFrame:
+    """One row per compared sweep, held-out first: what it measured and the model's median |error| (%) on its
+    small and large messages (empty where it has none)."""
+    data = comparison.assign(abs_error_pct=100 * comparison["rel_error"].abs())
+    errors = data.pivot_table(index="sweep", columns="size_class", values="abs_error_pct", aggfunc="median")
+    rows = data.groupby("sweep").agg(split=("split", "first"), system=("system", "first"), op=("op", "first"),
+                                     gpus=("gpus", "first"), nodes=("nodes", "first"),
+                                     algorithm=("algorithm", "first"), points=("bytes", "size"))
+    for size_class in ("small", "large"):
+        rows[f"median_abs_error_{size_class}_pct"] = errors.get(size_class)
+    rows["split"] = pd.Categorical(rows["split"], ["holdout", "fit"], ordered=True)
+    return rows.sort_values(["split", "sweep"]).round(1)
+
+
+def fitted_constants_table(cal: Calibration | None = None) -> pd.DataFrame:
+    """The constants fitted on the fit sweeps (:data:`multigpu.evidence.sweepfit.FITTED`): value, unit and the
+    fit sweeps that move them."""
+    cal = calibration.resolve(cal)
+    rows = []
+    for parameter in sweepfit.FITTED:
+        constant = cal.constant(*parameter.ident)
+        rows.append({"constant": f"{constant.name}/{constant.key}", "value": constant.value, "unit": constant.unit,
+                     "fit_sweeps": len(constant.fitted_sweeps), "fitted_on": ", ".join(constant.fitted_sweeps)})
+    return pd.DataFrame(rows).set_index("constant")
+
+
+def figure_holdout_sweeps(comparison: pd.DataFrame, cal: Calibration | None = None) -> Figure:
+    """Each held-out sweep: measured busbw (markers) and the model's (line) against message size, log axes."""
+    held = comparison[comparison["split"] == "holdout"]
+    names = sorted(held["sweep"].unique())
+    ncols = 3
+    nrows = -(-len(names) // ncols)
+    fig, axes = plotting.figure(
+        "Held-out sweeps: the model against measurements it never saw", "message size (bytes, log scale)",
+        "busbw (GB/s, log scale)", ncols=ncols, nrows=nrows, figsize=(11, 3.1 * nrows),
+        source="data/sweeps.csv (published nccl-tests, rccl-tests and torch.distributed sweeps, split by a "
+               "hash of their id before any comparison); multigpu.evidence.sweeps.compare")
+    for ax, name in zip(axes, names):
+        part = held[held["sweep"] == name].sort_values("bytes")
+        ax.scatter(part["bytes"], part["measured"], s=14, color=plotting.COLORS[0], label="measured")
+        ax.plot(part["bytes"], part["predicted"], color=plotting.COLORS[1], marker="", label="model")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(f"{name}\n{part['system'].iloc[0]}, {part['gpus'].iloc[0]} GPUs, {part['nodes'].iloc[0]} "
+                     f"node(s)", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes)[len(names):]:
+        ax.set_visible(False)
+    axes[0].legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+#: a held-out sweep's small messages count as too fast (slow) in the model beyond this median relative error
+SIDE = 0.25
+
+
+def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Facts:
+    """The published sweeps (``comparison``: :func:`sweep_comparison`).
+
+    Counts: ``sw_n_<split>`` (sweeps per split), ``sw_n_unmodelled``, ``sw_pts_<split>`` (compared points);
+    errors (%): ``sw_<split>_<size>_median`` and ``..._worst`` for split ``holdout``/``fit`` and size
+    ``large``/``small``; text: ``sw_hold_worst`` (the held-out sweep with the largest median error),
+    ``sw_small_fast`` and ``sw_small_slow`` (held-out sweeps whose small messages the model makes faster or
+    slower than measured by more than :data:`SIDE`, at the median);
+    constants: ``sw_fitted`` (how many were fitted on the sweeps), ``ramp_exponent``, ``ramp_full_MiB`` (the
+    size at which an 8-GPU node reaches its full bandwidth, MiB), ``latency_scale`` (measured NCCL latencies
+    over the tuner's, x), ``harness_us`` (torch.distributed's cost per call, us).
+    """
+    cal = calibration.resolve(cal)
+    summary = sweeps.summary(comparison).set_index(["split", "size_class"])
+    index = pd.DataFrame([{"split": s.split, "reason": s.reason} for s in sweeps.sweeps()])
+    out: dict[str, object] = {f"sw_n_{split}": int((index["split"] == split).sum()) for split in sweeps.SPLITS}
+    out["sw_n_unmodelled"] = int((index["reason"] != "").sum())
+    for split, short in (("holdout", "hold"), ("fit", "fit")):
+        out[f"sw_pts_{short}"] = int((comparison["split"] == split).sum())
+        for size in ("large", "small"):
+            out[f"sw_{short}_{size}_median"] = 100 * summary.loc[(split, size), "median_abs_error"]
+            out[f"sw_{short}_{size}_worst"] = 100 * summary.loc[(split, size), "worst_abs_error"]
+    per_sweep = sweep_table(comparison)
+    held = per_sweep[per_sweep["split"] == "holdout"]
+    out["sw_hold_worst"] = f"`{held[['median_abs_error_small_pct', 'median_abs_error_large_pct']].max(axis=1).idxmax()}`"
+    small = comparison[(comparison["split"] == "holdout") & (comparison["size_class"] == "small")]
+    signed = small.groupby("sweep")["rel_error"].median()
+    for name, side in (("sw_small_fast", signed > SIDE), ("sw_small_slow", signed < -SIDE)):
+        out[name] = ", ".join(f"`{sweep}`" for sweep in signed[side].index) or "none"
+    out.update({"sw_fitted": len(sweepfit.FITTED), "ramp_exponent": cal.value("bandwidth_ramp", "exponent"),
+                "ramp_full_MiB": 8 * cal.value("bandwidth_ramp", "bytes_per_rank") / 2**20,
+                "latency_scale": cal.latency_scale("hopper"),
+                "harness_us": cal.value("harness_overhead_us", "torch")})
+    return _values(out)
+
+
 # ----------------------------------------------------------------------------- the prose's values
 
 #: The system most reference rows come from, named in the prose.
 H200 = "hgx-h200"
 #: The comparisons the prose discusses one by one: their errors are glued as ``e_<ref>`` (``#10`` -> ``e_10``).
-DISCUSSED = ("#10", "#11", "#63", "#65", "#66", "#67", "O2", "O6", "O7", "O9", "O10", "O11", "O12", "O13", "K4",
+DISCUSSED = ("#9", "#10", "#11", "#63", "#65", "#66", "#67", "O2", "O6", "O7", "O9", "O10", "O11", "O12", "O13", "K4",
              "K6", "K8", "K9")
 #: Rows of data/measurements.csv whose busbw miss the prose also states as a time gap (``gap<id>``, us).
 GAP_ROWS = (10, 11)
@@ -125,8 +242,8 @@ def coverage_facts(table: pd.DataFrame, cal: Calibration | None = None) -> Facts
     Row counts: ``cov_rows`` (measured rows of the reference file), ``cov_yes`` (compared with the model),
     ``cov_collective``, ``cov_copy``, ``cov_training``, ``cov_no`` (by how); ``ref_rows``, ``ref_systems``
     and ``ref_h200`` (collective and copy rows of the reference file, their systems, those of the HGX
-    H200); ``train_k22`` (Korthikanti et al.'s runs); text: ``harness_rows`` (the rows the harness overhead
-    was fitted on, e.g. "#8 and #9").
+    H200); ``train_k22`` (Korthikanti et al.'s runs); text: ``harness_rows`` (what the harness overhead was
+    fitted on: "rows #8 and #9", or the fit sweeps by id).
     """
     coverage = validation.coverage()
     compared = coverage["compared"].value_counts()
@@ -136,10 +253,17 @@ def coverage_facts(table: pd.DataFrame, cal: Calibration | None = None) -> Facts
     return _values({
         "cov_rows": len(coverage), "cov_yes": int((coverage["compared"] != "no").sum()),
         **{f"cov_{kind}": int(compared.get(kind, 0)) for kind in (*validation.KINDS, "no")},
-        "harness_rows": " and ".join(f"#{i}" for i in harness.fitted_ids),
+        "harness_rows": _fitted_on(harness),
         "ref_rows": len(reference), "ref_systems": reference["system"].nunique(),
         "ref_h200": int((reference["system"] == H200).sum()),
         "train_k22": int(training["source"].str.startswith(bottlenecks.K22_SOURCE).sum())})
+
+
+def _fitted_on(constant: calibration.Constant) -> str:
+    """What a constant was fitted on, in words: "rows #8 and #9" or "the fit sweeps `a` and `b`"."""
+    if constant.fitted_ids:
+        return "rows " + " and ".join(f"#{i}" for i in constant.fitted_ids)
+    return "the fit sweeps " + " and ".join(f"`{s}`" for s in constant.fitted_sweeps)
 
 
 def summary_facts(table: pd.DataFrame) -> Facts:
@@ -147,7 +271,8 @@ def summary_facts(table: pd.DataFrame) -> Facts:
 
     For each key of :data:`multigpu.evidence.validation.REGIMES`: ``<key>_rows`` and ``<key>_within``
     (rows, and rows within +-10 %), ``<key>_median`` and ``<key>_worst`` (median and worst absolute error,
-    %), ``<key>_bias`` (signed median error, %), ``<key>_worst_ref`` (the worst row's ref, text).
+    %), ``<key>_bias`` (signed median error, %), ``<key>_worst_ref`` (the worst row's ref, text),
+    ``<key>_direction`` ("fast" if the model's signed median is above the measurements, else "slow").
     """
     summary = validation.error_summary(table).set_index("regime")
     out: dict[str, object] = {}
@@ -156,6 +281,7 @@ def summary_facts(table: pd.DataFrame) -> Facts:
             continue
         row = summary.loc[regime]
         out.update({f"{key}_rows": int(row["rows"]), f"{key}_median": float(row["median_abs_error_pct"]),
+                    f"{key}_direction": "fast" if row["median_error_pct"] > 0 else "slow",
                     f"{key}_worst": float(row["worst_abs_error_pct"]), f"{key}_worst_ref": row["worst_ref"],
                     f"{key}_within": int(row["within_10pct"]), f"{key}_bias": float(row["median_error_pct"])})
     return _values(out)
@@ -221,4 +347,4 @@ def facts(cal: Calibration | None = None) -> Facts:
     as they state), with calibration ``cal`` (None: the shipped one)."""
     table = validation.comparisons(cal)
     return {**coverage_facts(table, cal), **summary_facts(table), **out_of_sample_facts(table),
-            **weakness_facts(table, cal), **vendor_facts(cal)}
+            **weakness_facts(table, cal), **vendor_facts(cal), **sweep_facts(sweep_comparison(cal), cal)}

@@ -396,12 +396,32 @@ def dp_batch_facts(cal: Calibration | None = None) -> Facts:
 def decode_ratio_facts(cal: Calibration | None = None) -> Facts:
     """Decode all-reduce time over compute time (ratio): ``dr_pcie8_1`` and ``dr_pcie8_128`` (TP 8 on the
     A100 PCIe server, batch 1 and 128), ``dr_sw2_1`` (TP 2, H200 switch, batch 1), ``dr_mesh2_32`` (TP 2,
-    H200 mesh, batch 32), ``dr_h200_8_1`` (TP 8, H200 switch, batch 1)."""
+    H200 mesh, batch 32), ``dr_h200_8_1`` (TP 8, H200 switch, batch 1); sentences that follow the model:
+    ``dr_above_text`` (which cases lie above the line), ``dr_trend_text`` (how the PCIe ratio moves with
+    batch, and why), ``dr_takeaway`` and ``c16_where`` (where communication outlasts compute)."""
     r = bottlenecks.decode_ratio(cal=cal).set_index(["setup", "tp", "batch"])["ratio"]
     pcie, mesh, h200sw = (SETUPS[k].label for k in ("pcie", "mesh", "h200sw"))
+    found = claim_checks.decode_outlasts(cal)
+    where = claim_checks.pcie8_phrase(found)
+    above = r[r > 1]
+    if above.empty:
+        above_text = "No case lies above the line: even TP 8 across the sockets of the PCIe server stays below it."
+    elif set(above.index.get_level_values(0)) == {pcie}:
+        above_text = ("Only one case lies above the line: TP 8 across the sockets of the PCIe server, "
+                      f"{where}.")
+    else:
+        above_text = f"{above.index.get_level_values(0).nunique()} setups lie above the line at some batch."
+    trend = ("rises with batch: the messages grow with it and stop being latency-bound, while the weight "
+             "reads stay the same" if found["pcie8"]["rises"] else
+             "falls with batch: compute (KV-cache reads) grows faster than the latency-bound all-reduces")
+    takeaway = ("on PCIe across sockets they outlast the compute " + where if found["pcie8"]["first_batch"]
+                else "even on PCIe across sockets they stay shorter than the compute")
+    c16_where = ("nowhere in the cases modelled" if found["pcie8"]["first_batch"] is None else
+                 f"only where tensor parallelism crosses PCIe between CPU sockets ({where})")
     return _values({"dr_pcie8_1": r.loc[(pcie, 8, 1)], "dr_pcie8_128": r.loc[(pcie, 8, 128)],
                     "dr_sw2_1": r.loc[(h200sw, 2, 1)], "dr_mesh2_32": r.loc[(mesh, 2, 32)],
-                    "dr_h200_8_1": r.loc[(h200sw, 8, 1)]})
+                    "dr_h200_8_1": r.loc[(h200sw, 8, 1)], "dr_above_text": above_text,
+                    "dr_trend_text": trend, "dr_takeaway": takeaway, "c16_where": c16_where})
 
 
 def sensitivity_facts(cal: Calibration | None = None) -> Facts:

@@ -48,8 +48,7 @@ EXERCISE_ON_DEMAND_USD, EXERCISE_SPOT_USD = 4.00, 2.50
 
 def _price_source(table: PriceTable, function: str) -> str:
     """A figure's source line: the price file's name and hash, and the function that drew it."""
-    stamp = table.stamp()
-    return f"price file {stamp['name']} (sha256 {stamp['sha256_12']}); {function}"
+    return f"{table.source_label()}; {function}"
 
 
 # ------------------------------------------------------------------ plots
@@ -202,12 +201,11 @@ def figure_landscape(table: PriceTable) -> Figure:
 def figure_break_even(value: pd.DataFrame, charged: pd.DataFrame, table: PriceTable) -> Figure:
     """Figure: the break-even premium (%) per workload of :func:`interconnect_values` against the band of
     premiums charged (``charged``: :func:`multigpu.market.premium.charged_premiums` of ``table``)."""
-    stamp = table.stamp()
     fig, ax = plotting.figure(
         "Break-even premium of the faster interconnect, by workload",
         "break-even premium over the slower system (% per GPU-hour, log scale)", "workload",
         source="multigpu.market.premium.interconnect_value (model only); premiums charged: "
-               f"price file {stamp['name']} (sha256 {stamp['sha256_12']})",
+               f"{table.source_label()}",
         figsize=(7.0, 5.2))
     plot_break_even(ax, value, charged)
     return fig

@@ -149,8 +149,7 @@ def plot_pareto(ax: Any, frame: pd.DataFrame, title: str, deadline_h: float | No
 
 def source(table: PriceTable) -> str:
     """The figures' source line for a price table: its file name and the first 12 hex digits of its SHA-256."""
-    stamp = table.stamp()
-    return f"price file {stamp['name']} (sha256 {stamp['sha256_12']})"
+    return table.source_label()
 
 
 def figure_decision_matrix(decided: pd.DataFrame, table: PriceTable) -> Figure:

@@ -79,19 +79,21 @@ def apply_style() -> None:
 
 
 def figure(title: str, xlabel: str, ylabel: str, source: str, *,
-           ncols: int = 1, figsize: tuple[float, float] | None = None) -> tuple[Figure, object]:
+           ncols: int = 1, nrows: int = 1, figsize: tuple[float, float] | None = None) -> tuple[Figure, object]:
     """A new figure in the house style, with title, axis labels and a source line.
 
     ``xlabel`` and ``ylabel`` should name the unit, e.g. ``"message size (bytes)"``.
-    With ``ncols > 1`` the axes come back as an array sharing the labels.
+    With more than one panel the axes come back as a flat array, row by row, sharing the labels.
     """
     for name, text in (("title", title), ("xlabel", xlabel), ("ylabel", ylabel), ("source", source)):
         if not text or not text.strip():
             raise ValueError(f"a figure needs a {name}")
     apply_style()
-    fig, axes = plt.subplots(1, ncols, figsize=figsize, squeeze=True)
+    fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=True)
+    if nrows > 1:
+        axes = axes.ravel()
     fig.suptitle(title, fontsize=13)  # regular weight: the CJK fallback font has no bold
-    for ax in (axes if ncols > 1 else [axes]):
+    for ax in (axes if ncols * nrows > 1 else [axes]):
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
     fig.text(0.01, -0.02, f"Source: {source}", fontsize=7.5, color="#444444", ha="left", va="top")

@@ -3,8 +3,10 @@
 Constants live in ``data/calibration.csv`` (``name, key, value, unit, source,
 fitted_on, notes``). Most are NCCL's own tuner priors (latencies, protocol
 factors; see ``shared/reference/nccl_model.md``); a few are fitted on the
-``measured`` rows of ``data/measurements.csv``, and ``fitted_on`` lists their
-ids (the fitting itself lives in :mod:`multigpu.evidence.fitting`).
+``measured`` rows of ``data/measurements.csv`` or on the ``fit`` sweeps of
+``data/sweeps_index.csv``, and ``fitted_on`` lists their ids (the fitting
+itself lives in :mod:`multigpu.evidence.fitting` and
+:mod:`multigpu.evidence.sweepfit`).
 
 A :class:`Calibration` is passed into the model (collectives, training,
 inference, cost) as a value. A what-if is a modified copy,
@@ -56,7 +58,7 @@ class CalibrationRow(datafiles.Row):
     notes: str | None = None
 
     NOUN = "constant"
-    EXPECTED = {"value": "a number", "fitted_on": "measurement ids, comma-separated"}
+    EXPECTED = {"value": "a number", "fitted_on": "measurement or sweep ids, comma-separated"}
 
 
 @dataclass(frozen=True)
@@ -68,13 +70,18 @@ class Constant:
     value: float
     unit: str
     source: str
-    fitted_on: str  #: measurement ids it was fitted on, comma-separated ("" for a prior)
+    fitted_on: str  #: measurement ids or sweep ids it was fitted on, comma-separated ("" for a prior)
     notes: str
 
     @property
     def fitted_ids(self) -> tuple[int, ...]:
-        """The measurement ids of ``fitted_on``."""
-        return tuple(int(i) for i in self.fitted_on.split(",") if i.strip())
+        """The measurement ids (``data/measurements.csv``) of ``fitted_on``."""
+        return tuple(int(i) for i in self.fitted_on.split(",") if i.strip().isdigit())
+
+    @property
+    def fitted_sweeps(self) -> tuple[str, ...]:
+        """The sweep ids (``data/sweeps_index.csv``) of ``fitted_on``."""
+        return tuple(i.strip() for i in self.fitted_on.split(",") if i.strip() and not i.strip().isdigit())
 
 
 @dataclass(frozen=True, eq=False)
@@ -186,9 +193,18 @@ class Calibration:
         bounce = self.value("bounce", "rate_factor")
         return lambda edge: bounce if edge.kind == "bounce" else 1.0
 
-    def nvls_efficiency(self, arch: str) -> float:
-        """NVLink SHARP efficiency relative to :meth:`efficiency` of the NVLink ports."""
-        return self.value("nvls_efficiency", arch if self.has("nvls_efficiency", arch) else "default")
+    def nvls_efficiency(self, arch: str, rack: bool = False) -> float:
+        """NVLink SHARP efficiency relative to :meth:`efficiency` of the NVLink ports; ``rack``: in a
+        rack-scale NVLink domain (NVL72: the reduction spans the switch trays), its own row where it has one."""
+        for key in ([f"{arch}.rack"] if rack else []) + [arch]:
+            if self.has("nvls_efficiency", key):
+                return self.value("nvls_efficiency", key)
+        return self.value("nvls_efficiency", "default")
+
+    def latency_scale(self, arch: str) -> float:
+        """Measured collective latencies over NCCL's tuner figures for GPUs of ``arch``: NCCL's own (fitted)
+        on NVIDIA GPUs; RCCL keeps its own tables on AMD CDNA."""
+        return self.value("latency_scale", "rccl" if arch.startswith("cdna") else "nccl")
 
     def ll_max_bw_GBps(self, arch: str, nodes: int) -> float:
         """NCCL's cap on LL-protocol bandwidth, GB/s (per architecture on one node, per node count beyond)."""

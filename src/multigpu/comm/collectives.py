@@ -58,6 +58,8 @@ AUTO: dict[str, tuple[str, ...]] = {
     "alltoall": ("direct",), "broadcast": ("ring",), "sendrecv": ("direct",),
 }
 TimeFn = Callable[[np.ndarray], np.ndarray]
+#: an NVLink domain of more GPUs than this spans several switch trays (NVL72): NVLS has its own efficiency there
+RACK_SCALE_GPUS = 8
 
 
 def busbw_factor(op: str, n: int) -> float:
@@ -333,14 +335,20 @@ def host_copy_GBps(system: str | Topology, gpu: int = 0, *, to_gpu: bool = True,
 def _lat(where: Placement, algorithm: str, protocol: str, link_class: str, bounce: bool = False) -> float:
     """Per-step latency, us: NCCL's hardware latency for the class (plus the fabric's own on a network hop);
     at least a host bounce if any."""
-    hop = where.cal.value("hop_latency_us", f"{link_class}.{algorithm}.{protocol}")
+    hop = where.cal.value("hop_latency_us", f"{link_class}.{algorithm}.{protocol}") * _latency_scale(where)
     if link_class == "net":
         hop += where.cal.fabric_latency_us(where.topo.fabric)
     return max(hop, where.cal.value("bounce", "hop_latency_us")) if bounce else hop
 
 
 def _base(where: Placement, algorithm: str, protocol: str) -> float:
-    return where.cal.value("base_latency_us", f"{algorithm}.{protocol}")
+    return where.cal.value("base_latency_us", f"{algorithm}.{protocol}") * _latency_scale(where)
+
+
+def _latency_scale(where: Placement) -> float:
+    """Measured latencies over NCCL's tuner figures (which rank plans rather than predict times), for the
+    library the GPUs use: NCCL on NVIDIA GPUs, RCCL (its own tuning tables) on AMD CDNA."""
+    return where.cal.latency_scale(where.topo.arch)
 
 
 def _proto_bw(algorithm: str, protocol: str, bw: float, where: Placement) -> float:
@@ -355,8 +363,25 @@ def _proto_bw(algorithm: str, protocol: str, bw: float, where: Placement) -> flo
 
 
 def _affine(latency: float, bytes_factor: float, bw_GBps: float) -> TimeFn:
-    """time_us(S) = latency + bytes_factor x S / bw (S in bytes, bw in GB/s)."""
+    """time_us(S) = latency + bytes_factor x S / bw (S in bytes, bw in GB/s): custom kernels, and NCCL's
+    point-to-point all-to-all and send/recv (the bandwidth ramp is fitted on reductions only)."""
     return lambda s: latency + bytes_factor * s / (bw_GBps * 1e3)
+
+
+def _ramped(where: Placement, latency: float, us_per_byte: float) -> TimeFn:
+    """time_us(S) = latency + S x us_per_byte / ramp(S): an NCCL kernel's time.
+
+    Below ``S_full`` = ``bandwidth_ramp/bytes_per_rank`` x n bytes an NCCL
+    collective reaches only ``ramp(S) = (S / S_full) ** bandwidth_ramp/exponent``
+    of its bandwidth: it runs fewer channels and a shallower chunk pipeline on
+    smaller messages (both constants fitted on the ``fit`` sweeps). Time still
+    grows with S (the exponent is below 1).
+    """
+    full = where.cal.value("bandwidth_ramp", "bytes_per_rank") * where.per_node
+    q = where.cal.value("bandwidth_ramp", "exponent")
+    if q <= 0:
+        return lambda s: latency + us_per_byte * s
+    return lambda s: latency + us_per_byte * np.where(s < full, s ** (1 - q) * full ** q, s)
 
 
 def _protocols(link_class: str, bounce: bool, where: Placement) -> tuple[str, ...]:
@@ -376,12 +401,16 @@ def _nic(where: Placement) -> tuple[float, float, str]:
     return topology.nic_bandwidth(where.topo, where.gpus, where.efficiency())
 
 
-def _inter_node_bytes(where: Placement) -> float:
-    """Bytes each node sends through its NICs per byte of an all-reduce across ``k`` nodes: 1 where the
-    fabric reduces in the network (SHARP), else at least 2(k-1)/k (each node sends its share and receives
-    every other node's: the bound no tree or ring beats)."""
-    k = where.nodes
-    return 1.0 if where.topo.in_network_reduction else 2 * (k - 1) / k
+def _tree_inter_node_bytes(where: Placement) -> float:
+    """Bytes the busiest node sends (and receives) through its NICs per byte of a tree all-reduce across
+    ``k`` nodes: 1 where the fabric reduces in the network (SHARP); 1 on two nodes (each sends its half and
+    receives the other's); 2 from three nodes. NCCL's double binary tree gives each tree half the data and
+    makes every node an inner node (two children, one parent) of one tree and a leaf of the other: 3/2 S
+    up and down the inner tree plus S/2 as a leaf. A ring needs 2(k-1)/k, so on 3 or more nodes it, not
+    the tree, is the bandwidth plan."""
+    if where.topo.in_network_reduction or where.nodes == 2:
+        return 1.0
+    return 2.0
 
 
 def _steps(op: str, n: int) -> int:
@@ -425,8 +454,8 @@ def _ring_list(where: Placement, op: str, n: int, bw: float, bottleneck: str, in
             continue
         latency = _base(where, "ring", proto) + inter_steps * _lat(where, "ring", proto, "net") + \
             (steps - inter_steps) * _lat(where, "ring", proto, intra_class, bounce)
-        found.append(CollectivePlan("ring", proto, _affine(latency, _ring_bytes(op, n), _proto_bw("ring", proto, bw, where)),
-                          bottleneck))
+        per_byte = _ring_bytes(op, n) / (_proto_bw("ring", proto, bw, where) * 1e3)
+        found.append(CollectivePlan("ring", proto, _ramped(where, latency, per_byte), bottleneck))
     return found
 
 
@@ -441,13 +470,14 @@ def _tree_plans(where: Placement) -> list[CollectivePlan]:
     bounce = any(r.bounce for r in routes)
     if k > 1:  # each node sends (and receives) S through its NICs with in-network reduction, 2(k-1)/k S without
         _, node_nic, nic_bottleneck = _nic(where)
-        if node_nic / _inter_node_bytes(where) < bw:
-            bw, bottleneck = node_nic / _inter_node_bytes(where), nic_bottleneck
+        if node_nic / _tree_inter_node_bytes(where) < bw:
+            bw, bottleneck = node_nic / _tree_inter_node_bytes(where), nic_bottleneck
     found = []
     for proto in _protocols("net" if k > 1 else intra_class, bounce, where):
         latency = _base(where, "tree", proto) + 2 * ((p - 1) * _lat(where, "tree", proto, intra_class, bounce)
                                               + math.log2(k) * _lat(where, "tree", proto, "net"))
-        found.append(CollectivePlan("tree", proto, _affine(latency, 1.0, _proto_bw("tree", proto, bw, where)), bottleneck))
+        per_byte = 1.0 / (_proto_bw("tree", proto, bw, where) * 1e3)
+        found.append(CollectivePlan("tree", proto, _ramped(where, latency, per_byte), bottleneck))
     return found
 
 
@@ -463,22 +493,23 @@ def _nvls_plans(where: Placement) -> list[CollectivePlan]:
         raise InputError("NVLS needs at least 2 GPUs per node on the switch")
     port = min(topo.port_GBps_per_dir(g) for g in where.gpus)
     edge = topo.edges[topo.index[("gpu0", "nvswitch")]]
-    bw = port * where.cal.efficiency(edge.link_class, topo.arch) * where.cal.nvls_efficiency(topo.arch)
+    rack = topo.gpus_per_node > RACK_SCALE_GPUS
+    bw = port * where.cal.efficiency(edge.link_class, topo.arch) * where.cal.nvls_efficiency(topo.arch, rack)
     # per GPU port, each way, S (p+1)/p: up, the switch reads all of the GPU's buffer to reduce
     # (S) and the GPU multicasts its reduced 1/p slice (S/p); down, the GPU receives the reduced
     # slice it owns (S/p) and the multicast result (S). Ring: 2(p-1)/p S.
     intra = (p + 1) / p / bw
     if k == 1:
         latency = _lat(where, "nvls", "simple", "nvlink")
-        return [CollectivePlan("nvls", "simple", lambda s: latency + intra * s / 1e3, f"{edge.name} (in-switch reduction)")]
+        return [CollectivePlan("nvls", "simple", _ramped(where, latency, intra / 1e3), f"{edge.name} (in-switch reduction)")]
     _, node_nic, nic_bottleneck = _nic(where)
     latency = _base(where, "nvlstree", "simple") + _lat(where, "nvlstree", "simple", "nvlink") + \
         2 * math.log2(k) * _lat(where, "nvlstree", "simple", "net")
-    inter = _inter_node_bytes(where) / node_nic
+    inter = _tree_inter_node_bytes(where) / node_nic
     per_byte = max(intra, inter)
     bottleneck = nic_bottleneck if inter > intra else f"{edge.name} (in-switch reduction)"
     note = "NVLSTree across nodes" + (" (in-network reduction)" if where.topo.in_network_reduction else "")
-    return [CollectivePlan("nvls", "simple", lambda s: latency + per_byte * s / 1e3, bottleneck, note)]
+    return [CollectivePlan("nvls", "simple", _ramped(where, latency, per_byte / 1e3), bottleneck, note)]
 
 
 def _direct_connectivity(where: Placement) -> None:

@@ -326,14 +326,14 @@ def decode_ratio(cases: Sequence[tuple[Cluster, int]] = DECODE_CASES, batches: S
 
 def scaled_network(bandwidth: float = 1.0, latency: float = 1.0, cal: Calibration | None = None) -> Calibration:
     """A what-if calibration: every link's achievable bandwidth scaled by ``bandwidth`` and every
-    collective latency (NCCL base and per-hop latencies, custom-kernel launch and synchronisation, the
-    host-bounce hop) by ``latency``."""
+    collective latency (NCCL base and per-hop latencies, the fabrics' own, custom-kernel launch and
+    synchronisation, the host-bounce hop) by ``latency``."""
     base = calibration.resolve(cal)
     values = {}
     for c in base.constants:
         if c.name in ("sm_efficiency", "ce_efficiency", "ll_max_bw_GBps"):
             values[(c.name, c.key)] = c.value * bandwidth
-        elif c.name in ("base_latency_us", "hop_latency_us", "custom_latency_us") or (
+        elif c.name in ("base_latency_us", "hop_latency_us", "custom_latency_us", "fabric_latency_us") or (
                 c.name == "bounce" and c.key == "hop_latency_us"):
             values[(c.name, c.key)] = c.value * latency
     return base.replace(values, note=f"network what-if: bandwidth x{bandwidth:g}, latency x{latency:g}")

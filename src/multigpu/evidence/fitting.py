@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from multigpu.comm import calibration, collectives
+from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
 from multigpu.evidence import measurements
 
 #: constants fitted on measurements, in the order :func:`fit` refits them
 FITTED: tuple[tuple[str, str], ...] = (
     ("sm_efficiency", "nvlink.hopper"), ("nvls_efficiency", "hopper"), ("ce_efficiency", "nvlink"),
-    ("ce_efficiency", "pcie"), ("harness_overhead_us", "torch"),
+    ("ce_efficiency", "pcie"),
 )
 
 
@@ -26,21 +26,15 @@ def fit(cal: Calibration | None = None) -> dict[tuple[str, str], float]:
 
     Efficiencies scale bandwidth, so each is its current value times the
     median of measured / predicted over its rows (one multiplicative step;
-    large messages, where latency is negligible). The harness overhead is its
-    current value plus the median of measured - predicted time.
+    large messages, where latency is negligible). Latencies and the rest are
+    fitted on the published sweeps (:mod:`multigpu.evidence.sweepfit`).
     """
     base = calibration.resolve(cal)
     fitted: dict[tuple[str, str], float] = {}
     for name, key in FITTED:
         current = base.replace(fitted) if fitted else base
         data = measurements.compare(base.constant(name, key).fitted_ids, cal=current)
-        value = current.value(name, key)
-        if name == "harness_overhead_us":
-            factor = [collectives.busbw_factor(r.op, r.gpus) for r in data.itertuples()]
-            seconds = lambda bw: data["bytes"] / (bw / factor) / 1e3  # noqa: E731
-            fitted[(name, key)] = value + float(np.median(seconds(data["measured"]) - seconds(data["predicted"])))
-        else:
-            fitted[(name, key)] = value * float(np.median(data["measured"] / data["predicted"]))
+        fitted[(name, key)] = current.value(name, key) * float(np.median(data["measured"] / data["predicted"]))
     return fitted
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -272,57 +273,64 @@ def allreduce_vs_size(system_id: str = SWITCH, gpus: int = 8, sizes: Sequence[fl
     return pd.concat(frames, ignore_index=True)
 
 
-def _affine_plans(system_id: str, gpus: int, algorithms: Sequence[str],
-                  cal: Calibration | None = None) -> list[tuple[str, str, float, float]]:
-    """(algorithm, protocol, latency_us, us per byte) of every plan; single-node plans are affine."""
-    found = []
+#: the size grid the all-reduce plans are compared on: 1/64 octave from 1 byte to 1 TiB (about 1 % apart)
+GRID = 2.0 ** np.arange(0, 40.001, 1 / 64)
+
+
+@dataclass(frozen=True)
+class PlanTimes:
+    """Every plan of some all-reduce algorithms on one node, timed on :data:`GRID`."""
+
+    names: list[tuple[str, str]]  #: (algorithm, protocol) of each plan
+    latency_us: np.ndarray  #: each plan's time at zero bytes
+    limit_us_per_byte: np.ndarray  #: each plan's slope for very large messages
+    times_us: np.ndarray  #: plans x GRID
+
+    def fastest(self) -> np.ndarray:
+        """The index of the fastest plan at each size of :data:`GRID`."""
+        return np.argmin(self.times_us, axis=0)
+
+
+def _plan_times(system_id: str, gpus: int, algorithms: Sequence[str], cal: Calibration | None = None) -> PlanTimes:
+    """Every plan of ``algorithms`` that the system can run, timed on :data:`GRID` (plans are not affine:
+    below their full size NCCL plans ramp up to their bandwidth)."""
+    names, latency, slope, times = [], [], [], []
     possible = collectives.available("allreduce", system_id, gpus, cal=cal)
     for name in algorithms:
         if name not in possible:
             continue
         for plan in collectives.plans("allreduce", system_id, gpus, algorithm=name, cal=cal):
-            t0, t1 = plan.time_us(np.array([0.0, 1e9]))
-            found.append((name, plan.protocol, float(t0), float(t1 - t0) / 1e9))
-    return found
+            t0, t1, t2 = plan.time_us(np.array([0.0, 2.0**50, 2.0**51]))
+            names.append((name, plan.protocol))
+            latency.append(float(t0))
+            slope.append(float(t2 - t1) / 2.0**50)
+            times.append(plan.time_us(GRID))
+    return PlanTimes(names, np.array(latency), np.array(slope), np.vstack(times))
 
 
 def fastest_ranges(system_id: str = SWITCH, gpus: int = 8, algorithms: Sequence[str] = NCCL_ALGORITHMS,
                    lo: float = KiB, hi: float = 16 * GiB, cal: Calibration | None = None) -> pd.DataFrame:
-    """Which (algorithm, protocol) is fastest for which all-reduce sizes, with the exact crossovers.
+    """Which (algorithm, protocol) is fastest for which all-reduce sizes, and where they cross.
 
-    On one node every plan is affine in the size (``latency + bytes x slope``),
-    so the fastest is the lower envelope of lines; the crossovers are where two
-    lines meet. Columns: ``algorithm``, ``protocol``, ``from_KiB``, ``to_KiB``
-    (the size range, within ``lo``..``hi`` bytes), ``latency_us`` and
-    ``busbw_GBps_limit`` (the plan's busbw for very large messages).
+    The plans are timed on a grid of 1/64 octave (:data:`GRID`); a crossover is
+    the first grid size where another plan is fastest. Columns: ``algorithm``,
+    ``protocol``, ``from_KiB``, ``to_KiB`` (the size range, within ``lo``..``hi``
+    bytes), ``latency_us`` and ``busbw_GBps_limit`` (the plan's busbw for very
+    large messages).
     """
-    plans = _affine_plans(system_id, gpus, algorithms, cal=cal)
+    plans = _plan_times(system_id, gpus, algorithms, cal=cal)
     factor = collectives.busbw_factor("allreduce", gpus)
-
-    def best(size: float) -> int:
-        return min(range(len(plans)), key=lambda i: plans[i][2] + plans[i][3] * size)
-
-    edges, current, size = [lo], best(lo), lo
-    order = [current]
-    while True:  # walk the envelope: the next line to cross below the current one
-        _, _, a0, b0 = plans[current]
-        cross = [((a - a0) / (b0 - b), i) for i, (_, _, a, b) in enumerate(plans)
-                 if b < b0 and (a - a0) / (b0 - b) > size * (1 + 1e-12)]
-        if not cross:
-            break
-        size, _ = min(cross)
-        if size >= hi:
-            break
-        current = best(size * (1 + 1e-9))
-        edges.append(size)
-        order.append(current)
-    edges.append(hi)
+    inside = (GRID >= lo) & (GRID <= hi)
+    sizes, best = GRID[inside], plans.fastest()[inside]
+    change = np.flatnonzero(np.diff(best)) + 1
+    edges = [lo, *sizes[change], hi]
     rows = []
-    for i, plan_index in enumerate(order):
-        name, protocol, latency, slope = plans[plan_index]
+    for i, index in enumerate([best[0], *best[change]]):
+        name, protocol = plans.names[index]
         rows.append({"algorithm": ALLREDUCE_ALGORITHMS.get(name, name), "protocol": protocol,
-                     "from_KiB": edges[i] / KiB, "to_KiB": edges[i + 1] / KiB, "latency_us": latency,
-                     "busbw_GBps_limit": factor / slope / 1e3})
+                     "from_KiB": edges[i] / KiB, "to_KiB": edges[i + 1] / KiB,
+                     "latency_us": float(plans.latency_us[index]),
+                     "busbw_GBps_limit": factor / plans.limit_us_per_byte[index] / 1e3})
     return pd.DataFrame(rows).round(1)
 
 
@@ -349,14 +357,11 @@ def regimes(system_id: str = SWITCH, gpus: int = 8, algorithms: Sequence[str] = 
     The latency share of a plan is ``latency / time``. Keys:
     ``latency_bound_to_bytes`` (the largest size at which it is at least
     ``latency_bound``), ``bandwidth_bound_from_bytes`` (the smallest size from
-    which it stays at most ``bandwidth_bound``); sizes on a grid of 1/16 octave.
+    which it stays at most ``bandwidth_bound``); sizes on :data:`GRID`.
     """
-    plans = _affine_plans(system_id, gpus, algorithms, cal=cal)
-    sizes = 2.0 ** np.arange(0, 40.001, 1 / 16)
-    times = np.vstack([a + b * sizes for _, _, a, b in plans])
-    best = np.argmin(times, axis=0)
-    latency = np.array([plans[i][2] for i in best])
-    share = latency / times[best, np.arange(sizes.size)]
+    plans = _plan_times(system_id, gpus, algorithms, cal=cal)
+    sizes, best = GRID, plans.fastest()
+    share = plans.latency_us[best] / plans.times_us[best, np.arange(sizes.size)]
     above = sizes[share >= latency_bound]
     below = share <= bandwidth_bound
     start = int(np.argmax(below & np.flip(np.cumprod(np.flip(below)).astype(bool))))
@@ -369,21 +374,23 @@ def ring_terms(system_id: str = "gb200-nvl72", counts: Sequence[int] = (2, 4, 8,
 
     The latency term is the time of a zero-byte message; ``steps`` is it less
     NCCL's base latency, divided by the per-hop latency (LL protocol over
-    NVLink). Columns: ``gpus``, ``steps``, ``latency_ll_us``,
+    NVLink; both times the measured-over-tuner latency scale). Columns: ``gpus``, ``steps``, ``latency_ll_us``,
     ``latency_simple_us``, ``bytes_factor`` (bytes each GPU sends per byte of
     the message, from the Simple plan's slope), ``ring_small_us`` and
     ``ring_large_us`` (the fastest ring protocol at ``small`` and ``large``
     bytes), ``nvls_small_us`` (NVLS at ``small``, where the system has it).
     """
-    base = calibration.resolve(cal).value("base_latency_us", "ring.ll")
-    hop = calibration.resolve(cal).value("hop_latency_us", "nvlink.ring.ll")
     topo = topology.for_system(system_id)
+    scale = calibration.resolve(cal).latency_scale(topo.arch)
+    base = calibration.resolve(cal).value("base_latency_us", "ring.ll") * scale
+    hop = calibration.resolve(cal).value("hop_latency_us", "nvlink.ring.ll") * scale
     rows = []
     for k in counts:
         plans = {p.protocol: p for p in collectives.plans("allreduce", system_id, k, algorithm="ring", cal=cal)}
         lat = {proto: float(p.time_us(np.array([0.0]))[0]) for proto, p in plans.items()}
         simple = plans["simple"]
-        slope = float(simple.time_us(np.array([1e9]))[0]) - lat["simple"]  # us per GB
+        far = simple.time_us(np.array([2.0**50, 2.0**50 + 1e9]))
+        slope = float(far[1] - far[0])  # us per GB, beyond the ramp
         setup = collectives.place("allreduce", topo, k, cal=cal)
         bw = topology.ring_bandwidth(topo, setup.gpus, setup.efficiency()).bw_GBps_per_dir
         ring = collectives.evaluate("allreduce", system_id, k, [small, large], algorithm="ring", cal=cal)["time_us"]

@@ -239,6 +239,11 @@ class PriceTable:
         return "; ".join(f"{1 / self.fx[c].usd_per_unit:.4f} {c} per USD ({self.fx[c].date.isoformat()})"
                          for c in used)
 
+    def source_label(self) -> str:
+        """How a figure's source line names the price file: "price file prices.csv (sha256 0123456789ab)"."""
+        s = self.stamp()
+        return f"price file {s['name']} (sha256 {s['sha256_12']})"
+
     def stamp_markdown(self) -> str:
         """The sentence every page that uses prices shows, e.g. "Prices: `prices.csv` (sha256 0123456789ab),
         42 offers observed 2025-06-01 to 2026-09-20; converted with `fx_rates.csv`, 6.7063 CNY per USD

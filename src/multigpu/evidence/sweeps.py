@@ -1,0 +1,185 @@
+"""Published collective sweeps (time or busbw against message size) against the model.
+
+``data/sweeps_index.csv`` lists each sweep (system, GPUs, nodes, collective,
+forced algorithm, fabric, harness, source) and the ``split`` it was put in
+before any comparison, by a hash of its id: ``fit`` (constants may be fitted
+on it), ``holdout`` (never fitted; the out-of-sample figures) or ``sealed``
+(never fitted, and looked at once, at the end). ``data/sweeps.csv`` holds the
+points: nccl-tests size in bytes, time in us, algbw and busbw in GB/s.
+
+:func:`compare` gives the model's busbw for every point it can model; a sweep
+it cannot model keeps a ``reason``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from multigpu.comm import calibration, collectives
+from multigpu.comm.calibration import Calibration
+from multigpu.common import datafiles
+from multigpu.common.datafiles import DATA_DIR
+from multigpu.common.errors import InputError
+from multigpu.hardware import catalog
+
+INDEX_CSV = DATA_DIR / "sweeps_index.csv"
+POINTS_CSV = DATA_DIR / "sweeps.csv"
+SPLITS = ("fit", "holdout", "sealed")
+LARGE_BYTES = 64 * 2**20  #: points at or above this size are "large" (bandwidth-bound)
+#: a published algorithm label -> the model's algorithm ("" is NCCL's own choice)
+ALGORITHMS = {"": "auto", "ring": "ring", "tree": "tree", "nvls": "nvls", "collnet": "tree",
+              "custom-oneshot": "direct", "custom-twoshot": "two-shot", "custom-vllm": "custom",
+              "custom-trtllm": "custom"}
+#: harness -> how its timing relates to the collective kernel's (see :meth:`Calibration.harness_overhead_us`)
+HARNESS = {"nccl-tests": "nccl-tests", "rccl-tests": "nccl-tests", "torch.distributed": "torch", "custom": ""}
+
+
+class SweepRow(datafiles.Row):
+    """Schema of ``data/sweeps_index.csv``."""
+
+    sweep: datafiles.LowerId
+    system_id: str | None = None
+    gpus: datafiles.PositiveCount
+    nodes: datafiles.PositiveCount
+    op: datafiles.one_of(collectives.OPS)  # type: ignore[valid-type]
+    algorithm: str | None = None
+    protocol: str | None = None
+    dtype: str | None = None
+    fabric: str | None = None
+    harness: datafiles.Text
+    split: datafiles.one_of(SPLITS)  # type: ignore[valid-type]
+    source: datafiles.Text
+
+    NOUN = "sweep"
+
+
+class PointRow(datafiles.Row):
+    """Schema of ``data/sweeps.csv``."""
+
+    sweep: datafiles.LowerId
+    bytes: datafiles.PositiveCount
+    time_us: datafiles.Positive | None = None
+    algbw_GBps: datafiles.NonNegative | None = None
+    busbw_GBps: datafiles.NonNegative | None = None
+
+    NOUN = "point"
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One published sweep and how the model reproduces it (``system`` None when it cannot)."""
+
+    sweep: str
+    split: str
+    op: str
+    gpus: int
+    nodes: int
+    algorithm: str  #: the model's algorithm, or "custom" (the faster of one-shot and two-shot)
+    harness: str
+    system: str | None
+    reason: str  #: why the model cannot reproduce it ("" if it can)
+    source: str
+
+
+@functools.cache
+def sweeps() -> tuple[Sweep, ...]:
+    """Every sweep of ``data/sweeps_index.csv`` with its model mapping (and why not, where there is none)."""
+    out = []
+    for _, row in datafiles.read(INDEX_CSV, SweepRow, unique=("sweep",)):
+        system, reason = _system(row)
+        algorithm = ALGORITHMS.get(row.algorithm or "", "")
+        if not algorithm:
+            reason = reason or f"algorithm '{row.algorithm}' is not modelled"
+        sweep = Sweep(row.sweep, row.split, row.op, row.gpus, row.nodes, algorithm, HARNESS.get(row.harness, ""),
+                      system, reason, row.source)
+        if not reason:
+            try:
+                predict(sweep, np.array([1024.0]))
+            except InputError as exc:  # the model cannot run it on this system (e.g. no peer-to-peer)
+                sweep = Sweep(*[getattr(sweep, f) for f in ("sweep", "split", "op", "gpus", "nodes", "algorithm",
+                                                            "harness", "system")], exc.message, sweep.source)
+        out.append(sweep)
+    return tuple(out)
+
+
+def _system(row: SweepRow) -> tuple[str | None, str]:
+    """The catalogue system (with the sweep's fabric) that models the sweep, or why there is none."""
+    if not row.system_id:
+        return None, "no catalogue system for this machine"
+    system = catalog.system(row.system_id)
+    if row.nodes > 1 and row.fabric and row.fabric != system.fabric:
+        return f"{row.system_id}@{row.fabric}", ""
+    return row.system_id, ""
+
+
+@functools.cache
+def points() -> pd.DataFrame:
+    """Every point of ``data/sweeps.csv``: sweep, bytes, time_us, algbw_GBps, busbw_GBps (NaN if not given)."""
+    known = {s.sweep for s in sweeps()}
+    rows = []
+    for line, row in datafiles.read(POINTS_CSV, PointRow):
+        if row.sweep not in known:
+            raise InputError(f"unknown sweep '{row.sweep}'; expected one of data/sweeps_index.csv", str(POINTS_CSV),
+                             line, "sweep")
+        rows.append({"sweep": row.sweep, "bytes": row.bytes, "time_us": row.time_us, "algbw_GBps": row.algbw_GBps,
+                     "busbw_GBps": row.busbw_GBps})
+    return pd.DataFrame(rows).astype({"time_us": float, "algbw_GBps": float, "busbw_GBps": float})
+
+
+def predict(sweep: Sweep, sizes: np.ndarray, cal: Calibration | None = None) -> np.ndarray:
+    """The model's time (us) of ``sweep`` at ``sizes`` (bytes), the harness's own cost included."""
+    cal = calibration.resolve(cal)
+    if sweep.algorithm == "custom":  # vLLM / TensorRT-LLM kernels pick one-shot or two-shot by size
+        times = [collectives.time_us(sweep.op, sweep.system, sweep.gpus, sizes, nodes=sweep.nodes, algorithm=a,
+                                     cal=cal) for a in ("direct", "two-shot")]
+        time = np.minimum(*times)
+    else:
+        time = collectives.time_us(sweep.op, sweep.system, sweep.gpus, sizes, nodes=sweep.nodes,
+                                   algorithm=sweep.algorithm, cal=cal)
+    return np.asarray(time) + cal.harness_overhead_us(sweep.harness)
+
+
+def compare(splits: tuple[str, ...] = SPLITS, cal: Calibration | None = None) -> pd.DataFrame:
+    """Model against measurement for every point of the sweeps in ``splits`` that the model can reproduce.
+
+    Columns: ``sweep, split, system, op, gpus, nodes, algorithm, bytes, size_class`` ("large" from 64 MiB),
+    ``measured`` and ``predicted`` busbw (GB/s), ``rel_error`` = predicted / measured - 1, ``source``.
+    Points without a busbw are compared through their time (busbw = bytes / time x the nccl-tests factor).
+    """
+    data = points()
+    rows = []
+    for sweep in sweeps():
+        if sweep.split not in splits or sweep.reason:
+            continue
+        part = data[data["sweep"] == sweep.sweep]
+        factor = collectives.busbw_factor(sweep.op, sweep.gpus)
+        measured = part["busbw_GBps"].to_numpy()
+        from_time = part["bytes"].to_numpy() / part["time_us"].to_numpy() / 1e3 * factor
+        measured = np.where(np.isnan(measured), from_time, measured)
+        time = predict(sweep, part["bytes"].to_numpy(dtype=float), cal)
+        predicted = part["bytes"].to_numpy() / time / 1e3 * factor
+        for nbytes, m, p in zip(part["bytes"], measured, predicted):
+            if not (m > 0 and math.isfinite(m)):
+                continue  # a point too small for nccl-tests to print a non-zero busbw
+            rows.append({"sweep": sweep.sweep, "split": sweep.split, "system": sweep.system, "op": sweep.op,
+                         "gpus": sweep.gpus, "nodes": sweep.nodes, "algorithm": sweep.algorithm, "bytes": int(nbytes),
+                         "size_class": "large" if nbytes >= LARGE_BYTES else "small", "measured": float(m),
+                         "predicted": float(p), "rel_error": float(p / m - 1), "source": sweep.source})
+    return pd.DataFrame(rows)
+
+
+def not_modelled() -> pd.DataFrame:
+    """The sweeps the model cannot reproduce, with the reason."""
+    return pd.DataFrame([{"sweep": s.sweep, "split": s.split, "reason": s.reason} for s in sweeps() if s.reason])
+
+
+def summary(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Median and worst |rel_error| and points, by split and size class."""
+    data = comparison.assign(abs_error=comparison["rel_error"].abs())
+    return (data.groupby(["split", "size_class"])["abs_error"]
+            .agg(points="size", median_abs_error="median", worst_abs_error="max").reset_index())

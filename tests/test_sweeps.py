@@ -1,0 +1,105 @@
+"""Published collective sweeps: the split rule, the fit that uses only the fit split, and the model's
+error on sweeps it never saw (``data/sweeps_index.csv``, ``data/sweeps.csv``)."""
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from multigpu.comm import calibration
+from multigpu.common.datafiles import DATA_DIR
+from multigpu.evidence import sweepfit, sweeps
+
+
+def split_of(ident: str) -> str:
+    """The rule every data file of published runs uses: the first hex digit of sha256(id)."""
+    digit = int(hashlib.sha256(ident.encode()).hexdigest()[0], 16)
+    return "fit" if digit <= 4 else ("holdout" if digit <= 10 else "sealed")
+
+
+@pytest.mark.parametrize("name, column", [("sweeps_index.csv", "sweep"), ("training_runs.csv", "id"),
+                                          ("serving_runs.csv", "id")])
+def test_every_split_follows_the_sha256_rule(name, column):
+    table = pd.read_csv(DATA_DIR / name)
+    assert table[column].is_unique
+    assert (table[column].map(split_of) == table["split"]).all()
+
+
+def test_every_point_belongs_to_a_listed_sweep_and_agrees_with_its_own_bandwidths():
+    data = sweeps.points()
+    assert set(data["sweep"]) <= {s.sweep for s in sweeps.sweeps()}
+    both = data.dropna(subset=["time_us", "algbw_GBps"])
+    both = both[both["algbw_GBps"] >= 1.0]  # printed to 2 decimals: smaller values are too rounded to check
+    assert np.allclose(both["bytes"] / both["time_us"] / 1e3, both["algbw_GBps"], rtol=0.03)
+
+
+def test_unmodelled_sweeps_say_why():
+    missing = sweeps.not_modelled()
+    assert not missing.empty and missing["reason"].str.len().gt(10).all()
+
+
+def test_the_fit_reads_only_the_fit_split():
+    data = sweepfit.fit_data()
+    assert data.sweeps and {s.split for s in data.sweeps} == {"fit"}
+
+
+@pytest.fixture(scope="module")
+def refit():
+    return sweepfit.fit()
+
+
+def test_the_shipped_constants_are_the_fit_of_the_fit_sweeps(refit):
+    shipped = calibration.default()
+    for (name, key), value in refit.items():
+        stored = shipped.value(name, key)
+        assert stored == pytest.approx(value, rel=0.03, abs=0.01), (name, key)
+
+
+def test_each_fitted_constant_names_the_sweeps_it_moves():
+    shipped = calibration.default()
+    moved = sweepfit.influence(shipped)
+    for parameter in sweepfit.FITTED:
+        constant = shipped.constant(*parameter.ident)
+        assert constant.fitted_sweeps == moved[parameter.ident]
+        assert constant.fitted_sweeps, parameter.ident  # a constant no fit sweep moves was not fitted on anything
+        assert constant.source.startswith("fitted")
+
+
+def test_the_ramp_lowers_bandwidth_only_below_its_full_size():
+    """Below S_full the ramp makes mid-size messages slower than the ramp-free model; above, it changes
+    nothing (H100 NVLS: 16 MiB slower, 16 GiB equal)."""
+    from multigpu.comm import collectives
+
+    shipped = calibration.default()
+    flat = shipped.replace({("bandwidth_ramp", "exponent"): 0.0})
+    sizes = np.array([2.0**24, 2.0**34])
+    ramped = collectives.time_us("allreduce", "hgx-h100", 8, sizes, algorithm="nvls", cal=shipped)
+    plain = collectives.time_us("allreduce", "hgx-h100", 8, sizes, algorithm="nvls", cal=flat)
+    assert ramped[0] > plain[0] * 1.1
+    assert ramped[1] == pytest.approx(plain[1])
+
+
+@pytest.fixture(scope="module")
+def holdout():
+    return sweeps.summary(sweeps.compare(("holdout",))).set_index("size_class")
+
+
+def test_holdout_error_on_large_messages(holdout):
+    """Out of sample, from 64 MiB: median |error| 13 % over 9 held-out sweeps (the model before the fit and
+    the ramp: 17 %). The bound keeps it there."""
+    assert holdout.loc["large", "points"] >= 50
+    assert holdout.loc["large", "median_abs_error"] <= 0.15
+
+
+def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
+    """Below 64 MiB latency rules, and it depends on the deployment (cloud RoCE, TCP and EFA stacks measure
+    10-20x the bare-metal figure): 66 % median. The bound only stops it getting worse unnoticed."""
+    assert holdout.loc["small", "points"] >= 100
+    assert holdout.loc["small", "median_abs_error"] <= 0.75
+
+
+def test_fit_error(holdout):
+    fit = sweeps.summary(sweeps.compare(("fit",))).set_index("size_class")
+    assert fit.loc["large", "median_abs_error"] <= 0.06
+    assert fit.loc["small", "median_abs_error"] <= 0.16
