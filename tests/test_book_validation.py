@@ -19,7 +19,7 @@ from glue_citations import citations
 from multigpu.book import app_validation
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import bottlenecks, validation, wiring
+from multigpu.evidence import bottlenecks, sweeps, validation, wiring
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "book" / "appendix" / "validation.ipynb"
 
@@ -129,4 +129,19 @@ def test_figure_has_both_panels_a_title_and_a_source(table):
     assert len(fig.axes) == 2 and fig._suptitle.get_text()
     source = [t.get_text() for t in fig.texts if t.get_text().startswith("Source: ")]
     assert len(source) == 1 and "measurements.compare" in source[0]
+    plt.close(fig)
+
+
+def test_protocol_figure_splits_the_model_curve_where_its_choice_changes():
+    from multigpu.comm import collectives
+
+    fig = app_validation.figure_protocol_switches()
+    by_name = {s.sweep: s for s in sweeps.sweeps()}
+    for ax, name in zip(fig.axes, app_validation.PROTOCOL_SWEEPS):
+        sweep = by_name[name]
+        sizes = sweeps.points().query("sweep == @name")["bytes"].to_numpy(dtype=float)
+        chosen = collectives.evaluate(sweep.op, sweep.system, sweep.gpus, sizes, nodes=sweep.nodes)
+        labels = {f"model: {a} {p}" for a, p in zip(chosen["algorithm"], chosen["protocol"])}
+        drawn = {line.get_label() for line in ax.get_lines()}
+        assert labels <= drawn and len(drawn) >= 2, name  # every choice at a measured size has its piece
     plt.close(fig)

@@ -179,6 +179,8 @@ BAD_SYSTEMS = [
     ("dgx-a100", {"in_switch_reduction": "true"}, "in_switch_reduction", "no in-network reduction"),
     ("pcie-l40s-8", {"topology": "nvswitch"}, "nvswitch", "exactly when"),
     ("h200-nvl-4", {"bridge_group": ""}, "bridge_group", "exactly when"),
+    ("pcie-rtx5090-8-switch", {"variant_of": "no-such-system"}, "variant_of", "same GPU"),
+    ("pcie-rtx5090-8-switch", {"variant_of": "hgx-h100"}, "variant_of", "same GPU"),
 ]
 
 

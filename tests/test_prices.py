@@ -160,6 +160,12 @@ def test_system_for_offer_follows_the_wiring():
     assert prices.system_for_offer({"gpu": "h100-nvl", "interconnect": "nvlink-bridge-h100"}) == "pcie-h100-nvl-pairs"
     assert prices.system_for_offer({"gpu": "mi300x", "interconnect": "infinity-fabric-mi300x"}) == "mi300x-8"
     assert prices.system_for_offer(base | {"system": "pcie-a100-bridged-2"}) == "pcie-a100-bridged-2"
+    # a wiring variant is used only when named: the measured default otherwise (catalogue notes, O9-O13)
+    rtx = {"gpu": "rtx-5090", "interconnect": "pcie5-x16", "gpus_per_instance": 8}
+    assert prices.system_for_offer(rtx) == "pcie-rtx5090-8"
+    assert prices.system_for_offer(rtx | {"system": "pcie-rtx5090-8-switch"}) == "pcie-rtx5090-8-switch"
+    nvl = {"gpu": "h100-nvl", "interconnect": "nvlink-bridge-h100", "system": "pcie-h100-nvl-pairs-nv12"}
+    assert prices.system_for_offer(nvl) == "pcie-h100-nvl-pairs-nv12"
     with pytest.raises(InputError) as info:
         prices.system_for_offer({"gpu": "l40s", "interconnect": "nvswitch3"})
     assert info.value.column == "interconnect"

@@ -122,7 +122,10 @@ def test_bridged_pairs_use_nvlink_inside_the_pair_and_pcie_across():
     topo = topology.for_system("pcie-h100-nvl-pairs")
     assert topo.route(0, 1).link_class == "nvlink"
     assert topo.route(1, 2).link_class == "pci"
-    assert topology.ring_bandwidth(topo, [0, 1]).bw_GBps_per_dir == pytest.approx(300)
+    # 6 NVLink 4 links per GPU as measured (NV6, nccl-tests #194); NVIDIA's 600 GB/s as 12 links is a variant
+    assert topology.ring_bandwidth(topo, [0, 1]).bw_GBps_per_dir == pytest.approx(150)
+    nv12 = topology.for_system("pcie-h100-nvl-pairs-nv12")
+    assert topology.ring_bandwidth(nv12, [0, 1]).bw_GBps_per_dir == pytest.approx(300)
     assert topology.ring_bandwidth(topo, list(range(8))).bw_GBps_per_dir < 70  # PCIe between pairs
 
 

@@ -26,7 +26,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from multigpu.book import plotting
 from multigpu.book.glue import Facts, plain
-from multigpu.comm import calibration
+from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.evidence import bottlenecks, sweepfit, sweeps, validation, wiring
 
@@ -180,6 +180,48 @@ def figure_holdout_sweeps(comparison: pd.DataFrame, cal: Calibration | None = No
 
 #: a held-out sweep's small messages count as too fast (slow) in the model beyond this median relative error
 SIDE = 0.25
+
+
+#: fit sweeps whose model curve is drawn with NCCL's choice of algorithm and protocol at every size
+PROTOCOL_SWEEPS = ("h200-8-ar-torch-mleng", "rtx4090-4-ar-nccltests-kalavai", "h100-32-4n-ar-ib-ncclt309",
+                   "mi300x-16-2n-ar-roce-rccltests")
+
+
+def figure_protocol_switches(cal: Calibration | None = None, names: tuple[str, ...] = PROTOCOL_SWEEPS) -> Figure:
+    """Measured busbw of some fit sweeps (markers) and the model's (line), the line split where the model
+    switches algorithm or protocol (LL, LL128, Simple; ring, tree, NVLS), each piece labelled."""
+    cal = calibration.resolve(cal)
+    by_name = {s.sweep: s for s in sweeps.sweeps()}
+    data = sweeps.points()
+    fig, axes = plotting.figure(
+        "Where the model switches protocol and algorithm, against measured sweeps",
+        "message size (bytes, log scale)", "busbw (GB/s, log scale)", ncols=2, nrows=2, figsize=(11, 7.2),
+        source="data/sweeps.csv (fit sweeps); multigpu.comm.collectives.evaluate (the model's choice at each size)")
+    for ax, name in zip(axes, names):
+        sweep = by_name[name]
+        part = data[data["sweep"] == name].sort_values("bytes")
+        factor = collectives.busbw_factor(sweep.op, sweep.gpus)
+        measured = part["busbw_GBps"].fillna(part["bytes"] / part["time_us"] / 1e3 * factor)
+        ax.scatter(part["bytes"], measured, s=14, color="#444444", label="measured", zorder=3)
+        sizes = 2.0 ** np.arange(np.log2(part["bytes"].min()), np.log2(part["bytes"].max()) + 0.01, 0.25)
+        chosen = collectives.evaluate(sweep.op, sweep.system, sweep.gpus, sizes, nodes=sweep.nodes, cal=cal)
+        busbw = sizes / (chosen["time_us"] + cal.harness_overhead_us(sweep.harness)) / 1e3 * factor
+        labels = [f"{a} {p}" for a, p in zip(chosen["algorithm"], chosen["protocol"])]
+        start = 0
+        for style, end in enumerate([*np.flatnonzero(np.array(labels[1:]) != np.array(labels[:-1])) + 1, len(labels)]):
+            piece = slice(max(start - 1, 0), end)
+            ax.plot(sizes[piece], busbw[piece], color=plotting.COLORS[style % 8], marker="",
+                    linestyle=plotting.LINESTYLES[style % len(plotting.LINESTYLES)], label=f"model: {labels[start]}")
+            start = end
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(f"{name}\n{sweep.system}, {sweep.gpus} GPUs, {sweep.nodes} node(s)", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=6.5, loc="upper left")
+    fig.tight_layout()
+    return fig
 
 
 def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Facts:

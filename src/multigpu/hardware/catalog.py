@@ -192,6 +192,9 @@ class System(_Record):
     fabric: str | None = field(default=None, metadata={"optional": True})
     """Scale-out fabric (:data:`FABRICS`); default from the NIC: InfiniBand ``ib`` (no SHARP, as rented),
     RoCE NICs ``roce``, plain Ethernet ``tcp``. A variant ``<id>@<fabric>`` names another one."""
+    variant_of: str | None = field(default=None, metadata={"optional": True})
+    """The system this row is a wiring variant of (same GPU): used only where a price file's ``system``
+    column or a caller names it, never chosen from an offer's GPU and interconnect alone."""
     nvlink_GBps_per_dir: float = field(default=0.0, metadata={"derived": True})
     """GPU-to-GPU fabric per GPU = links x per-link rate, one direction; 0 if none."""
     pcie_GBps_per_dir: float = field(default=0.0, metadata={"derived": True})
@@ -350,6 +353,9 @@ def load_systems(path: str | Path, gpus: Mapping[str, Gpu] | None = None,
         _check_ref(path, line, "nvswitch", rec.nvswitch, links, "link", ("nvswitch",))
         _check_ref(path, line, "pcie", rec.pcie, links, "link", ("pcie",))
         _check_ref(path, line, "nic", rec.nic, links, "link", ("infiniband", "ethernet"))
+        if rec.variant_of is not None and (rec.variant_of not in result or result[rec.variant_of].gpu != rec.gpu):
+            raise InputError(f"variant_of '{rec.variant_of}' must name a system of an earlier line with the same "
+                             f"GPU '{rec.gpu}'", str(path), line, "variant_of")
         for column, broken, message in _SYSTEM_RULES:
             if broken(rec, links):
                 raise InputError(message, str(path), line, column)

@@ -355,7 +355,8 @@ def system_for_offer(offer: Offer | Mapping[str, Any]) -> str:
     ``<system>@<fabric>``. Otherwise the system has the offer's GPU and is wired by its
     ``interconnect``: a switch link gives the system with that switch, a PCIe
     link the PCIe-tree system, an NVLink bridge the bridged system, a GPU
-    fabric (NVLink, Infinity Fabric) the system with that fabric. No such
+    fabric (NVLink, Infinity Fabric) the system with that fabric; a wiring variant
+    (``variant_of``) only when the ``system`` column names it. No such
     system is an :class:`InputError` naming the column.
     """
     get = offer.get if isinstance(offer, Mapping) else lambda key: getattr(offer, key, None)
@@ -378,7 +379,7 @@ def _node_system(get: Callable[[str], Any]) -> str:
     link = catalog.links().get(link_id)
     if link is None:
         raise InputError(f"unknown interconnect '{link_id}'", column="interconnect")
-    matches = [s.id for s in systems.values() if s.gpu == gpu and _wired_by(s, link)]
+    matches = [s.id for s in systems.values() if s.gpu == gpu and _wired_by(s, link) and s.variant_of is None]
     if not matches:
         with_gpu = [s.id for s in systems.values() if s.gpu == gpu] or ["none"]
         raise InputError(f"no catalogue system has GPU '{gpu}' joined by '{link_id}' ({link.category}); "

@@ -1,0 +1,381 @@
+"""Published serving measurements (``data/serving_runs.csv``) against the inference model.
+
+Each row of ``serving_runs.csv`` is one published number: a time to first
+token (TTFT), a time per output token (TPOT, or inter-token latency) or an
+output throughput, for one model, system, layout and precision (see
+``data/RUNS-NOTES.md``). Its ``split`` was set by a hash of its id before any
+comparison: ``fit``, ``holdout`` or ``sealed``. Only ``kind = mlperf`` rows may
+be used to fit inference constants; every other row is validation only,
+whatever its split. Sealed rows are never read here unless a caller names
+that split.
+
+:func:`map_row` turns a row into a :class:`ModelCall` of
+:func:`multigpu.compute.inference.run` where that is well defined, or gives a
+one-line reason why not. :func:`compare` sets the model's value beside each
+measurement in one unit; :func:`not_modelled` lists the other rows with their
+reason; :func:`summary` gives the median and worst |error| by kind, split and
+metric.
+
+Units: latencies in seconds, throughput in output tokens/s per GPU. A system
+throughput (``tokens/s``) is divided by the row's ``gpus`` (the GPUs of the
+whole system or TP group that produced it).
+
+Assumptions, each named in the ``assumption`` column where it is used:
+
+- a model not in the catalogue is modelled only through the stand-in the notes
+  name: Llama 2 70B (MLPerf ``llama2-70b``, TensorRT-LLM's "LLaMA 70B") has the
+  ``llama3.1-70b`` shape with a 32000-token vocabulary, so ``llama3.1-70b``
+  stands in (``stand_in`` True; about 1.3 % more parameters, in the LM head);
+- an ``offline`` row without a published batch ran at maximum load (all
+  requests queued at once): the batch is the largest, up to
+  :data:`MAX_BATCH`, whose weights and KV cache fit the GPU in the model
+  (``max_load_batch=False`` turns this off and gives a reason instead);
+- a TTFT row without an output length runs the model with one output token:
+  the model's TTFT (one prefill) does not depend on it;
+- an empty ``pp`` with a given ``tp`` is 1.
+
+Variable-length rows (the MLPerf datasets) get a reason, not invented lengths:
+the notes give only maximum lengths.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from multigpu.comm.calibration import Calibration
+from multigpu.common import datafiles
+from multigpu.common.datafiles import DATA_DIR
+from multigpu.common.errors import InputError
+from multigpu.compute import inference, models
+from multigpu.hardware import catalog
+
+SERVING_CSV = DATA_DIR / "serving_runs.csv"
+SPLITS = ("fit", "holdout", "sealed")
+#: Splits looked at by default; ``sealed`` only when a caller names it.
+DEFAULT_SPLITS = ("fit", "holdout")
+#: Largest batch tried for a maximum-load row (TensorRT-LLM's CUDA-graph batch sizes go up to 8192, per the notes).
+MAX_BATCH = 8192
+
+#: Published metric -> the model's metric kind: ``ttft`` (s), ``tpot`` (s) or ``throughput`` (tokens/s per GPU).
+METRIC_KINDS = {"ttft": "ttft", "ttft_mean": "ttft", "tpot": "tpot", "tpot_mean": "tpot", "itl": "tpot",
+                "itl_mean": "tpot", "tokens_per_s": "throughput", "tokens_per_s_per_gpu": "throughput"}
+#: Time units -> seconds.
+SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+#: Throughput units -> whether the value is of the whole system (True) or already per GPU (False).
+THROUGHPUT_UNITS = {"tokens/s": True, "tokens/s/gpu": False}
+#: The common unit of each metric kind.
+UNITS = {"ttft": "s", "tpot": "s", "throughput": "tokens/s/GPU"}
+
+#: Non-catalogue models with the stand-in the notes name: (pattern on the ``model`` column, catalogue id, why).
+STAND_INS = (
+    (re.compile(r"^(llama 2 70b|llama 70b)\b", re.IGNORECASE), "llama3.1-70b",
+     "Llama 2 70B modelled as llama3.1-70b (same shape, 32000- not 128256-token vocabulary)"),
+)
+_MODEL_ID = re.compile(r"\bmodel id ([a-z0-9][a-z0-9.-]*[a-z0-9])")
+_AMBIGUOUS = re.compile(r"per GPU or total is ambiguous", re.IGNORECASE)
+_TAIL = re.compile(r"_p\d+$")
+
+#: Reasons given by :func:`map_row` (the model's own errors and memory are added by :func:`not_modelled`).
+REASON_TAIL = "tail (p99) latency under load: the model gives one steady-state value, not a percentile"
+REASON_AMBIGUOUS = "unit ambiguous in the source (per GPU or whole system)"
+REASON_LAYOUT = "layout not published (tp empty)"
+REASON_DTYPE = "precision not published (dtype empty)"
+REASON_EP = "expert parallelism: the inference model has no ep"
+REASON_VARIABLE = ("variable input/output lengths (MLPerf dataset; only maximum lengths are stated): "
+                   "the model needs fixed lengths")
+REASON_INPUT = "input length not published"
+REASON_OUTPUT = "output length not published"
+REASON_BATCH = "batch / concurrency not published (load set by a target QPS or not given)"
+REASON_MAX_LOAD_OFF = "batch not published (maximum load) and max_load_batch is off"
+REASON_GPUS = "GPU count not published: a system throughput cannot be put per GPU"
+REASON_TILING = "the system's GPUs are not a whole number of tp x pp instances"
+REASON_FITS = "the batch does not fit GPU memory in the model: requests would queue, which it does not express"
+
+
+class ServingRow(datafiles.Row):
+    """Schema of ``data/serving_runs.csv`` (one published serving number; see ``data/RUNS-NOTES.md``)."""
+
+    id: datafiles.Text
+    kind: datafiles.Text  #: ``mlperf`` (may fit inference constants) or a validation-only source kind
+    model: datafiles.Text  #: the model as the source names it
+    gpu: datafiles.LowerId
+    system_id: datafiles.LowerId
+    gpus: datafiles.PositiveCount | None = None  #: GPUs that produced the number (whole system or TP group)
+    tp: datafiles.PositiveCount | None = None
+    pp: datafiles.PositiveCount | None = None
+    ep: datafiles.PositiveCount | None = None
+    dtype: str | None = None
+    stack: str | None = None
+    input_tokens: datafiles.PositiveCount | None = None
+    output_tokens: datafiles.PositiveCount | None = None
+    batch_or_concurrency: datafiles.PositiveCount | None = None
+    metric: datafiles.Text  #: e.g. tokens_per_s, tokens_per_s_per_gpu, ttft, ttft_mean, ttft_p99, tpot, tpot_mean
+    measured: datafiles.Positive  #: the value as printed, in ``unit``
+    unit: datafiles.Text  #: ns, ms, s, tokens/s (whole system) or tokens/s/GPU
+    scenario: str | None = None  #: offline, server, interactive, fixed-batch
+    source: datafiles.Text
+    split: datafiles.one_of(SPLITS)  # type: ignore[valid-type]
+    notes: str | None = None
+
+    EXPECTED = {"id": "a unique run id", "gpus": "a whole number >= 1", "tp": "a whole number >= 1",
+                "pp": "a whole number >= 1", "input_tokens": "a whole number >= 1",
+                "output_tokens": "a whole number >= 1", "batch_or_concurrency": "a whole number >= 1",
+                "measured": "a positive number", "split": "fit, holdout or sealed"}
+    NOUN = "serving run"
+
+
+def load(splits: Iterable[str] = DEFAULT_SPLITS, path: str | Path = SERVING_CSV) -> list[ServingRow]:
+    """The rows of ``serving_runs.csv`` whose split is in ``splits``, in file order (ids checked unique)."""
+    wanted = set(splits)
+    unknown = wanted - set(SPLITS)
+    if unknown:
+        raise InputError(f"unknown split(s) {', '.join(sorted(unknown))}; expected {', '.join(SPLITS)}")
+    return [row for _, row in datafiles.read(path, ServingRow, unique=("id",)) if row.split in wanted]
+
+
+def metric_kind(metric: str) -> str | None:
+    """``ttft``, ``tpot`` or ``throughput`` for a published metric name; None for one the model does not give."""
+    return METRIC_KINDS.get(metric.strip().lower())
+
+
+def to_common_unit(value: float, unit: str, kind: str, gpus: int | None = None) -> float:
+    """``value`` in ``unit`` as seconds (``ttft``, ``tpot``) or output tokens/s per GPU (``throughput``).
+
+    A whole-system throughput (``tokens/s``) is divided by ``gpus``. Raises :class:`InputError` for a unit that
+    does not fit the kind, or a system throughput without ``gpus``.
+    """
+    key = unit.strip().lower()
+    if kind in ("ttft", "tpot"):
+        if key not in SECONDS:
+            raise InputError(f"unit '{unit}' is not a time; expected one of {', '.join(SECONDS)}")
+        return value * SECONDS[key]
+    if kind == "throughput":
+        if key not in THROUGHPUT_UNITS:
+            raise InputError(f"unit '{unit}' is not a throughput; expected tokens/s or tokens/s/GPU")
+        if THROUGHPUT_UNITS[key]:
+            if not gpus:
+                raise InputError(REASON_GPUS)
+            return value / gpus
+        return value
+    raise InputError(f"unknown metric kind '{kind}'; expected ttft, tpot or throughput")
+
+
+def measured_value(row: ServingRow) -> tuple[float, str]:
+    """The row's measurement in the common unit of its metric kind: (value, unit)."""
+    kind = metric_kind(row.metric)
+    if kind is None:
+        raise InputError(f"metric '{row.metric}' is not a TTFT, TPOT or throughput")
+    return to_common_unit(row.measured, row.unit, kind, row.gpus), UNITS[kind]
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One row as a call of :func:`multigpu.compute.inference.run`, and the metric to read from it."""
+
+    id: str
+    kind: str  #: the row's ``kind`` (``mlperf`` or a validation source)
+    split: str
+    metric: str  #: ttft, tpot or throughput
+    model_id: str  #: catalogue model
+    stand_in: bool  #: True where ``model_id`` stands in for a model not in the catalogue
+    system_id: str
+    tp: int
+    pp: int
+    batch: int | None  #: queries in flight; None: the largest that fits (maximum load)
+    input_tokens: int
+    output_tokens: int
+    dtype: str
+    measured: float  #: in ``unit``
+    unit: str  #: s or tokens/s/GPU
+    assumption: str  #: what was assumed to make the call ("" if nothing)
+    source: str
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The model's value for a :class:`ModelCall` (in the call's unit), at the batch it used."""
+
+    value: float
+    batch: int
+    fits: bool  #: weights and KV cache within the GPU's memory
+    memory_per_gpu_GB: float
+    gpu_memory_GB: float
+
+
+def resolve_model(row: ServingRow) -> tuple[str, bool, str]:
+    """(catalogue model id, stand_in, assumption) for the row, or ("", False, reason) where there is none.
+
+    A ``model id <id>`` in the notes names the catalogue model (same architecture); otherwise only a
+    stand-in of :data:`STAND_INS` is used.
+    """
+    known = models.models()
+    match = _MODEL_ID.search(row.notes or "")
+    if match and match.group(1) in known:
+        return match.group(1), False, ""
+    lowered = row.model.strip().lower()
+    if lowered in known:
+        return lowered, False, ""
+    for pattern, model_id, why in STAND_INS:
+        if pattern.search(row.model.strip()) and model_id in known:
+            return model_id, True, why
+    return "", False, f"model '{row.model}' is not in the catalogue and the notes name no stand-in"
+
+
+def map_row(row: ServingRow, max_load_batch: bool = True) -> ModelCall | str:
+    """The row as a :class:`ModelCall`, or a one-line reason why the model cannot express it.
+
+    Checks run from what the published data lacks (metric, unit, model, layout, lengths, batch) to what the
+    model lacks, so the reasons that remain after :func:`map_row` are the model's own (see
+    :func:`not_modelled`).
+    """
+    kind = metric_kind(row.metric)
+    if kind is None:
+        return REASON_TAIL if _TAIL.search(row.metric) else f"metric '{row.metric}' is not a TTFT, TPOT or throughput"
+    if kind == "throughput" and _AMBIGUOUS.search(row.notes or ""):
+        return REASON_AMBIGUOUS
+    model_id, stand_in, why = resolve_model(row)
+    if not model_id:
+        return why
+    try:
+        catalog.system(row.system_id)
+    except InputError as exc:
+        return exc.message
+    if row.tp is None:
+        return REASON_LAYOUT
+    if not row.dtype:
+        return REASON_DTYPE
+    if row.ep is not None and row.ep > 1:
+        return REASON_EP
+    if row.input_tokens is None:
+        return REASON_VARIABLE if row.kind == "mlperf" else REASON_INPUT
+    assumptions = [why] if why else []
+    output = row.output_tokens
+    if output is None:
+        if kind != "ttft":
+            return REASON_VARIABLE if row.kind == "mlperf" else REASON_OUTPUT
+        output = 1
+        assumptions.append("output length not published: 1 token (the model's TTFT does not depend on it)")
+    batch = row.batch_or_concurrency
+    if batch is None:
+        if (row.scenario or "").lower() != "offline":
+            return REASON_BATCH
+        if not max_load_batch:
+            return REASON_MAX_LOAD_OFF
+        assumptions.append(f"batch not published (maximum load): the largest up to {MAX_BATCH} that fits in memory")
+    pp = row.pp or 1
+    if row.pp is None:
+        assumptions.append("pp not published: 1")
+    if kind == "throughput" and row.gpus and row.gpus % (row.tp * pp):
+        return REASON_TILING
+    try:
+        measured, unit = measured_value(row)
+    except InputError as exc:
+        return exc.message
+    return ModelCall(row.id, row.kind, row.split, kind, model_id, stand_in, row.system_id, row.tp, pp, batch,
+                     row.input_tokens, output, row.dtype, measured, unit, "; ".join(assumptions), row.source)
+
+
+def _value(run: inference.ServingRun, metric: str) -> float:
+    return float({"ttft": run.ttft_s, "tpot": run.tpot_s, "throughput": run.tokens_per_s_per_gpu}[metric])
+
+
+def predict(call: ModelCall, cal: Calibration | None = None) -> Prediction:
+    """The model's value for ``call`` (s, or output tokens/s per GPU). A maximum-load call (``batch`` None)
+    first finds the largest batch up to :data:`MAX_BATCH` that fits; if none does, batch 1 (``fits`` False).
+    Raises the model's :class:`InputError` (e.g. a dtype it has no rate for)."""
+    args = dict(model_id=call.model_id, system_id=call.system_id, tp=call.tp, input_tokens=call.input_tokens,
+                output_tokens=call.output_tokens, pp=call.pp, dtype=call.dtype, cal=cal)
+    batch = call.batch
+    if batch is None:
+        fits = np.asarray(inference.run(batch=np.arange(1, MAX_BATCH + 1), **args).fits, dtype=bool)
+        batch = int(np.flatnonzero(fits).max()) + 1 if fits.any() else 1
+    run = inference.run(batch=batch, **args)
+    return Prediction(_value(run, call.metric), batch, bool(run.fits), float(run.memory_per_gpu_GB),
+                      float(run.gpu_memory_GB))
+
+
+def _assess(splits: Sequence[str], cal: Calibration | None,
+            max_load_batch: bool) -> tuple[list[dict], list[dict]]:
+    """(compared rows, not-modelled rows) of the rows in ``splits``."""
+    compared, missing = [], []
+    for row in load(splits):
+        call = map_row(row, max_load_batch)
+        if isinstance(call, str):
+            missing.append({"id": row.id, "kind": row.kind, "split": row.split, "reason": call})
+            continue
+        try:
+            pred = predict(call, cal)
+        except InputError as exc:
+            missing.append({"id": row.id, "kind": row.kind, "split": row.split,
+                            "reason": f"the model raises: {exc.message}"})
+            continue
+        if not pred.fits:
+            missing.append({"id": row.id, "kind": row.kind, "split": row.split,
+                            "reason": f"{REASON_FITS} (batch {pred.batch}: {pred.memory_per_gpu_GB:.1f} GB per GPU, "
+                                      f"GPU {pred.gpu_memory_GB:.1f} GB)"})
+            continue
+        compared.append({"id": call.id, "kind": call.kind, "split": call.split, "metric": call.metric,
+                         "model_id": call.model_id, "stand_in": call.stand_in, "system_id": call.system_id,
+                         "tp": call.tp, "pp": call.pp, "batch": pred.batch, "input_tokens": call.input_tokens,
+                         "output_tokens": call.output_tokens, "dtype": call.dtype, "measured": call.measured,
+                         "predicted": pred.value, "unit": call.unit, "rel_error": pred.value / call.measured - 1,
+                         "assumption": call.assumption, "source": call.source})
+    return compared, missing
+
+
+COMPARE_COLUMNS = ["id", "kind", "split", "metric", "model_id", "stand_in", "system_id", "tp", "pp", "batch",
+                   "input_tokens", "output_tokens", "dtype", "measured", "predicted", "unit", "rel_error",
+                   "assumption", "source"]
+
+
+def compare(splits: Sequence[str] = DEFAULT_SPLITS, cal: Calibration | None = None,
+            max_load_batch: bool = True) -> pd.DataFrame:
+    """The model beside every row in ``splits`` that it can express (``cal`` None: the shipped calibration).
+
+    Columns: ``id, kind, split, metric`` (ttft, tpot, throughput), ``model_id, stand_in, system_id, tp, pp,
+    batch`` (the batch used), ``input_tokens, output_tokens, dtype``, ``measured`` and ``predicted`` in
+    ``unit`` (s, or output tokens/s per GPU), ``rel_error`` = predicted / measured - 1, ``assumption``
+    (what was assumed; "" if nothing) and ``source``.
+    """
+    compared, _ = _assess(splits, cal, max_load_batch)
+    return pd.DataFrame(compared, columns=COMPARE_COLUMNS)
+
+
+def not_modelled(splits: Sequence[str] = DEFAULT_SPLITS, cal: Calibration | None = None,
+                 max_load_batch: bool = True) -> pd.DataFrame:
+    """The rows in ``splits`` that :func:`compare` leaves out, each with a one-line reason.
+
+    Columns: ``id, kind, split, reason``. The reason is the first of: a metric the model does not give
+    (tail latency), an ambiguous unit, a model with no catalogue entry or stand-in, a missing layout,
+    precision, length or batch, the model's own :class:`InputError` ("the model raises: ..."), or a batch
+    that does not fit GPU memory.
+    """
+    _, missing = _assess(splits, cal, max_load_batch)
+    return pd.DataFrame(missing, columns=["id", "kind", "split", "reason"])
+
+
+def summary(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Median and worst |rel_error| by source (``mlperf``, ``other``, ``all``), split and metric kind.
+
+    Columns: ``source_kind, split, metric, rows, median_abs_error, worst_abs_error, worst_id`` (errors as
+    fractions: 0.15 = 15 %).
+    """
+    columns = ["source_kind", "split", "metric", "rows", "median_abs_error", "worst_abs_error", "worst_id"]
+    if comparison.empty:
+        return pd.DataFrame(columns=columns)
+    data = comparison.assign(abs_error=comparison["rel_error"].abs(),
+                             source_kind=np.where(comparison["kind"] == "mlperf", "mlperf", "other"))
+    data = pd.concat([data, data.assign(source_kind="all")], ignore_index=True)
+    rows = []
+    for (source_kind, split, metric), part in data.groupby(["source_kind", "split", "metric"], sort=True):
+        worst = part.loc[part["abs_error"].idxmax()]
+        rows.append({"source_kind": source_kind, "split": split, "metric": metric, "rows": len(part),
+                     "median_abs_error": float(part["abs_error"].median()),
+                     "worst_abs_error": float(worst["abs_error"]), "worst_id": worst["id"]})
+    return pd.DataFrame(rows, columns=columns)

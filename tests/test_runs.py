@@ -1,0 +1,165 @@
+"""Published training runs against the training model (multigpu.evidence.runs): loading, the sealed split,
+unit conversions, reasons and the sign of the time error. No test evaluates a sealed row."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from multigpu.common.errors import InputError
+from multigpu.compute import models
+from multigpu.evidence import runs
+
+GBS, SEQ, GPUS = 128, 8192, 8
+
+
+def synthetic(run_id: str, unit: str, measured: float, **cells: str | None) -> runs.TrainingRunRow:
+    """A made-up fit row of Llama 3.1 8B on one HGX H100 node, TP1 PP1 DP8, 128 x 8192 tokens per step."""
+    base = {"id": run_id, "model": "Llama 3.1 8B", "gpu": "h100-sxm", "system_id": "hgx-h100", "gpus": str(GPUS),
+            "dtype": "bf16", "tp": "1", "pp": "1", "global_batch": str(GBS), "micro_batch": "1", "seq": str(SEQ),
+            "measured": str(measured), "unit": unit, "source": "synthetic", "split": "fit",
+            "notes": "model id llama3.1-8b"}
+    return runs.TrainingRunRow.model_validate({**base, **cells})
+
+
+def fake_step(seconds: float, calls: list[str] | None = None):
+    """A stand-in for runs.model_step: every run takes ``seconds``; the ids it was called for go to ``calls``."""
+    def step(call: runs.ModelCall, cal=None):
+        if calls is not None:
+            calls.append(call.id)
+        return types.SimpleNamespace(step_time_s=seconds, fits=True)
+    return step
+
+
+def only(monkeypatch: pytest.MonkeyPatch, *rows: runs.TrainingRunRow) -> None:
+    """Make ``rows`` the whole file."""
+    monkeypatch.setattr(runs, "runs", lambda: tuple(rows))
+
+
+def test_loader_reads_every_row_with_unique_ids():
+    rows = runs.runs()
+    assert len(rows) == 74
+    assert len({r.id for r in rows}) == 74
+    assert {r.split for r in rows} <= set(runs.SPLITS)
+
+
+def test_sealed_rows_are_never_evaluated_by_default(monkeypatch):
+    sealed = {r.id for r in runs.runs() if r.split == "sealed"}
+    open_ids = {r.id for r in runs.runs() if r.split in runs.DEFAULT_SPLITS}
+    planned, stepped = [], []
+    real_plan = runs.plan
+
+    def plan(row, *args, **kwargs):
+        planned.append(row.id)
+        return real_plan(row, *args, **kwargs)
+
+    monkeypatch.setattr(runs, "plan", plan)
+    monkeypatch.setattr(runs, "model_step", fake_step(1.0, stepped))
+    compared, skipped = runs.compare(), runs.not_modelled()
+    assert stepped and planned
+    assert not (set(planned) | set(stepped)) & sealed
+    assert set(planned) == open_ids
+    assert not (set(compared["id"]) | set(skipped["id"])) & sealed
+    assert set(compared["split"]) | set(skipped["split"]) <= set(runs.DEFAULT_SPLITS)
+
+
+def test_unknown_split_is_an_error():
+    with pytest.raises(InputError):
+        runs.compare(splits=("fit", "test"))
+
+
+def test_units_are_converted_from_the_step_time(monkeypatch):
+    step_s = 10.0
+    tokens = synthetic("T-synthetic-tokens", runs.TOKENS, 20000)
+    seconds = synthetic("T-synthetic-seconds", runs.STEP_S, 8.0)
+    tflops = synthetic("T-synthetic-tflops", runs.TFLOPS, 400)
+    monkeypatch.setitem(runs.FLOP_CONVENTIONS, "T-synthetic-tflops", "model")
+    only(monkeypatch, tokens, seconds, tflops)
+    monkeypatch.setattr(runs, "model_step", fake_step(step_s))
+    frame = runs.compare().set_index("id")
+    assert len(frame) == 3
+    per_gpu = GBS * SEQ / (step_s * GPUS)
+    assert frame.loc[tokens.id, "predicted"] == pytest.approx(per_gpu)
+    assert frame.loc[tokens.id, "rel_error"] == pytest.approx(20000 / per_gpu - 1)
+    assert frame.loc[tokens.id, "measured_step_s"] == pytest.approx(GBS * SEQ / (20000 * GPUS))
+    assert frame.loc[seconds.id, "predicted"] == pytest.approx(step_s)
+    assert frame.loc[seconds.id, "rel_error"] == pytest.approx(step_s / 8.0 - 1)
+    flops = models.training_flops_per_step("llama3.1-8b", GBS, SEQ, "none")[0]  # model FLOPs, MFU's convention
+    assert frame.loc[tflops.id, "predicted"] == pytest.approx(flops / (step_s * GPUS) / 1e12)
+    assert frame.loc[tflops.id, "rel_error"] == pytest.approx(400 / (flops / (step_s * GPUS) / 1e12) - 1)
+    assert (frame["predicted_step_s"] == step_s).all()
+
+
+def test_a_model_slower_than_the_run_has_a_positive_time_error(monkeypatch):
+    rows = [synthetic("T-synthetic-seconds", runs.STEP_S, 5.0),
+            synthetic("T-synthetic-tokens", runs.TOKENS, GBS * SEQ / (5.0 * GPUS))]  # also 5 s per step
+    only(monkeypatch, *rows)
+    monkeypatch.setattr(runs, "model_step", fake_step(6.0))  # the model takes longer than the run
+    slow = runs.compare()
+    assert (slow["rel_error"] > 0).all()
+    assert slow["rel_error"].to_numpy() == pytest.approx([0.2, 0.2])
+    row = slow.set_index("id").loc["T-synthetic-tokens"]
+    assert row["predicted"] < row["measured"]  # slower model: lower throughput, positive time error
+    monkeypatch.setattr(runs, "model_step", fake_step(4.0))
+    assert (runs.compare()["rel_error"] < 0).all()
+
+
+def test_rows_the_model_cannot_express_get_a_reason(monkeypatch):
+    rows = [synthetic("T-synthetic-hours", "million GPU-hours", 2.7),
+            synthetic("T-synthetic-cp", runs.STEP_S, 5.0, cp="2"),
+            synthetic("T-synthetic-missing", runs.STEP_S, 5.0, tp=None),
+            synthetic("T-synthetic-fsdp", runs.STEP_S, 5.0, notes="model id llama3.1-8b; FSDP 8"),
+            synthetic("T-synthetic-unknown", runs.STEP_S, 5.0, model="Some 7B", notes=""),
+            synthetic("T-synthetic-layers", runs.STEP_S, 5.0, pp="8", vp="3", gpus="64"),
+            synthetic("T-synthetic-tflops", runs.TFLOPS, 400),
+            synthetic("T-synthetic-memory", runs.STEP_S, 5.0)]
+    only(monkeypatch, *rows)
+
+    def step(call, cal=None):
+        if call.id == "T-synthetic-memory":
+            raise InputError("does not fit in memory")
+        return types.SimpleNamespace(step_time_s=5.0, fits=True)
+
+    monkeypatch.setattr(runs, "model_step", step)
+    reasons = runs.not_modelled().set_index("id")["reason"]
+    assert set(reasons.index) == {r.id for r in rows}
+    assert runs.compare().empty
+    assert "unit" in reasons["T-synthetic-hours"]
+    assert "context parallelism" in reasons["T-synthetic-cp"]
+    assert "tp" in reasons["T-synthetic-missing"]
+    assert "FSDP" in reasons["T-synthetic-fsdp"]
+    assert "catalogue" in reasons["T-synthetic-unknown"]
+    assert "layers" in reasons["T-synthetic-layers"]
+    assert "convention" in reasons["T-synthetic-tflops"]
+    assert reasons["T-synthetic-memory"] == "does not fit in memory"
+
+
+def test_every_open_row_is_compared_or_has_a_reason():
+    compared, skipped = runs.compare(), runs.not_modelled()
+    open_ids = {r.id for r in runs.runs() if r.split in runs.DEFAULT_SPLITS}
+    assert set(compared["id"]).isdisjoint(skipped["id"])
+    assert set(compared["id"]) | set(skipped["id"]) == open_ids
+    assert skipped["reason"].map(lambda r: isinstance(r, str) and r.strip() != "").all()
+    assert np.isfinite(compared["rel_error"]).all() and (compared["predicted"] > 0).all()
+    # the time error is the error of the step time, whatever the unit
+    assert compared["rel_error"].to_numpy() == pytest.approx(
+        (compared["predicted_step_s"] / compared["measured_step_s"] - 1).to_numpy())
+    throughput = compared[compared["unit"] != runs.STEP_S]
+    slower = throughput["measured"] - throughput["predicted"]  # > 0: the model's throughput is lower
+    assert np.sign(throughput["rel_error"]).tolist() == np.sign(slower).tolist()
+
+
+def test_summary_gives_median_and_worst_by_split_and_group():
+    frame = pd.DataFrame({"split": ["fit", "fit", "fit", "holdout"], "gpu_family": ["H100", "H100", "B200", "H100"],
+                          "dtype": ["fp8", "bf16", "fp8", "fp8"], "rel_error": [0.1, -0.3, 0.05, -0.02]})
+    table = runs.summary(frame).set_index(["split", "by", "group"])
+    assert table.loc[("fit", "all", "all"), "runs"] == 3
+    assert table.loc[("fit", "all", "all"), "median_abs_error"] == pytest.approx(0.1)
+    assert table.loc[("fit", "all", "all"), "worst_abs_error"] == pytest.approx(0.3)
+    assert table.loc[("fit", "gpu", "H100"), "median_abs_error"] == pytest.approx(0.2)
+    assert table.loc[("fit", "dtype", "fp8"), "worst_abs_error"] == pytest.approx(0.1)
+    assert table.loc[("holdout", "gpu x dtype", "H100 fp8"), "worst_abs_error"] == pytest.approx(0.02)
+    assert runs.summary(frame.iloc[:0]).empty
