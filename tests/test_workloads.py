@@ -208,6 +208,10 @@ def test_zero_paper_figure1_model_states():
         assert sum(parts.values()) / 1e9 == pytest.approx(gb, abs=0.06)
 
 
+#: Korthikanti et al. 2022 count the attention score matrix as stored (Megatron before FlashAttention)
+K22 = "materialised"
+
+
 def test_korthikanti_table2_per_layer_activations():
     # [K22] Table 2, in bytes, for GPT-3 175B (a=96, h=12288), s=2048, b=1, t=8
     m = w.model("gpt3-175b")
@@ -215,7 +219,7 @@ def test_korthikanti_table2_per_layer_activations():
     sbh = s * b * h
 
     def act(**kw):
-        return w.activation_bytes_per_layer(m, b, s, **kw)
+        return w.activation_bytes_per_layer(m, b, s, attention=K22, **kw)
 
     assert act(tp=1) == pytest.approx(sbh * (34 + 5 * a * s / h))
     assert act(tp=t) == pytest.approx(sbh * (10 + 24 / t + 5 * a * s / (h * t)))
@@ -230,8 +234,8 @@ def test_selective_recompute_saving(model_id, five_as_over_h, saving):
     # [K22] section 5: 5as/h = 80 (GPT-3) and 64 (MT-NLG); selective recompute saves 70% and 65%
     m = w.model(model_id)
     assert 5 * m.heads * SEQ / m.hidden == five_as_over_h
-    full = w.activation_bytes_per_layer(m, 1, SEQ)
-    kept = w.activation_bytes_per_layer(m, 1, SEQ, recompute="selective")
+    full = w.activation_bytes_per_layer(m, 1, SEQ, attention=K22)
+    kept = w.activation_bytes_per_layer(m, 1, SEQ, recompute="selective", attention=K22)
     assert 1 - kept / full == pytest.approx(saving, abs=0.01)
 
 
@@ -242,7 +246,7 @@ def test_korthikanti_figure7_reductions(model_id):
     run = K22_RUNS[model_id]
 
     def act(**kw):
-        return w.activation_bytes_per_layer(model_id, run["micro_batch"], SEQ, tp=run["tp"], **kw)
+        return w.activation_bytes_per_layer(model_id, run["micro_batch"], SEQ, tp=run["tp"], attention=K22, **kw)
 
     base = act()
     assert 0.45 < act(sequence_parallel=True) / base < 0.70
@@ -261,7 +265,8 @@ def test_korthikanti_figure1_what_fits_on_an_a100(model_id):
 
     def total(**kw):
         return w.memory_per_gpu_bytes(model_id, tp=run["tp"], pp=run["pp"], micro_batch=run["micro_batch"], seq=SEQ,
-                                      virtual_stages=run["virtual"], grad_dtype="fp32", **kw)["total_bytes"]
+                                      virtual_stages=run["virtual"], grad_dtype="fp32", attention=K22,
+                                      **kw)["total_bytes"]
 
     assert total() > A100_MEM
     assert total(sequence_parallel=True, recompute="selective") < A100_MEM
@@ -274,14 +279,14 @@ def test_first_pipeline_stage_holds_all_layers_worth_of_activations():
     # [K22] eq. 5 and section 4.3: under 1F1B the first stage stores p micro-batches of L/p layers, i.e. L
     # layers whatever p, plus the embedding dropout mask of p micro-batches: sbhL/t (34 + p/L) for p > 1
     m, t = w.model("megatron-1t"), 8
-    acts = {p: w.memory_per_gpu_bytes(m, tp=t, pp=p, seq=SEQ, sequence_parallel=True,
-                                      recompute="selective")["activations_bytes"] for p in (2, 4, 8, 16, 32, 64)}
+    acts = {p: w.memory_per_gpu_bytes(m, tp=t, pp=p, seq=SEQ, sequence_parallel=True, recompute="selective",
+                                      attention=K22)["activations_bytes"] for p in (2, 4, 8, 16, 32, 64)}
     for p, got in acts.items():
         assert got == pytest.approx(SEQ * m.hidden * m.layers / t * (34 + p / m.layers), rel=1e-12)
     acts = list(acts.values())
     # fewer micro-batches than stages: fewer in flight
     few = w.memory_per_gpu_bytes("megatron-1t", tp=8, pp=64, seq=SEQ, sequence_parallel=True,
-                                 recompute="selective", num_microbatches=8)["activations_bytes"]
+                                 recompute="selective", num_microbatches=8, attention=K22)["activations_bytes"]
     assert few == pytest.approx(acts[-1] / 8, rel=0.01)
 
 

@@ -64,6 +64,8 @@ DTYPE_BYTES: dict[str, float] = {
 }
 ATTENTION_KINDS = ("mha", "gqa", "mla")
 RECOMPUTE = ("none", "selective", "full")
+#: attention kernels: FlashAttention (scores never stored) or the score matrix materialised (Megatron before 2022)
+ATTENTION_KERNELS = ("flash", "materialised")
 BIAS_KINDS = ("none", "qkv", "all")
 NORM_KINDS = ("layernorm", "rmsnorm")
 POSITION_KINDS = ("learned", "rope")
@@ -330,13 +332,25 @@ def models() -> dict[str, Model]:
 
 
 def model(model_id: str | Model) -> Model:
-    """The model with this id (a :class:`Model` passes through); unknown ids raise :class:`InputError`."""
+    """The model with this id, or read from a Hugging Face ``config.json`` (a path to the file or its folder;
+    :func:`multigpu.compute.hfconfig.load_config`); a :class:`Model` passes through. Unknown ids raise
+    :class:`InputError`."""
     if isinstance(model_id, Model):
         return model_id
     table = _load()
-    if model_id not in table:
-        raise InputError(f"unknown model '{model_id}'; known models: {', '.join(table)}")
-    return table[model_id]
+    if model_id in table:
+        return table[model_id]
+    if model_id.endswith(".json") or Path(model_id).is_dir():
+        return _from_config(str(Path(model_id).resolve()))
+    raise InputError(f"unknown model '{model_id}'; expected a catalogue id ({', '.join(table)}) or the path of a "
+                     f"Hugging Face config.json")
+
+
+@functools.cache
+def _from_config(path: str) -> Model:
+    from multigpu.compute import hfconfig  # reads a config into this module's Model
+
+    return hfconfig.load_config(path)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -430,6 +444,20 @@ def training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: Ar
     model_flops = 3.0 * (fwd_weights + fwd_scores + fwd_head)
     extra = {"none": 0.0, "selective": fwd_scores, "full": fwd_weights + fwd_scores}[recompute]
     return _out(model_flops), _out(model_flops + extra)
+
+
+def attention_training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: ArrayLike,
+                                     recompute: str = "none", causal: bool = False) -> Number:
+    """The hardware FLOPs of :func:`training_flops_per_step` that are attention scores (QK^T and attention over
+    V: forward, backward and what recomputation runs again); the rest are the weight GEMMs."""
+    m = _resolve(model)
+    _check_choice(recompute, RECOMPUTE, "recompute")
+    seq = np.asarray(seq, dtype=float)
+    tokens = np.asarray(global_batch, dtype=float) * seq
+    qk, v = _attention_widths(m)
+    context = (seq + 1) / 2 if causal else seq
+    fwd_scores = 2.0 * m.layers * context * (qk + v) * tokens
+    return _out(fwd_scores * (3.0 if recompute == "none" else 4.0))
 
 
 def megatron_flops_per_iteration(model: Model | str, batch: ArrayLike, seq: ArrayLike,
@@ -592,7 +620,7 @@ def _activation_coefficients(m: Model, moe_layer: bool) -> tuple[float, float, f
 
 def activation_bytes_per_layer(model: Model | str, micro_batch: ArrayLike, seq: ArrayLike, tp: ArrayLike = 1,
                                sequence_parallel: bool = False, recompute: str = "none",
-                               moe_layer: bool | None = None) -> Number:
+                               moe_layer: bool | None = None, attention: str = "flash") -> Number:
     """Bytes of activations one layer stores for one micro-batch (Korthikanti et al. 2022, Table 2).
 
     With ``s`` = seq, ``b`` = micro-batch, for a GPT shape:
@@ -606,13 +634,16 @@ def activation_bytes_per_layer(model: Model | str, micro_batch: ArrayLike, seq: 
     ======================  ===========================================
 
     Other shapes (GQA, SwiGLU, MoE, MLA, no dropout) use the same accounting
-    (see :func:`_activation_coefficients`). The score term assumes the score
-    matrix is materialised; FlashAttention-style kernels store no ``s^2`` term,
-    which is what ``selective`` gives. ``moe_layer`` picks the layer kind
-    (default: MoE if the model has experts).
+    (see :func:`_activation_coefficients`). ``attention`` is the kernel: with
+    ``"flash"`` (FlashAttention, the default of every current stack) the score
+    matrix is never stored, only its softmax statistics (4 bytes per head and
+    token); ``"materialised"`` stores it as Korthikanti et al. count
+    (``5as/h``), which ``selective`` recompute drops. ``moe_layer`` picks the
+    layer kind (default: MoE if the model has experts).
     """
     m = _resolve(model)
     _check_choice(recompute, RECOMPUTE, "recompute")
+    _check_choice(attention, ATTENTION_KERNELS, "attention")
     tp = np.asarray(tp, dtype=float)
     _check_positive(tp=tp)
     s = np.asarray(seq, dtype=float)
@@ -621,7 +652,10 @@ def activation_bytes_per_layer(model: Model | str, micro_batch: ArrayLike, seq: 
     if recompute == "full":
         return _out(tokens * 2 * m.hidden / sp_div)
     outside, inside, per_key = _activation_coefficients(m, m.is_moe if moe_layer is None else moe_layer)
-    scores = 0.0 if recompute == "selective" else per_key * s / tp
+    if attention == "flash":
+        scores = 4.0 * m.heads / tp  # log-sum-exp per head and token, FP32
+    else:
+        scores = 0.0 if recompute == "selective" else per_key * s / tp
     return _out(tokens * (outside / sp_div + inside / tp + scores))
 
 
@@ -629,7 +663,8 @@ def memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 
                          micro_batch: ArrayLike = 1, seq: ArrayLike = 2048, recompute: str = "none",
                          sequence_parallel: bool = False, zero_stage: ArrayLike = 0, dtype: str = "bf16",
                          ep: ArrayLike = 1, num_microbatches: ArrayLike | None = None,
-                         virtual_stages: ArrayLike = 1, grad_dtype: str | None = None) -> dict[str, Number]:
+                         virtual_stages: ArrayLike = 1, grad_dtype: str | None = None,
+                         attention: str = "flash") -> dict[str, Number]:
     """Training memory (bytes) on the most loaded GPU, by part.
 
     Returns ``weights_bytes``, ``gradients_bytes``, ``optimizer_bytes``,
@@ -649,7 +684,8 @@ def memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 
       virtual stages; plus the embedding dropout mask (``sbhp/t``). The stage
       holding the vocabulary projection adds ``4sbh/t (1 + v/h)`` (last norm,
       projection input, FP32 logits). Full recomputation adds one layer's
-      full activations, re-materialised during its backward pass.
+      full activations, re-materialised during its backward pass. ``attention``:
+      the kernel (:func:`activation_bytes_per_layer`), FlashAttention by default.
     """
     m = _resolve(model)
     _check_choice(recompute, RECOMPUTE, "recompute")
@@ -667,13 +703,13 @@ def memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 
     sp_div = tp if sequence_parallel else 1.0
     in_flight = pp if num_microbatches is None else np.minimum(pp, np.asarray(num_microbatches, dtype=float))
     interleave = np.where(vs > 1, 1 + (pp - 1) / (pp * vs), 1.0)
-    kw = dict(tp=tp, sequence_parallel=sequence_parallel, recompute=recompute)
+    kw = dict(tp=tp, sequence_parallel=sequence_parallel, recompute=recompute, attention=attention)
     act_dense = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=False, **kw))
     act_moe = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=True, **kw)) if m.is_moe else act_dense
     working = 0.0
     if recompute == "full":
         working = np.asarray(activation_bytes_per_layer(m, b, s, tp=tp, sequence_parallel=sequence_parallel,
-                                                        recompute="none"))
+                                                        recompute="none", attention=attention))
     output_layer = tokens * (4 * m.hidden / sp_div + 4 * m.vocab / tp)
     embed_dropout = tokens * m.hidden * in_flight / sp_div if m.dropout else 0.0
     largest_layer = np.maximum(m.dense_layer_params / tp if m.dense_layers else 0.0,
@@ -812,7 +848,7 @@ def efficiency_constants(path: Path = EFFICIENCY_CSV) -> EfficiencyConstants:
 
 
 def achievable_fraction(gpu_flops_peak: ArrayLike, hidden_per_gpu: ArrayLike, tokens_per_microbatch: ArrayLike,
-                        mem_bw_Bps: ArrayLike | None = None) -> Number:
+                        mem_bw_Bps: ArrayLike | None = None, ceiling_scale: ArrayLike = 1.0) -> Number:
     """Fraction of dense peak FLOP/s a transformer layer's compute reaches on one GPU (communication excluded).
 
     An additive roofline: time per FLOP is the GEMM time at its best efficiency
@@ -831,8 +867,11 @@ def achievable_fraction(gpu_flops_peak: ArrayLike, hidden_per_gpu: ArrayLike, to
     ``gpu_flops_peak`` is dense FLOP/s of the precision used; ``hidden_per_gpu``
     the hidden size over the tensor-parallel degree; ``tokens_per_microbatch``
     micro-batch x sequence length. ``eta_max`` and ``k`` are fitted (see
-    ``data/compute_efficiency.csv``); communication, the pipeline bubble and
-    the optimizer step are not in this fraction.
+    ``data/compute_efficiency.csv``) on A100 runs; ``ceiling_scale`` carries
+    ``eta_max`` to another GPU and precision, as its measured matmul ceiling
+    over the A100's (:func:`multigpu.compute.gemm.relative_ceiling`).
+    Communication, the pipeline bubble and the optimizer step are not in this
+    fraction.
     """
     c = efficiency_constants()
     peak = np.asarray(gpu_flops_peak, dtype=float)
@@ -842,5 +881,6 @@ def achievable_fraction(gpu_flops_peak: ArrayLike, hidden_per_gpu: ArrayLike, to
     tokens = np.asarray(tokens_per_microbatch, dtype=float)
     if np.any(hidden <= 0) or np.any(tokens <= 0) or np.any(peak <= 0):
         raise InputError("gpu_flops_peak, hidden_per_gpu and tokens_per_microbatch must be positive")
-    inverse = 1.0 / c.gemm_efficiency_max + balance * (1.0 / tokens + c.traffic_per_hidden / hidden)
+    eta = c.gemm_efficiency_max * np.asarray(ceiling_scale, dtype=float)
+    inverse = 1.0 / eta + balance * (1.0 / tokens + c.traffic_per_hidden / hidden)
     return _out(1.0 / inverse)

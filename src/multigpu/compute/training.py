@@ -10,15 +10,21 @@ tensor-parallel group sits inside a node) is::
          + t_dp                                 # gradient reduction not hidden by the backward pass
 
 - ``t_compute``: hardware FLOPs of one micro-batch on one stage over the
-  achievable FLOP/s (:func:`multigpu.compute.models.achievable_fraction`).
+  achievable FLOP/s (:func:`multigpu.compute.models.achievable_fraction`, carried
+  from the A100 fit to each GPU and precision by its measured matmul ceiling,
+  :mod:`multigpu.compute.gemm`); attention runs at the 16-bit rate under FP8.
 - ``t_tp``: tensor-parallel collectives of one micro-batch on one stage
   (Megatron: 2 all-reduces per layer and pass, or reduce-scatter + all-gather
   with sequence parallelism). Forward ones (and those of a full-recompute
   forward) are exposed; backward ones overlap the weight-gradient GEMMs, so
   only what exceeds a third of the micro-batch's compute shows.
 - ``t_ep``: MoE all-to-all (dispatch and combine, forward and backward), exposed.
-- ``t_pp``: 2 v (m + pp - 1) activation transfers of ``b s h`` elements
-  (divided by ``tp`` with sequence parallelism, Megatron's scatter-gather).
+- ``t_pp``: 2 v (m + pp - 1) activation transfers of ``b s h`` elements,
+  scattered over the stage's ``tp`` ranks (Megatron's scatter-gather); the
+  interleaved schedule (v > 1) overlaps the steady-state ones with compute, so
+  only the 2 v (pp - 1) of warm-up and cool-down are exposed.
+- Bytes on the wire: BF16 activations and parameters under FP8 training
+  (:data:`WIRE_DTYPE`), FP32 gradients in the data-parallel reduction.
 - ``t_dp``: all-reduce of this stage's gradients (reduce-scatter + all-gather
   of the same volume with ZeRO 1-2; plus a parameter all-gather per pass
   with ZeRO-3), minus the backward compute of one micro-batch it overlaps.
@@ -38,12 +44,17 @@ from numpy.typing import ArrayLike
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
-from multigpu.compute import models
+from multigpu.compute import gemm, models
 from multigpu.hardware import catalog
 
 #: Bytes per gradient element in the data-parallel reduction: Megatron-LM keeps FP32 main
 #: gradients (``accumulate_allreduce_grads_in_fp32``) for BF16 training.
 GRAD_REDUCE_BYTES = 4.0
+#: What frameworks send between GPUs for each training precision: FP8 training (Transformer Engine) keeps BF16
+#: activations and parameters on the wire; only the GEMMs run in FP8.
+WIRE_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
+#: The precision attention (FlashAttention) runs in for each training precision: 16-bit under FP8.
+ATTENTION_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
 #: Share of a micro-batch's compute that is the backward weight-gradient GEMMs
 #: (forward : backward-data : backward-weight = 1 : 1 : 1), which backward TP comm can hide behind.
 WGRAD_SHARE = 1.0 / 3.0
@@ -68,6 +79,7 @@ class Layout:
     dtype: str = "bf16"
     zero_stage: int = 1
     ep: int = 1
+    attention: str = "flash"  #: attention kernel (:data:`multigpu.compute.models.ATTENTION_KERNELS`)
 
     @property
     def microbatches(self) -> int:
@@ -135,9 +147,14 @@ def _times_s(op: str, system: catalog.System, ranks: ArrayLike, nodes: ArrayLike
     return out
 
 
+def _wire_bytes(dtype: str) -> float:
+    """Bytes per element of the activations and parameters a framework sends when training in ``dtype``."""
+    return models.dtype_bytes(WIRE_DTYPE.get(dtype, dtype))
+
+
 def _tp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
     """(forward, backward) tensor-parallel communication of one micro-batch on one stage, seconds."""
-    nbytes = lay.micro_batch * lay.seq * model.hidden * models.dtype_bytes(lay.dtype)
+    nbytes = lay.micro_batch * lay.seq * model.hidden * _wire_bytes(lay.dtype)
     nodes = placement(system, lay.tp, 1)
     if lay.sequence_parallel:
         one = _times_s("reducescatter", system, lay.tp, nodes, nbytes, cal) + _times_s("allgather", system, lay.tp,
@@ -154,35 +171,52 @@ def _ep_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
     if not model.is_moe:
         return np.zeros(np.shape(lay.tp))
     tokens = lay.micro_batch * lay.seq / (lay.tp if lay.sequence_parallel else 1)
-    nbytes = tokens * model.experts_per_token * model.hidden * models.dtype_bytes(lay.dtype) * lay.ep
+    nbytes = tokens * model.experts_per_token * model.hidden * _wire_bytes(lay.dtype) * lay.ep
     nodes = placement(system, lay.ep, lay.tp)
     return 4 * _times_s("alltoall", system, lay.ep, nodes, nbytes, cal) * model.moe_layers / lay.pp
 
 
 def _pp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
-    """Stage-to-stage activation transfers on the critical path of one step, seconds."""
-    nbytes = lay.micro_batch * lay.seq * model.hidden * models.dtype_bytes(lay.dtype)
-    nbytes = nbytes / (lay.tp if lay.sequence_parallel else 1)
+    """Stage-to-stage activation transfers on the critical path of one step, seconds: Megatron scatters each
+    transfer over the stage's TP ranks (each sends 1/tp, with or without sequence parallelism) and gathers it
+    over NVLink on the other side."""
+    nbytes = lay.micro_batch * lay.seq * model.hidden * _wire_bytes(lay.dtype) / lay.tp
     # ranks run tp, then dp, then pp: once the layout spans nodes, some stage boundary is a node boundary,
     # and that slowest hop paces every micro-batch (tp x dp < a node's GPUs included)
     nodes = np.where(lay.tp * lay.dp * lay.pp > system.gpus_per_node, 2, 1)
     one = _times_s("sendrecv", system, np.where(lay.pp > 1, 2, 1), nodes, nbytes, cal)
-    return 2 * lay.interleave * (lay.microbatches + lay.pp - 1) * one
+    # the interleaved schedule overlaps its steady-state transfers with compute (Megatron's overlap_p2p_comm):
+    # only those of the warm-up and cool-down, 2 v (pp - 1), stay on the critical path
+    exposed = np.where(lay.interleave > 1, lay.pp - 1, lay.microbatches + lay.pp - 1)
+    return 2 * lay.interleave * exposed * one
 
 
 def _dp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
-    """Gradient (and ZeRO-3 parameter) communication of one step for one stage, seconds."""
-    params = model.params_total / (lay.tp * lay.pp)
-    nodes = placement(system, lay.dp, lay.tp)
-    grads = params * GRAD_REDUCE_BYTES
-    weights = params * models.dtype_bytes(lay.dtype)
+    """Gradient (and ZeRO-3 parameter) communication of one step for one stage, seconds.
+
+    Non-expert parameters are reduced across the ``dp`` ranks; an MoE model's experts, split over ``ep`` ranks
+    carved out of ``dp``, are reduced across the ``dp / ep`` ranks that hold the same experts (the two
+    reductions run one after the other)."""
+    experts = model.expert_params_total
+    groups = ((model.params_total - experts) / (lay.tp * lay.pp), lay.dp, lay.tp),
+    if experts:
+        groups += ((experts / (lay.tp * lay.pp * lay.ep), lay.dp // lay.ep, lay.tp * lay.ep),)
+    return sum(_reduce_s(system, params, ranks, stride, lay, cal) for params, ranks, stride in groups)
+
+
+def _reduce_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, stride: ArrayLike, lay: Layouts,
+              cal: Calibration) -> np.ndarray:
+    """One data-parallel reduction of ``params`` elements per GPU over ``ranks`` ranks ``stride`` apart, s."""
+    nodes = placement(system, ranks, stride)
+    grads = np.asarray(params) * GRAD_REDUCE_BYTES
+    weights = np.asarray(params) * _wire_bytes(lay.dtype)
     if lay.zero_stage == 0:
-        total = _times_s("allreduce", system, lay.dp, nodes, grads, cal)
+        total = _times_s("allreduce", system, ranks, nodes, grads, cal)
     else:  # ZeRO / distributed optimizer: reduce-scatter gradients, all-gather updated parameters
-        total = _times_s("reducescatter", system, lay.dp, nodes, grads, cal) + _times_s("allgather", system, lay.dp,
-                                                                                   nodes, weights, cal)
+        total = _times_s("reducescatter", system, ranks, nodes, grads, cal) + _times_s("allgather", system, ranks,
+                                                                                  nodes, weights, cal)
     if lay.zero_stage >= 3:  # parameters gathered again for the forward and the backward pass
-        total = total + 2 * lay.microbatches * _times_s("allgather", system, lay.dp, nodes, weights, cal)
+        total = total + 2 * lay.microbatches * _times_s("allgather", system, ranks, nodes, weights, cal)
     return total
 
 
@@ -202,11 +236,23 @@ class Layouts:
     sequence_parallel: bool
     dtype: str
     zero_stage: int
+    attention: str = "flash"
 
     @property
     def microbatches(self) -> np.ndarray:
         """Micro-batches per pipeline per step."""
         return self.global_batch // (self.micro_batch * self.dp)
+
+
+def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layouts, dtype: str) -> np.ndarray:
+    """Achievable fraction of ``gpu``'s dense ``dtype`` peak for the layouts' GEMMs: the A100 fit carried over by
+    the GPU's measured matmul ceiling (:func:`multigpu.compute.gemm.relative_ceiling`)."""
+    # the fit prices operand traffic at 16 bits per element: 8-bit operands move the same elements in half the
+    # bytes (as multigpu.compute.inference does for FP8 weights)
+    operand_bw_Bps = gpu.mem_bw_GBps * 1e9 * models.dtype_bytes("bf16") / models.dtype_bytes(dtype)
+    return np.asarray(models.achievable_fraction(peak_flops(gpu, dtype), model.hidden / lay.tp,
+                                                 lay.micro_batch * lay.seq, operand_bw_Bps,
+                                                 ceiling_scale=gemm.relative_ceiling(gpu.id, dtype)))
 
 
 def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
@@ -219,10 +265,12 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
     cal = calibration.resolve(cal)
     gpu = catalog.gpu(system.gpu)
     peak = peak_flops(gpu, lay.dtype)
-    fraction = np.asarray(models.achievable_fraction(peak, model.hidden / lay.tp, lay.micro_batch * lay.seq,
-                                                        gpu.mem_bw_GBps * 1e9))
+    fraction = _fraction(model, gpu, lay, lay.dtype)
     _, hw_flops_mb = models.training_flops_per_step(model, lay.micro_batch, lay.seq, lay.recompute)
-    compute_mb = hw_flops_mb / (lay.tp * lay.pp) / (peak * fraction)
+    attention_mb = models.attention_training_flops_per_step(model, lay.micro_batch, lay.seq, lay.recompute)
+    attention_dtype = ATTENTION_DTYPE.get(lay.dtype, lay.dtype)
+    attention_rate = peak_flops(gpu, attention_dtype) * _fraction(model, gpu, lay, attention_dtype)
+    compute_mb = ((hw_flops_mb - attention_mb) / (peak * fraction) + attention_mb / attention_rate) / (lay.tp * lay.pp)
     tp_fwd, tp_bwd = _tp_comm_s(model, system, lay, cal)
     tp_mb = tp_fwd + np.maximum(0.0, tp_bwd - WGRAD_SHARE * compute_mb)
     ep_mb = _ep_comm_s(model, system, lay, cal)
@@ -236,7 +284,7 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
     memory = models.memory_per_gpu_bytes(
         model, tp=lay.tp, pp=lay.pp, dp=lay.dp, micro_batch=lay.micro_batch, seq=lay.seq,
         recompute=lay.recompute, sequence_parallel=lay.sequence_parallel, zero_stage=lay.zero_stage,
-        ep=lay.ep, num_microbatches=m, virtual_stages=lay.interleave, grad_dtype="fp32")
+        ep=lay.ep, num_microbatches=m, virtual_stages=lay.interleave, grad_dtype="fp32", attention=lay.attention)
     memory_GB = np.asarray(memory["total_bytes"], dtype=float) / 1e9
     gpus = lay.tp * lay.pp * lay.dp
     return {
@@ -302,7 +350,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
          dp: int | None = None, cal: Calibration | None = None, **options: Any) -> TrainingStep:
     """Time, throughput and memory of one training step (the ``train`` command's object, :class:`TrainingStep`).
 
-    ``options``: seq, recompute, sequence_parallel, interleave, dtype, zero_stage, ep.
+    ``options``: seq, recompute, sequence_parallel, interleave, dtype, zero_stage, ep, attention.
     """
     model = models.model(model_id)
     system = catalog.system(system_id)
@@ -314,7 +362,8 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
         raise InputError(f"{gpus} GPUs do not fill whole {system.id} nodes of {system.gpus_per_node}")
     one = lambda x: np.array([x])  # noqa: E731
     arrays = Layouts(one(lay.tp), one(lay.pp), one(lay.dp), one(lay.micro_batch), one(lay.interleave), one(lay.ep),
-                     lay.global_batch, lay.seq, lay.recompute, lay.sequence_parallel, lay.dtype, lay.zero_stage)
+                     lay.global_batch, lay.seq, lay.recompute, lay.sequence_parallel, lay.dtype, lay.zero_stage,
+                     lay.attention)
     r = {k: np.asarray(v).item() for k, v in evaluate(model, system, arrays, cal).items()}
     return TrainingStep(
         model.id, system.id, gpus, lay.tp, lay.pp, lay.dp, lay.ep, lay.global_batch, lay.micro_batch, lay.seq,

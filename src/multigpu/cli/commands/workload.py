@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
 
     infer = add_command(subparsers, "infer", "latency and throughput of serving under tensor parallelism, "
                         "with in-flight batching (times in s)")
-    infer.add_argument("--model", required=True)
+    infer.add_argument("--model", required=True, help=MODEL_HELP)
     infer.add_argument("--system", required=True)
     infer.add_argument("--tp", type=types.count, required=True)
     infer.add_argument("--pp", type=types.count, default=1)
@@ -38,9 +38,14 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     infer.set_defaults(handler=_infer)
 
 
+#: what --model takes, everywhere
+MODEL_HELP = ("model id (python -m multigpu models) or the path of a Hugging Face config.json (or its folder): "
+              "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v3, gpt2, gpt_neox, opt, bloom")
+
+
 def add_training_job(parser: argparse.ArgumentParser) -> None:
     """The arguments that name a training job: model, system, GPUs, global batch, sequence length, dtype."""
-    parser.add_argument("--model", required=True, help="model id (see data/models.csv)")
+    parser.add_argument("--model", required=True, help=MODEL_HELP)
     parser.add_argument("--system", required=True, help="system id (python -m multigpu systems)")
     parser.add_argument("--gpus", type=types.count, required=True, help="total GPUs (= tp x pp x dp)")
     parser.add_argument("--global-batch", type=types.count, required=True, help="sequences per step")

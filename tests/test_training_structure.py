@@ -1,0 +1,93 @@
+"""Structure of the training model that published runs point to (issue: training out of sample): what FP8
+sends and where it computes, FlashAttention memory, pipeline transfers, expert-parallel reductions and the
+GEMM ceilings that carry the A100 fit to other GPUs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from multigpu.compute import gemm, models, training
+from multigpu.hardware import catalog
+
+
+def _lay(**kw):
+    base = dict(tp=np.array([4]), pp=np.array([2]), dp=np.array([2]), micro_batch=np.array([1]),
+                interleave=np.array([1]), ep=np.array([1]), global_batch=64, seq=4096, recompute="none",
+                sequence_parallel=True, dtype="bf16", zero_stage=1)
+    base.update(kw)
+    return training.Layouts(**base)
+
+
+def test_fp8_training_sends_bf16_activations_and_parameters():
+    m, system = models.model("llama3.1-70b"), catalog.system("hgx-h100")
+    bf16, fp8 = _lay(), _lay(dtype="fp8")
+    for part in (training._tp_comm_s, training._pp_comm_s, training._dp_comm_s):
+        assert np.allclose(np.asarray(part(m, system, bf16, None)), np.asarray(part(m, system, fp8, None)))
+
+
+def test_attention_runs_at_the_16_bit_rate_under_fp8():
+    m, system = models.model("llama3.1-8b"), catalog.system("hgx-h100")
+    gpu = catalog.gpu(system.gpu)
+    lay = _lay(tp=np.array([1]), pp=np.array([1]), dp=np.array([8]), dtype="fp8", seq=8192, global_batch=8,
+               sequence_parallel=False)
+    r = training.evaluate(m, system, lay)
+    _, hw = models.training_flops_per_step(m, 1, 8192)
+    attention = models.attention_training_flops_per_step(m, 1, 8192)
+    fp8_rate = training.peak_flops(gpu, "fp8") * training._fraction(m, gpu, lay, "fp8")
+    bf16_rate = training.peak_flops(gpu, "bf16") * training._fraction(m, gpu, lay, "bf16")
+    expected = lay.microbatches * ((hw - attention) / fp8_rate + attention / bf16_rate)
+    assert r["compute_s"][0] == pytest.approx(expected[0])
+    assert attention / hw > 0.1  # at 8K tokens attention is a real share of Llama 3.1 8B's FLOPs
+
+
+def test_flash_attention_stores_no_score_matrix():
+    m = models.model("llama3.1-8b")
+    flash = [models.activation_bytes_per_layer(m, 1, s) for s in (4096, 8192)]
+    stored = [models.activation_bytes_per_layer(m, 1, s, attention="materialised") for s in (4096, 8192)]
+    assert flash[1] == pytest.approx(2 * flash[0])  # linear in the sequence: no s^2 term
+    assert stored[1] > 2.5 * stored[0] and stored[0] > flash[0]
+    # Korthikanti et al.'s selective recompute drops exactly the score term
+    assert models.activation_bytes_per_layer(m, 1, 4096, attention="materialised", recompute="selective") < flash[0]
+
+
+def test_pipeline_transfers_are_scattered_over_tp_and_overlapped_when_interleaved():
+    m, system = models.model("llama3.1-70b"), catalog.system("hgx-h100")
+    one, four = (training._pp_comm_s(m, system, _lay(tp=np.array([t]), dp=np.array([1]), sequence_parallel=False),
+                                     None) for t in (1, 4))
+    assert four[0] < one[0]  # each TP rank sends a quarter, with or without sequence parallelism
+    plain = training._pp_comm_s(m, system, _lay(pp=np.array([4]), dp=np.array([1])), None)
+    interleaved = training._pp_comm_s(m, system, _lay(pp=np.array([4]), dp=np.array([1]), interleave=np.array([2])),
+                                      None)
+    lay = _lay(pp=np.array([4]), dp=np.array([1]))
+    # plain 1F1B: 2 (m + pp - 1) transfers exposed; interleaved: only the 2 v (pp - 1) of warm-up and cool-down
+    assert interleaved[0] / plain[0] == pytest.approx(2 * 2 * 3 / (2 * (lay.microbatches[0] + 3)))
+
+
+def test_experts_are_reduced_over_their_own_data_parallel_group():
+    m, system = models.model("mixtral-8x7b"), catalog.system("dgx-b200")
+    lay = _lay(tp=np.array([1]), pp=np.array([1]), dp=np.array([64]), ep=np.array([8]), sequence_parallel=False)
+    experts = m.expert_params_total
+    expected = (training._reduce_s(system, m.params_total - experts, 64, 1, lay, None)
+                + training._reduce_s(system, experts / 8, 8, 8, lay, None))  # 8 ranks holding the same experts
+    assert np.ravel(training._dp_comm_s(m, system, lay, None))[0] == pytest.approx(np.ravel(expected)[0])
+    dense = models.model("llama3.1-8b")  # no experts: one reduction of every parameter over dp
+    assert np.ravel(training._dp_comm_s(dense, system, lay, None))[0] == pytest.approx(
+        np.ravel(training._reduce_s(system, dense.params_total, 64, 1, lay, None))[0])
+
+
+def test_gemm_ceilings_are_measured_and_relative_to_the_fitted_gpu():
+    assert gemm.relative_ceiling(*gemm.REFERENCE) == 1.0
+    # the best row of data/gemm_throughput.csv: H100 BF16 797.51 TFLOP/s at 8192^3 (a community sweep) of the
+    # catalogue's 989.4; A100 271.2 of 312 (stas00's maximum achievable matmul table)
+    assert gemm.ceiling("h100-sxm", "bf16") == pytest.approx(797.51 / 989.4, rel=1e-6)
+    assert gemm.relative_ceiling("h100-sxm", "bf16") == pytest.approx((797.51 / 989.4) / (271.2 / 312), rel=1e-6)
+    assert gemm.ceiling("h100-sxm", "fp16") == gemm.ceiling("h100-sxm", "bf16")
+    # a GPU with no row borrows the mean of its architecture's measured GPUs
+    gpus = catalog.gpus()
+    hopper = [v for (g, d), v in gemm._ceilings().items() if d == "bf16" and gpus[g].arch == "hopper"]
+    assert ("h800-sxm", "bf16") not in gemm._ceilings()
+    assert gemm.ceiling("h800-sxm", "bf16") == pytest.approx(sum(hopper) / len(hopper))
+    fast = models.achievable_fraction(989e12, 2048, 8192, 3.35e12, ceiling_scale=1.0)
+    slow = models.achievable_fraction(989e12, 2048, 8192, 3.35e12, ceiling_scale=0.9)
+    assert slow < fast
