@@ -55,7 +55,7 @@ def test_facts_are_plain_python_values(facts):
 
 
 #: sentences about decode communication that follow the model's ratios
-DECODE_SENTENCES = {"dr_above_text", "dr_trend_text", "dr_takeaway", "c16_where"}
+DECODE_SENTENCES = {"dr_above_text", "dr_trend_text", "dr_takeaway", "c16_where", "ar_fp8_vs_nv"}
 
 
 def test_decode_sentences_follow_the_ratios(facts):

@@ -180,10 +180,10 @@ def test_break_even_price_equalises_cost(tmp_path):
 
 
 def test_break_even_is_infinite_when_pcie_cannot_serve():
-    # a host-memory hop of 50 us per ring step (a what-if: the sweeps measure none) keeps every PCIe
-    # offer under the per-user rate of 70B decode with TP across sockets
-    slow_bounce = calibration.default().replace({("bounce", "hop_latency_us"): 50.0})
-    be = premium.break_even(SERVE, cal=slow_bounce)
+    # a what-if: PCIe at 1 % of its rate and 1 ms per host-memory hop keeps every PCIe offer under the
+    # per-user rate of 70B decode, which must then spread over several GPUs
+    slow_pcie = calibration.default().replace({("sm_efficiency", "pcie"): 0.01, ("bounce", "hop_latency_us"): 1000.0})
+    be = premium.break_even(SERVE, cal=slow_pcie)
     inf = be[be["reference"] == premium.REFERENCE_KINDS[-1]]
     assert not inf.empty and inf["break_even_premium_pct"].map(math.isinf).all() and inf["nvlink_cheaper"].all()
 

@@ -93,3 +93,26 @@ def test_cli_search_json():
     for key in ("tp", "pp", "dp", "micro_batch", "step_time_s", "mfu"):
         assert key in result["best"]
     assert len(result["top"]) == 2
+
+
+def test_a_ttft_ceiling_is_part_of_the_serving_target():
+    """A serving target is a per-user floor plus, if given, a ceiling on the time to first token: a ceiling
+    below every layout's prefill leaves nothing, and says why; a loose one changes nothing."""
+    from multigpu.market import search
+
+    free = search.serve("llama3.1-70b", "hgx-h200", 8, 8192, 256, 30)
+    assert free.best is not None and free.max_ttft_s is None
+    fastest = min(o.ttft_s for o in free.options if o.fits_one)
+    tight = search.serve("llama3.1-70b", "hgx-h200", 8, 8192, 256, 30, max_ttft_s=fastest / 2)
+    assert tight.best is None and tight.reason.startswith("too slow to first token")
+    loose = search.serve("llama3.1-70b", "hgx-h200", 8, 8192, 256, 30, max_ttft_s=100.0)
+    assert loose.best == free.best
+    assert free.best.ttft_s <= 100.0
+
+
+def test_the_2k_chat_workload_carries_mlperfs_ttft_limit():
+    from multigpu.market import workloads
+
+    w = workloads.workload("serve-llama3.1-70b-2k-30tps")
+    assert w.max_ttft_s == 2.0 and "mlcommons" in w.source
+    assert workloads.workload("serve-llama3.1-70b-30tps").max_ttft_s is None

@@ -539,7 +539,9 @@ def at_rate_facts(cal: Calibration | None = None) -> Facts:
     (highest per-user rate the BF16 switch meets, tokens/s); ``id_lo``/``id_hi`` (NVIDIA's printed
     throughput over batch x rate / 2, x), ``id30_mesh``/``id30_sw`` (that identity at 30 tokens/s, tokens/s
     per GPU), ``nv30_tp1`` (NVIDIA's one-GPU throughput at 30, tokens/s per GPU), ``ar_db_lo``/``_hi``
-    (how many queries larger our FP8 batches are than NVIDIA's).
+    (how many queries larger our FP8 batches are than NVIDIA's); ``our_id_lo``/``_hi`` (our FP8 picks over
+    the same product, x) and ``ar_fp8_vs_nv`` ("higher" or "lower": our FP8 throughput per GPU against
+    NVIDIA's, at the median over rates and systems).
     """
     at_rate = bottlenecks.compare_at_rate(cal=cal)
     identity = bottlenecks.nvidia_identity()
@@ -553,6 +555,9 @@ def at_rate_facts(cal: Calibration | None = None) -> Facts:
     nvr = nv2.set_index("rate_tokens_per_s_per_user")
     f8r = fp8_rows.set_index("rate_tokens_per_s_per_user")
     dbatch = pd.concat([f8r["mesh_batch"] - nvr["mesh_batch"], f8r["switch_batch"] - nvr["switch_batch"]])
+    ours = bottlenecks.model_identity("fp8", cal=cal)[["mesh_ratio", "switch_ratio"]].to_numpy()
+    over_nv = pd.concat([f8r["mesh_tokens_per_s_per_gpu"] / nvr["mesh_tokens_per_s_per_gpu"],
+                         f8r["switch_tokens_per_s_per_gpu"] / nvr["switch_tokens_per_s_per_gpu"]])
     return _values({
         "ar_fp8_lo": fp8_rows["benefit_x"].min(), "ar_fp8_hi": fp8_rows["benefit_x"].max(),
         "ar_nv_lo": nv2["benefit_x"].min(), "ar_nv_hi": nv2["benefit_x"].max(),
@@ -564,7 +569,9 @@ def at_rate_facts(cal: Calibration | None = None) -> Facts:
         "id_lo": ratios.min(), "id_hi": ratios.max(),
         "id30_mesh": id30["mesh_identity"], "id30_sw": id30["switch_identity"],
         "nv30_tp1": nvr.loc[30.0, "tp1_tokens_per_s_per_gpu"],
-        "ar_db_lo": int(dbatch.min()), "ar_db_hi": int(dbatch.max())})
+        "ar_db_lo": int(dbatch.min()), "ar_db_hi": int(dbatch.max()),
+        "our_id_lo": float(np.nanmin(ours)), "our_id_hi": float(np.nanmax(ours)),
+        "ar_fp8_vs_nv": "higher" if over_nv.median() > 1 else "lower"})
 
 
 def measured_run_facts(cal: Calibration | None = None) -> Facts:

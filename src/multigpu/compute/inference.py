@@ -13,12 +13,18 @@
   small and latency-bound. The algorithm is the fastest the system offers
   (NCCL's ``auto``, or the one-shot and two-shot kernels of TensorRT-LLM
   and vLLM).
-- **In steady state** each query lives ``L = batch x prefill + output_tokens x
-  decode_step``: while it is in flight, the GPUs also prefill the prompts of
-  the ``batch`` queries that take turns with it. So a user sees
-  ``output_tokens / L`` tokens per second (``tpot_s = L / output_tokens``),
-  and each GPU delivers ``batch x output_tokens / L / gpus`` tokens per second:
-  throughput per GPU = batch x tokens/s per user / GPUs, by construction.
+- **What a user sees**: the time to first token (TTFT, the prefill of their
+  prompt, no queueing) and then one token per decode step: the time per
+  output token is the decode step (``tpot_s``; decode only) and
+  ``tokens_per_s_per_user = 1 / tpot_s``. ``query_time_s = ttft_s +
+  output_tokens x tpot_s``.
+- **What the GPUs deliver**: in steady state of in-flight batching they serve
+  ``batch`` queries in a cycle of ``batch`` prefills and ``output_tokens``
+  decode steps (``cycle_s``), so each GPU delivers ``batch x output_tokens /
+  cycle_s / gpus`` tokens per second: the prefill work is counted, and
+  throughput per GPU is below ``batch x tokens/s per user / GPUs`` by the
+  prefills' share of the cycle (NVIDIA's modelled tables sit at 0.83-0.89 of
+  that product).
 
 Sizes in elements, times in seconds, bytes as bytes, GB = 1e9 bytes.
 """
@@ -34,8 +40,8 @@ import numpy as np
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
-from multigpu.compute import models
-from multigpu.compute.training import peak_flops
+from multigpu.compute import gemm, models
+from multigpu.compute.training import WIRE_DTYPE, peak_flops
 from multigpu.hardware import catalog
 
 #: Achievable fraction of HBM bandwidth when a decode step streams weights and KV cache.
@@ -102,14 +108,15 @@ class ServingRun:
     input_tokens: int
     output_tokens: int
     dtype: str
-    ttft_s: Any  #: time to first token: the prefill of one prompt
-    tpot_s: Any  #: mean time between a user's tokens, the other queries' prefills included
+    ttft_s: Any  #: time to first token: the prefill of the user's prompt (no queueing)
+    tpot_s: Any  #: time per output token a user sees: one decode step of the batch (decode only)
     tokens_per_s_per_user: Any  #: 1 / tpot_s
-    tokens_per_s_per_gpu: Any  #: batch x tokens_per_s_per_user / GPUs
+    tokens_per_s_per_gpu: Any  #: batch x output_tokens / cycle_s / GPUs: prefill work included
     decode_step_s: Any  #: one decode step of the whole batch
-    query_time_s: Any  #: a query's lifetime in steady state
+    query_time_s: Any  #: what one user waits for a whole answer: ttft_s + output_tokens x tpot_s
+    cycle_s: Any  #: steady state: the GPU time to serve ``batch`` queries (their prefills and decode steps)
     tp_bytes_per_query_per_gpu: float  #: bytes each GPU sends for tensor parallelism over one query
-    comm_fraction: Any  #: share of the query's lifetime spent in tensor-parallel all-reduces
+    comm_fraction: Any  #: share of the cycle spent in tensor-parallel all-reduces
     decode_comm_s: Any  #: all-reduces of one decode step
     decode_compute_s: Any  #: weights and KV cache read (or FLOPs) of one decode step
     memory_per_gpu_GB: Any
@@ -139,9 +146,11 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     layers_allreduces = 2 * model.layers  # every layer's all-reduces are on the token's path, whatever pp
 
     # prefill of one prompt
-    prefill_fraction = models.achievable_fraction(peak, model.hidden / tp, input_tokens, operand_bw_Bps)
+    ceiling = gemm.relative_ceiling(gpu.id, dtype)  # the A100 fit carried over by the GPU's matmul ceiling
+    prefill_fraction = models.achievable_fraction(peak, model.hidden / tp, input_tokens, operand_bw_Bps, ceiling)
     prefill_compute = models.prefill_flops(model, input_tokens) / gpus / (peak * prefill_fraction)
-    prefill_comm = layers_allreduces * _allreduce_us(system.id, tp, np.asarray(input_tokens * model.hidden * width,
+    wire = models.dtype_bytes(WIRE_DTYPE.get(dtype, dtype))  # all-reduces carry 16-bit activations under FP8
+    prefill_comm = layers_allreduces * _allreduce_us(system.id, tp, np.asarray(input_tokens * model.hidden * wire,
                                                                               dtype=float), cal)[0] * 1e-6
     ttft = prefill_compute + prefill_comm
 
@@ -149,15 +158,15 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     kv_len = input_tokens + output_tokens / 2
     read = models.decode_bytes_per_step(model, b, kv_len, dtype, dtype)
     memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / gpus / (gpu.mem_bw_GBps * 1e9 * HBM_EFFICIENCY)
-    decode_fraction = models.achievable_fraction(peak, model.hidden / tp, b, operand_bw_Bps)
+    decode_fraction = models.achievable_fraction(peak, model.hidden / tp, b, operand_bw_Bps, ceiling)
     flops_s = b * models.decode_flops_per_token(model, kv_len) / gpus / (peak * decode_fraction)
     decode_compute = np.maximum(memory_s, flops_s)
-    decode_comm = layers_allreduces * _allreduce_us(system.id, tp, b * model.hidden * width, cal) * 1e-6
+    decode_comm = layers_allreduces * _allreduce_us(system.id, tp, b * model.hidden * wire, cal) * 1e-6
     decode_step = decode_compute + decode_comm
 
-    # steady state of in-flight batching: a query's lifetime
-    lifetime = b * ttft + output_tokens * decode_step
-    tpot = lifetime / output_tokens
+    # what a user sees (decode only between tokens), and the steady-state cycle of in-flight batching
+    tpot = decode_step
+    cycle = b * ttft + output_tokens * decode_step
     comm = b * prefill_comm + output_tokens * decode_comm
     memory = models.inference_memory_per_gpu_bytes(model, tp=tp, pp=pp, kv_tokens=b * (input_tokens + output_tokens),
                                                       weight_dtype=dtype, kv_dtype=dtype)
@@ -166,9 +175,10 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
         "model": model.id, "system": system.id, "tp": tp, "pp": pp, "batch": b, "input_tokens": input_tokens,
         "output_tokens": output_tokens, "dtype": dtype,
         "ttft_s": ttft * np.ones_like(b), "tpot_s": tpot, "tokens_per_s_per_user": 1.0 / tpot,
-        "tokens_per_s_per_gpu": b / tpot / gpus, "decode_step_s": decode_step, "query_time_s": lifetime,
+        "tokens_per_s_per_gpu": b * output_tokens / cycle / gpus, "decode_step_s": decode_step,
+        "query_time_s": ttft + output_tokens * tpot, "cycle_s": cycle,
         "tp_bytes_per_query_per_gpu": tp_bytes_per_query_per_gpu(model.id, tp, input_tokens, output_tokens, dtype),
-        "comm_fraction": comm / lifetime,
+        "comm_fraction": comm / cycle,
         "decode_comm_s": decode_comm, "decode_compute_s": decode_compute,
         "memory_per_gpu_GB": memory_GB, "gpu_memory_GB": gpu.memory_GB, "fits": memory_GB <= gpu.memory_GB,
     }

@@ -577,11 +577,13 @@ def compare_at_rate(dtypes: Sequence[str] = ("bf16", "fp8"), cal: Calibration | 
 
 
 def nvidia_identity() -> pd.DataFrame:
-    """Is NVIDIA's Table 2 consistent? Throughput per GPU should be batch x rate per user / GPUs (2).
+    """NVIDIA's Table 2 against batch x rate per user / GPUs (2): the throughput per GPU if every GPU-second
+    went to decoding. A ratio below 1 is the share left after the prefills, when the per-user rate counts
+    decoding only and the throughput whole queries (this book's definitions, :mod:`multigpu.compute.inference`).
 
     Columns: ``rate_tokens_per_s_per_user``, then for ``mesh`` and ``switch``:
     ``<s>_printed`` (tokens/s per GPU as printed), ``<s>_identity``
-    (batch x rate / 2) and ``<s>_ratio`` (printed / identity; 1 if consistent).
+    (batch x rate / 2) and ``<s>_ratio`` (printed / identity).
     """
     nv = nvidia_table2()
     out = pd.DataFrame({"rate_tokens_per_s_per_user": nv["rate_tokens_per_s_per_user"]})
@@ -589,6 +591,21 @@ def nvidia_identity() -> pd.DataFrame:
         out[f"{s}_printed"] = nv[f"{s}_tokens_per_s_per_gpu"]
         out[f"{s}_identity"] = nv[f"{s}_batch"] * nv["rate_tokens_per_s_per_user"] / 2
         out[f"{s}_ratio"] = out[f"{s}_printed"] / out[f"{s}_identity"]
+    return out
+
+
+def model_identity(dtype: str = "fp8", cal: Calibration | None = None) -> pd.DataFrame:
+    """Our model's picks at NVIDIA's per-user rates against the same product, batch x rate / 2 (TP=2, H200).
+
+    Columns: ``rate_tokens_per_s_per_user``, ``mesh_ratio``, ``switch_ratio`` (throughput per GPU over batch x
+    rate / 2 at the batch the model picks; NaN where the rate is not met).
+    """
+    ours = compare_at_rate((dtype,), cal=cal)
+    ours = ours[ours["source"] == f"our model, {dtype}"].reset_index(drop=True)
+    out = pd.DataFrame({"rate_tokens_per_s_per_user": ours["rate_tokens_per_s_per_user"]})
+    for s in ("mesh", "switch"):
+        batch = ours[f"{s}_batch"].astype(float).replace(0, np.nan)
+        out[f"{s}_ratio"] = ours[f"{s}_tokens_per_s_per_gpu"] / (batch * ours["rate_tokens_per_s_per_user"] / 2)
     return out
 
 

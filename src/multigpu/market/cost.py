@@ -136,7 +136,7 @@ def _plan(workload_id: str, system_id: str, gpus_per_instance: int, cal: Calibra
     if w.kind == "train":
         return _plan_train(w, system, gpus_per_instance, cal)
     found = search.serve(w.model, system.id, gpus_per_instance, w.input_tokens, w.output_tokens,
-                         w.min_tokens_per_s_per_user, dtype=w.dtype, cal=cal)
+                         w.min_tokens_per_s_per_user, dtype=w.dtype, max_ttft_s=w.max_ttft_s, cal=cal)
     if found.best is None:
         return WorkloadPlan(w.id, system.id, gpus_per_instance, False, found.reason, 0)
     return WorkloadPlan(w.id, system.id, gpus_per_instance, True, "", found.best.tp, serving=found.best)

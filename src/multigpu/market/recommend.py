@@ -283,10 +283,11 @@ def _divisors(n: int) -> list[int]:
 def serve(model_id: str, tokens_per_s_per_user: float, requests_per_s: float, table: PriceTable | None = None, *,
           input_tokens: int = DEFAULT_INPUT_TOKENS, output_tokens: int = DEFAULT_OUTPUT_TOKENS,
           max_gpus: int = DEFAULT_MAX_GPUS, budget_usd_per_hour: float | None = None, dtype: str = "bf16",
-          rank_by: str = "cost", cal: Calibration | None = None,
+          rank_by: str = "cost", max_ttft_s: float | None = None, cal: Calibration | None = None,
           progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Every offer's cheapest way to serve ``requests_per_s`` queries (``input_tokens`` in, ``output_tokens``
-    out) with each user seeing at least ``tokens_per_s_per_user``, ranked.
+    out) with each user seeing at least ``tokens_per_s_per_user`` (one token per decode step) and, if given,
+    the first token within ``max_ttft_s`` seconds, ranked.
 
     Per offer: the serving search's best tensor-parallel degree and batch (:func:`multigpu.market.search.serve`);
     ``instances`` = the load over one instance's capacity, rounded up. Options over
@@ -305,7 +306,7 @@ def serve(model_id: str, tokens_per_s_per_user: float, requests_per_s: float, ta
     rows = []
     records = listed.to_dict("records")
     for i, offer in enumerate(records):
-        rows.append(_serve_offer(model, offer, rate, demand_tps, input_tokens, output_tokens, dtype, cal))
+        rows.append(_serve_offer(model, offer, rate, demand_tps, input_tokens, output_tokens, dtype, max_ttft_s, cal))
         if progress is not None:
             progress(i + 1, len(records))
     frame = pd.DataFrame(rows, columns=[c for c in SERVE_COLUMNS if c != "rank"] + ["_tier"])
@@ -328,12 +329,13 @@ def serve(model_id: str, tokens_per_s_per_user: float, requests_per_s: float, ta
 
 
 def _serve_offer(model: models.Model, offer: dict[str, Any], rate: float, demand_tps: float, input_tokens: int,
-                 output_tokens: int, dtype: str, cal: Calibration | None) -> dict[str, Any]:
+                 output_tokens: int, dtype: str, max_ttft_s: float | None, cal: Calibration | None) -> dict[str, Any]:
     system = catalog.system(offer["system"])
     per = int(offer["gpus_per_instance"])
     price_hour = float(offer["price_per_gpu_hour_usd"]) * per
     base = _base_row(offer)
-    found = search.serve(model.id, system.id, per, input_tokens, output_tokens, rate, dtype=dtype, cal=cal)
+    found = search.serve(model.id, system.id, per, input_tokens, output_tokens, rate, dtype=dtype,
+                         max_ttft_s=max_ttft_s, cal=cal)
     best = found.best
     if best is None:
         return dict(base, instances=None, gpus=None, layout="", feasible=False, reason=f"cannot run: {found.reason}",

@@ -85,13 +85,21 @@ class Memo:
 MEMO = Memo()
 
 
+#: the layers whose code a search result depends on (the model's), below the package folder
+MODEL_LAYERS = ("common", "hardware", "comm", "compute", "market")
+
+
 def data_digest() -> str:
-    """A hash of the package version and every data file the searches read: a memo on disk is valid only
-    for the same digest."""
+    """A hash of the package version, every data file the searches read and the model's code: a memo on disk
+    is valid only for the same digest (so an edited checkout never reads results of other code)."""
     digest = hashlib.sha256(__version__.encode())
     for path in sorted(DATA_DIR.glob("*.csv")):
         if path.name not in ("prices.csv", "fx_rates.csv", "claims.csv", "measurements.csv", "out_of_sample.csv"):
             digest.update(path.name.encode() + path.read_bytes())
+    package = Path(__file__).resolve().parents[1]
+    for layer in MODEL_LAYERS:
+        for path in sorted((package / layer).rglob("*.py")):
+            digest.update(path.relative_to(package).as_posix().encode() + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -331,10 +339,13 @@ def _train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int
 class ServingOption:
     """Serving on ``tp`` GPUs: the largest batch (1..:data:`MAX_BATCH`) that meets the per-user floor.
 
-    ``batch`` is 0 when none does (too slow, or does not fit); then the
-    throughput is 0. The per-batch query lifetimes (non-communication and
-    communication parts, seconds) and whether each batch fits are kept, so a
-    what-if on compute or bandwidth can re-pick the batch (:meth:`at`).
+    A user's speed is one token per decode step (``1 / tpot``); each GPU's
+    throughput counts the prefills too (``batch x output_tokens / cycle / tp``,
+    :mod:`multigpu.compute.inference`). ``batch`` is 0 when no batch meets the
+    floor (too slow, or does not fit); then the throughput is 0. The per-batch
+    decode steps and cycles (non-communication and communication parts,
+    seconds) and whether each batch fits are kept, so a what-if on compute or
+    bandwidth can re-pick the batch (:meth:`at`).
     """
 
     tp: int
@@ -345,32 +356,41 @@ class ServingOption:
     tokens_per_s_per_user: float
     tokens_per_s_per_user_at_1: float  #: one query alone: the fastest a user can be served
     fits_one: bool  #: whether one query fits in memory
-    lifetime_noncomm_s: tuple[float, ...] = field(repr=False)
-    lifetime_comm_s: tuple[float, ...] = field(repr=False)
+    ttft_s: float  #: time to first token (the prefill of one prompt), seconds
+    decode_noncomm_s: tuple[float, ...] = field(repr=False)
+    decode_comm_s: tuple[float, ...] = field(repr=False)
+    cycle_noncomm_s: tuple[float, ...] = field(repr=False)
+    cycle_comm_s: tuple[float, ...] = field(repr=False)
     fits: tuple[bool, ...] = field(repr=False)
 
     @property
     def tpot_s(self) -> float:
-        """Time between a user's tokens at the chosen batch, seconds."""
+        """Time between a user's tokens at the chosen batch (one decode step), seconds."""
         return 1.0 / self.tokens_per_s_per_user if self.tokens_per_s_per_user > 0 else math.inf
 
     def at(self, compute_efficiency: float = 1.0, comm_bandwidth: float = 1.0) -> ServingOption:
         """The same degree with non-communication time divided by ``compute_efficiency`` and
         communication time by ``comm_bandwidth``, its batch picked again."""
-        life = (np.asarray(self.lifetime_noncomm_s) / compute_efficiency
-                + np.asarray(self.lifetime_comm_s) / comm_bandwidth)
-        return _pick(self.tp, self.floor_tokens_per_s_per_user, self.output_tokens, life,
-                     np.asarray(self.lifetime_noncomm_s), np.asarray(self.lifetime_comm_s), np.asarray(self.fits))
+        parts = [np.asarray(x) / f for x, f in ((self.decode_noncomm_s, compute_efficiency),
+                                                 (self.decode_comm_s, comm_bandwidth),
+                                                 (self.cycle_noncomm_s, compute_efficiency),
+                                                 (self.cycle_comm_s, comm_bandwidth))]
+        return _pick(self.tp, self.floor_tokens_per_s_per_user, self.output_tokens, self.ttft_s, *parts,
+                     np.asarray(self.fits))
 
 
-def _pick(tp: int, floor: float, output_tokens: int, life: np.ndarray, noncomm: np.ndarray, comm: np.ndarray,
+def _pick(tp: int, floor: float, output_tokens: int, ttft_s: float, decode_noncomm: np.ndarray,
+          decode_comm: np.ndarray, cycle_noncomm: np.ndarray, cycle_comm: np.ndarray,
           fits: np.ndarray) -> ServingOption:
-    per_user = output_tokens / life
+    per_user = 1.0 / (decode_noncomm + decode_comm)
+    per_gpu = np.arange(1, per_user.size + 1) * output_tokens / (cycle_noncomm + cycle_comm) / tp
     ok = (per_user >= floor) & fits
     batch = int(np.flatnonzero(ok)[-1]) + 1 if ok.any() else 0
     user = float(per_user[batch - 1]) if batch else 0.0
-    return ServingOption(tp, floor, output_tokens, batch, batch * user / tp, user, float(per_user[0]), bool(fits[0]),
-                         tuple(noncomm.tolist()), tuple(comm.tolist()), tuple(fits.tolist()))
+    gpu = float(per_gpu[batch - 1]) if batch else 0.0
+    return ServingOption(tp, floor, output_tokens, batch, gpu, user, float(per_user[0]), bool(fits[0]), ttft_s,
+                         *(tuple(x.tolist()) for x in (decode_noncomm, decode_comm, cycle_noncomm, cycle_comm,
+                                                       fits)))
 
 
 @MEMO
@@ -378,9 +398,13 @@ def _serving_option(model_id: str, system_id: str, tp: int, input_tokens: int, o
                     dtype: str, cal: Calibration) -> ServingOption:
     batches = np.arange(1, MAX_BATCH + 1)
     r = inference.run(model_id, system_id, tp, batches, input_tokens, output_tokens, dtype=dtype, cal=cal)
-    life = np.asarray(r.query_time_s, dtype=float)
-    comm = np.asarray(r.comm_fraction, dtype=float) * life
-    return _pick(tp, floor, output_tokens, life, life - comm, comm, np.asarray(r.fits, dtype=bool))
+    decode = np.asarray(r.decode_step_s, dtype=float)
+    decode_comm = np.asarray(r.decode_comm_s, dtype=float)
+    cycle = np.asarray(r.cycle_s, dtype=float)
+    cycle_comm = np.asarray(r.comm_fraction, dtype=float) * cycle
+    ttft = float(np.asarray(r.ttft_s, dtype=float)[0])
+    return _pick(tp, floor, output_tokens, ttft, decode - decode_comm, decode_comm, cycle - cycle_comm, cycle_comm,
+                 np.asarray(r.fits, dtype=bool))
 
 
 def serving_option(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int,
@@ -406,34 +430,49 @@ class ServingSearch:
     options: tuple[ServingOption, ...]
     best: ServingOption | None
     reason: str
+    max_ttft_s: float | None = None  #: the ceiling on time to first token (None: no ceiling), seconds
 
 
 def serve(model_id: str, system_id: str, gpus: int, input_tokens: int, output_tokens: int,
-          min_tokens_per_s_per_user: float, *, dtype: str = "bf16", cal: Calibration | None = None) -> ServingSearch:
+          min_tokens_per_s_per_user: float, *, dtype: str = "bf16", max_ttft_s: float | None = None,
+          cal: Calibration | None = None) -> ServingSearch:
     """The best way to serve on an instance of ``gpus`` GPUs: every tensor-parallel degree that divides the
-    instance, the model's heads, and fits in one node; the most tokens/s per GPU at the floor wins (then the
-    faster per-user speed, then the smaller degree)."""
+    instance, the model's heads, and fits in one node; a serving target is the per-user floor (one token per
+    decode step) and, if given, a ceiling ``max_ttft_s`` on the time to first token. The most tokens/s per
+    GPU wins (then the faster per-user speed, then the smaller degree)."""
+    ceiling = None if max_ttft_s is None else float(max_ttft_s)
     return _serve(model_id, system_id, gpus, input_tokens, output_tokens, float(min_tokens_per_s_per_user), dtype,
-                  calibration.resolve(cal))
+                  ceiling, calibration.resolve(cal))
 
 
 @MEMO
 def _serve(model_id: str, system_id: str, gpus: int, input_tokens: int, output_tokens: int, floor: float,
-           dtype: str, cal: Calibration) -> ServingSearch:
+           dtype: str, max_ttft_s: float | None, cal: Calibration) -> ServingSearch:
     model, system = models.model(model_id), catalog.system(system_id)
     tps = [tp for tp in _divisors(gpus) if tp <= system.gpus_per_node and not model.heads % tp]
     options = tuple(_serving_option(model.id, system.id, tp, input_tokens, output_tokens, floor, dtype, cal)
                     for tp in tps)
-    ok = [o for o in options if o.batch]
+    quick = [o for o in options if max_ttft_s is None or o.ttft_s <= max_ttft_s]
+    ok = [o for o in quick if o.batch]
     best = max(ok, key=lambda o: (o.tokens_per_s_per_gpu, o.tokens_per_s_per_user, -o.tp)) if ok else None
-    reason = ""
-    if best is None:
-        gpu = catalog.gpu(system.gpu)
-        if not any(o.fits_one for o in options):
-            reason = (f"does not fit: the weights and one query's KV cache exceed {gpus} x {gpu.memory_GB:g} GB "
-                      f"(tp up to {min(gpus, system.gpus_per_node)})")
-        else:
-            fastest = max(o.tokens_per_s_per_user_at_1 for o in options if o.fits_one)
-            reason = (f"too slow: the fastest layout gives {fastest:.1f} tokens/s per user at batch 1, below the "
-                      f"floor of {floor:g}")
-    return ServingSearch(model.id, system.id, gpus, input_tokens, output_tokens, floor, dtype, options, best, reason)
+    reason = "" if best is not None else _why_not(options, quick, gpus, system, floor, max_ttft_s)
+    return ServingSearch(model.id, system.id, gpus, input_tokens, output_tokens, floor, dtype, options, best, reason,
+                         max_ttft_s)
+
+
+def _why_not(options: tuple[ServingOption, ...], quick: list[ServingOption], gpus: int, system: catalog.System,
+             floor: float, max_ttft_s: float | None) -> str:
+    """Why no tensor-parallel degree serves: nothing fits, every prefill is over the TTFT ceiling, or the
+    fastest layout is below the per-user floor."""
+    gpu = catalog.gpu(system.gpu)
+    fitting = [o for o in options if o.fits_one]
+    if not fitting:
+        return (f"does not fit: the weights and one query's KV cache exceed {gpus} x {gpu.memory_GB:g} GB "
+                f"(tp up to {min(gpus, system.gpus_per_node)})")
+    if not any(o.fits_one for o in quick):
+        fastest = min(o.ttft_s for o in fitting)
+        return (f"too slow to first token: the fastest prefill takes {fastest:.2f} s, above the ceiling of "
+                f"{max_ttft_s:g} s")
+    fastest = max(o.tokens_per_s_per_user_at_1 for o in quick if o.fits_one)
+    return (f"too slow: the fastest layout gives {fastest:.1f} tokens/s per user at batch 1, below the "
+            f"floor of {floor:g}")

@@ -36,7 +36,8 @@ class Workload:
     model's parameters training tokens, ``global_batch`` sequences of ``seq``
     tokens per step) or ``serve`` (queries of ``input_tokens`` prompt and
     ``output_tokens`` answer, each user seeing at least
-    ``min_tokens_per_s_per_user`` tokens per second).
+    ``min_tokens_per_s_per_user`` tokens per second, one per decode step, and
+    the first within ``max_ttft_s`` seconds where a ceiling is given).
     """
 
     id: str
@@ -53,6 +54,7 @@ class Workload:
     input_tokens: int | None = None
     output_tokens: int | None = None
     min_tokens_per_s_per_user: float | None = None
+    max_ttft_s: float | None = None
 
     @property
     def params(self) -> int:
@@ -99,6 +101,7 @@ class WorkloadRow(datafiles.Row):
     input_tokens: PositiveCount | None
     output_tokens: PositiveCount | None
     min_tokens_per_s_per_user: Positive | None
+    max_ttft_s: Positive | None = None
     dtype: one_of(DTYPES)  # type: ignore[valid-type]
     source: Text
     rationale: Text
@@ -112,6 +115,7 @@ class WorkloadRow(datafiles.Row):
         "input_tokens": "prompt tokens per query, a whole number > 0",
         "output_tokens": "answer tokens per query, a whole number > 0",
         "min_tokens_per_s_per_user": "output tokens per second each user sees at least, a number > 0",
+        "max_ttft_s": "optional: the longest time to first token, seconds, a number > 0 (empty: no ceiling)",
         "source": "where the shape and size come from", "rationale": "why this workload",
     }
 
@@ -135,7 +139,8 @@ def load_workloads(path: str | Path = WORKLOADS_CSV) -> dict[str, Workload]:
                 raise InputError(f"is empty; expected {WorkloadRow.EXPECTED[column]} (a {row.kind} workload "
                                  "needs it)", str(path), line, column)
         common = {c: getattr(row, c) for c in ("id", "kind", "model", "title", "dtype", "source", "rationale")}
-        out[row.id] = Workload(**common, **{c: getattr(row, c) for c in _KIND_COLUMNS[row.kind]})
+        serve = {"max_ttft_s": row.max_ttft_s} if row.kind == "serve" else {}
+        out[row.id] = Workload(**common, **{c: getattr(row, c) for c in _KIND_COLUMNS[row.kind]}, **serve)
     return out
 
 

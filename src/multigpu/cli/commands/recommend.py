@@ -40,6 +40,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--tokens-per-s-per-user", metavar="R", type=types.positive,
                         help="output tokens per second each user must see (with --serve)")
     parser.add_argument("--requests-per-s", metavar="Q", type=types.positive, help="queries per second to carry (with --serve)")
+    parser.add_argument("--max-ttft-s", metavar="S", type=types.positive,
+                        help="the longest time to first token a user may wait, seconds (with --serve; default: none)")
     parser.add_argument("--max-gpus", metavar="N", type=types.count, default=None,
                         help="the most GPUs an option may rent (default 1024)")
     parser.add_argument("--deadline-h", metavar="H", type=types.positive, help="training must finish within H hours")
@@ -78,7 +80,8 @@ def _check(args: argparse.Namespace) -> None:
     train_only = {"--tokens": args.tokens, "--deadline-h": args.deadline_h, "--seq": args.seq,
                   "--global-batch": args.global_batch}
     serve_only = {"--tokens-per-s-per-user": args.tokens_per_s_per_user, "--requests-per-s": args.requests_per_s,
-                  "--input-tokens": args.input_tokens, "--output-tokens": args.output_tokens}
+                  "--input-tokens": args.input_tokens, "--output-tokens": args.output_tokens,
+                  "--max-ttft-s": args.max_ttft_s}
     if args.train:
         if args.tokens is None:
             raise InputError("recommend: --train needs --tokens T (e.g. 2e11)")
@@ -128,7 +131,7 @@ def _options(args: argparse.Namespace, recommend: Any, table: Any, max_gpus: int
     return recommend.serve(args.serve, args.tokens_per_s_per_user, args.requests_per_s, table,
                            input_tokens=input_tokens, output_tokens=output_tokens, max_gpus=max_gpus,
                            budget_usd_per_hour=args.budget, dtype=args.dtype, rank_by=args.rank_by,
-                           progress=update)
+                           max_ttft_s=args.max_ttft_s, progress=update)
 
 
 def _header(options: Any) -> str:

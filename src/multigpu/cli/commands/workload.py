@@ -35,8 +35,22 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     infer.add_argument("--input-tokens", type=types.count, required=True)
     infer.add_argument("--output-tokens", type=types.count, required=True)
     infer.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
+    infer.epilog = INFER_FIELDS
+    infer.formatter_class = argparse.RawDescriptionHelpFormatter
     infer.set_defaults(handler=_infer)
 
+
+#: the fields of ``infer``'s output, defined (``--help``)
+INFER_FIELDS = """fields (seconds unless named otherwise):
+  ttft_s                 time to first token: the prefill of the user's prompt (no queueing)
+  tpot_s                 time per output token a user sees: one decode step of the whole batch.
+                         Changed: it no longer includes the other queries' prefills
+  decode_step_s          one decode step of the batch (= tpot_s)
+  tokens_per_s_per_user  1 / tpot_s
+  query_time_s           what one user waits for the whole answer: ttft_s + output tokens x tpot_s
+  cycle_s                steady state of in-flight batching: the GPUs' time to serve the batch's queries,
+                         their prefills and decode steps
+  tokens_per_s_per_gpu   batch x output tokens / cycle_s / GPUs: the prefill work is counted"""
 
 #: what --model takes, everywhere
 MODEL_HELP = ("model id (python -m multigpu models) or the path of a Hugging Face config.json (or its folder): "
