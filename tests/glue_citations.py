@@ -27,19 +27,22 @@ def roles(path: Path) -> dict[str, str]:
     return out
 
 
-def check_cited(facts: Mapping[str, Any], path: Path, exact: bool = False) -> None:
-    """Every name the page cites is a fact of the form its role needs: ``md`` text, ``text`` a plain
-    Python number (a numpy scalar would print ``np.float64(...)``) that takes the cited format spec. With
-    ``exact``, the page also cites every fact."""
+def check_cited(facts: Mapping[str, Any], path: Path, exact: bool = False, at_least: int = 1,
+                numbers_as_text: bool = True, nonempty_md: bool = False) -> None:
+    """Every name the page cites (``at_least`` citations) is a fact of the form its role needs: ``md``
+    text (non-empty with ``nonempty_md``), ``text`` a plain Python number (a numpy scalar would print ``np.float64(...)``; text too
+    unless ``numbers_as_text`` is False) that takes the cited format spec. With ``exact``, the page also cites
+    every fact."""
     cited = citations(path)
-    assert cited, f"{path.name} cites no glue"
+    assert len(cited) >= at_least, f"{path.name} cites {len(cited)} glue values"
+    plain = (int, float, str) if numbers_as_text else (int, float)
     for role, name, spec in cited:
         assert name in facts, name
         value = facts[name]
         if role == "md":
-            assert isinstance(value, str), name
+            assert isinstance(value, str) and (value or not nonempty_md), name
         else:
-            assert role == "text" and type(value) in (int, float, str), (name, type(value))
+            assert role == "text" and type(value) in plain, (name, type(value))
             if spec:
                 format(value, spec)  # what myst-nb does with the format spec
     if exact:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
-from glue_citations import citations
+from glue_citations import check_cited
 from matplotlib.figure import Figure
 
 from multigpu.book import ch03_bottlenecks as ch03
@@ -35,17 +35,7 @@ def slow() -> dict:
 
 
 def test_every_citation_of_the_prose_is_a_fact_in_the_form_its_role_needs(facts):
-    cited = citations(NOTEBOOK)
-    assert len(cited) > 150
-    for role, name, spec in cited:
-        assert name in facts, name
-        value = facts[name]
-        if role == "md":  # glued as Markdown: text
-            assert isinstance(value, str) and value, name
-        else:  # glued plain: a Python number (a numpy scalar would print np.float64(...))
-            assert role == "text" and type(value) in (int, float, str), (name, type(value))
-            if spec:
-                format(value, spec)  # what myst-nb does with the format spec
+    check_cited(facts, NOTEBOOK, at_least=151, nonempty_md=True)
 
 
 def test_facts_are_plain_python_values(facts):

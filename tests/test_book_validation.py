@@ -14,7 +14,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
-from glue_citations import citations
+from glue_citations import check_cited
 
 from multigpu.book import app_validation
 from multigpu.comm import calibration
@@ -35,17 +35,7 @@ def facts() -> dict:
 
 
 def test_every_citation_of_the_prose_is_a_fact_in_the_form_its_role_needs(facts):
-    cited = citations(NOTEBOOK)
-    assert len(cited) > 60
-    for role, name, spec in cited:
-        assert name in facts, name
-        value = facts[name]
-        if role == "md":
-            assert isinstance(value, str) and value, name
-        else:  # numbers glued plain; text would be glued as Markdown and must be cited with {glue:md}
-            assert role == "text" and type(value) in (int, float), (name, type(value))
-            if spec:
-                format(value, spec)
+    check_cited(facts, NOTEBOOK, at_least=61, numbers_as_text=False, nonempty_md=True)
     assert all(type(v) in (int, float, str) for v in facts.values())
 
 

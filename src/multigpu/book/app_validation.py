@@ -28,7 +28,7 @@ from multigpu.book import plotting
 from multigpu.book.glue import Facts, plain
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import bottlenecks, sweepfit, sweeps, validation, wiring
+from multigpu.evidence import bottlenecks, runs, serving, sweepfit, sweeps, validation, wiring
 
 
 def _scatter(ax, part: pd.DataFrame, style: int, label: str) -> None:
@@ -260,6 +260,52 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     return _values(out)
 
 
+# ----------------------------------------------------------------------------- published training and serving runs
+
+_SPLIT_ORDER = ["holdout", "fit"]
+
+
+def training_runs_table(comparison: pd.DataFrame) -> pd.DataFrame:
+    """:func:`multigpu.evidence.runs.compare` for print, held-out runs first: layout, measured and predicted
+    seconds per step, and the error of the step time (%)."""
+    table = comparison.assign(split=pd.Categorical(comparison["split"], _SPLIT_ORDER, ordered=True),
+                              error_pct=100 * comparison["rel_error"])
+    table = table.sort_values(["split", "id"])
+    return table[["id", "split", "gpu", "dtype", "gpus", "layout", "measured_step_s", "predicted_step_s",
+                  "error_pct"]].set_index("id").round(2)
+
+
+def serving_runs_table(comparison: pd.DataFrame) -> pd.DataFrame:
+    """:func:`multigpu.evidence.serving.compare` for print, held-out rows first: metric, measured, predicted
+    (seconds, or tokens/s per GPU) and the error (%)."""
+    table = comparison.assign(split=pd.Categorical(comparison["split"], _SPLIT_ORDER, ordered=True),
+                              error_pct=100 * comparison["rel_error"])
+    table = table.sort_values(["split", "metric", "id"])
+    return table[["id", "split", "metric", "model_id", "system_id", "tp", "batch", "dtype", "measured", "predicted",
+                  "unit", "error_pct"]].set_index("id").round(3)
+
+
+def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
+    """Published runs against the model. Training (``training``: :func:`multigpu.evidence.runs.compare`):
+    ``tr_<split>_n``, ``tr_<split>_median``, ``tr_<split>_worst`` (%), ``tr_not`` (fit and held-out runs the
+    model cannot express), ``tr_sealed``; serving (``served``: :func:`multigpu.evidence.serving.compare`):
+    ``sv_<split>_<metric>_n``/``_median`` (%) for throughput, ttft and tpot, ``sv_mlperf`` (MLPerf rows
+    compared), ``sv_not``, ``sv_sealed``."""
+    out: dict[str, object] = {}
+    for split in _SPLIT_ORDER:
+        errors = training.loc[training["split"] == split, "rel_error"].abs()
+        out.update({f"tr_{split}_n": len(errors), f"tr_{split}_median": 100 * float(errors.median()),
+                    f"tr_{split}_worst": 100 * float(errors.max())})
+        for metric in ("throughput", "ttft", "tpot"):
+            part = served[(served["split"] == split) & (served["metric"] == metric)]["rel_error"].abs()
+            out[f"sv_{split}_{metric}_n"] = len(part)
+            out[f"sv_{split}_{metric}_median"] = 100 * float(part.median()) if len(part) else float("nan")
+    out.update({"tr_not": len(runs.not_modelled()), "tr_sealed": sum(r.split == "sealed" for r in runs.runs()),
+                "sv_mlperf": int((served["kind"] == "mlperf").sum()), "sv_not": len(serving.not_modelled()),
+                "sv_sealed": len(serving.load(("sealed",)))})
+    return _values(out)
+
+
 # ----------------------------------------------------------------------------- the prose's values
 
 #: The system most reference rows come from, named in the prose.
@@ -389,4 +435,5 @@ def facts(cal: Calibration | None = None) -> Facts:
     as they state), with calibration ``cal`` (None: the shipped one)."""
     table = validation.comparisons(cal)
     return {**coverage_facts(table, cal), **summary_facts(table), **out_of_sample_facts(table),
-            **weakness_facts(table, cal), **vendor_facts(cal), **sweep_facts(sweep_comparison(cal), cal)}
+            **weakness_facts(table, cal), **vendor_facts(cal), **sweep_facts(sweep_comparison(cal), cal),
+            **runs_facts(runs.compare(cal=cal), serving.compare(cal=cal))}

@@ -434,11 +434,8 @@ def training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: Ar
     """
     m = _resolve(model)
     _check_choice(recompute, RECOMPUTE, "recompute")
-    seq = np.asarray(seq, dtype=float)
-    tokens = np.asarray(global_batch, dtype=float) * seq
-    qk, v = _attention_widths(m)
-    context = (seq + 1) / 2 if causal else seq
-    fwd_scores = 2.0 * m.layers * context * (qk + v) * tokens
+    tokens = np.asarray(global_batch, dtype=float) * np.asarray(seq, dtype=float)
+    fwd_scores = _forward_score_flops(m, global_batch, seq, causal)
     fwd_head = 2.0 * m.vocab * m.hidden * tokens
     fwd_weights = 2.0 * m.matmul_params_active * tokens - fwd_head
     model_flops = 3.0 * (fwd_weights + fwd_scores + fwd_head)
@@ -452,12 +449,15 @@ def attention_training_flops_per_step(model: Model | str, global_batch: ArrayLik
     V: forward, backward and what recomputation runs again); the rest are the weight GEMMs."""
     m = _resolve(model)
     _check_choice(recompute, RECOMPUTE, "recompute")
+    return _out(_forward_score_flops(m, global_batch, seq, causal) * (3.0 if recompute == "none" else 4.0))
+
+
+def _forward_score_flops(m: Model, global_batch: ArrayLike, seq: ArrayLike, causal: bool) -> np.ndarray:
+    """Forward FLOPs of the attention scores (QK^T and attention over V) of ``global_batch`` sequences."""
     seq = np.asarray(seq, dtype=float)
-    tokens = np.asarray(global_batch, dtype=float) * seq
     qk, v = _attention_widths(m)
     context = (seq + 1) / 2 if causal else seq
-    fwd_scores = 2.0 * m.layers * context * (qk + v) * tokens
-    return _out(fwd_scores * (3.0 if recompute == "none" else 4.0))
+    return 2.0 * m.layers * context * (qk + v) * np.asarray(global_batch, dtype=float) * seq
 
 
 def megatron_flops_per_iteration(model: Model | str, batch: ArrayLike, seq: ArrayLike,
