@@ -91,3 +91,20 @@ def test_gemm_ceilings_are_measured_and_relative_to_the_fitted_gpu():
     fast = models.achievable_fraction(989e12, 2048, 8192, 3.35e12, ceiling_scale=1.0)
     slow = models.achievable_fraction(989e12, 2048, 8192, 3.35e12, ceiling_scale=0.9)
     assert slow < fast
+
+
+def test_rack_scale_domains_can_be_rented_in_parts():
+    """NVL72 racks are rented as trays, partial racks and several racks; an HGX node beyond one is rented
+    whole (128 GPUs on GB200 NVL72: 2 racks of 64; 12 GPUs of 8-GPU nodes: refused)."""
+    from multigpu.common.errors import InputError
+
+    rack, hgx = catalog.system("gb200-nvl72"), catalog.system("hgx-h100")
+    assert [training.nodes_spanned(rack, g) for g in (4, 72, 128, 144, 256)] == [1, 1, 2, 2, 4]
+    assert list(training.placement(rack, np.array([128, 32]), np.array([1, 4]))) == [2, 2]
+    assert training.nodes_spanned(hgx, 16) == 2
+    with pytest.raises(InputError, match="whole"):
+        training.nodes_spanned(hgx, 12)
+    r = training.step("llama3.1-8b", "gb200-nvl72", 128, 1, 1, 256, 1, seq=4096)
+    assert r.step_time_s > 0
+    tray = training.step("llama3.1-8b", "gb200-nvl72", 4, 1, 1, 64, 1, seq=4096)
+    assert tray.dp == 4

@@ -28,7 +28,15 @@ from multigpu.book import plotting
 from multigpu.book.glue import Facts, plain
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import bottlenecks, runs, serving, sweepfit, sweeps, validation, wiring
+from multigpu.evidence import (
+    bottlenecks,
+    runs,
+    serving,
+    sweepfit,
+    sweeps,
+    validation,
+    wiring,
+)
 
 
 def _scatter(ax, part: pd.DataFrame, style: int, label: str) -> None:

@@ -121,11 +121,47 @@ def peak_flops(gpu: catalog.Gpu, dtype: str) -> float:
     return tflops * 1e12
 
 
-def placement(system: catalog.System, group: ArrayLike, stride: ArrayLike) -> np.ndarray:
-    """Nodes spanned by groups of ``group`` ranks placed ``stride`` ranks apart (ranks fill nodes in order)."""
-    span = np.asarray(group) * np.asarray(stride)
+#: an NVLink domain larger than this is a rack (NVL72): renters get parts of one and parts of several
+RACK_SCALE_GPUS = 8
+
+
+def nodes_spanned(system: catalog.System, gpus: int) -> int:
+    """Nodes (or NVLink racks) that ``gpus`` GPUs occupy, or :class:`InputError` when they cannot.
+
+    Past one node, an 8-GPU-class node is rented whole; a rack-scale domain (NVL72) may be partly used, with
+    the same number of GPUs in each rack (128 GPUs: 2 racks of 64)."""
     per_node = system.gpus_per_node
-    return np.where(span > per_node, np.maximum(1, span // per_node), 1)
+    if gpus <= per_node:
+        return 1
+    if system.gpus_per_node <= RACK_SCALE_GPUS:
+        if gpus % per_node:
+            raise InputError(f"{gpus} GPUs do not fill whole {system.id} nodes of {per_node}")
+        return gpus // per_node
+    return _even_split(gpus, per_node)
+
+
+def _even_split(ranks: int, per_node: int) -> int:
+    """The fewest nodes over which ``ranks`` ranks split evenly, at most ``per_node`` to a node."""
+    nodes = -(-ranks // per_node)
+    while ranks % nodes:
+        nodes += 1
+    return nodes
+
+
+def placement(system: catalog.System, group: ArrayLike, stride: ArrayLike) -> np.ndarray:
+    """Nodes spanned by groups of ``group`` ranks placed ``stride`` ranks apart (ranks fill nodes in order;
+    on a rack-scale system, evenly over the racks they need)."""
+    group, stride = np.broadcast_arrays(np.asarray(group), np.asarray(stride))
+    span = group * stride
+    per_node = system.gpus_per_node
+    whole = np.where(span > per_node, np.maximum(1, span // per_node), 1)
+    if per_node <= RACK_SCALE_GPUS:
+        return whole
+    out = np.ones(span.shape, dtype=int)
+    for g, sp in set(zip(group.ravel().tolist(), span.ravel().tolist())):
+        if sp > per_node:  # the group's ranks over as many racks as the span needs, evenly
+            out[(group == g) & (span == sp)] = _even_split(int(g), max(1, int(per_node * g // sp)))
+    return out
 
 
 def _times_s(op: str, system: catalog.System, ranks: ArrayLike, nodes: ArrayLike, nbytes: ArrayLike,
@@ -358,8 +394,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     lay = make_layout(model, gpus, tp, pp, dp, global_batch, micro_batch, **options)
     if lay.tp > system.gpus_per_node:
         raise InputError(f"tp {lay.tp} is larger than the {system.gpus_per_node} GPUs of a {system.id} node")
-    if gpus > system.gpus_per_node and gpus % system.gpus_per_node:
-        raise InputError(f"{gpus} GPUs do not fill whole {system.id} nodes of {system.gpus_per_node}")
+    nodes_spanned(system, gpus)
     one = lambda x: np.array([x])  # noqa: E731
     arrays = Layouts(one(lay.tp), one(lay.pp), one(lay.dp), one(lay.micro_batch), one(lay.interleave), one(lay.ep),
                      lay.global_batch, lay.seq, lay.recompute, lay.sequence_parallel, lay.dtype, lay.zero_stage,

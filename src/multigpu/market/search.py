@@ -260,8 +260,7 @@ def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int
     """Every layout of the job evaluated: one row per layout and option set, with the columns of
     :class:`TrainingLayout` and ``fits``. Raises :class:`InputError` when the job cannot be split."""
     model, system = models.model(model_id), catalog.system(system_id)
-    if gpus > system.gpus_per_node and gpus % system.gpus_per_node:
-        raise InputError(f"{gpus} GPUs do not fill whole {system.id} nodes of {system.gpus_per_node}")
+    training.nodes_spanned(system, gpus)
     base = layouts(model, system, gpus, global_batch)
     if base.empty:
         raise InputError(f"no layout of {gpus} GPUs divides '{model.id}' with global batch {global_batch}")
