@@ -41,4 +41,5 @@ def test_cli_json_matches_the_package():
     rows = json.loads(out.stdout)
     assert rows == [v.to_dict() for v in claims.check_all()]
     for row in rows:
-        assert set(row) == {"id", "verdict", "seed_value", "model_value", "unit", "explanation", "chapter"}
+        assert set(row) == {"id", "verdict", "seed_value", "model_value", "unit", "explanation", "chapter", "rule",
+                            "confidence"}

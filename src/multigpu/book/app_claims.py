@@ -154,7 +154,8 @@ def format_value(value: float | str, unit: str) -> str:
 
 def claim_markdown(row: Mapping[str, object], chapter_title: str, link: str, level: int = 4) -> str:
     """One claim's section as Markdown: heading ``C05 · claim``, the Chinese quote, the article's and the
-    model's value, the verdict, the explanation, and a link (``link``, relative to the page) to the chapter."""
+    model's value, the verdict, the rule it was judged by and its confidence (where the check states them),
+    the explanation, and a link (``link``, relative to the page) to the chapter."""
     lines = [
         f"{'#' * level} {row['id']} · {_md(row['claim_en'])}",
         "",
@@ -163,6 +164,8 @@ def claim_markdown(row: Mapping[str, object], chapter_title: str, link: str, lev
         f"- **Article:** {_md(row['seed_value'])}",
         f"- **Model or catalogue:** {_md(format_value(row['model_value'], str(row['unit'])))}",
         f"- **Verdict:** **{row['verdict']}**",
+        *([f"- **Rule:** {_md(str(row['rule']))}"] if row.get("rule") else []),
+        *([f"- **Confidence:** {_md(str(row['confidence']))}"] if row.get("confidence") else []),
         "",
         _md(row["explanation"]),
         "",

@@ -396,7 +396,7 @@ def ring_terms(system_id: str = "gb200-nvl72", counts: Sequence[int] = (2, 4, 8,
         ring = collectives.evaluate("allreduce", system_id, k, [small, large], algorithm="ring", cal=cal)["time_us"]
         nvls = (collectives.time_us("allreduce", system_id, k, small, algorithm="nvls", cal=cal)
                 if "nvls" in collectives.available("allreduce", system_id, k, cal=cal) else math.nan)
-        rows.append({"gpus": k, "steps": round((lat["ll"] - base) / hop), "latency_ll_us": lat["ll"],
+        rows.append({"gpus": k, "steps": round((lat["ll"] - base) / hop) if hop else 0, "latency_ll_us": lat["ll"],
                      "latency_simple_us": lat["simple"], "bytes_factor": slope * bw / 1e6,
                      "ring_small_us": float(ring[0]), "ring_large_us": float(ring[1]), "nvls_small_us": nvls})
     return pd.DataFrame(rows).round({"latency_ll_us": 1, "latency_simple_us": 1, "bytes_factor": 3,

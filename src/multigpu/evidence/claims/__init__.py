@@ -28,6 +28,11 @@ from multigpu.market.prices import PriceTable
 
 CLAIMS_CSV = DATA_DIR / "claims.csv"
 VERDICTS = ("holds", "holds-with-caveat", "misleading", "wrong", "not-checkable")
+#: The one ladder every check applies (:func:`judge`), in words: the claims page prints it.
+LADDER = ("wrong: a fact the claim states (a number, a date, a count) disagrees with the catalogue or the model; "
+          "misleading: its facts hold but the conclusion it draws from them does not; holds-with-caveat: facts and "
+          "conclusion hold only under a condition the claim leaves out (a direction convention, a precision, a "
+          "scope); holds: facts and conclusion hold as stated; not-checkable: the inputs to check it are missing")
 #: Modules holding checks, one per chapter; imported on first use.
 CHECK_MODULES = ["multigpu.evidence.claims.hardware", "multigpu.evidence.claims.cost", "multigpu.evidence.claims.topology", "multigpu.evidence.claims.workloads"]
 
@@ -68,6 +73,8 @@ class Verdict:
     unit: str
     explanation: str
     chapter: str
+    rule: str = ""  #: what was tested, in words: the claim's facts, its conclusion, the caveats that apply
+    confidence: str = ""  #: how far the verdict can be trusted: the sourcing of a fact, or the model's margin
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -75,6 +82,92 @@ class Verdict:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Test:
+    """One computed test of a claim: a ``fact`` it states, the ``conclusion`` it draws, or a ``caveat`` (a
+    condition the claim leaves out); ``passed`` for a fact or a conclusion means it holds, for a caveat that
+    it applies."""
+
+    kind: str
+    text: str
+    passed: bool
+
+
+def fact(text: str, passed: bool) -> Test:
+    return Test("fact", text, bool(passed))
+
+
+def conclusion(text: str, passed: bool) -> Test:
+    return Test("conclusion", text, bool(passed))
+
+
+def caveat(text: str, applies: bool) -> Test:
+    return Test("caveat", text, bool(applies))
+
+
+def judge(*tests: Test) -> tuple[str, str]:
+    """The verdict of :data:`LADDER` over ``tests``, and the rule in words (each test and its outcome)."""
+    facts = [t for t in tests if t.kind == "fact"]
+    conclusions = [t for t in tests if t.kind == "conclusion"]
+    caveats = [t for t in tests if t.kind == "caveat"]
+    if not all(t.passed for t in facts):
+        verdict = "wrong"
+    elif not all(t.passed for t in conclusions):
+        verdict = "misleading"
+    elif any(t.passed for t in caveats):
+        verdict = "holds-with-caveat"
+    else:
+        verdict = "holds"
+    mark = {("fact", True): "holds", ("fact", False): "fails", ("conclusion", True): "holds",
+            ("conclusion", False): "fails", ("caveat", True): "applies", ("caveat", False): "does not apply"}
+    rule = "; ".join(f"{t.kind}: {t.text} ({mark[(t.kind, t.passed)]})" for t in tests)
+    return verdict, rule
+
+
+#: Domains of primary sources (vendors, standards bodies) for a catalogue fact's confidence
+PRIMARY_DOMAINS = ("nvidia.com", "amd.com", "intel.com", "pcisig.com", "infinibandta.org", "mellanox.com",
+                   "developer.nvidia.com", "docs.nvidia.com", "broadcom.com")
+
+
+def sourced(*sources: str) -> str:
+    """Confidence of a catalogue fact from its sources: "primary source" when every one cites a vendor or a
+    standards body (:data:`PRIMARY_DOMAINS`), else "secondary sources only" or "partly secondary sources"."""
+    primary = [any(domain in source for domain in PRIMARY_DOMAINS) for source in sources]
+    if all(primary):
+        return "catalogue fact, primary source"
+    return "catalogue fact, partly secondary sources" if any(primary) else "catalogue fact, secondary sources only"
+
+
+def margin(quantity: str, value: float, threshold: float, band_pct: float, band_name: str) -> str:
+    """Confidence of a model-based verdict that turns on ``value`` crossing ``threshold``: "robust" when the
+    two are further apart than the model's out-of-sample error ``band_pct`` (%), else "sensitive to" the
+    quantity, with the value at which the verdict would flip."""
+    gap_pct = 100 * abs(value / threshold - 1) if threshold else float("inf")
+    if gap_pct > band_pct:
+        away = f"{gap_pct:.0f} % from {threshold:g}" if threshold else f"not {threshold:g}"
+        return f"robust: {quantity} {value:.3g} is {away}, beyond the {band_name} ({band_pct:.0f} %)"
+    return f"sensitive to {quantity}: {value:.3g} against {threshold:g}, within the {band_name} ({band_pct:.0f} %)"
+
+
+@cache
+def bands() -> dict[str, float]:
+    """The model's out-of-sample error (median |error|, %) that its verdicts are weighed against (the shipped
+    calibration): ``collective`` (held-out sweeps, large messages), ``training`` (held-out runs, step time),
+    ``serving`` (held-out throughput rows)."""
+    from multigpu.evidence import (  # the validation data, loaded only when weighed
+        runs,
+        serving,
+        sweeps,
+    )
+
+    swept = sweeps.summary(sweeps.compare(("holdout",))).set_index("size_class")
+    trained = runs.compare(("holdout",))["rel_error"].abs()
+    served = serving.compare(("holdout",))
+    thrown = served[served["metric"] == "throughput"]["rel_error"].abs()
+    return {"collective": 100 * float(swept.loc["large", "median_abs_error"]),
+            "training": 100 * float(trained.median()), "serving": 100 * float(thrown.median())}
 
 
 class ClaimRow(datafiles.Row):

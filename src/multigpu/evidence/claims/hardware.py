@@ -11,10 +11,23 @@ from __future__ import annotations
 from statistics import mean
 
 from multigpu.evidence import generations
-from multigpu.evidence.claims import Inputs, Verdict, claim
+from multigpu.evidence.claims import (
+    Inputs,
+    Verdict,
+    caveat,
+    claim,
+    conclusion,
+    fact,
+    judge,
+    sourced,
+)
 from multigpu.hardware import catalog
 
 CHAPTER = "book/chapters/01-nvlink-generations"
+#: a stated figure agrees with the catalogue within this fraction (rounding in the article)
+TOLERANCE = 0.05
+#: "about one generation a year": at most this many years between generations
+YEARLY = 1.25
 
 
 def _per_gpu_TBps_bidir(link_id: str) -> float:
@@ -78,27 +91,34 @@ def c01(inputs: Inputs) -> Verdict:
     gpu = generations.first_gpu("nvlink1")
     pcie = catalog.link(gpu.pcie)
     ratio = link.per_gpu_GBps_per_dir / pcie.per_gpu_GBps_per_dir
+    verdict, rule = judge(fact(f"NVLink 1 came in 2016 (catalogue: {link.year})", link.year == 2016),
+                          conclusion("it was faster than the PCIe port of its GPU, per direction", ratio > 1))
     return Verdict(
-        "C01", "holds", "2016", link.year, "year",
+        "C01", verdict, "2016", link.year, "year",
         f"The catalogue dates {link.name} to {link.year}, when it shipped on the {gpu.name}: "
         f"{link.links_per_gpu} links of {link.per_link_GBps_per_dir:g} GB/s per direction, "
         f"{link.per_gpu_GBps_per_dir:g} GB/s per direction ({link.per_gpu_GBps_bidir:g} GB/s bidirectional) per GPU. "
         f"That is {ratio:.1f}x the {pcie.name} port the same GPU had (per direction against per direction), "
-        f"so the claim that NVLink arrived in {link.year} to get past PCIe holds.",
-        CHAPTER)
+        f"so NVLink {'did' if ratio > 1 else 'did not'} get past PCIe when it arrived.",
+        CHAPTER, rule, sourced(link.source, gpu.source))
 
 
 @claim("C02")
 def c02(inputs: Inputs) -> Verdict:
     link = catalog.link("nvlink6")
+    bidir = _per_gpu_TBps_bidir("nvlink6")
+    verdict, rule = judge(fact(f"a Rubin GPU has 3.6 TB/s of NVLink 6 (catalogue: {bidir:g} TB/s both ways)",
+                               abs(bidir / 3.6 - 1) <= TOLERANCE),
+                          caveat("the figure adds both directions; one direction gets half",
+                                 abs(link.per_gpu_GBps_per_dir / 1000 / 3.6 - 1) > TOLERANCE))
     return Verdict(
-        "C02", "holds-with-caveat", "3.6 TB/s per Rubin GPU", _per_gpu_TBps_bidir("nvlink6"), "TB/s bidirectional",
+        "C02", verdict, "3.6 TB/s per Rubin GPU", bidir, "TB/s bidirectional",
         f"{link.name} gives a Rubin GPU {link.per_gpu_GBps_bidir / 1000:.1f} TB/s, but that is the bidirectional "
         f"sum: one transfer in one direction can use at most {link.per_gpu_GBps_per_dir / 1000:.1f} TB/s, the "
         f"figure to divide bytes by. A Rubin 'GPU' is a package of two dies. NVIDIA publishes only the total; "
         f"the catalogue's split into {link.links_per_gpu} links of {link.per_link_GBps_per_dir:g} GB/s per "
         f"direction rests on secondary sources.",
-        CHAPTER)
+        CHAPTER, rule, sourced(link.source))
 
 
 @claim("C03")
@@ -123,20 +143,28 @@ def c04(inputs: Inputs) -> Verdict:
     c = nvlink_cadence()
     bw, years = c["GBps_bidir"], c["years"]
     b300 = catalog.gpu("b300")
+    stated = (900, 1800, 3600)
+    verdict, rule = judge(
+        fact("NVLink 4, 5 and 6 give 900, 1800 and 3600 GB/s per GPU (catalogue: "
+             + ", ".join(f"{b:g}" for b in bw) + ")", all(abs(b / s - 1) <= TOLERANCE for b, s in zip(bw, stated))),
+        conclusion(f"NVLink doubles about once a year (one generation every {c['years_per_generation']:.1f} years)",
+                   c["years_per_generation"] <= YEARLY),
+        caveat("the figures add both directions", not all(abs(b / 2 / s - 1) <= TOLERANCE for b, s in zip(bw, stated))))
     return Verdict(
-        "C04", "holds-with-caveat",
+        "C04", verdict,
         "900 / 1800 / 3600 GB/s; one generation per year",
         f"{bw[0]:g} / {bw[1]:g} / {bw[2]:g} GB/s; {c['years_per_generation']:.1f} years per generation",
         "GB/s per GPU (bidirectional); years",
         f"The bandwidths are the catalogue's: NVLink 4, 5 and 6 give {bw[0]:g}, {bw[1]:g} and {bw[2]:g} GB/s "
         f"per GPU, bidirectional ({bw[0] / 2:g}, {bw[1] / 2:g} and {bw[2] / 2:g} per direction), each double the "
-        f"last. The cadence is not one a year: those generations came in {years[0]}, {years[1]} and {years[2]}, "
+        f"last. The cadence is {'' if c['years_per_generation'] <= YEARLY else 'not '}one a year: those "
+        f"generations came in {years[0]}, {years[1]} and {years[2]}, "
         f"one every {c['years_per_generation']:.1f} years, and NVLink 1 to 6 averaged "
         f"{c['years_per_generation_all']:.1f} years. What is yearly is NVIDIA's flagship GPU launches since "
         f"NVLink 5 ({', '.join(str(y) for y in c['gpu_years'])}: one every {c['years_per_gpu']:.1f} years), "
         f"and a GPU of an in-between year keeps the previous NVLink (the {b300.year} "
         f"{generations.short_name(b300.name)} has {catalog.link(b300.nvlink).name}).",
-        CHAPTER)
+        CHAPTER, rule, sourced(*(catalog.link(i).source for i in ("nvlink4", "nvlink5", "nvlink6"))))
 
 
 @claim("C20")
@@ -146,8 +174,12 @@ def c20(inputs: Inputs) -> Verdict:
     gb200 = {attr: generations.rack_EFLOPS("gb200-nvl72", attr)
              for attr in ("bf16_dense_TFLOPS", "fp8_dense_TFLOPS", "fp4_dense_TFLOPS", "fp4_peak_TFLOPS")}
     rubin, system = catalog.gpu("rubin"), catalog.system("vr-nvl72")
+    verdict, rule = judge(fact(f"an NVL72 system gives up to 3.6 EFLOPS (Vera Rubin NVL72, NVFP4 peak: {peak:.2f})",
+                               abs(peak / 3.6 - 1) <= TOLERANCE),
+                          caveat("the figure is 4-bit inference with sparsity or compression, not a dense training "
+                                 "rate", dense_fp4 < peak))
     return Verdict(
-        "C20", "holds-with-caveat", "up to 3.6 exaFLOPS of AI compute", round(peak, 2),
+        "C20", verdict, "up to 3.6 exaFLOPS of AI compute", round(peak, 2),
         "EFLOPS (Vera Rubin NVL72, NVFP4, vendor peak)",
         f"{peak:.1f} EFLOPS is the {system.name}: {system.gpus_per_node} GPUs x "
         f"{rubin.fp4_peak_TFLOPS / 1000:g} PFLOPS of 4-bit NVFP4, NVIDIA's inference figure with adaptive "
@@ -157,4 +189,4 @@ def c20(inputs: Inputs) -> Verdict:
         f"dense FP8 and {gb200['bf16_dense_TFLOPS']:.2f} dense BF16; dense BF16, the precision most training "
         f"still runs in, is {peak / gb200['bf16_dense_TFLOPS']:.0f}x below the headline. The figure is right for the "
         f"system and precision NVIDIA quotes, but not a training rate.",
-        CHAPTER)
+        CHAPTER, rule, sourced(rubin.source, system.source))

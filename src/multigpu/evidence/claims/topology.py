@@ -17,7 +17,18 @@ from multigpu.comm import collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.units import GiB
 from multigpu.evidence import generations, measurements, wiring
-from multigpu.evidence.claims import Inputs, Verdict, claim
+from multigpu.evidence.claims import (
+    Inputs,
+    Verdict,
+    bands,
+    caveat,
+    claim,
+    conclusion,
+    fact,
+    judge,
+    margin,
+    sourced,
+)
 from multigpu.hardware import catalog, topology
 
 CHAPTER = "book/chapters/02-nvswitch-topology"
@@ -68,7 +79,12 @@ def first_in_switch_reduction(cal: Calibration | None = None) -> dict[str, objec
             "ring_bytes_factor": 2 * (n - 1) / n, "nvls_bytes_factor": (n + 1) / n,
             "model_gain_x": nvls / ring, "measured_gain_x": float(measured[20]) / float(measured[21]),
             "ring_busbw_GBps": ring, "nvls_busbw_GBps": nvls,
-            "pays_from_gpus": int(gains[gains["gain_x"] >= 1.05]["gpus"].min())}
+            "pays_from_gpus": _first_count(gains[gains["gain_x"] >= 1.05]["gpus"])}
+
+
+def _first_count(counts) -> int | None:
+    """The smallest GPU count of ``counts``, None when there is none."""
+    return int(counts.min()) if len(counts) else None
 
 
 def mesh_link() -> dict[str, float]:
@@ -167,30 +183,83 @@ def scale_out(cal: Calibration | None = None) -> dict[str, float]:
 
 # ------------------------------------------------------------------ the checks
 
+#: a stated figure agrees with the catalogue within this fraction (rounding in the article)
+TOLERANCE = 0.05
+#: latency that "grows" with N: at least this many us per added GPU
+GROWS_US_PER_GPU = 0.1
+
+
+def port_of(system_id: str) -> float:
+    """One GPU's NVLink port into the switch of ``system_id``, GB/s per direction (line rate)."""
+    return catalog.system(system_id).nvlink_GBps_per_dir
+
+
+def _full_port_tests(fact_text: str, pair_GBps: float, port_GBps: float, conclusion_text: str,
+                     crowded_GBps: float) -> tuple:
+    """The tests of C08 and C10, one misconception stated twice: a lone pair gets the full port (a fact), and
+    so every pair keeps it when many talk at once (the conclusion). Bandwidths GB/s per direction."""
+    return (fact(f"{fact_text} ({pair_GBps:.0f} of {port_GBps:.0f} GB/s per direction)",
+                 abs(pair_GBps / port_GBps - 1) <= TOLERANCE),
+            conclusion(f"{conclusion_text} (each gets {crowded_GBps:.1f} GB/s per direction)",
+                       abs(crowded_GBps / port_GBps - 1) <= TOLERANCE))
+
+
+def ring_allreduce_rounds(n: int) -> int:
+    """Rounds of a ring all-reduce of ``n`` ranks, counted by simulating it: each rank starts with its own
+    contribution to each of ``n`` chunks and, every round, passes one chunk to the next rank (which adds it
+    to its own during the reduce-scatter, replaces its own during the all-gather) until every rank holds
+    every chunk summed over all ranks."""
+    if n < 2:
+        return 0
+    held = [[{r} for _ in range(n)] for r in range(n)]  # held[rank][chunk]: ranks whose contribution it sums
+    rounds = 0
+    while not all(len(c) == n for rank in held for c in rank):
+        sent = [(r, (r - rounds) % n, set(held[r][(r - rounds) % n])) for r in range(n)]
+        for r, chunk, contribution in sent:
+            target = held[(r + 1) % n][chunk]
+            target |= contribution
+        rounds += 1
+    return rounds
+
 
 @claim("C05")
 def c05(inputs: Inputs) -> Verdict:
     f = first_nvswitch()
+    verdict, rule = judge(
+        fact(f"NVSwitch came in 2018 (catalogue: {f['year']})", f["year"] == 2018),
+        fact(f"its first system joined 8 GPUs (catalogue: {f['gpus']})", f["gpus"] == 8),
+        fact(f"every pair got 300 GB/s (catalogue: {f['pair_GBps_bidir']:g} both ways)",
+             abs(f["pair_GBps_bidir"] / 300 - 1) <= TOLERANCE),
+        caveat("300 GB/s adds both directions", abs(f["pair_GBps_per_dir"] / 300 - 1) > TOLERANCE))
+    first = catalog.link(generations.FAMILIES["nvswitch"][0])
     return Verdict(
-        "C05", "holds-with-caveat", "2018; 8 GPUs; 300 GB/s between every pair",
+        "C05", verdict, "2018; 8 GPUs; 300 GB/s between every pair",
         f"{f['year']}; {f['gpus']} GPUs; {f['pair_GBps_bidir']:g} GB/s bidirectional per pair",
         "year; GPUs; GB/s per pair (bidirectional, line rate)",
-        f"The year and the bandwidth hold, the GPU count does not. {f['switch']} came in {f['year']} in the "
-        f"{f['system']}, which joined {f['gpus']} GPUs, not 8: any pair gets {f['pair_GBps_per_dir']:g} GB/s per "
+        f"{f['switch']} came in {f['year']} in the "
+        f"{f['system']}, which joined {f['gpus']} GPUs{'' if f['gpus'] == 8 else ', not 8'}: any pair gets "
+        f"{f['pair_GBps_per_dir']:g} GB/s per "
         f"direction ({f['pair_GBps_bidir']:g} GB/s bidirectional, the article's figure), and it still gets "
         f"{f['alltoall_pair_GBps_per_dir']:.1f} GB/s per direction when all {f['gpus']} GPUs exchange data at once, "
         f"because each GPU's port is shared among its peers. The first 8-GPU NVSwitch system of the catalogue is "
         f"the {f['first8_system']} ({f['first8_year']}), at {f['first8_pair_GBps_bidir']:g} GB/s bidirectional "
         f"per pair.",
-        CHAPTER)
+        CHAPTER, rule, sourced(first.source))
 
 
 @claim("C06")
 def c06(inputs: Inputs) -> Verdict:
     cal = inputs.calibration
     r = first_in_switch_reduction(cal=cal)
+    verdict, rule = judge(
+        fact(f"NVSwitch has in-switch reduction and multicast (from {r['switch']}, {r['year']})", bool(r["switch"])),
+        conclusion(f"it speeds up an 8-GPU all-reduce (NVLS over ring: x{r['model_gain_x']:.2f})",
+                   r["model_gain_x"] > 1),
+        caveat("earlier NVSwitch generations have none", bool(r["earlier"])),
+        caveat("it speeds up all-reduce only", not any("nvls" in collectives.VALID[op]
+                                                     for op in collectives.OPS if op != "allreduce")))
     return Verdict(
-        "C06", "holds-with-caveat", "NVSwitch has a built-in SHARP engine for in-network reduction and multicast",
+        "C06", verdict, "NVSwitch has a built-in SHARP engine for in-network reduction and multicast",
         f"{r['switch']} ({r['year']}); all-reduce busbw x{r['model_gain_x']:.2f} on 8 GPUs",
         "first switch generation with SHARP; NVLS / ring busbw",
         f"Only from {r['switch']} ({r['year']}, Hopper) on; {' and '.join(r['earlier'])} have no in-switch "
@@ -199,16 +268,25 @@ def c06(inputs: Inputs) -> Verdict:
         f"{r['ring_bytes_factor']:.2f}: the switch adds the buffers and multicasts the sum. The model gives "
         f"{r['nvls_busbw_GBps']:.0f} against {r['ring_busbw_GBps']:.0f} GB/s busbw at 16 GiB "
         f"(x{r['model_gain_x']:.2f}; measured x{r['measured_gain_x']:.2f}). NVLS speeds up all-reduce only; "
-        f"all-gather and reduce-scatter stay on the ring, and it gains at least 5 % only from "
-        f"{r['pays_from_gpus']} GPUs on.",
-        CHAPTER)
+        + (f"all-gather and reduce-scatter stay on the ring, and it gains at least 5 % only from "
+           f"{r['pays_from_gpus']} GPUs on." if r["pays_from_gpus"] else
+           "all-gather and reduce-scatter stay on the ring, and it never gains 5 % on one switch."),
+        CHAPTER, rule, margin("the NVLS gain", r["model_gain_x"], 1.0, bands()["collective"],
+                              "held-out sweeps' large-message error"))
 
 
 @claim("C07")
 def c07(inputs: Inputs) -> Verdict:
     r = wiring.rack_aggregate("vr-nvl72")
+    verdict, rule = judge(
+        fact(f"72 GPUs of 3.6 TB/s (catalogue: {r['gpus']} of {r['gpu_TBps_bidir']:g})",
+             r["gpus"] == 72 and abs(r["gpu_TBps_bidir"] / 3.6 - 1) <= TOLERANCE),
+        fact(f"260 TB/s in all (catalogue: {r['sum_bidir_TBps']:.1f})", abs(r["sum_bidir_TBps"] / 260 - 1) <= TOLERANCE),
+        caveat("the sum counts each byte twice (sending and receiving); the rack delivers half",
+               r["delivered_TBps"] < r["sum_bidir_TBps"]))
+    system = catalog.system("vr-nvl72")
     return Verdict(
-        "C07", "holds-with-caveat", "72 GPUs x 3.6 TB/s; 260 TB/s aggregate", round(r["sum_bidir_TBps"], 1),
+        "C07", verdict, "72 GPUs x 3.6 TB/s; 260 TB/s aggregate", round(r["sum_bidir_TBps"], 1),
         "TB/s (72 x per-GPU bidirectional: a sum, not a bisection)",
         f"The arithmetic holds: {r['gpus']} x {r['gpu_TBps_bidir']:g} TB/s = {r['sum_bidir_TBps']:.1f} TB/s. It "
         f"adds every GPU's sending and receiving, so each byte is counted twice. When every GPU sends at its full "
@@ -216,15 +294,20 @@ def c07(inputs: Inputs) -> Verdict:
         f"bisection (36 GPUs to the other 36) it carries {r['bisection_TBps_per_dir']:.1f} TB/s each way. A pair "
         f"gets {r['gpu_TBps_per_dir']:g} TB/s per direction, {r['gpu_TBps_bidir']:g} TB/s only counting both "
         f"directions. The switch is non-blocking, so these are the GPUs' own limits, not the switch's.",
-        CHAPTER)
+        CHAPTER, rule, sourced(system.source))
 
 
 @claim("C08")
 def c08(inputs: Inputs) -> Verdict:
     patterns = wiring.rack_patterns("vr-nvl72").set_index("pattern")
     perm, fan, incast = (patterns.loc[p] for p in (wiring.PERMUTATION, wiring.FAN_OUT, wiring.INCAST))
+    port = float(perm["per_flow_GBps_per_dir"])
+    verdict, rule = judge(*_full_port_tests(
+        "the switch has no internal bottleneck: a permutation runs every pair at a GPU's full port",
+        port, port_of("vr-nvl72"), "one GPU talking to all its peers gives each the full port",
+        float(fan["per_flow_GBps_per_dir"])))
     return Verdict(
-        "C08", "holds-with-caveat", "any GPU communication runs at full peak bandwidth, no structural bottleneck",
+        "C08", verdict, "any GPU communication runs at full peak bandwidth, no structural bottleneck",
         float(fan["per_flow_GBps_per_dir"]), "GB/s per direction per peer (one GPU sending to 71 peers at once)",
         f"The switch has no internal bottleneck: in a permutation every GPU sends to another at the full "
         f"{perm['per_flow_GBps_per_dir']:g} GB/s per direction. But a GPU's own port caps the sum of its "
@@ -232,29 +315,38 @@ def c08(inputs: Inputs) -> Verdict:
         f"GB/s; {int(incast['flows'])} GPUs sending to one get {incast['per_flow_GBps_per_dir']:.1f} GB/s each, "
         f"and the rack then delivers only {incast['delivered_TBps']:g} TB/s. 'Full peak' is per GPU, not per "
         f"pair: an all-to-all gives each pair 1/71 of a port.",
-        CHAPTER)
+        CHAPTER, rule, sourced(catalog.system("vr-nvl72").source))
 
 
 @claim("C09")
 def c09(inputs: Inputs) -> Verdict:
     m = mesh_link()
+    verdict, rule = judge(
+        fact(f"900 GB/s over 7 peers is about 128 GB/s each ({m['gpu_GBps_bidir']:g} / {m['peers']} = "
+             f"{m['split_GBps_bidir']:.1f})", abs(m["split_GBps_bidir"] / 128 - 1) <= TOLERANCE),
+        caveat("the figures add both directions", abs(m["split_GBps_per_dir"] / 128 - 1) > TOLERANCE))
     return Verdict(
-        "C09", "holds-with-caveat", "900 GB/s split into 7 links of about 128 GB/s", round(m["split_GBps_bidir"], 2),
+        "C09", verdict, "900 GB/s split into 7 links of about 128 GB/s", round(m["split_GBps_bidir"], 2),
         "GB/s per link (bidirectional): 900 / 7",
         f"{m['gpu_GBps_bidir']:g} / {m['peers']} = {m['split_GBps_bidir']:.1f} GB/s, bidirectional, as the "
         f"article's 900: one direction gets {m['split_GBps_per_dir']:.1f} GB/s. NVIDIA's hypothetical server uses "
         f"links of {m['link_GBps_bidir']:g} GB/s bidirectional ({m['link_GBps_per_dir']:g} per direction), "
         f"{m['links_GBps_bidir']:g} GB/s for all {m['peers']}; the same wiring as AMD's 8x MI300X platform. A pair "
         f"of GPUs gets one link, however little else is running.",
-        CHAPTER)
+        CHAPTER, rule, sourced(catalog.link("nvlink4").source))
 
 
 @claim("C10")
 def c10(inputs: Inputs) -> Verdict:
     cal = inputs.calibration
     r = switch_vs_mesh((2, 8), cal=cal)
+    port = port_of(wiring.SWITCH)
+    verdict, rule = judge(*_full_port_tests(
+        "one pair through the switch gets a GPU's full port", r["switch_pair_in_alltoall_GBps_bidir"][0] / 2, port,
+        "every pair keeps the full port while all 8 GPUs exchange data",
+        r["switch_pair_in_alltoall_GBps_bidir"][-1] / 2))
     return Verdict(
-        "C10", "misleading", "any two GPUs keep the full 900 GB/s however many GPUs there are",
+        "C10", verdict, "any two GPUs keep the full 900 GB/s however many GPUs there are",
         round(r["switch_pair_in_alltoall_GBps_bidir"][-1], 1),
         "GB/s per pair (bidirectional) while all 8 GPUs exchange data",
         f"True for one pair, or for pairs that do not share a GPU: the switch gives each pair a GPU's whole port. "
@@ -262,7 +354,7 @@ def c10(inputs: Inputs) -> Verdict:
         f"all-to-all each pair gets {r['switch_pair_in_alltoall_GBps_bidir'][-1]:.1f} GB/s bidirectional on the "
         f"switch, against {r['mesh_pair_in_alltoall_GBps_bidir'][-1]:g} GB/s on the point-to-point mesh: the "
         f"same. What the switch keeps is the GPU's total, not the pair's.",
-        CHAPTER)
+        CHAPTER, rule, sourced(catalog.system(wiring.SWITCH).source))
 
 
 @claim("C11")
@@ -288,27 +380,42 @@ def c11(inputs: Inputs) -> Verdict:
 @claim("C14")
 def c14(inputs: Inputs) -> Verdict:
     cal = inputs.calibration
-    terms = wiring.ring_terms(counts=(2, 4, 8, 16, 72), cal=cal)
-    steps = dict(zip(terms["gpus"], terms["steps"]))
-    holds = all(s == 2 * (n - 1) for n, s in steps.items())
+    counts = (2, 4, 8, 16, 72)
+    steps = {n: ring_allreduce_rounds(n) for n in counts}
+    modelled = dict(zip(counts, wiring.ring_terms(counts=counts, cal=cal)["steps"]))
+    verdict, rule = judge(
+        fact("a ring all-reduce takes 2N-2 steps (counted by passing chunks around a ring of N ranks until every "
+             "rank holds the whole sum)", all(s == 2 * (n - 1) for n, s in steps.items())),
+        conclusion("the model charges one hop latency per step", modelled == steps))
     return Verdict(
-        "C14", "holds" if holds else "wrong", "ring all-reduce needs 2N-2 steps", int(steps[8]),
-        "steps for N = 8 (model: NCCL's ring latency)",
-        "NCCL's tuner counts 2(N-1) steps for a ring all-reduce: N-1 to reduce-scatter and N-1 to all-gather, "
-        "each moving 1/N of the buffer. The model's ring latency grows by one hop per step: "
-        + ", ".join(f"{s} steps for N = {n}" for n, s in steps.items())
-        + ". NVIDIA's blog speaks of a 'second pass over the ring'; both passes are inside the 2N-2.",
-        CHAPTER)
+        "C14", verdict, "ring all-reduce needs 2N-2 steps", int(steps[8]),
+        "steps for N = 8 (chunks passed around a ring until every rank holds the sum)",
+        "Passing chunks around a ring: N-1 rounds until every chunk is reduced on one rank (reduce-scatter), "
+        "N-1 more until every rank holds every reduced chunk (all-gather): "
+        + ", ".join(f"{s} rounds for N = {n}" for n, s in steps.items())
+        + ". The model's ring latency charges one hop per round ("
+        + ("the same counts" if modelled == steps else "other counts: " + ", ".join(f"{s}" for s in modelled.values()))
+        + "). NVIDIA's blog speaks of a 'second pass over the ring'; both passes are inside the 2N-2.",
+        CHAPTER, rule, "counted, not modelled")
 
 
 @claim("C15")
 def c15(inputs: Inputs) -> Verdict:
     cal = inputs.calibration
     terms = wiring.ring_terms(cal=cal)
-    slope = float(np.polyfit(terms["gpus"], terms["latency_ll_us"], 1)[0])
+    fit = np.polyfit(terms["gpus"], terms["latency_ll_us"], 1)
+    slope = float(fit[0])
+    residual = terms["latency_ll_us"] - np.polyval(fit, terms["gpus"])
+    linear = slope >= GROWS_US_PER_GPU and float(np.abs(residual).max()) <= 0.05 * float(terms["latency_ll_us"].max())
     at = terms.set_index("gpus")
+    verdict, rule = judge(
+        fact(f"the ring's latency grows about linearly with N ({slope:.2f} us per GPU, at least "
+             f"{GROWS_US_PER_GPU:g}, straight within 5 %)", linear),
+        caveat(f"its bandwidth term hardly grows with N (bytes each GPU sends: x"
+               f"{at.loc[72, 'bytes_factor'] / at.loc[8, 'bytes_factor']:.2f} from 8 to 72 GPUs)",
+               at.loc[72, "bytes_factor"] / at.loc[8, "bytes_factor"] < 1.5))
     return Verdict(
-        "C15", "holds-with-caveat", "ring all-reduce latency grows roughly linearly with N", round(slope, 2),
+        "C15", verdict, "ring all-reduce latency grows roughly linearly with N", round(slope, 2),
         "us per added GPU (ring latency term, LL protocol, NVLink)",
         f"The latency term is linear: {at.loc[2, 'latency_ll_us']:.1f} us at 2 GPUs, {at.loc[8, 'latency_ll_us']:.1f} "
         f"at 8, {at.loc[72, 'latency_ll_us']:.1f} at 72 on one NVLink switch, {slope:.1f} us per GPU. The bandwidth "
@@ -318,15 +425,21 @@ def c15(inputs: Inputs) -> Verdict:
         f"one {at.loc[72, 'ring_large_us'] / at.loc[8, 'ring_large_us']:.2f}x. Latency-bound traffic (decode-time "
         f"tensor parallelism) grows with N; bandwidth-bound traffic (gradients) hardly does, and NCCL leaves the "
         f"ring for small messages on large groups (NVLS: {at.loc[72, 'nvls_small_us']:.0f} us at any N).",
-        CHAPTER)
+        CHAPTER, rule, margin("the latency slope (us per GPU)", slope, 0.0, bands()["collective"],
+                              "held-out sweeps' large-message error"))
 
 
 @claim("C19")
 def c19(inputs: Inputs) -> Verdict:
     cal = inputs.calibration
     r = multishot(cal=cal)
+    verdict, rule = judge(
+        fact(f"two synchronisations whatever N (two-shot latency spread over 2-8 GPUs: {r['latency_spread_us']:g} us)",
+             r["latency_spread_us"] < 1e-6),
+        conclusion(f"so it beats the ring on small messages (x{r['small_vs_ring_x']:.2f})", r["small_vs_ring_x"] > 1),
+        caveat(f"large messages gain nothing (x{r['large_vs_ring_x']:.2f} at 16 GiB)", r["large_vs_ring_x"] < 1.05))
     return Verdict(
-        "C19", "holds-with-caveat", "MultiShot: 2 communication steps whatever the GPU count",
+        "C19", verdict, "MultiShot: 2 communication steps whatever the GPU count",
         round(r["max_vs_ring_x"], 2), "x faster than ring all-reduce at best (8x H200)",
         f"Two synchronisations, whatever N: the model's two-shot latency is {r['latency_us']:.1f} us for 2 to 8 "
         f"GPUs (spread {r['latency_spread_us']:g} us), against the ring's {r['steps_ring']} steps at 8 GPUs. On 8 "
@@ -337,15 +450,24 @@ def c19(inputs: Inputs) -> Verdict:
         f"is at most {r['max_vs_nccl_x']:.1f}x, and large messages gain nothing: x{r['large_vs_ring_x']:.2f} against "
         f"the ring, x{r['large_vs_nccl_x']:.2f} against NVLS at 16 GiB. Multicast saves the sender's link, but each "
         f"GPU still receives (N-1)/N of the result.",
-        CHAPTER)
+        CHAPTER, rule, margin("the small-message speed-up over the ring", r["small_vs_ring_x"], 1.0,
+                              bands()["collective"], "held-out sweeps' large-message error"))
 
 
 @claim("C25")
 def c25(inputs: Inputs) -> Verdict:
     cal = inputs.calibration
     r = scale_out(cal=cal)
+    switched = [s for s in catalog.systems().values() if s.topology == "nvswitch" and s.nic]
+    hdr = [s for s in switched if s.nic == "infiniband-hdr"]
+    newest = max(switched, key=lambda s: s.year)
+    verdict, rule = judge(
+        fact("NVSwitch platforms pair NVLink inside a node with InfiniBand HDR between nodes (catalogue: "
+             + (", ".join(s.name for s in hdr) or "none") + ")", bool(hdr)),
+        caveat(f"newer platforms ship faster NICs (the newest, {newest.name}: {catalog.link(newest.nic).name})",
+               newest.nic != "infiniband-hdr"))
     return Verdict(
-        "C25", "holds-with-caveat", "NVLink/NVSwitch inside a node, InfiniBand HDR between nodes",
+        "C25", verdict, "NVLink/NVSwitch inside a node, InfiniBand HDR between nodes",
         round(r["h100_hdr_x"], 1), "x NVLink / HDR port, per GPU, one direction (H100)",
         f"A two-level design, yes; but HDR belongs to the A100 generation ({r['a100_hdr_x']:.0f}x less than NVLink "
         f"3 per GPU). An H100 node with one HDR port per GPU has {r['h100_hdr_x']:.0f}x less bandwidth across "
@@ -356,4 +478,4 @@ def c25(inputs: Inputs) -> Verdict:
         f"All-to-all "
         f"crosses the NICs with most of its bytes: {r['ndr_alltoall_1']:.0f} GB/s busbw in one node, "
         f"{r['ndr_alltoall_2']:.0f} over two with NDR, {r['hdr_alltoall_2']:.0f} with HDR.",
-        CHAPTER)
+        CHAPTER, rule, sourced(*(s.source for s in hdr)) if hdr else "no catalogue system with HDR")
