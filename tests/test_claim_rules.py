@@ -107,4 +107,6 @@ def test_checks_that_state_a_rule_also_state_a_confidence():
     for verdict in claims.check_all():
         if verdict.rule:
             assert verdict.confidence, verdict.id
-            assert verdict.confidence.startswith(("catalogue fact", "robust", "sensitive", "counted")), verdict.id
+            assert verdict.confidence.startswith(("catalogue fact", "robust", "sensitive", "counted", "arithmetic",
+                                                  "price-based", "the facts are")), verdict.id
+    assert all(v.rule for v in claims.check_all())  # every check states the tests it judged by

@@ -75,7 +75,7 @@ def test_c16_value_and_verdict_follow_the_decode_ratio(monkeypatch):
     assert verdict.model_value == pytest.approx(r.loc[("8x A100, PCIe", 8, 1)], abs=0.005)
     small = r[r.index.get_level_values("batch") <= checks.SMALL_BATCH]
     expected = "holds-with-caveat" if small.max() > 1 else "wrong"  # NVLink cases stay far below 1
-    assert verdict.verdict == expected and "Rule:" in verdict.explanation
+    assert verdict.verdict == expected and "fact: at a batch of at most" in verdict.rule
     real = bottlenecks.decode_ratio
 
     def scaled(factor):
@@ -137,17 +137,17 @@ def test_c23_reads_nvidias_table_with_the_books_definitions(monkeypatch):
     verdict = claims.check("C23")
     # NVIDIA Table 2, 30 tok/s/user: batch 9 x 30 / 2 GPUs = 135, printed 115 (decode-only rate, throughput over
     # whole queries); TP=1 meets it at 67 (batch 2)
-    assert "9 x 30 / 2 = 135 against 115" in verdict.explanation and "Rule:" in verdict.explanation
+    assert "9 x 30 / 2 = 135 against 115" in verdict.explanation and "one GPU cannot" in verdict.rule
     assert "67 tokens/s per GPU at batch 2" in verdict.explanation
-    assert verdict.verdict == "misleading"
+    assert verdict.verdict == "wrong"  # a stated fact ("one GPU cannot") fails in NVIDIA's own table
     ours = bottlenecks.compare_at_rate().set_index(["rate_tokens_per_s_per_user", "source"])
     fp8 = ours.loc[(30.0, "our model, fp8")]
     assert f"switch {fp8['switch_tokens_per_s_per_gpu']:.0f} (batch {int(fp8['switch_batch'])})" in verdict.model_value
-    # a table with no single-GPU entry at the rate would let the claim stand
+    # a table with no single-GPU entry at the rate, and the article's 80 and 115, would let the claim stand
     consistent = pd.DataFrame({"rate_tokens_per_s_per_user": [30.0], "tp1_batch": [0],
                                "tp1_tokens_per_s_per_gpu": [0.0], "mesh_batch": [6],
-                               "mesh_tokens_per_s_per_gpu": [90.0], "switch_batch": [9],
-                               "switch_tokens_per_s_per_gpu": [135.0], "benefit_x": [1.5]})
+                               "mesh_tokens_per_s_per_gpu": [80.0], "switch_batch": [9],
+                               "switch_tokens_per_s_per_gpu": [115.0], "benefit_x": [1.44]})
     monkeypatch.setattr(bottlenecks, "nvidia_table2", lambda: consistent)
     assert claims.check("C23").verdict == "holds"
 

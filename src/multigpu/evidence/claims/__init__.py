@@ -146,9 +146,9 @@ def margin(quantity: str, value: float, threshold: float, band_pct: float, band_
     quantity, with the value at which the verdict would flip."""
     gap_pct = 100 * abs(value / threshold - 1) if threshold else float("inf")
     if gap_pct > band_pct:
-        away = f"{gap_pct:.0f} % from {threshold:g}" if threshold else f"not {threshold:g}"
+        away = f"{gap_pct:.0f} % from {threshold:.3g}" if threshold else f"not {threshold:g}"
         return f"robust: {quantity} {value:.3g} is {away}, beyond the {band_name} ({band_pct:.0f} %)"
-    return f"sensitive to {quantity}: {value:.3g} against {threshold:g}, within the {band_name} ({band_pct:.0f} %)"
+    return f"sensitive to {quantity}: {value:.3g} against {threshold:.3g}, within the {band_name} ({band_pct:.0f} %)"
 
 
 @cache

@@ -15,13 +15,40 @@ from typing import Any
 import pandas as pd
 
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence.claims import Inputs, Verdict, claim
-from multigpu.market import premium, prices, workloads
+from multigpu.evidence.claims import (
+    Inputs,
+    Verdict,
+    caveat,
+    claim,
+    conclusion,
+    fact,
+    judge,
+)
+from multigpu.market import cost, premium, prices, workloads
 from multigpu.market.prices import PriceTable
 
 CHAPTER = "book/chapters/04-cost-benefit"
 #: The article's size line (C26): "models under 10B parameters".
 SIZE_LINE_B = 10.0
+
+
+def price_spread_pct(table: PriceTable) -> float:
+    """How far prices of one GPU and pricing type spread in ``table``: the median over (GPU, pricing) groups
+    of two or more offers of (dearest - cheapest) / median price per GPU-hour, %; 0 when no group has two."""
+    offers = cost.offers(table)
+    spreads = [(g.max() - g.min()) / g.median() for _, g in
+               offers.groupby(["gpu", "pricing"])["price_per_gpu_hour_usd"] if len(g) > 1]
+    return 100 * float(pd.Series(spreads).median()) if spreads else 0.0
+
+
+def _price_confidence(quantity: str, value: float, threshold: float, table: PriceTable) -> str:
+    """Robust when ``value`` (a share or a size, %) is further from ``threshold`` than the file's own price spread."""
+    spread = price_spread_pct(table)
+    gap = 100 * abs(value / threshold - 1) if threshold else math.inf
+    where = f"{quantity} {value:.3g} against {threshold:g}"
+    if gap > spread:
+        return f"robust: {where} is {gap:.0f} % away, beyond the {spread:.0f} % spread of one GPU's prices in the file"
+    return f"sensitive to prices: {where} is within the {spread:.0f} % spread of one GPU's prices in the file"
 
 
 def _pct(value: float) -> str:
@@ -68,14 +95,14 @@ def c24(inputs: Inputs) -> Verdict:
                        f"book's workloads, so the claim cannot be checked with it.", CHAPTER)
     train, serve = r["train_share_pct"], r["serve_share_pct"]
     shares = [s for s in (train, serve) if not math.isnan(s)]
-    if all(s >= 50 for s in shares):
-        verdict = "holds"
-    elif any(s >= 50 for s in shares):
-        verdict = "holds-with-caveat"
-    elif r["cheaper"]:
-        verdict = "misleading"
-    else:
-        verdict = "wrong"
+    kinds = [k for k in ("train", "serve") if not math.isnan(r[f"{k}_share_pct"])]
+    verdict, rule = judge(
+        fact(f"NVLink-class offers charge more per GPU-hour ({r['cases']} such pairs in the file)", r["cases"] > 0),
+        fact(f"and are sometimes cheaper per job ({r['cheaper']} of {r['cases']})", r["cheaper"] > 0),
+        conclusion("often: in at least half of the pairs of some kind of workload ("
+                   + ", ".join(f"{k} {r[f'{k}_share_pct']:.0f} %" for k in kinds) + ")",
+                   any(s >= 50 for s in shares)),
+        *[caveat(f"not for {k} ({r[f'{k}_share_pct']:.0f} %)", r[f"{k}_share_pct"] < 50) for k in kinds])
     rows = r["rows"]
     by_workload = rows.groupby("workload", sort=False).agg(
         be=("break_even_premium_pct", "median"), lo=("charged_premium_pct", "min"),
@@ -98,7 +125,8 @@ def c24(inputs: Inputs) -> Verdict:
         f"path (serving a large model at a per-user speed floor) the break-even premium is large or infinite "
         f"(the PCIe box cannot meet the floor); where data parallelism hides its communication behind the "
         f"backward pass (training on one node) it is a few per cent, below what providers charge.",
-        CHAPTER)
+        CHAPTER, rule, _price_confidence("the largest share of cheaper pairs (%)", max(shares) if shares else 0.0,
+                                         50.0, inputs.table))
 
 
 def size_threshold(table: PriceTable | None = None, cal: Calibration | None = None) -> dict[str, Any]:
@@ -151,7 +179,10 @@ def c26(inputs: Inputs) -> Verdict:
                        f"The price file {stamp['name']} (sha256 {stamp['sha256_12']}) has no pricing type with both "
                        f"an NVLink-class and a PCIe-only offer that can run the book's training jobs.", CHAPTER)
     holds = [p for p, m in t.items() if m["line_holds"]]
-    verdict = "holds-with-caveat" if holds else "wrong"
+    verdict, rule = judge(
+        fact("PCIe is cheaper per training job under 10B and NVLink from there up, for some pricing type ("
+             + ", ".join(f"{p}: {'yes' if m['line_holds'] else 'no'}" for p, m in t.items()) + ")", bool(holds)),
+        caveat("not for every pricing type", len(holds) < len(t)))
     lines = "; ".join(f"{p}: {_where(m)}" for p, m in t.items())
     like = premium.break_even_summary([w for w, s in workloads.workloads_table().items() if s.kind == "train"],
                                       inputs.table, cal=inputs.cal)
@@ -182,7 +213,8 @@ def c26(inputs: Inputs) -> Verdict:
         f"claim does not follow from cost per job: every cost in the model is proportional to the training "
         f"tokens, so a longer job multiplies both offers' costs alike and never changes which is cheaper; "
         f"length matters through wall-clock time and reservations, not through the ranking.",
-        CHAPTER)
+        CHAPTER, rule, f"price-based: one GPU's prices of one pricing type spread by "
+                       f"{price_spread_pct(inputs.table):.0f} % in this file")
 
 
 def size_table(table: PriceTable | None = None, cal: Calibration | None = None) -> pd.DataFrame:

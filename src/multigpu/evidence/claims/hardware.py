@@ -124,7 +124,9 @@ def c02(inputs: Inputs) -> Verdict:
 @claim("C03")
 def c03(inputs: Inputs) -> Verdict:
     r = nvlink6_vs_pcie6()
-    verdict = "holds" if min(r["ratio_bidir"], r["ratio_raw_bidir"]) > 14 else "wrong"
+    verdict, rule = judge(fact(f"NVLink 6 is more than 14x PCIe Gen6, like with like (x{r['ratio_bidir']:.2f}; "
+                               f"x{r['ratio_raw_bidir']:.2f} against the raw PCIe rate)",
+                               min(r["ratio_bidir"], r["ratio_raw_bidir"]) > 14))
     return Verdict(
         "C03", verdict, "more than 14x PCIe Gen6", round(r["ratio_bidir"], 2), "x (bidirectional / bidirectional)",
         f"Like with like: NVLink 6 at {r['nvlink_GBps_bidir']:g} GB/s bidirectional against a PCIe Gen6 x16 port "
@@ -135,7 +137,7 @@ def c03(inputs: Inputs) -> Verdict:
         f"{r['ratio_raw_bidir']:.2f}x, still above 14. "
         f"Mixing conventions (bidirectional NVLink over per-direction PCIe) would give {r['ratio_mixed']:.1f}x, "
         f"twice too much; the article's 14x is the honest comparison.",
-        CHAPTER)
+        CHAPTER, rule, sourced(catalog.link("nvlink6").source, catalog.link("pcie6-x16").source))
 
 
 @claim("C04")

@@ -14,7 +14,17 @@ import numpy as np
 from multigpu.compute import models
 from multigpu.evidence import bottlenecks
 from multigpu.evidence.bottlenecks import ARTICLE_GB
-from multigpu.evidence.claims import Inputs, Verdict, claim
+from multigpu.evidence.claims import (
+    Inputs,
+    Verdict,
+    bands,
+    caveat,
+    claim,
+    conclusion,
+    fact,
+    judge,
+    margin,
+)
 from multigpu.hardware import catalog
 
 CHAPTER = "book/chapters/03-communication-bottlenecks"
@@ -32,7 +42,12 @@ def c12(inputs: Inputs) -> Verdict:
     bf16, fp8, tp8 = t.loc[("bf16", 2)], t.loc[("fp8", 2)], t.loc[("bf16", 8)]
     model = models.model(bottlenecks.SERVE_MODEL)
     tokens = bottlenecks.INPUT_TOKENS + bottlenecks.OUTPUT_TOKENS
-    verdict = "holds-with-caveat" if abs(bf16["per_query_GB"] / ARTICLE_GB - 1) <= 0.15 else "wrong"
+    verdict, rule = judge(
+        fact(f"about 20 GB per query (BF16, TP=2, per GPU: {bf16['per_query_GB']:.1f} GB)",
+             abs(bf16["per_query_GB"] / ARTICLE_GB - 1) <= 0.15),
+        caveat(f"the figure holds only for 16-bit activations (FP8: {fp8['per_query_GB']:.1f} GB)",
+               abs(fp8["per_query_GB"] / ARTICLE_GB - 1) > 0.15),
+        caveat(f"and for TP=2 (TP=8: {tp8['per_query_GB']:.1f} GB per GPU)", abs(tp8["per_query_GB"] / ARTICLE_GB - 1) > 0.15))
     return Verdict(
         "C12", verdict, "about 20 GB per query (8K input, 256 output tokens)",
         round(float(bf16["per_query_GB"]), 2), "GB (1e9 bytes) sent per GPU per query, BF16, TP=2",
@@ -44,7 +59,7 @@ def c12(inputs: Inputs) -> Verdict:
         f"all of it is the prompt's prefill ({100 * bottlenecks.INPUT_TOKENS / tokens:.0f} % of the tokens); "
         f"NVIDIA's post states none of these. With FP8 activations it is {fp8['per_query_GB']:.1f} GB; with TP=8 "
         f"each GPU sends {tp8['per_query_GB']:.1f} GB.",
-        CHAPTER)
+        CHAPTER, rule, "arithmetic on the catalogue's model shape")
 
 
 @claim("C13")
@@ -56,7 +71,12 @@ def c13(inputs: Inputs) -> Verdict:
     grow_sw = sw.loc[32, "allreduce_ms"] / sw.loc[1, "allreduce_ms"]
     grow_mesh = mesh.loc[32, "allreduce_ms"] / mesh.loc[1, "allreduce_ms"]
     # misleading while the all-reduce time grows far slower than the bytes (latency-bound), as it does here
-    verdict = "misleading" if max(grow_sw, grow_mesh) < 32 / 4 else "holds"
+    verdict, rule = judge(
+        fact(f"batching 32 queries multiplies the bytes of a decode step (x"
+             f"{sw.loc[32, 'per_step_MB'] / sw.loc[1, 'per_step_MB']:.0f})",
+             sw.loc[32, "per_step_MB"] / sw.loc[1, "per_step_MB"] >= 16),
+        conclusion(f"and so the communication time (x{grow_sw:.2f} behind the switch, x{grow_mesh:.2f} on the "
+                   f"mesh; at least x{32 / 4:g} would bear it out)", max(grow_sw, grow_mesh) >= 32 / 4))
     return Verdict(
         "C13", verdict, "batching multiplies the communication volume",
         f"x32 bytes per step, x1 per token; all-reduce time per step x{grow_sw:.2f} (NVSwitch), "
@@ -69,7 +89,8 @@ def c13(inputs: Inputs) -> Verdict:
         f"7-link mesh from batch 1 to 32, and the all-reduce time per token falls from "
         f"{sw.loc[1, 'allreduce_per_token_us']:.0f} to {sw.loc[32, 'allreduce_per_token_us']:.0f} us (switch). "
         f"Batching amortises communication; it does not multiply its cost.",
-        CHAPTER)
+        CHAPTER, rule, margin("the growth of all-reduce time per step", max(grow_sw, grow_mesh), 32 / 4,
+                              bands()["collective"], "held-out sweeps' large-message error"))
 
 
 #: C16's "small batch": decode batches up to this many sequences
@@ -114,20 +135,19 @@ def c16(inputs: Inputs) -> Verdict:
     pcie4 = first[(first["setup"] == "8x A100, PCIe") & (first["tp"] == 4)].iloc[0]
     nvlink = first[~first["setup"].str.contains("PCIe")]
     allreduces = 2 * models.model(bottlenecks.SERVE_MODEL).layers
-    if found["nvlink_max_small"] > 1:
-        verdict = "holds"
-    elif found["pcie_max_small"] > 1:
-        verdict = "holds-with-caveat"
-    else:
-        verdict = "wrong"
+    verdict, rule = judge(
+        fact(f"at a batch of at most {SMALL_BATCH} decode communication outlasts computation somewhere (largest "
+             f"ratio: {max(found['pcie_max_small'], found['nvlink_max_small']):.2f})",
+             max(found["pcie_max_small"], found["nvlink_max_small"]) > 1),
+        caveat(f"only where tensor parallelism crosses PCIe sockets (NVLink at most {found['nvlink_max_small']:.2f})",
+               found["nvlink_max_small"] <= 1))
     trend = ("rises with batch, so it is not worst at small batch" if p8["rises"]
              else "falls with batch, so it is worst at small batch")
     return Verdict(
         "C16", verdict, "at small batch, communication can take longer than computation",
         round(float(pcie8["ratio"]), 2), "all-reduce time / compute time of one decode step, batch 1 "
         "(Llama 3.1 70B, 8x A100 PCIe, TP=8)",
-        f"Rule: the claim holds if decode all-reduces outlast compute at a batch of at most {SMALL_BATCH} on "
-        f"NVLink, holds with a caveat if only on PCIe, and is wrong otherwise. On an 8x A100 PCIe server with "
+        f"On an 8x A100 PCIe server with "
         f"TP=8, where tensor parallelism crosses the CPU sockets, a batch-1 decode step spends "
         f"{pcie8['ratio']:.2f}x as long in its {allreduces} all-reduces ({pcie8['allreduce_ms']:.1f} ms) as in "
         f"reading the weights ({pcie8['compute_ms']:.1f} ms); communication outlasts compute "
@@ -136,7 +156,8 @@ def c16(inputs: Inputs) -> Verdict:
         f"{found['nvlink_max_small']:.2f} on NVLink. Keep TP=4 under one PCIe switch and the batch-1 ratio is "
         f"{pcie4['ratio']:.2f}; with NVLink, through a switch or a mesh, it is {nvlink['ratio'].min():.2f} to "
         f"{nvlink['ratio'].max():.2f}: the all-reduces are latency-bound but small beside the memory reads.",
-        CHAPTER)
+        CHAPTER, rule, margin("the largest small-batch ratio", max(found["pcie_max_small"], found["nvlink_max_small"]),
+                              1.0, bands()["serving"], "held-out serving throughput error"))
 
 
 @claim("C17")
@@ -148,11 +169,11 @@ def c17(inputs: Inputs) -> Verdict:
     nv = bottlenecks.nvidia_table2()
     prefill = bottlenecks.transfer_times(cal=cal).set_index("method").loc["query schedule: prefill all-reduces"]
     low, high = ours["benefit_x"].min(), ours["benefit_x"].max()
-    if low < 1.1:
-        verdict = "wrong"
-    else:
-        as_claimed = low >= 1.3 and high <= 1.5 and fixed.loc[32, "fp8_benefit_x"] >= 1.45
-        verdict = "holds" if as_claimed else "holds-with-caveat"
+    as_claimed = low >= 1.3 and high <= 1.5 and fixed.loc[32, "fp8_benefit_x"] >= 1.45
+    verdict, rule = judge(
+        fact(f"the switch serves more per GPU than the mesh at 30-50 tokens/s per user (x{low:.2f} at least, FP8)",
+             low >= 1.1),
+        caveat("the gap is not NVIDIA's 1.3-1.5x (and 1.5x at batch 32), a vendor model's figure", not as_claimed))
     return Verdict(
         "C17", verdict, "1.3-1.5x at 30-50 tokens/s per user; 1.5x at batch 32",
         f"{_range(ours['benefit_x'])} at 30-50 tokens/s per user (FP8); {fixed.loc[32, 'fp8_benefit_x']:.2f}x "
@@ -166,7 +187,8 @@ def c17(inputs: Inputs) -> Verdict:
         f"at BF16. The gap comes mostly from the prompt's prefill all-reduces, which are bandwidth-bound and "
         f"{prefill['ratio_x']:.1f}x slower over one point-to-point link; the decode all-reduces are latency-bound "
         f"on both.",
-        CHAPTER)
+        CHAPTER, rule, margin("the smallest switch / mesh gain", low, 1.1, bands()["serving"],
+                              "held-out serving throughput error"))
 
 
 @claim("C18")
@@ -178,7 +200,13 @@ def c18(inputs: Inputs) -> Verdict:
     one, total = t.loc["one 20 GB all-reduce, collective model"], t.loc["query schedule: total"]
     pre, dec = t.loc["query schedule: prefill all-reduces"], t.loc["query schedule: decode all-reduces"]
     n = 2 * models.model(bottlenecks.SERVE_MODEL).layers
-    verdict = "misleading" if total["ratio_x"] < 0.5 * art["ratio_x"] else "holds-with-caveat"
+    verdict, rule = judge(
+        fact(f"20 GB at 128 and at 900 GB/s take {art[mesh]:.0f} and {art[sw]:.1f} ms", art["ratio_x"] > 1),
+        conclusion(f"the switch cuts a query's communication by about 7x (the query schedule: "
+                   f"x{total['ratio_x']:.1f}; at least half of x{art['ratio_x']:.1f} would bear it out)",
+                   total["ratio_x"] >= 0.5 * art["ratio_x"]),
+        caveat("128 and 900 GB/s add both directions of a link",
+               abs(catalog.link("nvlink4").per_gpu_GBps_per_dir / 900 - 1) > 0.05))
     return Verdict(
         "C18", verdict, "156 ms at 128 GB/s and 22 ms at 900 GB/s: under 1/7",
         f"{total[mesh]:.0f} ms vs {total[sw]:.0f} ms ({total['ratio_x']:.1f}x)",
@@ -191,7 +219,8 @@ def c18(inputs: Inputs) -> Verdict:
         f"{pre['ratio_x']:.1f}x) and {n} tiny ones per output token ({dec[mesh]:.0f} vs {dec[sw]:.0f} ms, "
         f"latency-bound, {dec['ratio_x']:.2f}x). Together {total[mesh]:.0f} against {total[sw]:.0f} ms: the "
         f"switch cuts the query's communication time by {total['ratio_x']:.1f}x, not 7x.",
-        CHAPTER)
+        CHAPTER, rule, margin("the query's switch / mesh ratio", total["ratio_x"], 0.5 * art["ratio_x"],
+                              bands()["collective"], "held-out sweeps' large-message error"))
 
 
 @claim("C21")
@@ -205,10 +234,12 @@ def c21(inputs: Inputs) -> Verdict:
     compute_tp8 = float(tp8["compute_efficiency_pct"].iloc[0])
     most = max(bottlenecks.SCALING_COUNTS["DP"])
     servers = most // bottlenecks.TRAINING_SETUPS[0].gpus
-    if at(pcie, "TP", 8) >= at(switch, "TP", 8) - 10:
-        verdict = "wrong"
-    else:  # a caveat while some parallelism still scales well on the slow link
-        verdict = "holds-with-caveat" if at(pcie, "PP", 8) >= 90 else "holds"
+    verdict, rule = judge(
+        fact(f"without a fast interconnect tensor-parallel efficiency falls well below (8 GPUs: "
+             f"{at(pcie, 'TP', 8):.0f} % on PCIe, {at(switch, 'TP', 8):.0f} % behind NVSwitch; 10 points apart at least)",
+             at(pcie, "TP", 8) < at(switch, "TP", 8) - 10),
+        caveat(f"pipeline parallelism still scales on the slow link ({at(pcie, 'PP', 8):.0f} % at 8 GPUs)",
+               at(pcie, "PP", 8) >= 90))
     return Verdict(
         "C21", verdict, "without fast interconnect, scaling efficiency decays quickly",
         round(at(pcie, "TP", 8), 1), "% tensor-parallel scaling efficiency at 8 GPUs (Llama 3.1 8B, 8x A100 PCIe)",
@@ -221,7 +252,8 @@ def c21(inputs: Inputs) -> Verdict:
         f"parallelism keeps {at(pcie, 'PP', 8):.0f} % over PCIe at 8 GPUs. Efficiency decays quickly on slow links "
         f"for tensor parallelism and for data parallelism with few sequences per GPU; it does not for pipeline "
         f"parallelism or well-batched data parallelism.",
-        CHAPTER)
+        CHAPTER, rule, margin("the PCIe tensor-parallel efficiency (%)", at(pcie, "TP", 8), at(switch, "TP", 8) - 10,
+                              bands()["training"], "held-out training runs' error"))
 
 
 @claim("C22")
@@ -231,10 +263,10 @@ def c22(inputs: Inputs) -> Verdict:
     link = catalog.link(catalog.system(bottlenecks.MESH).nvlink)
     one, big = f.loc[1, "bf16_benefit_x"], f.loc[32, "bf16_benefit_x"]
     small_gap = 100 * max(abs(f.loc[b, "bf16_benefit_x"] / f.loc[b, "nvidia_benefit_x"] - 1) for b in (1, 2, 4))
-    if one >= 1.1 or big <= 1.05:
-        verdict = "wrong"
-    else:
-        verdict = "holds" if big >= 1.45 else "holds-with-caveat"
+    verdict, rule = judge(
+        fact(f"switch and mesh are similar at batch 1 (x{one:.2f}, under 1.1)", one < 1.1),
+        fact(f"the switch gains at batch 32 (x{big:.2f}, over 1.05)", big > 1.05),
+        caveat("the gain at batch 32 is below NVIDIA's 1.5x", big < 1.45))
     return Verdict(
         "C22", verdict, "similar at batch 1; 1.5x at batch 32",
         f"{f.loc[1, 'bf16_benefit_x']:.2f}x at batch 1, {f.loc[32, 'bf16_benefit_x']:.2f}x at batch 32 (BF16); "
@@ -247,7 +279,8 @@ def c22(inputs: Inputs) -> Verdict:
         f"but to {f.loc[32, 'bf16_benefit_x']:.2f}x at batch 32 rather than {f.loc[32, 'nvidia_benefit_x']:.1f}x; "
         f"up to batch 4 ours and NVIDIA's agree within {small_gap:.0f} %. "
         f"The 1.5x is a vendor-modelled figure for a hypothetical server.",
-        CHAPTER)
+        CHAPTER, rule, margin("the batch-32 switch / mesh gain", big, 1.05, bands()["serving"],
+                              "held-out serving throughput error"))
 
 
 @claim("C23")
@@ -263,8 +296,13 @@ def c23(inputs: Inputs) -> Verdict:
     nv = bottlenecks.nvidia_table2().set_index("rate_tokens_per_s_per_user").loc[30.0].to_dict()
     nv.update(mesh_batch=int(nv["mesh_batch"]), switch_batch=int(nv["switch_batch"]))
     ours = bottlenecks.model_identity("fp8", cal=cal)[["mesh_ratio", "switch_ratio"]].to_numpy()
-    # the article's figures are NVIDIA's; misleading when NVIDIA's own table has one GPU meeting the rate
-    verdict = "misleading" if nv["tp1_batch"] > 0 else "holds"
+    # the article's figures are NVIDIA's; its own table has one GPU meeting the rate
+    verdict, rule = judge(
+        fact(f"one GPU cannot serve 30 tokens/s per user (NVIDIA's own table: batch {int(nv['tp1_batch'])} "
+             f"meets it)", nv["tp1_batch"] == 0),
+        fact(f"TP=2 gives about 80 (mesh, batch 6) and 115 (switch, batch 9) tokens/s per GPU (NVIDIA's table: "
+             f"{nv['mesh_tokens_per_s_per_gpu']:.0f} and {nv['switch_tokens_per_s_per_gpu']:.0f})",
+             abs(nv["mesh_tokens_per_s_per_gpu"] / 80 - 1) <= 0.1 and abs(nv["switch_tokens_per_s_per_gpu"] / 115 - 1) <= 0.1))
     return Verdict(
         "C23", verdict,
         "30 tokens/s/user: 1 GPU cannot; point-to-point TP=2 batch 6 about 80; NVSwitch TP=2 batch 9 about 115 "
@@ -273,8 +311,7 @@ def c23(inputs: Inputs) -> Verdict:
         f"{fp8['mesh_tokens_per_s_per_gpu']:.0f} (batch {fp8['mesh_batch']}), switch "
         f"{fp8['switch_tokens_per_s_per_gpu']:.0f} (batch {fp8['switch_batch']})",
         "tokens/s per GPU at 30 tokens/s per user (Llama 3.1 70B, H200, 8K/256)",
-        f"Rule: misleading if NVIDIA's own table has one GPU meeting the rate, else holds. The 80 and 115 are "
-        f"NVIDIA's, quoted faithfully, but its single-GPU column meets 30 tokens/s per user "
+        f"The 80 and 115 are NVIDIA's, quoted faithfully, but its single-GPU column meets 30 tokens/s per user "
         f"({nv['tp1_tokens_per_s_per_gpu']:.0f} tokens/s per GPU at batch {int(nv['tp1_batch'])}) and fails only "
         f"at the higher rates, so 'one GPU cannot' is wrong at 30. Its throughput per GPU is {ratios.min():.2f} "
         f"to {ratios.max():.2f} of batch x rate per user / GPUs ({nv['mesh_batch']} x 30 / 2 = "
@@ -288,7 +325,7 @@ def c23(inputs: Inputs) -> Verdict:
         f"{fp8['switch_tokens_per_s_per_gpu']:.0f} (batch {fp8['switch_batch']}); at BF16 TP=2 gives "
         f"{bf16['mesh_tokens_per_s_per_gpu']:.0f} (batch {bf16['mesh_batch']}) and "
         f"{bf16['switch_tokens_per_s_per_gpu']:.0f} (batch {bf16['switch_batch']}).",
-        CHAPTER)
+        CHAPTER, rule, "the facts are NVIDIA's vendor-modelled table, read as printed")
 
 
 @claim("C27")
@@ -299,11 +336,16 @@ def c27(inputs: Inputs) -> Verdict:
     dp, tp, dec = s.loc[(pcie, "training, DP 8")], s.loc[(pcie, "training, TP 8")], s.loc[(pcie, "decode, TP 8")]
     dp_nv, tp_nv = s.loc[(switch, "training, DP 8")], s.loc[(switch, "training, TP 8")]
     dec_nv = s.loc[(switch, "decode, TP 8")]
+    ratios = bottlenecks.decode_ratio(batches=(1,), cal=cal).set_index(["setup", "tp"])["ratio"]
+    tp4_ratio = float(ratios.loc[(pcie, 4)])
     tp_sensitive = tp["half_bandwidth_pct"] > 3 * dp["half_bandwidth_pct"] and dec["double_latency_pct"] > 10
-    if not tp_sensitive or dp["double_latency_pct"] > 5:
-        verdict = "wrong"
-    else:  # TP within one PCIe switch stays workable, hence the caveat
-        verdict = "holds-with-caveat"
+    verdict, rule = judge(
+        fact(f"data parallelism is insensitive to latency (doubled: +{dp['double_latency_pct']:.1f} %, at most 5)",
+             dp["double_latency_pct"] <= 5),
+        fact(f"tensor parallelism needs bandwidth and low latency (halved bandwidth: +{tp['half_bandwidth_pct']:.0f} "
+             f"%, over 3x DP's; doubled latency in decode: +{dec['double_latency_pct']:.0f} %, over 10)", tp_sensitive),
+        caveat(f"tensor parallelism of 4 under one PCIe switch stays workable without NVLink (batch-1 decode "
+               f"communication / compute: {tp4_ratio:.2f})", tp4_ratio < 1))
     return Verdict(
         "C27", verdict,
         "data parallelism is insensitive to latency; tensor parallelism needs bandwidth and low latency: NVLink",
@@ -320,4 +362,5 @@ def c27(inputs: Inputs) -> Verdict:
         f"{dp_nv['half_bandwidth_pct']:.1f} %, TP training {tp_nv['half_bandwidth_pct']:.0f} % and decode "
         f"{dec_nv['double_latency_pct']:.0f} %. So the claim holds for TP across a whole server; TP of 2 or 4 "
         f"kept under one PCIe switch, or pipeline parallelism, is workable without NVLink.",
-        CHAPTER)
+        CHAPTER, rule, margin("the decode step's latency sensitivity (%)", float(dec["double_latency_pct"]), 10.0,
+                              bands()["serving"], "held-out serving throughput error"))
