@@ -110,3 +110,13 @@ def test_checks_that_state_a_rule_also_state_a_confidence():
             assert verdict.confidence.startswith(("catalogue fact", "robust", "sensitive", "counted", "arithmetic",
                                                   "price-based", "the facts are")), verdict.id
     assert all(v.rule for v in claims.check_all())  # every check states the tests it judged by
+
+
+def test_the_glossary_agrees_with_the_verdicts():
+    """The glossary's NVSwitch entry does not repeat the misconception C08 and C10 refute."""
+    from pathlib import Path
+
+    glossary = (Path(__file__).resolve().parents[1] / "book" / "appendix" / "glossary.md").read_text()
+    entry = glossary[glossary.index("\nNVSwitch\n"):].split("\n\n")[0]
+    if claims.check("C10").verdict in ("misleading", "wrong"):
+        assert "shares its own port" in entry and "every other at its full" not in entry

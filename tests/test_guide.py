@@ -119,3 +119,17 @@ def test_figures_draw(small_guide):
         frame = guide.options("llama3.1-8b", "train", table)
         ch05.plot_pareto(axes[1], frame, "8B", deadline_h=guide.DEADLINE_DAYS * 24)
     assert "<svg" in plotting.to_svg(fig)
+
+
+def test_a_system_has_one_class_label_in_every_chapter():
+    """Chapter 4's interconnect class and chapter 5's guide class name a one-node option alike (the 8x MI300X
+    point-to-point box is a GPU mesh in both, not an NVSwitch node)."""
+    from multigpu.market import cost
+
+    for system_id in ("mi300x-8", "hgx-h100", "pcie-a100-8"):
+        row = {"interconnect_class": cost.interconnect_class(system_id), "instances": 1, "system": system_id}
+        label = guide.guide_class(row)
+        assert label == "PCIe" if row["interconnect_class"] == cost.PCIE_CLASS else label.startswith(
+            row["interconnect_class"]), (system_id, label)
+    assert guide.guide_class({"interconnect_class": cost.interconnect_class("mi300x-8"), "instances": 1,
+                              "system": "mi300x-8"}) == "GPU mesh node"

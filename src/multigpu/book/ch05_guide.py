@@ -36,7 +36,8 @@ from multigpu.market import cost, recommend
 from multigpu.market.prices import PriceTable
 
 #: Fill colour and hatch of each guide class: lightness differs, so the classes read in grey-scale print.
-CLASS_STYLE = {"PCIe": ("#FFFFFF", ""), "NVLink bridge": ("#E69F00", "///"), "NVSwitch node": ("#56B4E9", "..."),
+CLASS_STYLE = {"PCIe": ("#FFFFFF", ""), "NVLink bridge": ("#E69F00", "///"), "GPU mesh node": ("#CC79A7", "xx"),
+               "NVSwitch node": ("#56B4E9", "..."),
                "multi-node / NVL72": ("#0072B2", "xxx"), "none feasible": ("#BBBBBB", "")}
 #: The chapter's worked training example (the notebook's ``recommend --train`` call): model, training tokens,
 #: the most GPUs an option may rent, the deadline (hours) and the number of options the CLI shows.

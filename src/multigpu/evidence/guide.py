@@ -50,7 +50,7 @@ SERVE = {"tokens_per_s_per_user": 30.0, "requests_per_s": 10.0, "input_tokens": 
 #: Options within this many per cent of the cheapest count as tied; the one with the fewest GPUs is chosen.
 TIE_PCT = 1.0
 #: Guide classes, from the least to the most interconnect.
-CLASSES = ("PCIe", "NVLink bridge", "NVSwitch node", "multi-node / NVL72")
+CLASSES = ("PCIe", "NVLink bridge", "GPU mesh node", "NVSwitch node", "multi-node / NVL72")
 NVLINK_GUIDE_CLASSES = CLASSES[1:]
 KIND_TITLES = {"train": "training", "serve": "real-time serving"}
 #: Unit-bearing column names of a cost in the chapter's tables.
@@ -61,9 +61,10 @@ def guide_class(row: Any) -> str:
     """The guide class of an option (a row of :func:`multigpu.market.recommend.train` or ``serve``).
 
     PCIe-only boxes are "PCIe" however many of them the job rents (they talk over the scale-out network
-    too, but have no NVLink to choose); NVLink-bridged boxes are "NVLink bridge"; an NVSwitch or NVLink mesh
-    node is "NVSwitch node" when the option rents one instance of at most 8 GPUs, and "multi-node / NVL72"
-    when it rents several (joined by InfiniBand or Ethernet) or its NVLink domain is larger than 8 GPUs.
+    too, but have no NVLink to choose); NVLink-bridged boxes are "NVLink bridge"; one instance of at most 8
+    GPUs is an "NVSwitch node" or a "GPU mesh node" (point-to-point NVLink or Infinity Fabric: the system's
+    class in :func:`multigpu.market.cost.interconnect_class`, as chapter 4 labels it), and an option renting
+    several (joined by InfiniBand or Ethernet), or an NVLink domain larger than 8 GPUs, is "multi-node / NVL72".
     """
     cls = row["interconnect_class"]
     if cls == cost.PCIE_CLASS:
@@ -74,7 +75,7 @@ def guide_class(row: Any) -> str:
     multi = instances is not None and not _isna(instances) and int(instances) > 1
     if multi or catalog.system(row["system"]).gpus_per_node > 8:
         return "multi-node / NVL72"
-    return "NVSwitch node"
+    return f"{cls} node"
 
 
 def _isna(value: Any) -> bool:
