@@ -89,6 +89,6 @@ def test_cli_train_json_and_exit_2():
     for key in ("step_time_s", "model_tflops_per_gpu", "mfu", "bubble_s", "exposed_comm_s", "memory_per_gpu_GB",
                 "fits"):
         assert key in row
-    assert set(row["exposed_comm_s"]) == {"tp", "pp", "dp", "ep"}
+    assert set(row["exposed_comm_s"]) == {"tp", "pp", "dp", "ep", "cp"}
     bad = subprocess.run(base + ["--gpus", "1000"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and bad.stdout == ""

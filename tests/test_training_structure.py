@@ -108,3 +108,25 @@ def test_rack_scale_domains_can_be_rented_in_parts():
     assert r.step_time_s > 0
     tray = training.step("llama3.1-8b", "gb200-nvl72", 4, 1, 1, 64, 1, seq=4096)
     assert tray.dp == 4
+
+
+def test_context_parallelism_splits_the_sequence():
+    """--cp N: each sequence over N GPUs (GPUs = tp x cp x pp x dp); each rank computes and stores its 1/N of
+    the tokens, gradients reduce over dp x cp, and the ring passes of keys and values hide behind attention
+    unless they are slower than it."""
+    from multigpu.common.errors import InputError
+
+    one = training.step("llama3.1-8b", "hgx-h100", 8, 1, 1, 64, 1, seq=16384, dtype="bf16")
+    two = training.step("llama3.1-8b", "hgx-h100", 8, 1, 1, 64, 1, seq=16384, dtype="bf16", cp=2)
+    assert (one.dp, one.cp, two.dp, two.cp) == (8, 1, 4, 2)
+    assert two.memory_per_gpu_GB < one.memory_per_gpu_GB  # half the activations per GPU
+    assert two.exposed_comm_s.cp >= 0 and two.to_dict()["cp"] == 2
+    m, system = models.model("llama3.1-8b"), catalog.system("hgx-h100")
+    lay = _lay(tp=np.array([1]), pp=np.array([1]), dp=np.array([4]), cp=2, seq=16384, sequence_parallel=False)
+    attention = np.array([1e-6])  # a near-instant attention cannot hide the ring passes
+    assert training._cp_comm_s(m, system, lay, None, attention)[0] > 0
+    assert training._cp_comm_s(m, system, lay, None, np.array([1e3]))[0] == 0  # a long one hides them
+    with pytest.raises(InputError, match="2 x cp"):
+        training.step("llama3.1-8b", "hgx-h100", 8, 1, 1, 64, 1, seq=1000, cp=8)
+    with pytest.raises(InputError, match="tp x pp x cp"):
+        training.step("llama3.1-8b", "hgx-h100", 8, 1, 1, 64, 1, seq=4096, cp=3)

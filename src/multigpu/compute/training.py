@@ -80,6 +80,7 @@ class Layout:
     zero_stage: int = 1
     ep: int = 1
     attention: str = "flash"  #: attention kernel (:data:`multigpu.compute.models.ATTENTION_KERNELS`)
+    cp: int = 1  #: context parallelism: each sequence split over ``cp`` GPUs (ring attention)
 
     @property
     def microbatches(self) -> int:
@@ -89,16 +90,21 @@ class Layout:
 
 def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None, global_batch: int,
                 micro_batch: int, **options: Any) -> Layout:
-    """Check that the layout divides (GPUs, heads, layers, batch) and return it; InputError if not."""
-    if min(gpus, tp, pp, global_batch, micro_batch) < 1:
-        raise InputError("gpus, tp, pp, global batch and micro-batch must be positive")
-    if gpus % (tp * pp):
-        raise InputError(f"--gpus {gpus} is not divisible by tp x pp = {tp * pp}")
-    dp = gpus // (tp * pp) if dp is None else dp
-    if tp * pp * dp != gpus:
-        raise InputError(f"tp x pp x dp = {tp * pp * dp} is not --gpus {gpus}")
+    """Check that the layout divides (GPUs, heads, layers, batch, sequence) and return it; InputError if not.
+    GPUs = tp x cp x pp x dp."""
+    cp = options.get("cp", 1)
+    if min(gpus, tp, pp, global_batch, micro_batch, cp) < 1:
+        raise InputError("gpus, tp, pp, cp, global batch and micro-batch must be positive")
+    if gpus % (tp * pp * cp):
+        raise InputError(f"--gpus {gpus} is not divisible by tp x pp x cp = {tp * pp * cp}")
+    dp = gpus // (tp * pp * cp) if dp is None else dp
+    if tp * pp * cp * dp != gpus:
+        raise InputError(f"tp x pp x cp x dp = {tp * pp * cp * dp} is not --gpus {gpus}")
     if model.heads % tp or model.kv_heads % tp and tp % model.kv_heads:
         raise InputError(f"tp {tp} does not divide the {model.heads} heads of '{model.id}'")
+    seq = options.get("seq", 2048)
+    if cp > 1 and seq % (2 * cp):
+        raise InputError(f"--seq {seq} does not split into 2 x cp = {2 * cp} equal chunks (ring attention)")
     interleave = options.get("interleave", 1)
     if model.layers % (pp * interleave):
         raise InputError(f"pp x interleave = {pp * interleave} does not divide the {model.layers} layers "
@@ -189,8 +195,9 @@ def _wire_bytes(dtype: str) -> float:
 
 
 def _tp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
-    """(forward, backward) tensor-parallel communication of one micro-batch on one stage, seconds."""
-    nbytes = lay.micro_batch * lay.seq * model.hidden * _wire_bytes(lay.dtype)
+    """(forward, backward) tensor-parallel communication of one micro-batch on one stage, seconds (each
+    context-parallel rank all-reduces its own 1/cp of the sequence)."""
+    nbytes = lay.micro_batch * lay.seq / lay.cp * model.hidden * _wire_bytes(lay.dtype)
     nodes = placement(system, lay.tp, 1)
     if lay.sequence_parallel:
         one = _times_s("reducescatter", system, lay.tp, nodes, nbytes, cal) + _times_s("allgather", system, lay.tp,
@@ -206,20 +213,35 @@ def _ep_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
     """MoE all-to-all of one micro-batch on one stage (dispatch + combine, forward + backward), seconds."""
     if not model.is_moe:
         return np.zeros(np.shape(lay.tp))
-    tokens = lay.micro_batch * lay.seq / (lay.tp if lay.sequence_parallel else 1)
+    tokens = lay.micro_batch * lay.seq / lay.cp / (lay.tp if lay.sequence_parallel else 1)
     nbytes = tokens * model.experts_per_token * model.hidden * _wire_bytes(lay.dtype) * lay.ep
     nodes = placement(system, lay.ep, lay.tp)
     return 4 * _times_s("alltoall", system, lay.ep, nodes, nbytes, cal) * model.moe_layers / lay.pp
+
+
+def _cp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration,
+               attention_s: np.ndarray) -> np.ndarray:
+    """Ring attention of one micro-batch on one stage, seconds not hidden behind attention: each of the ``cp``
+    ranks passes its keys and values (``b s/cp`` tokens of ``kv_heads x (d_qk + d_v)`` elements, over the TP
+    ranks) cp - 1 times around the ring per layer in the forward pass, and keys, values and their gradients in
+    the backward pass, while it computes attention (``attention_s``, the micro-batch's attention time)."""
+    kv_width = model.kv_heads * (model.head_dim + model.v_head_dim) / np.minimum(lay.tp, model.kv_heads)
+    nbytes = lay.micro_batch * lay.seq / lay.cp * kv_width * _wire_bytes(lay.dtype)
+    nodes = placement(system, 2, lay.tp * lay.cp // 2)  # ring neighbours, cp ranks placed tp apart
+    one = _times_s("sendrecv", system, np.where(lay.cp > 1, 2, 1), np.minimum(nodes, 2), nbytes, cal)
+    passes = 3.0 if lay.recompute == "none" else 4.0  # forward, backward twice (K/V and their gradients)
+    total = passes * (lay.cp - 1) * one * model.layers / lay.pp
+    return np.maximum(0.0, total - attention_s)
 
 
 def _pp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
     """Stage-to-stage activation transfers on the critical path of one step, seconds: Megatron scatters each
     transfer over the stage's TP ranks (each sends 1/tp, with or without sequence parallelism) and gathers it
     over NVLink on the other side."""
-    nbytes = lay.micro_batch * lay.seq * model.hidden * _wire_bytes(lay.dtype) / lay.tp
+    nbytes = lay.micro_batch * lay.seq / lay.cp * model.hidden * _wire_bytes(lay.dtype) / lay.tp
     # ranks run tp, then dp, then pp: once the layout spans nodes, some stage boundary is a node boundary,
     # and that slowest hop paces every micro-batch (tp x dp < a node's GPUs included)
-    nodes = np.where(lay.tp * lay.dp * lay.pp > system.gpus_per_node, 2, 1)
+    nodes = np.where(lay.tp * lay.cp * lay.dp * lay.pp > system.gpus_per_node, 2, 1)
     one = _times_s("sendrecv", system, np.where(lay.pp > 1, 2, 1), nodes, nbytes, cal)
     # the interleaved schedule overlaps its steady-state transfers with compute (Megatron's overlap_p2p_comm):
     # only those of the warm-up and cool-down, 2 v (pp - 1), stay on the critical path
@@ -234,9 +256,10 @@ def _dp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
     carved out of ``dp``, are reduced across the ``dp / ep`` ranks that hold the same experts (the two
     reductions run one after the other)."""
     experts = model.expert_params_total
-    groups = ((model.params_total - experts) / (lay.tp * lay.pp), lay.dp, lay.tp),
+    replicas = lay.dp * lay.cp  # context-parallel ranks hold the same parameters: gradients reduce over dp x cp
+    groups = ((model.params_total - experts) / (lay.tp * lay.pp), replicas, lay.tp),
     if experts:
-        groups += ((experts / (lay.tp * lay.pp * lay.ep), lay.dp // lay.ep, lay.tp * lay.ep),)
+        groups += ((experts / (lay.tp * lay.pp * lay.ep), replicas // lay.ep, lay.tp * lay.ep),)
     return sum(_reduce_s(system, params, ranks, stride, lay, cal) for params, ranks, stride in groups)
 
 
@@ -273,6 +296,7 @@ class Layouts:
     dtype: str
     zero_stage: int
     attention: str = "flash"
+    cp: Any = 1  #: context-parallel degree (one for all layouts, or an array)
 
     @property
     def microbatches(self) -> np.ndarray:
@@ -287,7 +311,7 @@ def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layouts, dtype: str) -
     # bytes (as multigpu.compute.inference does for FP8 weights)
     operand_bw_Bps = gpu.mem_bw_GBps * 1e9 * models.dtype_bytes("bf16") / models.dtype_bytes(dtype)
     return np.asarray(models.achievable_fraction(peak_flops(gpu, dtype), model.hidden / lay.tp,
-                                                 lay.micro_batch * lay.seq, operand_bw_Bps,
+                                                 lay.micro_batch * lay.seq / lay.cp, operand_bw_Bps,
                                                  ceiling_scale=gemm.relative_ceiling(gpu.id, dtype)))
 
 
@@ -306,11 +330,13 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
     attention_mb = models.attention_training_flops_per_step(model, lay.micro_batch, lay.seq, lay.recompute)
     attention_dtype = ATTENTION_DTYPE.get(lay.dtype, lay.dtype)
     attention_rate = peak_flops(gpu, attention_dtype) * _fraction(model, gpu, lay, attention_dtype)
-    compute_mb = ((hw_flops_mb - attention_mb) / (peak * fraction) + attention_mb / attention_rate) / (lay.tp * lay.pp)
+    shards = lay.tp * lay.pp * lay.cp
+    compute_mb = ((hw_flops_mb - attention_mb) / (peak * fraction) + attention_mb / attention_rate) / shards
     tp_fwd, tp_bwd = _tp_comm_s(model, system, lay, cal)
     tp_mb = tp_fwd + np.maximum(0.0, tp_bwd - WGRAD_SHARE * compute_mb)
     ep_mb = _ep_comm_s(model, system, lay, cal)
-    per_mb = compute_mb + tp_mb + ep_mb
+    cp_mb = _cp_comm_s(model, system, lay, cal, attention_mb / attention_rate / shards)
+    per_mb = compute_mb + tp_mb + ep_mb + cp_mb
     m = lay.microbatches
     bubble = (lay.pp - 1) / lay.interleave * per_mb
     pp_s = _pp_comm_s(model, system, lay, cal)
@@ -318,15 +344,15 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
     step_s = m * per_mb + bubble + pp_s + dp_s
     model_flops, _ = models.training_flops_per_step(model, lay.global_batch, lay.seq, lay.recompute)
     memory = models.memory_per_gpu_bytes(
-        model, tp=lay.tp, pp=lay.pp, dp=lay.dp, micro_batch=lay.micro_batch, seq=lay.seq,
+        model, tp=lay.tp, pp=lay.pp, dp=lay.dp * lay.cp, micro_batch=lay.micro_batch, seq=lay.seq / lay.cp,
         recompute=lay.recompute, sequence_parallel=lay.sequence_parallel, zero_stage=lay.zero_stage,
         ep=lay.ep, num_microbatches=m, virtual_stages=lay.interleave, grad_dtype="fp32", attention=lay.attention)
     memory_GB = np.asarray(memory["total_bytes"], dtype=float) / 1e9
-    gpus = lay.tp * lay.pp * lay.dp
+    gpus = lay.tp * lay.pp * lay.dp * lay.cp
     return {
         "step_time_s": step_s, "model_tflops_per_gpu": model_flops / step_s / gpus / 1e12,
         "mfu": model_flops / step_s / gpus / peak, "compute_s": m * compute_mb, "compute_fraction_of_peak": fraction,
-        "bubble_s": bubble, "tp_s": m * tp_mb, "pp_s": pp_s, "dp_s": dp_s, "ep_s": m * ep_mb,
+        "bubble_s": bubble, "tp_s": m * tp_mb, "pp_s": pp_s, "dp_s": dp_s, "ep_s": m * ep_mb, "cp_s": m * cp_mb,
         "memory_per_gpu_GB": memory_GB, "fits": memory_GB <= gpu.memory_GB,
     }
 
@@ -339,11 +365,12 @@ class ExposedComm:
     pp: float  #: pipeline stage-to-stage transfers
     dp: float  #: data-parallel gradient (and ZeRO parameter) collectives
     ep: float  #: expert-parallel all-to-all
+    cp: float = 0.0  #: context-parallel ring attention, beyond what attention hides
 
     @property
     def total(self) -> float:
         """All exposed communication, seconds."""
-        return self.tp + self.pp + self.dp + self.ep
+        return self.tp + self.pp + self.dp + self.ep + self.cp
 
 
 @dataclass(frozen=True)
@@ -376,6 +403,7 @@ class TrainingStep:
     memory_per_gpu_GB: float
     gpu_memory_GB: float
     fits: bool
+    cp: int = 1  #: context-parallel degree
 
     def to_dict(self) -> dict[str, Any]:
         """The step as a flat dict (``exposed_comm_s`` a dict of tp, pp, dp, ep), for JSON and CSV."""
@@ -386,7 +414,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
          dp: int | None = None, cal: Calibration | None = None, **options: Any) -> TrainingStep:
     """Time, throughput and memory of one training step (the ``train`` command's object, :class:`TrainingStep`).
 
-    ``options``: seq, recompute, sequence_parallel, interleave, dtype, zero_stage, ep, attention.
+    ``options``: seq, recompute, sequence_parallel, interleave, dtype, zero_stage, ep, attention, cp.
     """
     model = models.model(model_id)
     system = catalog.system(system_id)
@@ -398,11 +426,11 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     one = lambda x: np.array([x])  # noqa: E731
     arrays = Layouts(one(lay.tp), one(lay.pp), one(lay.dp), one(lay.micro_batch), one(lay.interleave), one(lay.ep),
                      lay.global_batch, lay.seq, lay.recompute, lay.sequence_parallel, lay.dtype, lay.zero_stage,
-                     lay.attention)
+                     lay.attention, lay.cp)
     r = {k: np.asarray(v).item() for k, v in evaluate(model, system, arrays, cal).items()}
     return TrainingStep(
         model.id, system.id, gpus, lay.tp, lay.pp, lay.dp, lay.ep, lay.global_batch, lay.micro_batch, lay.seq,
         lay.microbatches, lay.recompute, lay.sequence_parallel, lay.interleave, lay.dtype, r["step_time_s"],
         r["model_tflops_per_gpu"], r["mfu"], r["compute_s"], r["compute_fraction_of_peak"], r["bubble_s"],
-        ExposedComm(r["tp_s"], r["pp_s"], r["dp_s"], r["ep_s"]), r["memory_per_gpu_GB"], gpu.memory_GB,
-        bool(r["fits"]))
+        ExposedComm(r["tp_s"], r["pp_s"], r["dp_s"], r["ep_s"], r["cp_s"]), r["memory_per_gpu_GB"], gpu.memory_GB,
+        bool(r["fits"]), lay.cp)

@@ -166,6 +166,7 @@ class ModelCall:
     dtype: str
     ep: int = 1
     zero_stage: int = 1
+    cp: int = 1
     assumed: tuple[str, ...] = field(default=())  #: layout values not published, taken by the rules of the module
 
     @property
@@ -175,7 +176,7 @@ class ModelCall:
 
     def layout(self) -> str:
         """The layout in words, e.g. ``TP4 PP8 DP2 VP5 EP1, mb 1, gbs 128, seq 8192, recompute none, SP on, ZeRO 1``."""
-        return (f"TP{self.tp} PP{self.pp} DP{self.dp} VP{self.interleave} EP{self.ep}, mb {self.micro_batch}, "
+        return (f"TP{self.tp} CP{self.cp} PP{self.pp} DP{self.dp} VP{self.interleave} EP{self.ep}, mb {self.micro_batch}, "
                 f"gbs {self.global_batch}, seq {self.seq}, recompute {self.recompute}, "
                 f"SP {'on' if self.sequence_parallel else 'off'}, ZeRO {self.zero_stage}")
 
@@ -228,8 +229,6 @@ def plan(row: TrainingRunRow, fsdp_as_zero3: bool = False) -> tuple[ModelCall | 
     if missing:
         reasons.append(f"layout not published: {', '.join(missing)}")
     cp = row.cp or 1
-    if cp > 1:
-        reasons.append(f"context parallelism (cp {cp}) is not in the model")
     fsdp = _fsdp(row)
     if fsdp and not fsdp_as_zero3:
         reasons.append(f"FSDP (parameters sharded over {fsdp} GPUs) is not modelled")
@@ -259,7 +258,7 @@ def plan(row: TrainingRunRow, fsdp_as_zero3: bool = False) -> tuple[ModelCall | 
     recompute = row.recompute or UNPUBLISHED_RECOMPUTE
     sp = row.sequence_parallel if row.sequence_parallel is not None else tp > 1
     call = ModelCall(row.id, m.id, row.system_id, row.gpus, tp, pp, dp, row.global_batch, row.micro_batch, row.seq,
-                     recompute, sp, vp, row.dtype, ep=ep, zero_stage=3 if fsdp else 1, assumed=assumed)
+                     recompute, sp, vp, row.dtype, ep=ep, zero_stage=3 if fsdp else 1, cp=cp, assumed=assumed)
     return call, []
 
 
@@ -268,7 +267,7 @@ def model_step(call: ModelCall, cal: Calibration | None = None) -> training.Trai
     return training.step(call.model_id, call.system_id, call.gpus, call.tp, call.pp, call.global_batch,
                          call.micro_batch, dp=call.dp, cal=cal, seq=call.seq, recompute=call.recompute,
                          sequence_parallel=call.sequence_parallel, interleave=call.interleave, dtype=call.dtype,
-                         zero_stage=call.zero_stage, ep=call.ep)
+                         zero_stage=call.zero_stage, ep=call.ep, cp=call.cp)
 
 
 # ----------------------------------------------------------------------------- units

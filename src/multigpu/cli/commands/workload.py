@@ -23,6 +23,9 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     train.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=1,
                        help="ZeRO stage of the data-parallel group (default 1: distributed optimizer)")
     train.add_argument("--ep", type=types.count, default=1, help="expert-parallel degree (MoE models)")
+    train.add_argument("--cp", type=types.count, default=1,
+                       help="context-parallel degree: each sequence split over CP GPUs (ring attention); "
+                            "GPUs = tp x cp x pp x dp")
     train.set_defaults(handler=_train)
 
     infer = add_command(subparsers, "infer", "latency and throughput of serving under tensor parallelism, "
@@ -70,7 +73,8 @@ def add_training_job(parser: argparse.ArgumentParser) -> None:
 def _train(args: argparse.Namespace) -> dict[str, Any]:
     return training.step(args.model, args.system, args.gpus, args.tp, args.pp, args.global_batch, args.micro_batch,
                          dp=args.dp, seq=args.seq, recompute=args.recompute, sequence_parallel=args.sequence_parallel,
-                         interleave=args.interleave, dtype=args.dtype, zero_stage=args.zero, ep=args.ep).to_dict()
+                         interleave=args.interleave, dtype=args.dtype, zero_stage=args.zero, ep=args.ep,
+                         cp=args.cp).to_dict()
 
 
 def _infer(args: argparse.Namespace) -> dict[str, Any]:
