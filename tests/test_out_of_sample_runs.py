@@ -15,11 +15,11 @@ def training():
 
 
 def test_held_out_training_runs(training):
-    """10 held-out runs (H100, B200, GB200; BF16 and FP8; context parallelism on 3): median 7.0 %, worst 17 %
-    of the step time."""
+    """15 held-out runs (H100, B200, GB200; BF16 and FP8; context parallelism and Llama 3.1 405B's uneven
+    pipeline stages among them): median 7.5 %, worst 25 % of the step time (the issue's goal: 8 % and 30 %)."""
     held = training[training["split"] == "holdout"]["rel_error"].abs()
-    assert len(held) >= 10
-    assert held.median() <= 0.08 and held.max() <= 0.20
+    assert len(held) >= 15
+    assert held.median() <= 0.08 and held.max() <= 0.30
 
 
 def test_no_sealed_row_is_compared(training):

@@ -113,7 +113,7 @@ def test_rows_the_model_cannot_express_get_a_reason(monkeypatch):
             synthetic("T-synthetic-missing", runs.STEP_S, 5.0, tp=None),
             synthetic("T-synthetic-fsdp", runs.STEP_S, 5.0, notes="model id llama3.1-8b; FSDP 8"),
             synthetic("T-synthetic-unknown", runs.STEP_S, 5.0, model="Some 7B", notes=""),
-            synthetic("T-synthetic-layers", runs.STEP_S, 5.0, pp="8", vp="3", gpus="64"),
+            synthetic("T-synthetic-layers", runs.STEP_S, 5.0, pp="16", vp="3", gpus="128"),
             synthetic("T-synthetic-tflops", runs.TFLOPS, 400),
             synthetic("T-synthetic-memory", runs.STEP_S, 5.0)]
     only(monkeypatch, *rows)

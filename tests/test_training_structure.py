@@ -130,3 +130,16 @@ def test_context_parallelism_splits_the_sequence():
         training.step("llama3.1-8b", "hgx-h100", 8, 1, 1, 64, 1, seq=1000, cp=8)
     with pytest.raises(InputError, match="tp x pp x cp"):
         training.step("llama3.1-8b", "hgx-h100", 8, 1, 1, 64, 1, seq=4096, cp=3)
+
+
+def test_uneven_pipeline_stages_are_paced_by_the_busiest():
+    """126 layers on 16 stages: 8 layers on the busiest stage instead of 7.875; with interleaving, every chunk
+    rounds up (Llama 3.1 405B, pp 8, 8 virtual stages: 2 layers per chunk, 16 per stage)."""
+    m = models.model("llama3.1-405b")
+    lay = _lay(pp=np.array([16, 8, 7]), interleave=np.array([1, 8, 2]), tp=np.array([8, 8, 8]), dp=np.array([1, 1, 1]),
+               micro_batch=np.array([1, 1, 1]), ep=np.array([1, 1, 1]))
+    assert list(training.stage_layers(m, lay)) == [8, 16, 18]
+    even = training.step("llama3.1-70b", "hgx-h100", 64, 8, 8, 64, 1, seq=4096, sequence_parallel=True)
+    assert even.step_time_s > 0  # 80 layers on 8 stages: even, as before
+    uneven = training.step("llama3.1-405b", "hgx-h100", 1024, 8, 16, 512, 1, seq=8192, sequence_parallel=True)
+    assert uneven.step_time_s > 0

@@ -106,9 +106,9 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
     if cp > 1 and seq % (2 * cp):
         raise InputError(f"--seq {seq} does not split into 2 x cp = {2 * cp} equal chunks (ring attention)")
     interleave = options.get("interleave", 1)
-    if model.layers % (pp * interleave):
-        raise InputError(f"pp x interleave = {pp * interleave} does not divide the {model.layers} layers "
-                         f"of '{model.id}'")
+    if pp * interleave > model.layers:
+        raise InputError(f"pp x interleave = {pp * interleave} is more than the {model.layers} layers of "
+                         f"'{model.id}'")
     if global_batch % (micro_batch * dp):
         raise InputError(f"global batch {global_batch} is not divisible by micro-batch x dp = {micro_batch * dp}")
     if interleave > 1 and pp == 1:
@@ -189,6 +189,14 @@ def _times_s(op: str, system: catalog.System, ranks: ArrayLike, nodes: ArrayLike
     return out
 
 
+def stage_layers(model: models.Model, lay: Layouts | Layout) -> np.ndarray:
+    """Layers of the busiest pipeline stage: its ``interleave`` chunks of ceil(L / (pp x interleave)) layers
+    each. Equal to L / pp when the layers divide evenly; otherwise (Llama 3.1 405B's 126 layers on 16 stages)
+    the stages that hold one layer more set the pace of the pipeline."""
+    chunks = np.asarray(lay.pp) * np.asarray(lay.interleave)
+    return np.ceil(model.layers / chunks) * np.asarray(lay.interleave)
+
+
 def _wire_bytes(dtype: str) -> float:
     """Bytes per element of the activations and parameters a framework sends when training in ``dtype``."""
     return models.dtype_bytes(WIRE_DTYPE.get(dtype, dtype))
@@ -204,7 +212,7 @@ def _tp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
                                                                                   nodes, nbytes, cal)
     else:
         one = _times_s("allreduce", system, lay.tp, nodes, nbytes, cal)
-    per_pass = 2 * one * model.layers / lay.pp
+    per_pass = 2 * one * stage_layers(model, lay)
     forward_passes = 2 if lay.recompute == "full" else 1
     return forward_passes * per_pass, per_pass
 
@@ -216,7 +224,8 @@ def _ep_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
     tokens = lay.micro_batch * lay.seq / lay.cp / (lay.tp if lay.sequence_parallel else 1)
     nbytes = tokens * model.experts_per_token * model.hidden * _wire_bytes(lay.dtype) * lay.ep
     nodes = placement(system, lay.ep, lay.tp)
-    return 4 * _times_s("alltoall", system, lay.ep, nodes, nbytes, cal) * model.moe_layers / lay.pp
+    return 4 * _times_s("alltoall", system, lay.ep, nodes, nbytes, cal) * model.moe_layers / model.layers * \
+        stage_layers(model, lay)
 
 
 def _cp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration,
@@ -230,7 +239,7 @@ def _cp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
     nodes = placement(system, 2, lay.tp * lay.cp // 2)  # ring neighbours, cp ranks placed tp apart
     one = _times_s("sendrecv", system, np.where(lay.cp > 1, 2, 1), np.minimum(nodes, 2), nbytes, cal)
     passes = 3.0 if lay.recompute == "none" else 4.0  # forward, backward twice (K/V and their gradients)
-    total = passes * (lay.cp - 1) * one * model.layers / lay.pp
+    total = passes * (lay.cp - 1) * one * stage_layers(model, lay)
     return np.maximum(0.0, total - attention_s)
 
 
@@ -330,7 +339,7 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
     attention_mb = models.attention_training_flops_per_step(model, lay.micro_batch, lay.seq, lay.recompute)
     attention_dtype = ATTENTION_DTYPE.get(lay.dtype, lay.dtype)
     attention_rate = peak_flops(gpu, attention_dtype) * _fraction(model, gpu, lay, attention_dtype)
-    shards = lay.tp * lay.pp * lay.cp
+    shards = lay.tp * lay.cp * model.layers / stage_layers(model, lay)  # the busiest stage's share of the layers
     compute_mb = ((hw_flops_mb - attention_mb) / (peak * fraction) + attention_mb / attention_rate) / shards
     tp_fwd, tp_bwd = _tp_comm_s(model, system, lay, cal)
     tp_mb = tp_fwd + np.maximum(0.0, tp_bwd - WGRAD_SHARE * compute_mb)

@@ -243,9 +243,8 @@ def plan(row: TrainingRunRow, fsdp_as_zero3: bool = False) -> tuple[ModelCall | 
     elif tp * pp * cp * dp != row.gpus:
         reasons.append(f"tp x pp x cp x dp = {tp * pp * cp * dp} is not the {row.gpus} GPUs")
     if m is not None:
-        if m.layers % (pp * vp):
-            reasons.append(f"pp x vp = {pp * vp} does not divide the {m.layers} layers of '{m.id}' "
-                           "(uneven pipeline stages are not modelled)")
+        if pp * vp > m.layers:
+            reasons.append(f"pp x vp = {pp * vp} is more than the {m.layers} layers of '{m.id}'")
         if ep > 1 and not m.is_moe:
             reasons.append(f"expert parallelism (ep {ep}) on the dense model '{m.id}'")
         elif ep > 1 and (dp % ep or m.experts % ep):
