@@ -120,3 +120,17 @@ def test_the_glossary_agrees_with_the_verdicts():
     entry = glossary[glossary.index("\nNVSwitch\n"):].split("\n\n")[0]
     if claims.check("C10").verdict in ("misleading", "wrong"):
         assert "shares its own port" in entry and "every other at its full" not in entry
+
+
+def test_price_claims_are_not_checkable_without_the_inputs_they_need():
+    """C24 and C26 need offers to compare: the same ladder gives not-checkable when a price file lacks them
+    (tests/data/prices/good.csv has no NVLink-class offer dearer than a comparable PCIe one)."""
+    from pathlib import Path
+
+    from multigpu.market import prices
+
+    good = prices.load_table(Path(__file__).parent / "data" / "prices" / "good.csv")
+    packaged, small = claims.check("C24"), claims.check("C24", claims.Inputs(prices=good))
+    assert packaged.verdict != "not-checkable" and "(present)" in packaged.rule
+    assert small.verdict == "not-checkable" and "(missing)" in small.rule
+    assert judge(claims.needs("x", False), fact("y", True))[0] == "not-checkable"

@@ -107,12 +107,23 @@ def caveat(text: str, applies: bool) -> Test:
     return Test("caveat", text, bool(applies))
 
 
+def needs(text: str, present: bool) -> Test:
+    """An input the check needs (a price file with comparable offers, say); without it: not-checkable."""
+    return Test("input", text, bool(present))
+
+
+#: a stated figure agrees with the catalogue or the model within this fraction (rounding in the article)
+TOLERANCE = 0.05
+
+
 def judge(*tests: Test) -> tuple[str, str]:
     """The verdict of :data:`LADDER` over ``tests``, and the rule in words (each test and its outcome)."""
     facts = [t for t in tests if t.kind == "fact"]
     conclusions = [t for t in tests if t.kind == "conclusion"]
     caveats = [t for t in tests if t.kind == "caveat"]
-    if not all(t.passed for t in facts):
+    if not all(t.passed for t in tests if t.kind == "input"):
+        verdict = "not-checkable"
+    elif not all(t.passed for t in facts):
         verdict = "wrong"
     elif not all(t.passed for t in conclusions):
         verdict = "misleading"
@@ -121,7 +132,8 @@ def judge(*tests: Test) -> tuple[str, str]:
     else:
         verdict = "holds"
     mark = {("fact", True): "holds", ("fact", False): "fails", ("conclusion", True): "holds",
-            ("conclusion", False): "fails", ("caveat", True): "applies", ("caveat", False): "does not apply"}
+            ("conclusion", False): "fails", ("caveat", True): "applies", ("caveat", False): "does not apply",
+            ("input", True): "present", ("input", False): "missing"}
     rule = "; ".join(f"{t.kind}: {t.text} ({mark[(t.kind, t.passed)]})" for t in tests)
     return verdict, rule
 

@@ -23,6 +23,7 @@ from multigpu.evidence.claims import (
     conclusion,
     fact,
     judge,
+    needs,
 )
 from multigpu.market import cost, premium, prices, workloads
 from multigpu.market.prices import PriceTable
@@ -88,17 +89,21 @@ def c24(inputs: Inputs) -> Verdict:
     stamp = inputs.table.stamp()
     r = premium_cases(inputs.table, inputs.cal)
     seed = "NVLink instances: higher hourly price, often lower total job cost"
-    if not r["cases"]:
-        return Verdict("C24", "not-checkable", seed, "no pair", "% of NVLink/PCIe pairs x workloads",
+    pairs = needs("the price file has NVLink-class offers that charge more per GPU-hour than a PCIe-only offer "
+                  f"of a comparable GPU and run one of the book's workloads ({r['cases']} such pairs)", r["cases"] > 0)
+    if not pairs.passed:
+        verdict, rule = judge(pairs)
+        return Verdict("C24", verdict, seed, "no pair", "% of NVLink/PCIe pairs x workloads",
                        f"The price file {stamp['name']} (sha256 {stamp['sha256_12']}) has no NVLink-class offer that "
                        f"charges more per GPU-hour than a PCIe-only offer of a comparable GPU and can run one of the "
-                       f"book's workloads, so the claim cannot be checked with it.", CHAPTER)
+                       f"book's workloads, so the claim cannot be checked with it.", CHAPTER, rule,
+                       "price-based: no comparable pair in this file")
     train, serve = r["train_share_pct"], r["serve_share_pct"]
     shares = [s for s in (train, serve) if not math.isnan(s)]
     kinds = [k for k in ("train", "serve") if not math.isnan(r[f"{k}_share_pct"])]
     verdict, rule = judge(
-        fact(f"NVLink-class offers charge more per GPU-hour ({r['cases']} such pairs in the file)", r["cases"] > 0),
-        fact(f"and are sometimes cheaper per job ({r['cheaper']} of {r['cases']})", r["cheaper"] > 0),
+        pairs,
+        fact(f"NVLink-class offers charging more per GPU-hour are sometimes cheaper per job ({r['cheaper']} of {r['cases']})", r["cheaper"] > 0),
         conclusion("often: in at least half of the pairs of some kind of workload ("
                    + ", ".join(f"{k} {r[f'{k}_share_pct']:.0f} %" for k in kinds) + ")",
                    any(s >= 50 for s in shares)),
@@ -174,12 +179,17 @@ def c26(inputs: Inputs) -> Verdict:
     stamp = inputs.table.stamp()
     t = size_threshold(inputs.table, inputs.cal)["markets"]
     seed = "under 10B and short: PCIe; larger or long: NVLink"
-    if not t:
-        return Verdict("C26", "not-checkable", seed, "no market", "billion parameters",
+    market = needs(f"a pricing type with both an NVLink-class and a PCIe-only offer that run the book's training "
+                   f"jobs ({len(t)} in the file)", bool(t))
+    if not market.passed:
+        verdict, rule = judge(market)
+        return Verdict("C26", verdict, seed, "no market", "billion parameters",
                        f"The price file {stamp['name']} (sha256 {stamp['sha256_12']}) has no pricing type with both "
-                       f"an NVLink-class and a PCIe-only offer that can run the book's training jobs.", CHAPTER)
+                       f"an NVLink-class and a PCIe-only offer that can run the book's training jobs.", CHAPTER, rule,
+                       "price-based: no comparable market in this file")
     holds = [p for p, m in t.items() if m["line_holds"]]
     verdict, rule = judge(
+        market,
         fact("PCIe is cheaper per training job under 10B and NVLink from there up, for some pricing type ("
              + ", ".join(f"{p}: {'yes' if m['line_holds'] else 'no'}" for p, m in t.items()) + ")", bool(holds)),
         caveat("not for every pricing type", len(holds) < len(t)))

@@ -12,6 +12,7 @@ from statistics import mean
 
 from multigpu.evidence import generations
 from multigpu.evidence.claims import (
+    TOLERANCE,
     Inputs,
     Verdict,
     caveat,
@@ -24,8 +25,6 @@ from multigpu.evidence.claims import (
 from multigpu.hardware import catalog
 
 CHAPTER = "book/chapters/01-nvlink-generations"
-#: a stated figure agrees with the catalogue within this fraction (rounding in the article)
-TOLERANCE = 0.05
 #: "about one generation a year": at most this many years between generations
 YEARLY = 1.25
 

@@ -18,6 +18,7 @@ from multigpu.comm.calibration import Calibration
 from multigpu.common.units import GiB
 from multigpu.evidence import generations, measurements, wiring
 from multigpu.evidence.claims import (
+    TOLERANCE,
     Inputs,
     Verdict,
     bands,
@@ -183,8 +184,6 @@ def scale_out(cal: Calibration | None = None) -> dict[str, float]:
 
 # ------------------------------------------------------------------ the checks
 
-#: a stated figure agrees with the catalogue within this fraction (rounding in the article)
-TOLERANCE = 0.05
 #: latency that "grows" with N: at least this many us per added GPU
 GROWS_US_PER_GPU = 0.1
 

@@ -79,7 +79,8 @@ def c13(inputs: Inputs) -> Verdict:
                    f"mesh; at least x{32 / 4:g} would bear it out)", max(grow_sw, grow_mesh) >= 32 / 4))
     return Verdict(
         "C13", verdict, "batching multiplies the communication volume",
-        f"x32 bytes per step, x1 per token; all-reduce time per step x{grow_sw:.2f} (NVSwitch), "
+        f"x{sw.loc[32, 'per_step_MB'] / sw.loc[1, 'per_step_MB']:.0f} bytes per step, "
+        f"x{sw.loc[32, 'per_token_MB'] / sw.loc[1, 'per_token_MB']:.0f} per token; all-reduce time per step x{grow_sw:.2f} (NVSwitch), "
         f"x{grow_mesh:.2f} (mesh)", "ratio, batch 32 against batch 1 (Llama 3.1 70B decode, TP=2, BF16)",
         f"A decode step of batch b all-reduces b times the activations, so the bytes per step grow with b "
         f"({sw.loc[1, 'per_step_MB']:.2f} MB at batch 1, {sw.loc[32, 'per_step_MB']:.1f} MB at batch 32 per GPU); "
