@@ -68,9 +68,12 @@ def test_facts_follow_the_calibration_and_line_rates_do_not(facts, slow_facts, s
 def test_verdict_facts_are_the_checks_in_bold(slow_cal):
     f = ch02.verdict_facts(slow_cal)
     inputs = claims.Inputs(cal=slow_cal)
-    assert set(f) == {f"{claim_id.lower()}_verdict" for claim_id in ch02.CLAIMS}
+    assert set(f) == {f"{claim_id.lower()}_{part}" for claim_id in ch02.CLAIMS for part in ("verdict", "tests")}
     for claim_id in ch02.CLAIMS:
-        assert f[f"{claim_id.lower()}_verdict"] == f"**{claims.check(claim_id, inputs).verdict}**"
+        verdict = claims.check(claim_id, inputs)
+        assert f[f"{claim_id.lower()}_verdict"] == f"**{verdict.verdict}**"
+        assert f[f"{claim_id.lower()}_tests"] == claims.tests_markdown(verdict)  # what decided it, not typed prose
+        assert any(t.text in f[f"{claim_id.lower()}_tests"] for t in verdict.rule.tests)
 
 
 # ------------------------------------------------------------------ each section, from the model

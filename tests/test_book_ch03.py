@@ -41,7 +41,8 @@ def test_every_citation_of_the_prose_is_a_fact_in_the_form_its_role_needs(facts)
 def test_facts_are_plain_python_values(facts):
     assert all(type(v) in (int, float, str) for v in facts.values())
     assert {k for k, v in facts.items() if isinstance(v, str)} == \
-        {f"{c.lower()}_verdict" for c in claim_checks.CLAIM_IDS} | {"v_out_worst"} | DECODE_SENTENCES
+        {f"{c.lower()}_{part}" for c in claim_checks.CLAIM_IDS for part in ("verdict", "tests")} | \
+        {"v_out_worst", "in_short"} | DECODE_SENTENCES
 
 
 #: sentences about decode communication that follow the model's ratios

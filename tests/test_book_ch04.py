@@ -118,17 +118,21 @@ def test_break_even_facts_come_from_the_model_and_the_charged_premiums(tables, f
 def test_job_facts_are_the_cheapest_offers(tables, facts):
     for name in FILES:
         table, f = tables[name], facts[name]
+        pricing = f["job_pricing"]  # offers are compared within one pricing type: the reference one
         train = cost.offer_costs(ch04.TRAIN_8B, table)
+        train = train[train["pricing"] == pricing]
         best = train[train["feasible"]].sort_values("rank").iloc[0]
         assert f["cost_8b"] == f"{best['cost_usd']:,.0f}"
         assert f["time_8b_days"] == f"{best['time_h'] / 24:.0f}"
         assert f["class_8b"] == best["interconnect_class"]
+        assert f["offer_8b"].startswith(f"{best['provider']}: ") and f"({pricing}" in f["offer_8b"]
         serve = cost.offer_costs(ch04.SERVE_70B, table)
+        serve = serve[serve["pricing"] == pricing]
         assert f["cost_70b_serve"] == f"{serve[serve['feasible']]['cost_usd'].min():.2f}"
         assert f["n_cases"] == len(workloads.workloads_table()) * len(table.offers)
         every = cost.cost_table(table=table)
         assert f["n_infeasible"] == int((~every["feasible"].astype(bool)).sum()) > 0
-        ok = every[every["feasible"].astype(bool)].groupby("workload")["cost_usd"]
+        ok = every[every["feasible"].astype(bool) & (every["pricing"] == pricing)].groupby("workload")["cost_usd"]
         spread = ok.max() / ok.min()
         assert (f["job_spread_min"], f["job_spread_max"]) == pytest.approx((spread.min(), spread.max()))
     assert facts["default"]["cost_8b"] != facts["good"]["cost_8b"]
@@ -209,11 +213,22 @@ def test_interconnect_values_stack_the_two_pairs():
 
 
 def test_job_summary_and_best_by_class_agree(tables):
-    jobs = ch04.job_summary(table=tables["good"]).set_index("workload")
+    jobs = ch04.job_summary(table=tables["good"])
     best = ch04.best_by_class(table=tables["good"])
     cheapest = best.groupby("workload")["cost_usd"].min()
-    assert jobs.loc[cheapest.index, "cost_usd"].to_numpy() == pytest.approx(cheapest.to_numpy())
+    per_workload = jobs.groupby("workload")["cost_usd"].min()  # the cheapest pricing type's cheapest offer
+    assert per_workload.loc[cheapest.index].to_numpy() == pytest.approx(cheapest.to_numpy())
     assert (jobs["max_cost_usd"].dropna() >= jobs["cost_usd"].dropna()).all()
+
+
+def test_job_summary_compares_offers_of_one_pricing_type_and_names_them(tables):
+    table = tables["default"]
+    jobs = ch04.job_summary(table=table)
+    offers = cost.offers(table).set_index("offer")
+    for row in jobs.dropna(subset=["cheapest_offer"]).itertuples():
+        offer = offers.loc[int(row.cheapest_offer)]
+        assert offer["pricing"] == row.pricing and row.cheapest == offer["label"]
+        assert row.cheapest.startswith(f"{offer['provider']}: ") and f"({row.pricing}" in row.cheapest
 
 
 def test_figures_name_their_price_file(tables):

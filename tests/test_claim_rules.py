@@ -134,3 +134,18 @@ def test_price_claims_are_not_checkable_without_the_inputs_they_need():
     assert packaged.verdict != "not-checkable" and "(present)" in packaged.rule
     assert small.verdict == "not-checkable" and "(missing)" in small.rule
     assert judge(claims.needs("x", False), fact("y", True))[0] == "not-checkable"
+
+
+def test_the_prose_of_a_verdict_comes_from_its_tests():
+    """The chapters state no judgement of their own: ``tests_markdown`` lists what held, what failed and which
+    caveats applied, from the same tests the verdict was judged on; a flipped test flips the sentence."""
+    tests = (fact("the year is 2018", True), fact("8 GPUs", False), caveat("both directions", True))
+    verdict, rule = judge(*tests)
+    v = claims.Verdict("CXX", verdict, "s", "m", "u", "e", "ch", rule)
+    assert verdict == "wrong" and rule.tests == tests
+    assert claims.tests_markdown(v) == "*Holds:* the year is 2018. *Fails:* 8 GPUs. *Caveat:* both directions."
+    flipped = claims.Verdict("CXX", *judge(fact("the year is 2018", True), fact("8 GPUs", True))[:1], "s", "m", "u",
+                             "e", "ch", judge(fact("the year is 2018", True), fact("8 GPUs", True))[1])
+    assert claims.tests_markdown(flipped) == "*Holds:* the year is 2018; 8 GPUs."
+    import pickle
+    assert pickle.loads(pickle.dumps(rule)).tests == tests and str(pickle.loads(pickle.dumps(rule))) == str(rule)

@@ -1,5 +1,7 @@
 """The house figure style: complete labels, byte-stable SVG, Chinese text without warnings."""
 
+import math
+import re
 import warnings
 
 import pytest
@@ -49,3 +51,295 @@ def test_lines_differ_in_style_for_greyscale_print():
     first, second = ax.lines[:2]
     assert first.get_linestyle() != second.get_linestyle()
     assert first.get_marker() != second.get_marker()
+
+
+# ------------------------------------------------------------------ readability: text floor, phone, contrast, layout
+
+
+def sized(width_in: float, fontsize_pt: float, title: str = "Sized figure"):
+    """A one-panel figure ``width_in`` inches wide whose smallest text is ``fontsize_pt``."""
+    fig, ax = plotting.figure(title, "x (unit)", "y (unit)", source="test", figsize=(width_in, 3.0))
+    ax.plot([1, 2], [1, 2])
+    ax.text(1.5, 1.5, "note", fontsize=fontsize_pt)
+    return plotting.set_alt(fig, "A line from 1 to 2")
+
+
+def test_min_text_px_is_the_smallest_font_at_rendered_size():
+    narrow, wide = sized(5.0, 8.0), sized(11.0, 8.0)
+    assert plotting.min_text_pt(narrow) == 8.0
+    assert plotting.rendered_scale(narrow) == 1.0
+    assert plotting.min_text_px(narrow) == pytest.approx(8.0 * 96 / 72)
+    width = plotting.natural_width_px(wide)
+    assert width > 11 * 96  # the saved width: the figure plus its padding
+    assert plotting.min_text_px(wide) == pytest.approx(8.0 * 96 / 72 * plotting.COLUMN_PX / width)
+    assert plotting.min_text_px(wide) < plotting.MIN_TEXT_PX  # shrunk to the column, 8 pt is too small
+
+
+def test_min_text_px_counts_tick_labels_legends_and_the_source_line():
+    fig, ax = plotting.figure("t", "x (unit)", "y (unit)", source="s", figsize=(5.0, 3.0))
+    ax.plot([1, 2], [1, 2], label="line")
+    ax.legend(fontsize=6)
+    assert plotting.min_text_pt(fig) == 6
+    ax.legend(fontsize=9)
+    ax.tick_params(labelsize=5)
+    assert plotting.min_text_pt(fig) == 5
+    ax.tick_params(labelsize=9)
+    fig.texts[-1].set_fontsize(4)  # the source line
+    assert plotting.min_text_pt(fig) == 4
+    fig.texts[-1].set_visible(False)  # hidden text does not count
+    assert plotting.min_text_pt(fig) > 4
+
+
+def test_show_refuses_small_text_naming_the_figure():
+    with pytest.raises(ValueError, match="Too wide to read"):
+        plotting.to_html(sized(11.0, 7.0, title="Too wide to read"))
+    with pytest.raises(ValueError, match="Tiny notes"):
+        plotting.show(sized(5.0, 6.0, title="Tiny notes"))
+
+
+def test_show_needs_alt_text():
+    fig, ax = plotting.figure("No alt", "x (unit)", "y (unit)", source="test")
+    with pytest.raises(ValueError, match="No alt"):
+        plotting.to_html(fig)
+    with pytest.raises(ValueError, match="alt"):
+        plotting.to_html(fig, alt=" ")
+    with pytest.raises(ValueError, match="alt"):
+        plotting.set_alt(fig, "")
+    assert 'aria-label="given here"' in plotting.to_html(fig, alt="given here")
+
+
+def test_html_is_byte_stable_accessible_and_offline():
+    first, second = plotting.to_html(sized(6.0, 8.0)), plotting.to_html(sized(6.0, 8.0))
+    assert first == second
+    assert first.startswith('<figure class="mg-figure" data-min-text-px="10.6"')  # 8 pt, unshrunk
+    assert '<div class="mg-figure-scroll" style="overflow-x:auto">' in first
+    assert 'role="img" aria-label="A line from 1 to 2"' in first and "<title>A line from 1 to 2</title>" in first
+    assert "<!DOCTYPE" not in first and "<?xml" not in first and "<metadata>" not in first
+    assert not re.search(r'(src|href)="(https?:)?//', first) and "url(http" not in first and "@import" not in first
+
+
+def test_html_keeps_the_floor_on_a_phone_and_fits_the_column_on_a_desktop():
+    fig = sized(6.0, 8.0)
+    page = plotting.to_html(fig)
+    natural = float(re.search(r'viewBox="0 0 ([0-9.]+)', page).group(1)) * 96 / 72  # how the browser sizes it
+    assert natural == pytest.approx(plotting.natural_width_px(fig), abs=2)
+    narrowest = int(re.search(r"min-width:(\d+)px", page).group(1))
+    widest = int(re.search(r"max-width:(\d+)px", page).group(1))
+    assert widest == math.ceil(natural) and "width:100%" in page and 'width="100%"' in page
+    assert 390 < narrowest <= widest  # a 390 px phone scrolls sideways rather than shrink the text
+    stated = float(re.search(r'data-min-text-px="([0-9.]+)"', page).group(1))  # at natural size
+    assert stated <= plotting.min_text_pt(fig) * 96 / 72 < stated + 0.1
+    assert stated * narrowest / natural >= plotting.MIN_TEXT_PX  # the floor at the narrowest width
+    assert stated * (narrowest - 1) / natural < plotting.MIN_TEXT_PX  # and no wider than it needs
+
+
+def test_svg_ids_are_unique_per_figure():
+    a = plotting.to_html(sized(6.0, 8.0, "First"))
+    b = plotting.to_html(sized(6.0, 8.0, "Second"))
+    ids_a, ids_b = set(re.findall(r'\bid="([^"]+)"', a)), set(re.findall(r'\bid="([^"]+)"', b))
+    assert ids_a and not ids_a & ids_b
+    assert all(ref in ids_a for ref in re.findall(r'xlink:href="#([^"]+)"', a))
+
+
+def test_contrast_ratio_and_text_colour_follow_wcag():
+    assert plotting.contrast_ratio("#000000", "#ffffff") == pytest.approx(21.0)
+    assert plotting.contrast_ratio("#777777", "#777777") == pytest.approx(1.0)
+    assert plotting.contrast_ratio("#767676", "white") == pytest.approx(4.54, abs=0.01)  # the AA edge grey
+    assert plotting.text_color_on("#0072B2") == "#ffffff"  # Okabe-Ito blue
+    assert plotting.text_color_on("#E69F00") == "#000000"  # Okabe-Ito orange
+    for fill in plotting.COLORS + ["#404040", "#d9d9d9"]:
+        assert plotting.contrast_ratio(plotting.text_color_on(fill), fill) >= plotting.MIN_CONTRAST
+
+
+def test_contrast_check_finds_pale_text_on_bars_and_text_on_hatching():
+    fig, ax = plotting.figure("t", "x (unit)", "y (unit)", source="s")
+    ax.bar([0, 1], [10, 10], color=["#E69F00", "#0072B2"], hatch=["", "///"])
+    ax.text(0, 5, "white on orange", color="white", ha="center", fontsize=8)
+    ax.text(1, 5, "on hatching", color="white", ha="center", fontsize=8)
+    ax.text(0, 8, "black on orange", color="black", ha="center", fontsize=8)
+    problems = plotting.contrast_problems(fig)
+    assert any("white on orange" in p and "contrast" in p for p in problems)
+    assert any("on hatching" in p and "hatching" in p for p in problems)
+    assert not any("black on orange" in p for p in problems)
+
+
+def test_overlap_check_finds_a_title_on_an_axis_label():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3))
+    ax.set_xlabel("a label at the bottom")
+    fig.suptitle("a title pushed down", y=0.0, va="bottom")
+    assert plotting.label_title_overlaps(fig)
+    plt.close(fig)
+
+
+# ------------------------------------------------------------------ every figure the book makes
+
+
+def _book_figures() -> dict[str, object]:
+    """Every figure the book's notebooks make, built as they build them (default price table and calibration),
+    keyed by "module.function" (tornado charts: one per entry of ch04.tornados)."""
+    from pathlib import Path
+
+    from multigpu.book import app_claims, app_validation, inputs
+    from multigpu.book import ch01_generations as ch01
+    from multigpu.book import ch02_topology as ch02
+    from multigpu.book import ch03_bottlenecks as ch03
+    from multigpu.book import ch04_cost as ch04
+    from multigpu.book import ch05_guide as ch05
+    from multigpu.evidence import bottlenecks, claims, guide, measurements, validation
+    from multigpu.market import premium
+
+    table, cal = inputs.price_table(), inputs.model_calibration()
+    ref = guide.reference_pricing(table)
+    verdicts = app_claims.claims_table(claims.check_all(claims.Inputs(prices=table)))
+    titles = app_claims.chapter_titles(verdicts["chapter"], root=Path(__file__).resolve().parents[1])
+    figures = {
+        "ch01.figure_timeline": ch01.figure_timeline(),
+        "ch01.figure_nvlink_pcie_ratio": ch01.figure_nvlink_pcie_ratio(),
+        "ch01.figure_bytes_per_flop": ch01.figure_bytes_per_flop(),
+        "ch01.figure_export_variants": ch01.figure_export_variants(),
+        "ch02.figure_group_bandwidth": ch02.figure_group_bandwidth(),
+        "ch02.figure_allreduce_vs_size": ch02.figure_allreduce_vs_size(cal),
+        "ch02.figure_ring_terms": ch02.figure_ring_terms(cal),
+        "ch02.figure_nvls_gain": ch02.figure_nvls_gain(cal),
+        "ch02.figure_scaling": ch02.figure_scaling(cal),
+        "ch02.figure_predicted_vs_measured": ch02.figure_predicted_vs_measured(measurements.compare(cal=cal)),
+        "ch03.figure_training_breakdown": ch03.figure_training_breakdown(bottlenecks.training_breakdown(cal=cal)),
+        "ch03.figure_decode_breakdown": ch03.figure_decode_breakdown(bottlenecks.decode_breakdown(cal=cal)),
+        "ch03.figure_scaling": ch03.figure_scaling(bottlenecks.scaling(cal=cal)),
+        "ch03.figure_dp_share": ch03.figure_dp_share(bottlenecks.dp_batch_sweep(cal=cal)),
+        "ch03.figure_decode_ratio": ch03.figure_decode_ratio(bottlenecks.decode_ratio(cal=cal)),
+        "ch03.figure_switch_benefit": ch03.figure_switch_benefit(bottlenecks.compare_fixed_batch(cal=cal)),
+        "ch03.figure_throughput_vs_rate": ch03.figure_throughput_vs_rate(cal),
+        "ch04.figure_landscape": ch04.figure_landscape(table),
+        "ch04.figure_break_even": ch04.figure_break_even(ch04.interconnect_values(),
+                                                         premium.charged_premiums(table), table),
+        "ch04.figure_best_by_class": ch04.figure_best_by_class(ch04.best_by_class(table=table), table),
+        "ch05.figure_decision_matrix": ch05.figure_decision_matrix(guide.decisions(table), table),
+        "ch05.figure_class_costs": ch05.figure_class_costs(table, ref),
+        "ch05.figure_pareto": ch05.figure_pareto(ch05.pareto_options(table, ref), table, ref),
+        "app_claims.figure_verdicts_by_chapter": app_claims.figure_verdicts_by_chapter(
+            app_claims.verdicts_by_chapter(verdicts, titles), table),
+        "app_validation.figure_holdout_sweeps": app_validation.figure_holdout_sweeps(
+            app_validation.sweep_comparison(cal), cal),
+        "app_validation.figure_protocol_switches": app_validation.figure_protocol_switches(cal),
+        "app_validation.figure_predicted_vs_measured": app_validation.figure_predicted_vs_measured(
+            validation.comparisons(cal)),
+    }
+    for i, (kind, workload_id, tornado) in enumerate(ch04.tornados(table)):
+        figures[f"ch04.figure_tornado[{i}]"] = ch04.figure_tornado(kind, workload_id, tornado, table)
+    return figures
+
+
+@pytest.fixture(scope="module")
+def book_figures():
+    """:func:`_book_figures`, built once; the guide's options are memoised while building (the decision
+    matrix, the class costs and the Pareto figure ask for the same options)."""
+    import matplotlib.pyplot as plt
+
+    from multigpu.evidence import guide
+
+    memo, options = {}, guide.options
+
+    def cached(model_id, kind, table=None, serve=None, cal=None, tokens_scale=1.0):
+        key = (model_id, kind, id(table), repr(serve), id(cal), tokens_scale)
+        if key not in memo:
+            memo[key] = options(model_id, kind, table, serve, cal=cal, tokens_scale=tokens_scale)
+        return memo[key].copy()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(guide, "options", cached)
+        patch.setitem(plt.rcParams, "figure.max_open_warning", 0)
+        figures = _book_figures()
+    yield figures
+    for fig in figures.values():
+        plt.close(fig)
+
+
+def test_the_book_figures_are_every_figure_function(book_figures):
+    from multigpu.book import (
+        app_claims,
+        app_validation,
+        ch01_generations,
+        ch02_topology,
+        ch03_bottlenecks,
+        ch04_cost,
+        ch05_guide,
+    )
+
+    modules = {"ch01": ch01_generations, "ch02": ch02_topology, "ch03": ch03_bottlenecks, "ch04": ch04_cost,
+               "ch05": ch05_guide, "app_claims": app_claims, "app_validation": app_validation}
+    defined = {f"{short}.{name}" for short, module in modules.items() for name in dir(module)
+               if name.startswith("figure_") and callable(getattr(module, name))}
+    built = {name.split("[")[0] for name in book_figures}
+    assert built == defined
+
+
+@pytest.fixture(scope="module")
+def checked(book_figures):
+    """:func:`plotting.readability` of every book figure (one drawing each)."""
+    return {name: plotting.readability(fig) for name, fig in book_figures.items()}
+
+
+def test_every_book_figure_keeps_text_above_the_floor(checked):
+    small = {name: round(c["min_text_px"], 2) for name, c in checked.items() if c["min_text_px"] < plotting.MIN_TEXT_PX}
+    assert not small, f"text under {plotting.MIN_TEXT_PX} px in the {plotting.COLUMN_PX} px column: {small}"
+    assert all(c["phone_min_width_px"] <= plotting.COLUMN_PX for c in checked.values())
+
+
+def test_every_book_figure_has_alt_text_with_its_numbers(book_figures):
+    for name, fig in book_figures.items():
+        alt = plotting.get_alt(fig)
+        assert alt and len(alt) > 40 and re.search(r"\d", alt), (name, alt)
+    alts = [plotting.get_alt(fig) for fig in book_figures.values()]
+    assert len(set(alts)) == len(alts)  # each says what its own figure shows
+
+
+def test_text_on_fills_meets_wcag_aa_in_every_book_figure(checked):
+    assert not {name: c["contrast_problems"] for name, c in checked.items() if c["contrast_problems"]}
+
+
+def test_no_axis_label_runs_into_a_title_in_any_book_figure(checked):
+    assert not {name: c["overlaps"] for name, c in checked.items() if c["overlaps"]}
+
+
+def test_decision_matrix_is_a_clean_labelled_grid(book_figures):
+    from matplotlib.patches import Rectangle
+
+    fig = book_figures["ch05.figure_decision_matrix"]
+    ax = fig.axes[0]
+    cells = [p for p in ax.patches if isinstance(p, Rectangle)]
+    assert len(cells) == len(ax.texts) > 0
+    assert not any(p.get_hatch() for p in cells)
+    short = {"PCIe", "bridge", "mesh", "NVSwitch", "multi-node", "none"}
+    assert {t.get_text().split("\n")[0] for t in ax.texts} <= short  # the class is named, not only coloured
+    for cell in cells:
+        assert plotting.contrast_ratio("#000000", cell.get_facecolor()) >= 7  # light fills
+    assert len({cell.get_facecolor() for cell in cells}) >= 3
+
+
+def test_show_displays_the_html_and_closes_the_figure(monkeypatch):
+    import IPython.display
+    import matplotlib.pyplot as plt
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    fig = sized(6.0, 8.0)
+    plotting.show(fig)
+    assert fig not in map(plt.figure, plt.get_fignums())  # closed
+    assert len(shown) == 1 and shown[0].data == plotting.to_html(sized(6.0, 8.0))
+
+
+def test_a_book_figure_shows_as_html(book_figures):
+    page = plotting.to_html(book_figures["ch05.figure_decision_matrix"])
+    assert page.count("<svg") == 1 and "Grid of 7 models" in page
+
+
+def test_source_line_wraps_between_clauses_to_the_figure_width():
+    source = "price file prices.csv (sha256 d2f37d17e891); " + "; ".join(f"multigpu.module{i}.function" for i in range(8))
+    fig, _ = plotting.figure("t", "x (unit)", "y (unit)", source=source, figsize=(5.0, 3.0))
+    text = fig.texts[-1].get_text()
+    assert text.count("\n") >= 2 and "price file prices.csv (sha256 d2f37d17e891);" in text.splitlines()[0]
+    assert text.replace(";\n", "; ").replace("\n", " ") == f"Source: {source}"
+    assert plotting.natural_width_px(fig) < 5.4 * 96  # the source line does not widen the figure

@@ -1,4 +1,5 @@
-"""Fixtures for the site check: the built site served on 127.0.0.1, and headless Chromium."""
+"""Fixtures for the site check: the built site served on 127.0.0.1, headless Chromium, and one browser context
+per viewport width (shared by every page measured at that width)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import functools
 import http.server
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,9 @@ CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
     "--disable-sync", "--no-first-run", "--disable-quic", "--disable-default-apps",
 ]
+#: The viewport widths the layout checks run at: a desktop window and a phone.
+WIDTHS = (1280, 390)
+VIEWPORT_HEIGHT = 900
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -49,3 +53,20 @@ def browser() -> Iterator[object]:
         chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="session")
+def context_at(browser) -> Iterator[Callable[[int], object]]:
+    """``context_at(width)``: one browser context per viewport width, made on first use and shared by every
+    page measured at that width (a page is opened and closed in it for each visit)."""
+    made: dict[int, object] = {}
+
+    def get(width: int) -> object:
+        if width not in made:
+            made[width] = browser.new_context(viewport={"width": width, "height": VIEWPORT_HEIGHT},
+                                              device_scale_factor=1)
+        return made[width]
+
+    yield get
+    for context in made.values():
+        context.close()

@@ -3,6 +3,14 @@
 Fails on any console error, any request to a host other than the site
 itself, any image that does not load, and any broken internal link (missing
 file or missing ``#anchor``).
+
+Layout, at 1280 and 390 px wide (one browser context per width): no element
+or text sticks out of the text column (the article) by more than 1 px unless
+it sits in a scroll container, and the page never scrolls sideways. Figures:
+every ``figure.mg-figure`` states its smallest text (``data-min-text-px``,
+at least 9 px) and is not drawn so small at 1280 px that this text falls
+under 9 px; every other image or SVG in the article has a text alternative.
+The intro (where ``index.html`` leads) holds the decision table.
 """
 
 from __future__ import annotations
@@ -15,9 +23,12 @@ from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
 
-from .conftest import SITE
+from .conftest import SITE, WIDTHS
 
 SKIP_DIRS = {"_static", "_sources", "_images", "_sphinx_design_static"}
+TOLERANCE_PX = 1  # how far an element may pass the column's edge (sub-pixel rounding)
+MIN_TEXT_PX = 9  # the smallest text a figure may show
+INTRO = "book/intro.html"
 
 
 def pages() -> list[str]:
@@ -106,3 +117,218 @@ def test_page_loads_cleanly(browser, site_url: str, page_path: str) -> None:
     assert result.console_errors == [], "console errors"
     assert result.broken_images == [], "images that did not load"
     assert broken_internal_links(site_url, result.links) == [], "broken internal links"
+
+
+# ---------------------------------------------------------------- layout and figures
+
+#: Run in the page: where the text column ends, what sticks out of it, and what the figures are.
+LAYOUT_JS = """
+async ({tolerance}) => {
+  await document.fonts.ready;
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    try { await MathJax.startup.promise; } catch (e) { /* a MathJax error is a console error, caught elsewhere */ }
+  }
+  const doc = document.documentElement;
+  const result = {url: location.href, scrollWidth: doc.scrollWidth, innerWidth: window.innerWidth,
+                  column: null, offenders: [], figures: [], unlabelled: []};
+  const article = document.querySelector('main article.bd-article') || document.querySelector('article.bd-article')
+    || document.querySelector('main .bd-article-container');
+  if (!article) return result;
+  const cs = getComputedStyle(article);
+  const box = article.getBoundingClientRect();
+  const limit = box.right - parseFloat(cs.paddingRight) - parseFloat(cs.borderRightWidth);
+  result.column = {selector: article.tagName.toLowerCase() + '.' + article.className.trim().replace(/\\s+/g, '.'),
+                   left: Math.round(box.left), right: Math.round(limit)};
+  const describe = (el) => {
+    const cls = (el.getAttribute('class') || '').trim().split(/\\s+/).filter(Boolean).slice(0, 3).join('.');
+    const text = (el.textContent || el.getAttribute('alt') || el.getAttribute('src') || '')
+      .replace(/\\s+/g, ' ').trim().slice(0, 60);
+    const id = el.id ? '#' + el.id : '';
+    return '<' + el.tagName.toLowerCase() + id + (cls ? ' class=' + cls : '') + '> "' + text + '"';
+  };
+  const LEAVES = new Set(['svg', 'math', 'mjx-container', 'canvas', 'iframe', 'img', 'video']);
+  const walk = (el) => {
+    for (const node of el.childNodes) {
+      if (node.nodeType === Node.TEXT_NODE) {
+        if (!node.textContent.trim()) continue;
+        const range = document.createRange();
+        range.selectNodeContents(node);
+        const r = range.getBoundingClientRect();
+        if (r.width > 0 && r.right > limit + tolerance) {
+          result.offenders.push({element: 'text in ' + describe(el), right: Math.round(r.right),
+                                 by: Math.round(r.right - limit)});
+        }
+        continue;
+      }
+      if (node.nodeType !== Node.ELEMENT_NODE) continue;
+      const style = getComputedStyle(node);
+      if (style.display === 'none' || style.visibility === 'hidden') continue;
+      const r = node.getBoundingClientRect();
+      if ((r.width > 0 || r.height > 0) && r.right > limit + tolerance) {
+        result.offenders.push({element: describe(node), right: Math.round(r.right), by: Math.round(r.right - limit)});
+        continue;  // the outermost element that sticks out is enough
+      }
+      if (style.overflowX === 'auto' || style.overflowX === 'scroll') continue;  // what is inside scrolls
+      if (LEAVES.has(node.tagName.toLowerCase())) continue;
+      walk(node);
+    }
+  };
+  walk(article);
+
+  const UNITS = {pt: 4 / 3, px: 1, in: 96, cm: 96 / 2.54, mm: 96 / 25.4, pc: 16};
+  const naturalWidth = (media) => {
+    if (media.tagName.toLowerCase() === 'img') return media.naturalWidth || null;
+    const vb = media.viewBox && media.viewBox.baseVal;
+    if (vb && vb.width) return vb.width * 4 / 3;  // matplotlib writes the viewBox in pt
+    const m = /^([0-9.]+)\\s*(pt|px|in|cm|mm|pc)?$/.exec((media.getAttribute('width') || '').trim());
+    return m ? parseFloat(m[1]) * UNITS[m[2] || 'px'] : null;
+  };
+  for (const fig of article.querySelectorAll('figure.mg-figure')) {
+    const raw = fig.getAttribute('data-min-text-px');
+    const media = fig.querySelector('svg, img');
+    const natural = media ? naturalWidth(media) : null;
+    const rendered = media ? media.getBoundingClientRect().width : null;
+    result.figures.push({element: describe(fig), minText: raw === null ? null : parseFloat(raw), rendered, natural,
+                         media: media ? media.tagName.toLowerCase() : null});
+  }
+  const looksLikeAFile = (text, el) =>
+    /\\.(svg|png|jpe?g|gif|webp|pdf)$/i.test(text) || text === (el.getAttribute('src') || '');
+  for (const el of article.querySelectorAll('img, svg')) {
+    const tag = el.tagName.toLowerCase();
+    if (tag === 'svg' && el.parentElement && el.parentElement.closest('svg')) continue;  // part of an svg
+    if (el.closest('figure.mg-figure')) continue;
+    if (el.closest('button, a.headerlink') || el.getAttribute('aria-hidden') === 'true') continue;  // an icon
+    const label = ((tag === 'img' ? el.getAttribute('alt') : '') || el.getAttribute('aria-label') || '').trim();
+    const why = !label ? 'no alt or aria-label' : (looksLikeAFile(label, el) ? 'alt is a file name' : null);
+    if (why) {
+      const what = tag === 'img' ? '<img src=' + (el.getAttribute('src') || '').split('/').pop().slice(0, 24) + '...>'
+                                 : describe(el);
+      result.unlabelled.push(what + ': ' + why);
+    }
+  }
+  return result;
+}
+"""
+
+
+@dataclass
+class Layout:
+    """What one page looks like at one width."""
+
+    url: str
+    scroll_width: int
+    inner_width: int
+    column: dict | None
+    offenders: list[dict]
+    figures: list[dict]
+    unlabelled: list[str]
+    console_errors: list[str]
+    external_requests: list[str]
+
+
+def measure(context, base_url: str, page_path: str) -> Layout:
+    """Open one page in the shared context of a viewport width and measure its layout."""
+    page = context.new_page()
+    host = urlparse(base_url).netloc
+    errors: list[str] = []
+    external: list[str] = []
+
+    def on_request(request) -> None:
+        parsed = urlparse(request.url)
+        if parsed.scheme in ("http", "https", "ws", "wss") and parsed.netloc != host:
+            external.append(request.url)
+
+    page.on("request", on_request)
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
+    try:
+        page.goto(f"{base_url}/{page_path}", wait_until="load")
+        if page_path == "index.html":  # the root redirects to the intro
+            page.wait_for_url(f"**/{INTRO}", timeout=10_000)
+        page.wait_for_timeout(300)
+        page.wait_for_load_state("load")
+        data = page.evaluate(LAYOUT_JS, {"tolerance": TOLERANCE_PX})
+    finally:
+        page.close()
+    return Layout(url=data["url"], scroll_width=data["scrollWidth"], inner_width=data["innerWidth"],
+                  column=data["column"], offenders=data["offenders"], figures=data["figures"],
+                  unlabelled=data["unlabelled"], console_errors=errors, external_requests=external)
+
+
+@pytest.fixture(scope="session")
+def layout(context_at, site_url: str):
+    """``layout(width, page_path)``: the page measured at that width, once per session."""
+    cache: dict[tuple[int, str], Layout] = {}
+
+    def get(width: int, page_path: str) -> Layout:
+        if (width, page_path) not in cache:
+            cache[width, page_path] = measure(context_at(width), site_url, page_path)
+        return cache[width, page_path]
+
+    return get
+
+
+def _list(items: list) -> str:
+    return "\n  " + "\n  ".join(str(i) for i in items)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("page_path", pages())
+def test_page_fits_its_column(layout, page_path: str, width: int) -> None:
+    found = layout(width, page_path)
+    assert not found.console_errors, f"{page_path}: console errors at {width} px:{_list(found.console_errors)}"
+    assert not found.external_requests, f"{page_path}: requests to other hosts:{_list(found.external_requests)}"
+    assert found.column is not None, f"{page_path}: no text column (main article.bd-article) found"
+    wider = [f"{o['element']} ends at {o['right']} px, {o['by']} px past the column ({found.column['right']} px)"
+             for o in found.offenders]
+    assert not wider, f"{page_path} at {width} px: elements wider than the text column:{_list(wider)}"
+    assert found.scroll_width <= found.inner_width + TOLERANCE_PX, (
+        f"{page_path} at {width} px scrolls sideways: the page is {found.scroll_width} px wide")
+
+
+@pytest.mark.parametrize("page_path", pages())
+def test_figures_keep_text_readable(layout, page_path: str) -> None:
+    found = layout(WIDTHS[0], page_path)
+    problems = []
+    for fig in found.figures:
+        min_text = fig["minText"]
+        if min_text is None or min_text != min_text:  # missing or NaN
+            problems.append(f"{fig['element']}: no data-min-text-px")
+            continue
+        if min_text < MIN_TEXT_PX:
+            problems.append(f"{fig['element']}: data-min-text-px={min_text:g} < {MIN_TEXT_PX}")
+        if not fig["media"] or not fig["natural"]:
+            problems.append(f"{fig['element']}: no svg or img with a natural width")
+            continue
+        shown = fig["rendered"] / fig["natural"] * min_text
+        if shown < MIN_TEXT_PX - 0.01:
+            problems.append(f"{fig['element']}: drawn at {fig['rendered']:.0f} of {fig['natural']:.0f} px, so its "
+                            f"smallest text is {shown:.1f} px at {WIDTHS[0]} px wide")
+    assert not problems, f"{page_path}: figures with text under {MIN_TEXT_PX} px:{_list(problems)}"
+    assert not found.unlabelled, (
+        f"{page_path}: images or SVGs outside figure.mg-figure without a text alternative:{_list(found.unlabelled)}")
+
+
+def test_intro_holds_the_decision_table(context_at, site_url: str) -> None:
+    page = context_at(WIDTHS[0]).new_page()
+    try:
+        page.goto(f"{site_url}/index.html", wait_until="load")
+        page.wait_for_url(f"**/{INTRO}", timeout=10_000)
+        table = page.locator("table#decision-table")
+        assert table.count() == 1, f"{page.url}: no table#decision-table on the page index.html leads to"
+        rows = table.locator("tbody tr").count()
+        headers = " | ".join(t.strip() for t in table.locator("thead th").all_inner_texts())
+    finally:
+        page.close()
+    assert rows >= 3, f"the decision table has {rows} body rows, expected at least 3"
+    for wanted in ("Break-even premium", "Verdict"):
+        assert wanted in headers, f"the decision table's header lacks {wanted!r}: {headers}"
+
+
+def test_the_site_serves_no_stale_notebook():
+    """The committed notebooks carry the default prices' results; a site built from another price file must not
+    offer them for download: no notebook file in the site and no link to one."""
+    assert not list(SITE.rglob("*.ipynb"))
+    for page in pages():
+        links = re.findall(r'href="([^"]*\.ipynb)"', (SITE / page).read_text(encoding="utf-8"))
+        assert not links, (page, links)

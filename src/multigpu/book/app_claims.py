@@ -125,8 +125,8 @@ def plot_verdicts_by_chapter(ax: Axes, frame: pd.DataFrame) -> None:
                 label=verdict)
         for yi, x0, value in zip(y, left, values):
             if value:
-                ax.text(x0 + value / 2, yi, f"{int(value)}", ha="center", va="center", fontsize=8,
-                        color="#ffffff" if verdict == "wrong" else "#000000",
+                ax.text(x0 + value / 2, yi, f"{int(value)}", ha="center", va="center", fontsize=plotting.SMALL_PT,
+                        color=plotting.text_color_on(color),  # its own solid box hides the hatching
                         bbox={"boxstyle": "round,pad=0.15", "facecolor": color, "edgecolor": "none"})
         left = left + values
     ax.set_yticks(y, list(frame.index), fontsize=8)
@@ -202,9 +202,12 @@ def figure_verdicts_by_chapter(frame: pd.DataFrame, prices: PriceTable) -> Figur
         "The article's claims: verdicts by chapter", "claims (count)", "chapter that checks them",
         source="multigpu.evidence.claims.check_all (python -m multigpu claims); "
                f"multigpu.book.app_claims.verdicts_by_chapter; cost claims: {prices.source_label()}",
-        figsize=(7.5, 3.6))
+        figsize=(6.8, 3.8))
     plot_verdicts_by_chapter(ax, frame)
-    return fig
+    totals = frame[[v for v in claims.VERDICTS if v in frame.columns]].sum()
+    counts = ", ".join(f"{v} {int(n)}" for v, n in totals.items() if n)
+    return plotting.set_alt(fig, f"Stacked bar chart: {int(totals.sum())} claims of the article across "
+                                 f"{len(frame)} chapters, by verdict: {counts}.")
 
 
 def overview_table(table: pd.DataFrame, titles: Mapping[str, str]) -> pd.DataFrame:

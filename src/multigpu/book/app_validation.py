@@ -81,8 +81,8 @@ def plot_predicted_vs_measured(axes, table: pd.DataFrame | None = None, label_ab
         far = part[part["error_pct"].abs() > label_above_pct].sort_values("measured")
         for j, row in enumerate(far.itertuples()):
             ax.annotate(row.ref, (row.measured, row.predicted), textcoords="offset points",
-                        xytext=(6, -11 if j % 2 else 5), fontsize=7.5)
-        ax.legend(fontsize=7, loc="lower right")
+                        xytext=(6, -11 if j % 2 else 5), fontsize=plotting.SMALL_PT)
+        ax.legend(fontsize=plotting.SMALL_PT, loc="lower right")
     left.set_title("collectives and copies", fontsize=10)
     right.set_title("training iterations (DGX A100 nodes)", fontsize=10)
     left.set_xlabel("measured (GB/s, log scale)")
@@ -99,9 +99,13 @@ def figure_predicted_vs_measured(table: pd.DataFrame) -> Figure:
         source="multigpu.evidence.validation.comparisons: measurements.compare and out_of_sample "
                "(data/measurements.csv and published collectives), bottlenecks.training_validation "
                "(Megatron-LM, Korthikanti et al. 2022)",
-        ncols=2, figsize=(10, 4.8))
+        nrows=2, figsize=(6.8, 8.8))
     plot_predicted_vs_measured(axes, table)
-    return fig
+    within = int((table["error_pct"].abs() <= 10).sum())
+    return plotting.set_alt(fig, f"Two scatter plots, log-log, of {len(table)} comparisons, predicted against "
+                                 "measured: bandwidths of collectives and copies (GB/s), and training iterations "
+                                 f"(s); errors {plotting.span(table['error_pct'], '%')}, {within} of {len(table)} "
+                                 "within 10 %.")
 
 
 def fixed_batch_table(fixed: pd.DataFrame) -> pd.DataFrame:
@@ -161,11 +165,11 @@ def figure_holdout_sweeps(comparison: pd.DataFrame, cal: Calibration | None = No
     """Each held-out sweep: measured busbw (markers) and the model's (line) against message size, log axes."""
     held = comparison[comparison["split"] == "holdout"]
     names = sorted(held["sweep"].unique())
-    ncols = 3
+    ncols = 2
     nrows = -(-len(names) // ncols)
     fig, axes = plotting.figure(
         "Held-out sweeps: the model against measurements it never saw", "message size (bytes, log scale)",
-        "busbw (GB/s, log scale)", ncols=ncols, nrows=nrows, figsize=(11, 3.1 * nrows),
+        "busbw (GB/s, log scale)", ncols=ncols, nrows=nrows, figsize=(6.8, 0.9 + 2.7 * nrows),
         source="data/sweeps.csv (published nccl-tests, rccl-tests and torch.distributed sweeps, split by a "
                "hash of their id before any comparison); multigpu.evidence.sweeps.compare")
     for ax, name in zip(axes, names):
@@ -177,13 +181,15 @@ def figure_holdout_sweeps(comparison: pd.DataFrame, cal: Calibration | None = No
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_title(f"{name}\n{part['system'].iloc[0]}, {part['gpus'].iloc[0]} GPUs, {part['nodes'].iloc[0]} "
-                     f"node(s)", fontsize=8)
-        ax.tick_params(labelsize=7)
+                     f"node(s)", fontsize=plotting.SMALL_PT + 0.5)
+        ax.tick_params(labelsize=plotting.SMALL_PT)
     for ax in list(axes)[len(names):]:
         ax.set_visible(False)
-    axes[0].legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    return fig
+    axes[0].legend(fontsize=plotting.SMALL_PT, loc="upper left")
+    errors = 100 * held["rel_error"].abs()
+    return plotting.set_alt(fig, f"{len(names)} log-log panels, one per held-out sweep: measured busbw (points) "
+                                 f"and the model's (line) against message size; median error "
+                                 f"{errors.median():.1f} %, worst {errors.max():.0f} %.")
 
 
 #: a held-out sweep's small messages count as too fast (slow) in the model beyond this median relative error
@@ -203,7 +209,7 @@ def figure_protocol_switches(cal: Calibration | None = None, names: tuple[str, .
     data = sweeps.points()
     fig, axes = plotting.figure(
         "Where the model switches protocol and algorithm, against measured sweeps",
-        "message size (bytes, log scale)", "busbw (GB/s, log scale)", ncols=2, nrows=2, figsize=(11, 7.2),
+        "message size (bytes, log scale)", "busbw (GB/s, log scale)", ncols=2, nrows=2, figsize=(6.8, 7.8),
         source="data/sweeps.csv (fit sweeps); multigpu.comm.collectives.evaluate (the model's choice at each size)")
     for ax, name in zip(axes, names):
         sweep = by_name[name]
@@ -225,11 +231,13 @@ def figure_protocol_switches(cal: Calibration | None = None, names: tuple[str, .
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
-        ax.set_title(f"{name}\n{sweep.system}, {sweep.gpus} GPUs, {sweep.nodes} node(s)", fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.legend(fontsize=6.5, loc="upper left")
-    fig.tight_layout()
-    return fig
+        ax.set_title(f"{name}\n{sweep.system}, {sweep.gpus} GPUs, {sweep.nodes} node(s)",
+                     fontsize=plotting.SMALL_PT + 0.5)
+        ax.tick_params(labelsize=plotting.SMALL_PT)
+        ax.legend(fontsize=plotting.SMALL_PT, loc="upper left")
+    return plotting.set_alt(fig, f"{len(names)} log-log panels, one per fit sweep ({', '.join(names)}): measured "
+                                 "busbw (points) against message size, and the model's line, split and labelled "
+                                 "where it switches algorithm or protocol.")
 
 
 def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Facts:

@@ -44,6 +44,7 @@ def check_prices() -> prices.PriceTable:
 def build(jupyter_book: str) -> int:
     """Build the book into :data:`NEXT`; on success swap it in as :data:`SITE`. Returns the exit status."""
     shutil.rmtree(NEXT, ignore_errors=True)
+    os.environ[inputs.SEARCH_CACHE_ENV] = str(NEXT / "searches")  # the notebooks of this build share searches
     command = [jupyter_book, "build", str(ROOT), "--all", "-W", "-n", "--keep-going", "--path-output", str(NEXT)]
     status = subprocess.run(command, cwd=ROOT).returncode
     built = NEXT / "_build" / "html"

@@ -7,7 +7,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from multigpu.book import plotting
-from multigpu.book.glue import Facts, plain
+from multigpu.book.glue import Facts, plain, verdict_facts
 from multigpu.evidence import claims, generations
 from multigpu.evidence.claims import hardware
 from multigpu.hardware import catalog
@@ -24,7 +24,7 @@ def plot_timeline(ax) -> None:
         ax.plot(rows["year"], rows["per_gpu_GBps_per_dir"], label=family)
         for year, value, name in zip(rows["year"], rows["per_gpu_GBps_per_dir"], rows["generation"]):
             ax.annotate(_TIMELINE_TAGS[family](name), (year, value), textcoords="offset points",
-                        xytext=(0, 6), ha="center", fontsize=7.5)
+                        xytext=(0, 6), ha="center", fontsize=plotting.SMALL_PT)
     ax.set_yscale("log")
     ax.legend(loc="upper left")
 
@@ -36,7 +36,7 @@ def plot_nvlink_pcie_ratio(ax) -> None:
     ax.plot(data["year"], data["ratio_mixed_convention"], label="NVLink bidirectional / PCIe per direction (trap)")
     for year, value, gpu in zip(data["year"], data["ratio_same_convention"], data["gpu"]):
         ax.annotate(generations.short_name(gpu), (year, value), textcoords="offset points", xytext=(4, -12),
-                    ha="left", fontsize=7.5)
+                    ha="left", fontsize=plotting.SMALL_PT)
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper left")
 
@@ -53,7 +53,7 @@ def plot_bytes_per_flop(ax) -> None:
                edgecolor="black", linewidth=0.6)
     # one-line tick labels: the house style's source line sits just below the axis label
     ax.set_xticks(list(positions), [f"{generations.short_name(g)} {p}" for g, p in zip(data["gpu"], data["precision"])],
-                  fontsize=8.5)
+                  fontsize=plotting.SMALL_PT + 0.5)
     ax.set_yscale("log")
     ax.grid(axis="x", visible=False)
     ax.legend()
@@ -76,7 +76,7 @@ def plot_export_variants(ax) -> None:
     ax.set_xticks(list(range(len(data))), [f"{generations.short_name(v)} / {generations.short_name(p)}" for v, p in
                                            zip(data["variant"], data["parent"])])
     ax.grid(axis="x", visible=False)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", fontsize=plotting.SMALL_PT)
 
 
 # ------------------------------------------------------------------ figures, with their house-style set-up
@@ -91,7 +91,11 @@ def figure_timeline() -> Figure:
         "per-GPU bandwidth, one direction (GB/s, log scale)",
         source="multigpu catalogue, data/links.csv (NVIDIA, PCI-SIG and IBTA figures via each row's sources)")
     plot_timeline(ax)
-    return fig
+    data = generations.bandwidth_timeline()
+    ranges = "; ".join(f"{family} {plotting.span(rows['per_gpu_GBps_per_dir'], 'GB/s')} "
+                       f"({rows['year'].min()} to {rows['year'].max()})"
+                       for family, rows in data.groupby("family", sort=False))
+    return plotting.set_alt(fig, f"Line chart, log scale: per-GPU bandwidth in one direction by year. {ranges}.")
 
 
 def figure_nvlink_pcie_ratio() -> Figure:
@@ -101,7 +105,10 @@ def figure_nvlink_pcie_ratio() -> Figure:
         "GPU launch year", "NVLink / PCIe (ratio)",
         source="multigpu catalogue, data/gpus.csv and data/links.csv; multigpu.evidence.generations.nvlink_pcie_ratio")
     plot_nvlink_pcie_ratio(ax)
-    return fig
+    data = generations.nvlink_pcie_ratio()
+    return plotting.set_alt(fig, "Line chart: NVLink over PCIe x16 bandwidth per GPU launch year, like with like "
+                                 f"{plotting.span(data['ratio_same_convention'], 'times')}; mixing bidirectional "
+                                 f"NVLink with one-direction PCIe gives {plotting.span(data['ratio_mixed_convention'])}.")
 
 
 def figure_bytes_per_flop() -> Figure:
@@ -111,7 +118,10 @@ def figure_bytes_per_flop() -> Figure:
         "GPU and precision, by launch year", "bytes per 1,000 FLOP, one direction (log scale)",
         source="multigpu catalogue, data/gpus.csv and data/links.csv; multigpu.evidence.generations.bytes_per_flop")
     plot_bytes_per_flop(ax)
-    return fig
+    data = generations.bytes_per_flop()
+    return plotting.set_alt(fig, "Bar chart, log scale: interconnect bytes per 1,000 FLOP of dense 16-bit compute "
+                                 f"per GPU; NVLink {plotting.span(data['nvlink_bytes_per_kFLOP'])}, PCIe x16 "
+                                 f"{plotting.span(data['pcie_bytes_per_kFLOP'])}, falling with each generation.")
 
 
 def figure_export_variants() -> Figure:
@@ -123,7 +133,11 @@ def figure_export_variants() -> Figure:
         source="multigpu catalogue, data/gpus.csv (secondary sources for H800, H20 and L20); "
                "multigpu.evidence.generations.export_variants")
     plot_export_variants(ax)
-    return fig
+    data = generations.export_variants()
+    return plotting.set_alt(fig, "Bar chart: China-market variants as a share of their parent GPU; GPU-to-GPU "
+                                 f"bandwidth {plotting.span(data['gpu_to_gpu_pct_of_parent'], '%')}, dense BF16 "
+                                 f"{plotting.span(data['dense_TFLOPS_pct_of_parent'], '%')}, memory bandwidth "
+                                 f"{plotting.span(data['mem_bw_pct_of_parent'], '%')}.")
 
 
 # ------------------------------------------------------------------ the article's claims
@@ -251,7 +265,7 @@ def claim_facts(inputs: claims.Inputs | None = None) -> Facts:
     ``c04_dir{n}`` per direction, GB/s), years and years per generation, and C20's rack compute (EFLOPS) with
     the headline over GB200 NVL72 dense BF16 (``c20_x``)."""
     checked = verdicts(inputs)
-    out: Facts = {f"{claim_id.lower()}_verdict": f"**{v.verdict}**" for claim_id, v in checked.items()}
+    out: Facts = verdict_facts(checked)
     first = generations.first_gpu(generations.FAMILIES["nvlink"][0])
     out["c01_year"] = checked["C01"].model_value
     out["c01_ratio"] = generations.nvlink_pcie_ratio((first.id,))["ratio_same_convention"].iloc[0]
@@ -296,6 +310,17 @@ def exercise_facts() -> Facts:
     return out
 
 
+def in_short(f: Facts) -> str:
+    """The chapter's answer in two sentences, from its growth and ratio facts (``f``: :func:`facts`' values)."""
+    faster = "faster" if f["nvlink_doubling"] < f["pcie_doubling"] else "slower"
+    return (f"NVLink bandwidth per GPU grew {f['nvlink_growth']:.1f}x from {f['nvlink_first_year']} to "
+            f"{f['nvlink_last_year']}, doubling every {f['nvlink_doubling']:.1f} years, {faster} than a PCIe x16 "
+            f"port ({f['pcie_growth']:.1f}x from {f['pcie_first_year']} to {f['pcie_last_year']}, doubling every "
+            f"{f['pcie_doubling']:.1f} years). A GPU's NVLink now carries {f['ratio_min']:.0f} to "
+            f"{f['ratio_max']:.0f} times its PCIe port, per direction against per direction; compare figures "
+            f"only in the same convention.")
+
+
 def facts(inputs: claims.Inputs | None = None) -> Facts:
     """Every value chapter 1's prose cites, by glue name (the section functions above, merged), as plain
     Python numbers or Markdown text; values the catalogue leaves empty (None) are left out."""
@@ -303,4 +328,5 @@ def facts(inputs: claims.Inputs | None = None) -> Facts:
     for part in (convention_facts(), generation_facts(), switch_facts(), pcie_facts(), growth_facts(),
                  ratio_facts(), bytes_per_flop_facts(), variant_facts(), claim_facts(inputs), exercise_facts()):
         merged |= part
+    merged["in_short"] = in_short(merged)
     return {name: plain(value) for name, value in merged.items() if value is not None}

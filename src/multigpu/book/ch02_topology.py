@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 from multigpu.book import plotting
 from multigpu.book.glue import Facts, plain
+from multigpu.book.glue import verdict_facts as glue_verdicts
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.units import GiB, KiB, MiB
@@ -57,8 +58,8 @@ def plot_group_bandwidth(axes, frame: pd.DataFrame | None = None, fan: dict[str,
     left.set_title("one GPU to many peers", fontsize=10)
     right.set_xlabel("GPUs in the all-to-all")
     right.set_title("every GPU to every other", fontsize=10)
-    left.legend(fontsize=7.5, loc="lower left", ncols=1)
-    right.legend(fontsize=7.5, loc="lower right")
+    left.legend(fontsize=plotting.SMALL_PT, loc="lower left", ncols=2)
+    right.legend(fontsize=plotting.SMALL_PT, loc="lower right")
 
 
 def plot_allreduce_vs_size(ax, frame: pd.DataFrame | None = None, mesh: pd.DataFrame | None = None,
@@ -81,7 +82,7 @@ def plot_allreduce_vs_size(ax, frame: pd.DataFrame | None = None, mesh: pd.DataF
         ax.text(lo * 1.4, 0.97, "latency-bound", transform=top, fontsize=8, va="top")
         ax.text(hi / 1.4, 0.97, "bandwidth-bound", transform=top, fontsize=8, va="top", ha="right")
     ax.set_xlim(lo, hi)
-    ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(0.0, 0.9), frameon=True, framealpha=1,
+    ax.legend(fontsize=plotting.SMALL_PT, loc="upper left", bbox_to_anchor=(0.0, 0.9), frameon=True, framealpha=1,
               edgecolor="#cccccc")
 
 
@@ -126,7 +127,7 @@ def plot_scaling(axes, frame: pd.DataFrame | None = None) -> None:
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ticks = sorted(set(frame["gpus"]))
-        ax.set_xticks(ticks, [str(t) for t in ticks], fontsize=7.5)
+        ax.set_xticks(ticks, [str(t) for t in ticks], fontsize=plotting.SMALL_PT)
         ax.minorticks_off()
         ax.set_ylim(10, 2000)
         ax.set_title(title, fontsize=10)
@@ -181,8 +182,8 @@ def plot_predicted_vs_measured(axes, frame: pd.DataFrame | None = None, label_ab
     worst = frame[frame["error_pct"].abs() > label_above_pct].sort_values("measured_GBps")
     for j, (_, row) in enumerate(worst.iterrows()):
         right.annotate(f"#{row['id']}", (row["measured_GBps"], row["error_pct"]), textcoords="offset points",
-                       xytext=(6, 6 if j % 2 else -12), fontsize=7.5)
-    left.legend(fontsize=7.5, loc="lower right")
+                       xytext=(6, 6 if j % 2 else -12), fontsize=plotting.SMALL_PT)
+    left.legend(fontsize=plotting.SMALL_PT, loc="lower right")
 
 
 # ------------------------------------------------------------------ figures, with their house-style set-up
@@ -196,9 +197,15 @@ def figure_group_bandwidth() -> Figure:
         "GPUs (count)", "bandwidth, one direction (GB/s, log scale)",
         source="multigpu.evidence.wiring.fanout and group_bandwidth (line rate, max-min fair sharing of links); "
                "catalogue systems hgx-h200, h200-p2p-8, pcie-l40s-8",
-        ncols=2, figsize=(9, 4.4))
-    plot_group_bandwidth(axes)
-    return fig
+        nrows=2, figsize=(6.8, 7.6))
+    frame = wiring.group_bandwidth()
+    fan = {s: wiring.fanout(s) for s in wiring.COMPARED}
+    plot_group_bandwidth(axes, frame, fan)
+    totals = "; ".join(f"{wiring.label(s)} {plotting.span(fan[s]['total_GBps_per_dir'], 'GB/s')}" for s in fan)
+    return plotting.set_alt(fig, "Two line charts, log scale. Top: what GPU 0 sends in total to 1 to 7 peers at "
+                                 f"once ({totals}), and per peer, which falls as peers are added. Bottom: each "
+                                 "GPU's all-to-all bandwidth against the group size, "
+                                 f"{plotting.span(frame['gpu_alltoall_GBps_per_dir'], 'GB/s')}.")
 
 
 def figure_allreduce_vs_size(cal: Calibration | None = None) -> Figure:
@@ -211,8 +218,13 @@ def figure_allreduce_vs_size(cal: Calibration | None = None) -> Figure:
         "message size per GPU (bytes, log scale)", "time (µs, log scale)",
         source="multigpu.comm.collectives (alpha-beta per algorithm and protocol, NCCL 2.30 latencies, calibrated "
                "bandwidth); multigpu.evidence.wiring.allreduce_vs_size and regimes")
-    plot_allreduce_vs_size(ax, wiring.allreduce_vs_size(cal=cal), mesh=mesh_choice, regions=regions)
-    return fig
+    frame = wiring.allreduce_vs_size(cal=cal)
+    plot_allreduce_vs_size(ax, frame, mesh=mesh_choice, regions=regions)
+    return plotting.set_alt(fig, "Line chart, log-log: all-reduce time on 8x H200 against message size "
+                                 f"({_size_label(frame['bytes'].min())} to {_size_label(frame['bytes'].max())}), "
+                                 f"one line per algorithm, {plotting.span(frame['time_us'], 'µs')}; latency-bound "
+                                 f"below {_size_label(regions['latency_bound_to_bytes'])}, bandwidth-bound from "
+                                 f"{_size_label(regions['bandwidth_bound_from_bytes'])}.")
 
 
 def figure_ring_terms(cal: Calibration | None = None) -> Figure:
@@ -222,8 +234,14 @@ def figure_ring_terms(cal: Calibration | None = None) -> Figure:
         "Ring all-reduce as the group grows (one NVLink switch)",
         "GPUs on one NVLink switch (count)", "time relative to 2 GPUs (ratio)",
         source="multigpu.evidence.wiring.ring_terms on gb200-nvl72 (a 72-GPU NVLink domain), ring algorithm only")
-    plot_ring_terms(ax, wiring.ring_terms(cal=cal))
-    return fig
+    frame = wiring.ring_terms(cal=cal)
+    plot_ring_terms(ax, frame)
+    last = frame.iloc[-1]
+    return plotting.set_alt(fig, f"Line chart: ring all-reduce time relative to 2 GPUs, 2 to {int(last['gpus'])} "
+                                 f"GPUs; a latency-bound message grows "
+                                 f"{last['ring_small_us'] / frame['ring_small_us'].iloc[0]:.1f} times, like the step "
+                                 f"count, a bandwidth-bound one "
+                                 f"{last['ring_large_us'] / frame['ring_large_us'].iloc[0]:.1f} times.")
 
 
 def figure_nvls_gain(cal: Calibration | None = None) -> Figure:
@@ -234,8 +252,12 @@ def figure_nvls_gain(cal: Calibration | None = None) -> Figure:
         "GPUs in the all-reduce (count)", "all-reduce busbw at 8 GiB (GB/s)",
         source="model: multigpu.evidence.wiring.nvls_gain; measured: nccl-tests on 8x H200 "
                "(stas00/ml-engineering, data/measurements.csv rows 15-19)")
-    plot_nvls_gain(ax, wiring.nvls_gain(cal=cal))
-    return fig
+    frame = wiring.nvls_gain(cal=cal)
+    plot_nvls_gain(ax, frame)
+    return plotting.set_alt(fig, "Line chart: all-reduce busbw at 8 GiB against 2 to 8 GPUs; ring stays at "
+                                 f"{plotting.span(frame['ring_busbw_GBps'], 'GB/s')}, NVLS rises from "
+                                 f"{plotting.span(frame['nvls_busbw_GBps'], 'GB/s')}; measured points "
+                                 f"{plotting.span(frame['measured_busbw_GBps'], 'GB/s')}.")
 
 
 def figure_scaling(cal: Calibration | None = None) -> Figure:
@@ -246,9 +268,14 @@ def figure_scaling(cal: Calibration | None = None) -> Figure:
         "GPUs in the job (count, log scale)", "busbw at 1 GiB (GB/s, log scale)",
         source="multigpu.evidence.wiring.scaling (collective model; one NIC per GPU, rail-optimised, non-blocking "
                "fabric); catalogue systems hgx-h200, dgx-a100, gb200-nvl72",
-        ncols=2, figsize=(9, 4.2))
-    plot_scaling(axes, wiring.scaling(cal=cal))
-    return fig
+        ncols=2, figsize=(6.8, 4.4))
+    frame = wiring.scaling(cal=cal)
+    plot_scaling(axes, frame)
+    return plotting.set_alt(fig, f"Two line charts, log scales: busbw at 1 GiB against {frame['gpus'].min()} to "
+                                 f"{frame['gpus'].max()} GPUs per system; all-reduce "
+                                 f"{plotting.span(frame['allreduce_busbw_GBps'], 'GB/s')}, all-to-all "
+                                 f"{plotting.span(frame['alltoall_busbw_GBps'], 'GB/s')}, falling once the job "
+                                 "leaves one NVLink domain.")
 
 
 def figure_predicted_vs_measured(comparison: pd.DataFrame | None = None, cal: Calibration | None = None) -> Figure:
@@ -259,9 +286,14 @@ def figure_predicted_vs_measured(comparison: pd.DataFrame | None = None, cal: Ca
         "measured (GB/s, log scale)", "predicted (GB/s, log scale)",
         source="multigpu.evidence.measurements.compare over data/measurements.csv (nccl-tests, nvbandwidth, "
                "p2pBandwidthLatencyTest, DeepEP; sources row by row)",
-        ncols=2, figsize=(9.5, 4.6))
-    plot_predicted_vs_measured(axes, wiring.model_vs_measurement(comparison, cal=cal))
-    return fig
+        nrows=2, figsize=(6.8, 8.4))
+    frame = wiring.model_vs_measurement(comparison, cal=cal)
+    plot_predicted_vs_measured(axes, frame)
+    within = int((frame["error_pct"].abs() <= 10).sum())
+    return plotting.set_alt(fig, f"Two scatter plots of {len(frame)} published measurements: predicted against "
+                                 f"measured bandwidth ({plotting.span(frame['measured_GBps'], 'GB/s')}), and each "
+                                 f"one's model error, {plotting.span(frame['error_pct'], '%')}; {within} of "
+                                 f"{len(frame)} within 10 %.")
 
 
 # ------------------------------------------------------------------ the article's claims
@@ -299,8 +331,8 @@ EX2_SYSTEM, EX2_PEERS, EX2_SLICE_GB = "gb200-nvl72", 8, 1
 
 
 def verdict_facts(cal: Calibration | None = None) -> Facts:
-    """``{id}_verdict`` for each claim of :data:`CLAIMS`: the verdict in bold Markdown."""
-    return {f"{claim_id.lower()}_verdict": f"**{v.verdict}**" for claim_id, v in verdicts(cal).items()}
+    """``{id}_verdict`` (in bold) and ``{id}_tests`` (what decided it) for each claim of :data:`CLAIMS`."""
+    return glue_verdicts(verdicts(cal))
 
 
 def wiring_facts() -> Facts:
@@ -521,6 +553,17 @@ def exercise_facts(cal: Calibration | None = None) -> Facts:
     return out
 
 
+def in_short(f: Facts) -> str:
+    """The chapter's answer in two sentences, from its pair, collective and NVLS facts (``f``)."""
+    even = abs(f["c11_a2a8"] - 1) < 0.05
+    wiring = ("the wiring alone gives the switch no edge" if even else
+              f"the switch keeps {f['c11_a2a8']:.2f}x the mesh's all-to-all bandwidth")
+    return (f"An NVSwitch gives one pair of GPUs the whole port, {f['c11_pair2']:.1f}x a mesh link; with all 8 GPUs "
+            f"talking at once each pair gets {f['t1_sw_pair8']:.0f} GB/s through the switch and "
+            f"{f['t1_mesh_pair8']:.0f} on a mesh, so {wiring}. What the switch adds at 8 GPUs is in-switch "
+            f"reduction: an all-reduce {f['c11_ar8']:.2f}x as fast as on the mesh.")
+
+
 def facts(cal: Calibration | None = None, comparison: pd.DataFrame | None = None) -> Facts:
     """Every value chapter 2's prose cites, by glue name (the section functions above, merged), computed with
     calibration ``cal`` (None: the shipped one), as plain Python numbers or Markdown text. ``comparison``:
@@ -530,4 +573,5 @@ def facts(cal: Calibration | None = None, comparison: pd.DataFrame | None = None
                  nvls_facts(cal), rack_facts(), scale_out_facts(cal), measurement_facts(comparison, cal),
                  takeaway_facts(cal), exercise_facts(cal)):
         merged |= part
+    merged["in_short"] = in_short(merged)
     return {name: plain(value) for name, value in merged.items()}

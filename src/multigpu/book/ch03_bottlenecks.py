@@ -26,7 +26,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from multigpu.book import plotting
-from multigpu.book.glue import Facts, plain
+from multigpu.book.glue import Facts, plain, verdict_facts
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import inference, models
 from multigpu.evidence import bottlenecks, claims
@@ -95,8 +95,8 @@ def plot_scaling(axes, table: pd.DataFrame) -> None:
         ax.set_title(titles[kind], fontsize=10)
         if kind in ("DP", "PP"):
             ax.axvline(11, color="#888888", linewidth=0.8)
-            ax.text(12, 55, "more than\none node", fontsize=7, color="#444444")
-    axes[2].legend(loc="lower left", fontsize=7)
+            ax.text(12, 55, "more than\none node", fontsize=plotting.SMALL_PT, color="#444444")
+    axes[2].legend(loc="lower left", fontsize=plotting.SMALL_PT)
 
 
 def plot_dp_share(ax, sweep: pd.DataFrame) -> None:
@@ -122,7 +122,7 @@ def plot_decode_ratio(ax, table: pd.DataFrame) -> None:
     ax.set_xticks(bottlenecks.DECODE_BATCHES, [str(n) for n in bottlenecks.DECODE_BATCHES])
     ax.axhline(1, color="#888888", linewidth=0.8)
     ax.set_ylim(top=60)  # room above the curves for the legend
-    ax.legend(fontsize=7, loc="upper center", ncol=2)
+    ax.legend(fontsize=plotting.SMALL_PT, loc="upper center", ncol=2)
 
 
 def plot_throughput_vs_rate(ax, dtypes: Sequence[str] = ("bf16", "fp8"), cal: Calibration | None = None) -> None:
@@ -140,7 +140,7 @@ def plot_throughput_vs_rate(ax, dtypes: Sequence[str] = ("bf16", "fp8"), cal: Ca
             markersize=7, color=plotting.COLORS[6], label="NVIDIA Table 2, point-to-point")
     ax.plot(nv["rate_tokens_per_s_per_user"], nv["switch_tokens_per_s_per_gpu"], linestyle="none", marker="^",
             markersize=7, color=plotting.COLORS[4], label="NVIDIA Table 2, NVSwitch")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=plotting.SMALL_PT)
 
 
 def plot_switch_benefit(ax, table: pd.DataFrame, dtypes: Sequence[str] = ("bf16", "fp8")) -> None:
@@ -181,9 +181,12 @@ def figure_training_breakdown(table: pd.DataFrame) -> Figure:
     fig, ax = plotting.figure(
         "Where a training step's time goes", "share of the step time (%)", "setup and layout",
         source=f"multigpu training model ({_train_case()}, {bottlenecks.SEQS_PER_GPU} sequences per GPU per "
-               "step); multigpu.evidence.bottlenecks.training_breakdown", figsize=(7.5, 6.5))
+               "step); multigpu.evidence.bottlenecks.training_breakdown", figsize=(6.8, 6.8))
     plot_training_breakdown(ax, table)
-    return fig
+    comm = table["tp_pct"] + table["pp_pct"] + table["dp_pct"]
+    return plotting.set_alt(fig, f"Stacked bar chart of {len(table)} training setups and layouts: share of the step "
+                                 f"spent computing, {plotting.span(table['compute_pct'], '%')}, in the pipeline "
+                                 f"bubble, and in exposed communication, {plotting.span(comm, '%')}.")
 
 
 def figure_decode_breakdown(table: pd.DataFrame) -> Figure:
@@ -193,9 +196,12 @@ def figure_decode_breakdown(table: pd.DataFrame) -> Figure:
         "Where a decode step's time goes", "time per decode step (ms)", "setup, tensor-parallel degree and batch",
         source=f"multigpu inference model ({_serve_case()}, BF16, {bottlenecks.INPUT_TOKENS // 1024}K-token "
                f"prompts, {bottlenecks.OUTPUT_TOKENS} output tokens); multigpu.evidence.bottlenecks.decode_breakdown",
-        figsize=(7.5, 6.5))
+        figsize=(6.8, 6.8))
     plot_decode_breakdown(ax, table)
-    return fig
+    return plotting.set_alt(fig, f"Stacked bar chart of {len(table)} decode cases: milliseconds per decode step, "
+                                 f"{plotting.span(table['step_ms'], 'ms')}, split into weight reads, KV-cache reads, "
+                                 f"other compute and TP all-reduces ({plotting.span(table['allreduce_pct'], '%')} "
+                                 "of the step).")
 
 
 def figure_scaling(table: pd.DataFrame) -> Figure:
@@ -204,9 +210,11 @@ def figure_scaling(table: pd.DataFrame) -> Figure:
     fig, axes = plotting.figure(
         "Scaling efficiency against GPU count", "GPUs", "scaling efficiency (%)",
         source=f"multigpu training model ({_train_case()}); multigpu.evidence.bottlenecks.scaling",
-        ncols=3, figsize=(11, 4.2))
+        nrows=3, figsize=(6.8, 8.6))
     plot_scaling(axes, table)
-    return fig
+    lows = "; ".join(f"{kind} {plotting.span(part['efficiency_pct'], '%')}" for kind, part in table.groupby("kind"))
+    return plotting.set_alt(fig, "Three line charts, one each for data, tensor and pipeline parallelism: "
+                                 f"scaling efficiency against GPU count per setup: {lows}.")
 
 
 def figure_dp_share(sweep: pd.DataFrame) -> Figure:
@@ -217,7 +225,10 @@ def figure_dp_share(sweep: pd.DataFrame) -> Figure:
         "exposed DP communication (% of the step)",
         source=f"multigpu training model ({_train_case()}, ZeRO-1); multigpu.evidence.bottlenecks.dp_batch_sweep")
     plot_dp_share(ax, sweep)
-    return fig
+    return plotting.set_alt(fig, "Line chart: exposed data-parallel communication, "
+                                 f"{plotting.span(sweep['dp_comm_pct'], '% of the step')}, against "
+                                 f"{plotting.span(sweep['seqs_per_gpu'])} sequences per GPU per step; it falls as "
+                                 "the batch grows.")
 
 
 def figure_decode_ratio(table: pd.DataFrame) -> Figure:
@@ -229,7 +240,10 @@ def figure_decode_ratio(table: pd.DataFrame) -> Figure:
         source=f"multigpu inference model ({_serve_case()}, BF16, {bottlenecks.INPUT_TOKENS // 1024}K-token "
                "prompts); multigpu.evidence.bottlenecks.decode_ratio")
     plot_decode_ratio(ax, table)
-    return fig
+    fits = table[table["fits"]]
+    return plotting.set_alt(fig, "Line chart, log-log: all-reduce time over compute time of a decode step against "
+                                 f"batch {plotting.span(fits['batch'])}, {plotting.span(fits['ratio'], fmt='.2g')}, "
+                                 "one line per setup and tensor-parallel degree.")
 
 
 def figure_switch_benefit(table: pd.DataFrame) -> Figure:
@@ -241,7 +255,11 @@ def figure_switch_benefit(table: pd.DataFrame) -> Figure:
         source=f"NVIDIA blog (Aug 2024) Table 3, vendor-modelled; multigpu inference model, {_serve_case()}, "
                f"H200, TP=2, {_prompt()}")
     plot_switch_benefit(ax, table)
-    return fig
+    ours = table[[c for c in table.columns if c.endswith("_benefit_x") and not c.startswith("nvidia")]]
+    return plotting.set_alt(fig, f"Line chart: NVSwitch over point-to-point throughput per GPU against batch "
+                                 f"{plotting.span(table['batch'])}; NVIDIA's Table 3 "
+                                 f"{plotting.span(table['nvidia_benefit_x'], 'times')}, our model "
+                                 f"{plotting.span(ours.to_numpy().ravel(), 'times')}.")
 
 
 def figure_throughput_vs_rate(cal: Calibration | None = None) -> Figure:
@@ -253,7 +271,12 @@ def figure_throughput_vs_rate(cal: Calibration | None = None) -> Figure:
         source=f"NVIDIA blog (Aug 2024) Table 2, vendor-modelled; multigpu inference model, {_serve_case()}, "
                f"H200, {_prompt()}, batches 1-64 that fit")
     plot_throughput_vs_rate(ax, cal=cal)
-    return fig
+    nv = bottlenecks.nvidia_table2()
+    tput = pd.concat([nv["mesh_tokens_per_s_per_gpu"], nv["switch_tokens_per_s_per_gpu"]])
+    return plotting.set_alt(fig, "Line chart: throughput per GPU against speed per user, our model's curves for "
+                                 "the NVLink mesh and NVSwitch in BF16 and FP8, with NVIDIA's Table 2 points "
+                                 f"({plotting.span(tput, 'tokens/s per GPU')} at "
+                                 f"{plotting.span(nv['rate_tokens_per_s_per_user'], 'tokens/s per user')}).")
 
 
 # ----------------------------------------------------------------------------- the prose's values
@@ -467,7 +490,7 @@ def volume_facts(checked: dict[str, claims.Verdict]) -> Facts:
     query, BF16, TP=2: C12's value), ``c12_gib`` (the same in GiB), ``c12_fp8`` (FP8, GB), ``c12_tp8`` (BF16,
     TP=8, GB), ``c12_token`` (MB per token, BF16, TP=2).
     """
-    out: dict[str, object] = {f"{cid.lower()}_verdict": f"**{v.verdict}**" for cid, v in checked.items()}
+    out: dict[str, object] = verdict_facts(checked)
     q = bottlenecks.tp_bytes_per_query().set_index(["dtype", "tp"])
     out.update(hidden=models.model(bottlenecks.SERVE_MODEL).hidden, c12_bf16=checked["C12"].model_value,
                c12_gib=q.loc[("bf16", 2), "per_query_GiB"], c12_fp8=q.loc[("fp8", 2), "per_query_GB"],
@@ -631,6 +654,15 @@ def exercise_facts(cal: Calibration | None = None) -> Facts:
         "ex1_dec_ms": 1e3 * r.decode_comm_s * bottlenecks.OUTPUT_TOKENS})
 
 
+def in_short(f: Facts) -> str:
+    """The chapter's answer in two sentences, from its training-step and decode-step facts (``f``)."""
+    return (f"Communication costs most where it sits on every step's critical path: tensor parallelism over 8 PCIe "
+            f"GPUs leaves {f['tb_pcie_tp8_comm']:.0f} % of a training step to exposed communication, against "
+            f"{f['tb_a100sw_tp8_comm']:.0f} % behind NVSwitch, while data parallelism hides most of it "
+            f"({f['tb_pcie_dp_comm']:.0f} % on PCIe). In decoding, the all-reduces take {f['dec_pcie8_pct']:.0f} % of "
+            f"a step on 8 PCIe GPUs and {f['dec_a100sw8_pct']:.0f} % behind the switch.")
+
+
 def facts(cal: Calibration | None = None) -> Facts:
     """Every value the chapter's prose cites, by glue name (the union of the ``*_facts`` functions; units
     as they state), with calibration ``cal`` (None: the shipped one)."""
@@ -640,4 +672,5 @@ def facts(cal: Calibration | None = None) -> Facts:
                     at_rate_facts, measured_run_facts, exercise_facts):
         out.update(section(cal))
     out.update(volume_facts(verdicts(cal)))
+    out["in_short"] = in_short(out)
     return out

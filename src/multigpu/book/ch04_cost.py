@@ -23,9 +23,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from multigpu.book import plotting
-from multigpu.book.glue import Facts
+from multigpu.book.glue import Facts, verdict_facts
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import claims
+from multigpu.evidence import answer, claims, guide
 from multigpu.evidence.claims import cost as cost_claims
 from multigpu.hardware import catalog
 from multigpu.market import cost, premium, prices, sensitivity, workloads
@@ -75,7 +75,7 @@ def plot_landscape(ax: Any, table: PriceTable | None = None) -> None:
     ax.set_xscale("log")
     ax.set_yticks(range(len(order)), order, fontsize=8.5)
     ax.grid(axis="y", visible=False)
-    ax.legend(loc="lower right", fontsize=7.5)
+    ax.legend(loc="lower right", fontsize=plotting.SMALL_PT)
 
 
 def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None = None) -> None:
@@ -96,13 +96,17 @@ def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None =
         part = data[data["pair"] == pair]
         ys = [order.index(w) + (j - (len(pairs) - 1) / 2) * height for w in part["workload"]]
         values = [top if math.isinf(v) else max(v, floor) for v in part["break_even_premium_pct"]]
+        fill = plotting.COLORS[(2 * j + 2) % len(plotting.COLORS)]
         ax.barh(ys, [v - floor for v in values], height, left=floor, label=pair, hatch=next(hatch),
-                color=plotting.COLORS[(2 * j + 2) % len(plotting.COLORS)], edgecolor="black", linewidth=0.6)
+                color=fill, edgecolor="black", linewidth=0.6)
+        on_bar = {"facecolor": fill, "edgecolor": "none", "pad": 1.0}  # a solid box: no hatching behind text
         for yv, v in zip(ys, part["break_even_premium_pct"]):
             text = "PCIe misses the floor: unbounded" if math.isinf(v) else f"{v:.1f} %".replace("-0.0", "0.0")
             ax.annotate(text, (top if math.isinf(v) else max(v, floor), yv), textcoords="offset points",
                         xytext=(-4 if math.isinf(v) else 3, 0), ha="right" if math.isinf(v) else "left",
-                        va="center", fontsize=7, color="white" if math.isinf(v) else "black")
+                        va="center", fontsize=plotting.SMALL_PT,
+                        color=plotting.text_color_on(fill) if math.isinf(v) else "#000000",
+                        bbox=on_bar if math.isinf(v) else None)
     if charged is not None and not charged.empty:
         lo, hi = charged["premium_pct"].min(), charged["premium_pct"].max()
         ax.axvspan(max(lo, floor), max(hi, floor * 1.5), color="#bbbbbb", alpha=0.5,
@@ -112,7 +116,7 @@ def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None =
     ax.set_yticks(range(len(order)), order, fontsize=8)
     ax.invert_yaxis()
     ax.grid(axis="y", visible=False)
-    ax.legend(loc="upper right", fontsize=7, framealpha=0.9, frameon=True)
+    ax.legend(loc="upper right", fontsize=plotting.SMALL_PT, framealpha=1.0, frameon=True)
 
 
 def _short_label(workload_id: str) -> str:
@@ -139,12 +143,11 @@ def plot_best_by_class(axes: Any, best: pd.DataFrame) -> None:
             ax.bar(xs, rows["cost_usd"], width, label=cls, hatch=next(hatch),
                    color=plotting.COLORS[(i + 1) % len(plotting.COLORS)], edgecolor="black", linewidth=0.6)
         ax.set_yscale("log")
-        ax.set_ylabel(f"cheapest offer ({unit}, log scale)")
-        ax.set_xticks(range(len(names)), [_short_label(n) for n in names], fontsize=7.5)
+        ax.set_ylabel(f"cheapest offer\n({unit}, log scale)")
+        ax.set_xticks(range(len(names)), [_short_label(n) for n in names], fontsize=plotting.SMALL_PT)
         ax.set_title("training jobs" if kind == "train" else "serving targets", fontsize=10)
         ax.grid(axis="x", visible=False)
-    axes[0].legend(loc="upper left", fontsize=7.5)
-    axes[0].figure.subplots_adjust(bottom=0.2, wspace=0.35)
+    axes[0].legend(loc="upper left", fontsize=plotting.SMALL_PT)
 
 
 def plot_tornado(ax: Any, table: pd.DataFrame | None, title: str = "") -> None:
@@ -166,12 +169,12 @@ def plot_tornado(ax: Any, table: pd.DataFrame | None, title: str = "") -> None:
     ax.axvline(base, color="black", linewidth=1.0)
     ax.axvline(1.0, color="#444444", linewidth=1.0, linestyle="--", label="equal cost")
     ax.set_yticks(list(ys), [f.replace(" (both)", "\n(both offers)").replace(" of the ", "\nof the ")
-                             for f in table["factor"]], fontsize=7.5)
+                             for f in table["factor"]], fontsize=plotting.SMALL_PT)
     ax.invert_yaxis()
     ax.grid(axis="y", visible=False)
     if title:
         ax.set_title(title, fontsize=9)
-    ax.legend(loc="lower right", fontsize=7)
+    ax.legend(loc="lower right", fontsize=plotting.SMALL_PT)
 
 
 def fmt(value: Any, spec: str = ".1f", unit: str = "", none: str = "n/a") -> str:
@@ -193,9 +196,13 @@ def figure_landscape(table: PriceTable) -> Figure:
     fig, ax = plotting.figure(
         "Rental price per GPU-hour, every offer of the price file",
         "price (USD per GPU-hour, log scale)", "GPU (sorted by median price)",
-        source=_price_source(table, "multigpu.book.ch04_cost.plot_landscape"), figsize=(7.0, 4.8))
+        source=_price_source(table, "multigpu.book.ch04_cost.plot_landscape"), figsize=(6.8, 4.8))
     plot_landscape(ax, table)
-    return fig
+    t = cost.offers(table)
+    return plotting.set_alt(fig, f"Dot chart, log scale: {len(t)} rental offers of {t['gpu_name'].nunique()} GPUs, "
+                                 f"{plotting.span(t['price_per_gpu_hour_usd'], 'USD per GPU-hour', '.2f')}, one "
+                                 "marker shape per interconnect class, hollow for spot, reserved and community "
+                                 "prices.")
 
 
 def figure_break_even(value: pd.DataFrame, charged: pd.DataFrame, table: PriceTable) -> Figure:
@@ -206,19 +213,29 @@ def figure_break_even(value: pd.DataFrame, charged: pd.DataFrame, table: PriceTa
         "break-even premium over the slower system (% per GPU-hour, log scale)", "workload",
         source="multigpu.market.premium.interconnect_value (model only); premiums charged: "
                f"{table.source_label()}",
-        figsize=(7.0, 5.2))
+        figsize=(6.8, 5.4))
     plot_break_even(ax, value, charged)
-    return fig
+    premiums = value["break_even_premium_pct"]
+    unbounded = int(premiums.map(math.isinf).sum())
+    band = (f"; premiums charged {plotting.span(charged['premium_pct'], '%')}"
+            if charged is not None and not charged.empty else "")
+    return plotting.set_alt(fig, "Bar chart, log scale: break-even premium per workload, "
+                                 f"{plotting.span(premiums.clip(lower=0), '%')}"
+                                 f"{f', {unbounded} unbounded' if unbounded else ''}{band}.")
 
 
 def figure_best_by_class(best: pd.DataFrame, table: PriceTable) -> Figure:
     """Figure: the cheapest offer per interconnect class (:func:`best_by_class` of ``table``): USD per
     training job and USD per million output tokens, two panels."""
     fig, axes = plotting.figure(
-        "Cheapest offer per interconnect class", "workload", "cost", ncols=2,
-        source=_price_source(table, "multigpu.book.ch04_cost.best_by_class"), figsize=(8.0, 4.6))
+        "Cheapest offer per interconnect class", "workload", "cost",
+        source=_price_source(table, "multigpu.book.ch04_cost.best_by_class"), nrows=2, figsize=(6.8, 7.6))
     plot_best_by_class(axes, best)
-    return fig
+    kinds = best["workload"].map(lambda w: workloads.workload(w).kind)
+    return plotting.set_alt(fig, "Two bar charts, log scale: the cheapest offer per interconnect class for "
+                                 f"training jobs, {plotting.span(best.loc[kinds == 'train', 'cost_usd'], 'USD per job')}, "
+                                 "and serving targets, "
+                                 f"{plotting.span(best.loc[kinds == 'serve', 'cost_usd'], 'USD per 1M output tokens')}.")
 
 
 def figure_tornado(kind: str, workload_id: str | None, tornado: pd.DataFrame | None, table: PriceTable) -> Figure:
@@ -228,7 +245,12 @@ def figure_tornado(kind: str, workload_id: str | None, tornado: pd.DataFrame | N
         f"What moves the NVLink / PCIe cost ratio: {kind}", "NVLink cost / PCIe cost (ratio)", "input varied",
         source=_price_source(table, "multigpu.market.sensitivity.sensitivity"))
     plot_tornado(ax, tornado, title=workload_id or "no workload with an NVLink / PCIe pair")
-    return fig
+    if tornado is None or tornado.empty:
+        return plotting.set_alt(fig, f"Empty tornado chart ({kind}): no workload has an NVLink / PCIe pair.")
+    ratios = pd.concat([tornado["ratio_low"], tornado["ratio_high"]])
+    return plotting.set_alt(fig, f"Tornado chart ({kind}, {workload_id}): NVLink over PCIe cost ratio, base "
+                                 f"{float(tornado['ratio_base'].iloc[0]):.2f}, moving {plotting.span(ratios)} as "
+                                 f"each of {len(tornado)} inputs goes from its low to its high setting.")
 
 
 # ------------------------------------------------------------------ tables
@@ -285,26 +307,40 @@ def landscape_summary(table: PriceTable | None = None, by: tuple[str, ...] = ("g
 
 
 def job_summary(workload_ids: Iterable[str] | None = None, table: PriceTable | None = None,
-                cal: Calibration | None = None) -> pd.DataFrame:
-    """Per workload: feasible offers, the cheapest offer with its cost, time and layout, and the most
-    expensive feasible cost (the spread a buyer can lose by choosing blind). ``cost_usd`` and
-    ``max_cost_usd`` are in ``cost_unit`` (USD per job, or per million output tokens); ``time_h`` is the
-    job's wall-clock hours (serving: GPU-hours per million output tokens)."""
+                cal: Calibration | None = None, pricing: str | None = None) -> pd.DataFrame:
+    """Per workload and pricing type (only ``pricing`` if given): feasible offers, the cheapest offer (its id and
+    ``cheapest``, "provider: instance (pricing)") with its cost, time and layout, and the most expensive
+    feasible cost of the same pricing type (the spread a buyer can lose by choosing blind). ``cost_usd`` and
+    ``max_cost_usd`` are in ``cost_unit`` (USD per job, or per million output tokens); ``time_h`` is the job's
+    wall-clock hours (serving: GPU-hours per million output tokens). Offers of different pricing types are
+    never compared with each other."""
     table = prices.resolve(table)
+    labels = cost.offers(table).set_index("offer")["label"]
+    types = [pricing] if pricing is not None else guide.pricing_types(table)
     rows = []
     for wid in (list(workload_ids) if workload_ids is not None else list(workloads.workloads_table())):
         costs = cost.offer_costs(wid, table, cal=cal)
-        ok = costs[costs["feasible"]].sort_values("rank")
-        row = {"workload": wid, "feasible_offers": len(ok), "offers": len(costs), "cheapest_offer": None,
-               "cheapest_gpu": None, "cheapest_class": None, "layout": None, "time_h": math.nan,
-               "cost_usd": math.nan, "max_cost_usd": math.nan, "cost_unit": workloads.workload(wid).cost_unit}
-        if not ok.empty:
-            top = ok.iloc[0]
-            row.update(cheapest_offer=int(top["offer"]), cheapest_gpu=top["gpu"],
-                       cheapest_class=top["interconnect_class"], layout=top["layout"], time_h=float(top["time_h"]),
-                       cost_usd=float(top["cost_usd"]), max_cost_usd=float(ok["cost_usd"].max()))
-        rows.append(row)
+        for kind in types:
+            part = costs[costs["pricing"] == kind]
+            ok = part[part["feasible"]].sort_values("rank")
+            row = {"workload": wid, "pricing": kind, "feasible_offers": len(ok), "offers": len(part),
+                   "cheapest_offer": None, "cheapest": None, "cheapest_gpu": None, "cheapest_class": None,
+                   "layout": None, "time_h": math.nan, "cost_usd": math.nan, "max_cost_usd": math.nan,
+                   "cost_unit": workloads.workload(wid).cost_unit}
+            if not ok.empty:
+                top = ok.iloc[0]
+                row.update(cheapest_offer=int(top["offer"]), cheapest=labels.loc[int(top["offer"])],
+                           cheapest_gpu=top["gpu"], cheapest_class=top["interconnect_class"], layout=top["layout"],
+                           time_h=float(top["time_h"]), cost_usd=float(top["cost_usd"]),
+                           max_cost_usd=float(ok["cost_usd"].max()))
+            rows.append(row)
     return pd.DataFrame(rows)
+
+
+def size_table(table: PriceTable, cal: Calibration | None = None) -> pd.DataFrame:
+    """The selection guide's training jobs by model size (chapter 5's and claim C26's one answer): per pricing
+    type, the cheapest NVLink-class option's cost per job over the cheapest PCIe option's."""
+    return guide.size_table(guide.decisions(table, kinds=("train",), cal=cal))
 
 
 def market_table(currency: str = "CNY", workload_ids: Iterable[str] = (), table: PriceTable | None = None,
@@ -363,6 +399,14 @@ def price_facts(table: PriceTable) -> Facts:
     return {"price_stamp": table.stamp_markdown(), "n_offers": int(stamp["offers"]),
             "n_providers": int(table.offers["provider"].nunique()), "n_gpus": int(table.offers["gpu"].nunique()),
             "observed_from": stamp["observed_from"], "observed_to": stamp["observed_to"]}
+
+
+def intro_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
+    """The chapter's opening: :func:`price_facts` and ``in_short``, its answer in two sentences (the training and
+    serving lines of the introduction's decision table, :mod:`multigpu.evidence.answer`)."""
+    decided = answer.decision_table(table, cal)
+    lines = answer.summary(decided, pd.DataFrame(columns=["pricing", "text"]))
+    return price_facts(table) | {"in_short": f"{lines[0]} {lines[1]} {lines[2]}"}
 
 
 def landscape_facts(table: PriceTable) -> Facts:
@@ -437,15 +481,20 @@ def break_even_facts(table: PriceTable, cal: Calibration | None = None) -> Facts
 
 
 def job_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
-    """Cost per job and per million tokens (:func:`job_summary`), as text: ``cost_8b`` (USD per job, the
-    8B pre-training job's cheapest offer), ``time_8b_days`` (days), ``class_8b``, ``cost_70b_serve`` (USD per
+    """Cost per job and per million tokens (:func:`job_summary`) at the reference pricing type
+    (``job_pricing``, :func:`multigpu.evidence.guide.reference_pricing`), as text: ``cost_8b`` (USD per job, the
+    8B pre-training job's cheapest offer), ``offer_8b`` (that offer by provider, instance and pricing type),
+    ``time_8b_days`` (days), ``class_8b``, ``offer_70b_serve``, ``cost_70b_serve`` (USD per
     million output tokens), ``class_70b_serve`` ("n/a" where nothing can run it); as numbers:
     ``job_spread_min`` / ``job_spread_max`` (dearest over cheapest feasible offer of a workload, a factor),
     ``n_cases`` (workload-offer combinations) and ``n_infeasible`` (those that cannot run)."""
-    jobs = job_summary(table=table, cal=cal).set_index("workload")
+    jobs = job_summary(table=table, cal=cal, pricing=guide.reference_pricing(table)).set_index("workload")
     spread = (jobs["max_cost_usd"] / jobs["cost_usd"]).dropna()
     every = cost.cost_table(table=table, cal=cal)
-    return {"cost_8b": fmt(jobs.loc[TRAIN_8B, "cost_usd"], ",.0f"),
+    return {"job_pricing": guide.reference_pricing(table),
+            "offer_8b": fmt(jobs.loc[TRAIN_8B, "cheapest"], "s"),
+            "offer_70b_serve": fmt(jobs.loc[SERVE_70B, "cheapest"], "s"),
+            "cost_8b": fmt(jobs.loc[TRAIN_8B, "cost_usd"], ",.0f"),
             "time_8b_days": fmt(jobs.loc[TRAIN_8B, "time_h"] / 24, ".0f"),
             "class_8b": fmt(jobs.loc[TRAIN_8B, "cheapest_class"], "s"),
             "cost_70b_serve": fmt(jobs.loc[SERVE_70B, "cost_usd"], ".2f"),
@@ -535,10 +584,24 @@ def claims_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
     out: Facts = {}
     for claim_id in ("C24", "C26"):
         verdict = claims.check(claim_id, inputs)
-        out[f"{claim_id.lower()}_verdict"] = f"**{verdict.verdict}**"
+        out.update(verdict_facts({claim_id: verdict}))
         out[f"{claim_id.lower()}_explanation"] = verdict.explanation
     out["c24_summary"] = c24_summary(table, cal)
+    out["length_takeaway"] = length_takeaway(table, cal)
     return out
+
+
+def length_takeaway(table: PriceTable, cal: Calibration | None = None) -> str:
+    """Whether job length moves the pick, from C26's length test: a sentence with the model, the token
+    multiples tried and the pricing types at which the pick moves from PCIe to an NVLink class."""
+    near, picks, flips = cost_claims.length_test(table, cal)
+    short, long = cost_claims.LENGTH_SCALES[0], cost_claims.LENGTH_SCALES[-1]
+    n = picks["pricing"].nunique()
+    moved = (f"moves the pick from PCIe to an NVLink class at {', '.join(flips)} prices ({len(flips)} of {n} "
+             f"pricing types)" if flips else f"moves the pick between PCIe and an NVLink class at none of the {n} "
+             f"pricing types of this file")
+    return (f"Cost per job is proportional to the job's tokens while its layout stays; training {near} on "
+            f"{short:g}x instead of {long:g}x its token budget (the guide's deadline applies) {moved}.")
 
 
 def exercise_facts(cal: Calibration | None = None) -> Facts:
@@ -562,6 +625,6 @@ def exercise_facts(cal: Calibration | None = None) -> Facts:
 
 def facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
     """Every fact the chapter's prose cites (the union of the section functions above), by glue name."""
-    return {**price_facts(table), **landscape_facts(table), **charged_facts(table), **break_even_facts(table, cal),
+    return {**intro_facts(table, cal), **landscape_facts(table), **charged_facts(table), **break_even_facts(table, cal),
             **job_facts(table, cal), **market_facts(table), **tornado_facts(table, cal),
             **claims_facts(table, cal), **exercise_facts(cal)}

@@ -25,7 +25,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from multigpu.book import plotting
-from multigpu.book.glue import Facts
+from multigpu.book.glue import Facts, verdict_facts
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import models
 from multigpu.evidence import guide
@@ -61,42 +61,49 @@ def _short_gpu(gpu_id: str) -> str:
 
 
 def plot_decision_matrix(ax: Any, table: pd.DataFrame) -> None:
-    """The decision matrix: model size (rows) x workload and pricing type (columns); each cell's fill and
-    hatch is the guide class of the pick, its text the GPU and the number of instances."""
+    """The decision matrix: model size (rows) x workload and pricing type (columns); each cell is filled with a
+    light tint of its guide class and names it (first line: the class's short name), then the GPU and the
+    number of instances, in black or white, whichever contrasts more; no hatching behind text."""
     from matplotlib.patches import Patch, Rectangle
 
     columns = list(dict.fromkeys(zip(table["kind"], table["pricing"])))
     model_ids = list(dict.fromkeys(table.sort_values("params_B", kind="stable")["model"]))
     cells = table.set_index(["model", "kind", "pricing"])
+    # each class: a light Okabe-Ito tint (black text reads on all) and the short name its cells start with
+    fills = {"PCIe": ("#ffffff", "PCIe"), "NVLink bridge": (plotting.tint(plotting.COLORS[1], 0.35), "bridge"),
+             "GPU mesh node": (plotting.tint(plotting.COLORS[4], 0.4), "mesh"),
+             "NVSwitch node": (plotting.tint(plotting.COLORS[5], 0.4), "NVSwitch"),
+             "multi-node / NVL72": (plotting.tint(plotting.COLORS[2], 0.45), "multi-node"),
+             "none feasible": ("#dddddd", "none")}
     for j, (kind, pricing) in enumerate(columns):
         for i, model_id in enumerate(model_ids):
             row = cells.loc[(model_id, kind, pricing)]
-            color, hatch = CLASS_STYLE[row["guide_class"]]
-            ax.add_patch(Rectangle((j, i), 1, 1, facecolor=color, hatch=hatch, edgecolor="black", linewidth=0.6))
-            if row["guide_class"] != "none feasible":
-                label = f"{_short_gpu(row['gpu'])}\nx{int(row['instances'])}"
-            else:
-                label = "none"
-            dark = row["guide_class"] == "multi-node / NVL72"
-            ax.text(j + 0.5, i + 0.5, label, ha="center", va="center", fontsize=7,
-                    color="white" if dark else "black",
-                    bbox=None if dark else {"facecolor": "white", "edgecolor": "none", "pad": 0.8, "alpha": 0.85})
+            cls = row["guide_class"]
+            ax.add_patch(Rectangle((j, i), 1, 1, facecolor=fills[cls][0], edgecolor="#777777", linewidth=0.8))
+            label = fills[cls][1]
+            if cls != "none feasible":
+                label += f"\n{_short_gpu(row['gpu'])}\nx{int(row['instances'])}"
+            ax.text(j + 0.5, i + 0.5, label, ha="center", va="center", fontsize=plotting.SMALL_PT,
+                    linespacing=1.15, color=plotting.text_color_on(fills[cls][0]))
     ax.set_xlim(0, len(columns))
     ax.set_ylim(len(model_ids), 0)
     ax.set_xticks([j + 0.5 for j in range(len(columns))],
-                  [f"{'train' if k == 'train' else 'serve'}\n{p}" for k, p in columns], fontsize=8)
-    ax.set_yticks([i + 0.5 for i in range(len(model_ids))], [models.model(m).name.split(" (")[0] for m in model_ids],
-                  fontsize=8)
+                  [f"{'train' if k == 'train' else 'serve'}\n{p}" for k, p in columns], fontsize=plotting.SMALL_PT)
+    names = [models.model(m).name.split(" (")[0] for m in model_ids]
+    ax.set_yticks([i + 0.5 for i in range(len(model_ids))], ["\n".join(n.rsplit(" ", 1)) for n in names],
+                  fontsize=plotting.SMALL_PT + 1)
     ax.grid(False)
     ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
     kinds = [k for k, _ in columns]
     if "train" in kinds and "serve" in kinds:
         ax.axvline(kinds.index("serve"), color="black", linewidth=2.0)
     present = [c for c in (*guide.CLASSES, "none feasible") if c in set(table["guide_class"])]
-    ax.legend(handles=[Patch(facecolor=CLASS_STYLE[c][0], hatch=CLASS_STYLE[c][1], edgecolor="black", label=c)
-                       for c in present], loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8,
-              title="cheapest class", title_fontsize=8)
-
+    handles = [Patch(facecolor=fills[c][0], edgecolor="#777777",
+                     label=c if fills[c][1] == c else f"{fills[c][1]}: {c}") for c in present]
+    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.01), ncols=3, fontsize=plotting.SMALL_PT + 0.5,
+              title="cheapest class (first line of each cell)", title_fontsize=plotting.SMALL_PT + 0.5)
 
 
 def plot_class_costs(ax: Any, frame: pd.DataFrame) -> None:
@@ -142,7 +149,7 @@ def plot_pareto(ax: Any, frame: pd.DataFrame, title: str, deadline_h: float | No
     ax.set_yscale("log")
     ax.set_title(title, fontsize=9)
     if legend:
-        ax.legend(fontsize=7.5, loc="center left", bbox_to_anchor=(1.02, 0.5))
+        ax.legend(fontsize=plotting.SMALL_PT, loc="center left", bbox_to_anchor=(1.02, 0.5))
 
 
 # ------------------------------------------------------------------ figures of the chapter
@@ -159,9 +166,14 @@ def figure_decision_matrix(decided: pd.DataFrame, table: PriceTable) -> Figure:
     fig, ax = plotting.figure(
         "Cheapest interconnect class by model, workload and pricing type", "workload and pricing type", "model",
         source=f"{source(table)}; multigpu.evidence.guide.decisions (cell: GPU and instances rented)",
-        figsize=(8.6, 5.4))
+        figsize=(6.8, 6.4))
     plot_decision_matrix(ax, decided)
-    return fig
+    counts = decided["guide_class"].value_counts()
+    classes = ", ".join(f"{c} {counts[c]}" for c in (*guide.CLASSES, "none feasible") if c in counts)
+    return plotting.set_alt(fig, f"Grid of {decided['model'].nunique()} models (rows) by "
+                                 f"{len(set(zip(decided['kind'], decided['pricing'])))} workload and pricing "
+                                 f"columns; each cell names the cheapest interconnect class, the GPU and how many "
+                                 f"are rented. Cells per class: {classes}.")
 
 
 def figure_class_costs(table: PriceTable, pricing: str, model_ids: tuple[str, ...] | None = None,
@@ -172,12 +184,19 @@ def figure_class_costs(table: PriceTable, pricing: str, model_ids: tuple[str, ..
     model_ids = guide.MODELS if model_ids is None else model_ids
     fig, axes = plotting.figure(
         "Cheapest option of each class, relative to the cheapest overall", "model size (billion parameters, log scale)",
-        "cost / cheapest option's cost", ncols=2, figsize=(9.0, 4.2),
+        "cost / cheapest option's cost", nrows=2, figsize=(6.8, 7.4),
         source=f"{source(table)}, {pricing} offers; multigpu.evidence.guide.class_costs")
+    worst, sizes = [], []
     for ax, kind in zip(axes, ("train", "serve")):
-        plot_class_costs(ax, guide.class_costs(model_ids, kind, pricing, table, cal=cal))
+        frame = guide.class_costs(model_ids, kind, pricing, table, cal=cal)
+        plot_class_costs(ax, frame)
         ax.set_title(f"{guide.KIND_TITLES[kind]} ({guide.cost_unit(kind)})", fontsize=10)
-    return fig
+        relative = frame["cost"] / frame.groupby("model")["cost"].transform("min")
+        worst.append(f"{guide.KIND_TITLES[kind]} up to {plotting.span([relative.max()], 'times')}")
+        sizes += list(frame["params_B"])
+    return plotting.set_alt(fig, "Two line charts: each interconnect class's cheapest option over the cheapest "
+                                 f"overall against model size ({plotting.span(sizes, 'billion')} "
+                                 f"parameters), 1 being the cheapest; {'; '.join(worst)}.")
 
 
 def pareto_options(table: PriceTable, pricing: str, cal: Calibration | None = None) -> dict[str, pd.DataFrame]:
@@ -195,11 +214,17 @@ def figure_pareto(frames: Mapping[str, pd.DataFrame], table: PriceTable, pricing
     per model, with the Pareto front and the guide's deadline."""
     fig, axes = plotting.figure(
         "Cost against time of every training option", "job time (hours, log scale)",
-        "cost (USD per job, log scale)", ncols=len(frames), figsize=(9.6, 4.2),
+        "cost (USD per job, log scale)", nrows=len(frames), figsize=(6.8, 0.8 + 3.4 * len(frames)),
         source=f"{source(table)}, {pricing} offers; multigpu.market.recommend.train and pareto")
-    for i, (ax, (model_id, frame)) in enumerate(zip(axes, frames.items())):
+    words = []
+    for i, (ax, (model_id, frame)) in enumerate(zip(axes if len(frames) > 1 else [axes], frames.items())):
         plot_pareto(ax, frame, models.model(model_id).name, guide.DEADLINE_DAYS * 24, legend=i == len(frames) - 1)
-    return fig
+        ran = frame.dropna(subset=["cost_usd", "time_h"])
+        words.append(f"{models.model(model_id).name}: {len(ran)} options, "
+                     f"{plotting.span(ran['time_h'], 'hours')}, {plotting.span(ran['cost_usd'], 'USD')}"
+                     if len(ran) else f"{models.model(model_id).name}: no option runs")
+    return plotting.set_alt(fig, "Scatter plots, log-log, one per model: cost per training job against job time "
+                                 f"with the Pareto front and the deadline. {'; '.join(words)}.")
 
 
 # ------------------------------------------------------------------ facts for the prose, one function per section
@@ -250,8 +275,8 @@ def training_example(table: PriceTable, pricing: str, cal: Calibration | None = 
 def training_example_facts(ex: pd.DataFrame) -> Facts:
     """Facts of the training example (:func:`training_example`): its tokens (billions), deadline (days), GPU
     limit, the options shown, counted and split (feasible, late, cannot run), the layouts timed, the pick
-    (days, USD per job, exposed communication in per cent of the step) and the Pareto front's fastest option
-    (hours, USD per job, times the cheapest cost on the front), the last two as Markdown sentences."""
+    (days, USD per job, exposed communication in per cent of the step) and ``ex_front`` (:func:`front_sentence`),
+    the last two as Markdown sentences."""
     facts: Facts = {
         "ex_tokens_B": ex.attrs["tokens"] / 1e9,
         "ex_days": ex.attrs["deadline_h"] / 24,
@@ -273,15 +298,29 @@ def training_example_facts(ex: pd.DataFrame) -> Facts:
             f"{top['gpu']} GPUs ({top['interconnect_class']}) with layout `{top['layout']}`: "
             f"{top['time_h'] / 24:.1f} days and USD {top['cost_usd']:,.0f}, with exposed communication "
             f"{top['exposed_comm_pct']:.0f} % of the step")
-    front = recommend.pareto(ex)
-    facts["ex_front"] = len(front)
-    if front.empty:
-        facts["ex_fastest"] = "no option, since none runs"
-    else:
-        fast = front.sort_values("time_h", kind="stable").iloc[0]
-        facts["ex_fastest"] = (f"{fast['time_h']:.1f} hours for USD {fast['cost_usd']:,.0f}, "
-                               f"{fast['cost_usd'] / front['cost_usd'].min():.1f} times the cheapest cost")
+    facts["ex_front"] = front_sentence(recommend.pareto(ex))
     return facts
+
+
+def front_sentence(front: pd.DataFrame) -> str:
+    """What the Pareto front of cost against time says, as a Markdown sentence: how many options sit on it and
+    whether time can be bought (the fastest over the cheapest cost), in words that fit the numbers."""
+    front = front[front["feasible"]] if "feasible" in front else front
+    if front.empty:
+        return "No option meets the deadline, so there is no front to read."
+    fast, cheap = front.sort_values("time_h", kind="stable").iloc[0], front["cost_usd"].min()
+    ratio = fast["cost_usd"] / cheap
+    if len(front) == 1:
+        return (f"Of the feasible options, only one sits on the Pareto front of cost against time: the cheapest, "
+                f"{fast['time_h']:.1f} hours for USD {fast['cost_usd']:,.0f}, is also the fastest, so time costs "
+                f"nothing extra here.")
+    if ratio < 1.005:
+        return (f"Of the feasible options, {len(front)} sit on the Pareto front of "
+                f"cost against time; the fastest, {fast['time_h']:.1f} hours for USD {fast['cost_usd']:,.0f}, costs "
+                f"no more than the cheapest, so time costs nothing extra here.")
+    return (f"Of the feasible options, {len(front)} sit on the Pareto front of cost against time; the fastest takes "
+            f"{fast['time_h']:.1f} hours for USD {fast['cost_usd']:,.0f}, {ratio:.2f} times the cheapest cost: that "
+            f"is the price of time here.")
 
 
 def serving_example(table: PriceTable, pricing: str, cal: Calibration | None = None) -> pd.DataFrame:
@@ -311,8 +350,7 @@ def serving_example_facts(sv: pd.DataFrame) -> Facts:
 
 
 def _lines(limits: pd.DataFrame, kind: str) -> str:
-    part = limits[limits["kind"] == kind]
-    return "; ".join(f"at {p} prices {t}" for p, t in zip(part["pricing"], part["text"]))
+    return guide.lines_phrase(limits[limits["kind"] == kind])
 
 
 def guide_facts(decided: pd.DataFrame, pricing: str) -> Facts:
@@ -331,6 +369,7 @@ def guide_facts(decided: pd.DataFrame, pricing: str) -> Facts:
     none_train = train[train["guide_class"] == "none feasible"]
     return {
         "ref": pricing,
+        "in_short": f"For training, {_lines(limits, 'train')}. For real-time serving, {_lines(limits, 'serve')}.",
         "train_lines": _lines(limits, "train"),
         "serve_lines": _lines(limits, "serve"),
         "ref_train_line": ref_limits.get("train", "no model has a feasible option"),
@@ -425,7 +464,7 @@ def claims_facts(verdicts: Mapping[str, Verdict], decided: pd.DataFrame) -> Fact
     the step) of the guide's PCIe and NVLink-class picks."""
     facts: Facts = {}
     for claim_id in ("C26", "C27"):
-        facts[f"{claim_id.lower()}_verdict"] = f"**{verdicts[claim_id].verdict}**"
+        facts.update(verdict_facts({claim_id: verdicts[claim_id]}))
         facts[f"{claim_id.lower()}_explanation"] = verdicts[claim_id].explanation
     line = cost_claims.SIZE_LINE_B
     limits = guide.thresholds(decided)

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from multigpu.evidence.claims import Verdict, tests_markdown
+
 #: What a chapter module returns for its prose: name -> number or Markdown text.
 Facts = dict[str, Any]
 
@@ -41,3 +43,13 @@ def glue_all(values: Mapping[str, Any]) -> None:
     """Glue every item of ``values`` (a chapter module's :data:`Facts`) with :func:`glue`."""
     for name, value in values.items():
         glue(name, value)
+
+
+def verdict_facts(checked: Mapping[str, Verdict]) -> Facts:
+    """For each claim id: ``<id>_verdict`` (the verdict in bold) and ``<id>_tests`` (what decided it,
+    :func:`multigpu.evidence.claims.tests_markdown`), so that a chapter states no judgement of its own."""
+    out: Facts = {}
+    for claim_id, verdict in checked.items():
+        out[f"{claim_id.lower()}_verdict"] = f"**{verdict.verdict}**"
+        out[f"{claim_id.lower()}_tests"] = tests_markdown(verdict)
+    return out

@@ -11,12 +11,25 @@ Use::
     fig, ax = plotting.figure("All-reduce time", "message size (bytes)",
                               "time (µs)", source="model: multigpu.comm.collectives")
     ax.plot(...)
-    plotting.show(fig)          # in a notebook: a deterministic inline SVG
+    plotting.set_alt(fig, "All-reduce time against message size, 2 to 900 µs")
+    plotting.show(fig)          # in a notebook: deterministic inline HTML around the SVG
+
+Readability is checked when a figure is shown: the book's text column is
+:data:`COLUMN_PX` CSS pixels wide (1280 px window), a wider figure is shrunk
+to fit, and :func:`show` refuses a figure whose smallest text would render
+under :data:`MIN_TEXT_PX`. On a narrow phone the figure keeps a minimum width
+that holds the same floor and scrolls sideways. Text on a filled area is
+black or white, whichever meets WCAG AA contrast (:func:`text_color_on`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import html
 import io
+import math
+import re
+import textwrap
 from collections.abc import Iterator
 from itertools import cycle
 from pathlib import Path
@@ -27,8 +40,14 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 from cycler import cycler  # noqa: E402
+from matplotlib import colors as mcolors  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
+from matplotlib.artist import Artist  # noqa: E402
+from matplotlib.axis import Axis  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.legend import Legend  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 
 #: Okabe-Ito colours, ordered so that neighbours differ in lightness (grey-scale print).
 COLORS = ["#000000", "#E69F00", "#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#999999"]
@@ -44,6 +63,21 @@ CJK_FONT_FILES = [
 ]
 SVG_SALT = "multigpu"
 
+#: Width of the book's text column (CSS px) in a 1280 px window (Jupyter Book 1.x, sphinx-book-theme).
+COLUMN_PX = 688
+#: The smallest text a figure may show, at its rendered size (CSS px): desktop column and phone alike.
+MIN_TEXT_PX = 9.0
+#: CSS pixels per point (1 pt = 1/72 in, 1 px = 1/96 in).
+PX_PER_PT = 96 / 72
+#: Default figure size (inches): 6.8 in plus the 0.1 in padding each side fits the column unshrunk.
+FIGSIZE = (6.8, 4.2)
+#: Font size (pt) of the smallest text the house style uses: tick labels of dense axes, annotations, legends.
+SMALL_PT = 8.0
+#: Font size (pt) of the source line under each figure.
+SOURCE_PT = 8.0
+#: WCAG AA contrast for normal text (ratio).
+MIN_CONTRAST = 4.5
+
 
 def cjk_font() -> str | None:
     """Register the first CJK font found on the system; return its family name (None if none)."""
@@ -58,11 +92,13 @@ def apply_style() -> None:
     """Set the house style in matplotlib's rcParams (idempotent)."""
     families = ["DejaVu Sans"] + ([cjk_font()] if cjk_font() else [])
     plt.rcParams.update({
-        "figure.figsize": (7.0, 4.2),
+        "figure.figsize": FIGSIZE,
         "figure.dpi": 100,
         "font.family": families,  # a list, so that matplotlib falls back glyph by glyph
         "font.size": 10,
-        "axes.titlesize": 12,
+        "axes.titlesize": 11,
+        "legend.fontsize": 9,
+        "legend.title_fontsize": 9,
         "axes.grid": True,
         "grid.color": "#d0d0d0",
         "grid.linewidth": 0.6,
@@ -82,22 +118,222 @@ def figure(title: str, xlabel: str, ylabel: str, source: str, *,
            ncols: int = 1, nrows: int = 1, figsize: tuple[float, float] | None = None) -> tuple[Figure, object]:
     """A new figure in the house style, with title, axis labels and a source line.
 
-    ``xlabel`` and ``ylabel`` should name the unit, e.g. ``"message size (bytes)"``.
-    With more than one panel the axes come back as a flat array, row by row, sharing the labels.
+    ``xlabel`` and ``ylabel`` should name the unit, e.g. ``"message size (bytes)"``; ``figsize`` is in inches
+    (default :data:`FIGSIZE`, which the column shows unshrunk). The figure uses matplotlib's constrained
+    layout, so that titles, axis labels and legends do not overlap. With more than one panel the axes come
+    back as a flat array, row by row, sharing the labels. The source line is wrapped to the figure's width.
     """
     for name, text in (("title", title), ("xlabel", xlabel), ("ylabel", ylabel), ("source", source)):
         if not text or not text.strip():
             raise ValueError(f"a figure needs a {name}")
     apply_style()
-    fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=True)
+    fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=True, layout="constrained")
     if nrows > 1:
         axes = axes.ravel()
     fig.suptitle(title, fontsize=13)  # regular weight: the CJK fallback font has no bold
     for ax in (axes if ncols * nrows > 1 else [axes]):
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-    fig.text(0.01, -0.02, f"Source: {source}", fontsize=7.5, color="#444444", ha="left", va="top")
+    fig.text(0.01, -0.01, wrap_source(f"Source: {source}", fig.get_figwidth()), fontsize=SOURCE_PT,
+             color="#444444", ha="left", va="top")
     return fig, axes
+
+
+def wrap_source(text: str, width_in: float, fontsize_pt: float = SOURCE_PT) -> str:
+    """``text`` broken into lines that fit ``width_in`` inches at ``fontsize_pt`` (about 0.55 em a character),
+    at "; " between clauses where it can (so that a file name and its hash stay on one line)."""
+    chars = max(20, int(width_in * 72 / (0.55 * fontsize_pt)))
+    lines: list[str] = []
+    for clause in text.split("; "):
+        if lines and len(lines[-1]) + 2 + len(clause) <= chars:
+            lines[-1] += "; " + clause
+            continue
+        if lines:
+            lines[-1] += ";"
+        lines += textwrap.wrap(clause, chars, break_long_words=False, break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+def set_alt(fig: Figure, text: str) -> Figure:
+    """Attach the figure's alt text (what it shows, for screen readers); :func:`show` uses it. Returns ``fig``."""
+    if not text or not text.strip():
+        raise ValueError("alt text must say what the figure shows")
+    fig.mg_alt = " ".join(text.split())
+    return fig
+
+
+def get_alt(fig: Figure) -> str | None:
+    """The alt text :func:`set_alt` attached to ``fig`` (None if none)."""
+    return getattr(fig, "mg_alt", None)
+
+
+def span(values, unit: str = "", fmt: str = ".3g") -> str:
+    """The range of finite ``values`` as alt-text words, e.g. ``"3 to 180 %"`` (one value: ``"3 %"``)."""
+    finite = sorted(float(v) for v in values if v is not None and math.isfinite(float(v)))
+    if not finite:
+        return "no finite values"
+    lo, hi = format(finite[0], fmt), format(finite[-1], fmt)
+    words = lo if lo == hi else f"{lo} to {hi}"
+    return f"{words} {unit}".strip()
+
+
+def title_of(fig: Figure) -> str:
+    """The figure's title (its suptitle), or "untitled figure"."""
+    title = fig._suptitle.get_text() if fig._suptitle is not None else ""
+    return title or "untitled figure"
+
+
+# ------------------------------------------------------------------ readability: sizes, contrast, overlaps
+
+
+def _renderer(fig: Figure, renderer=None):
+    """``renderer`` if given, else lay the figure out and draw it once (Agg) and return the canvas's renderer
+    (extents in device pixels). Pass one renderer to several checks to draw the figure only once."""
+    if renderer is not None:
+        return renderer
+    fig.canvas.draw()
+    return fig.canvas.get_renderer()
+
+
+def drawn_texts(fig: Figure) -> list[Text]:
+    """Every Text the figure draws with visible, non-empty text: titles, labels, the tick labels in view,
+    legend entries, annotations and the source line; artists under an invisible parent are left out."""
+    found: list[Text] = []
+
+    def walk(artist: Artist) -> None:
+        if not artist.get_visible():
+            return
+        if isinstance(artist, Axis):
+            children = [artist.label, artist.offsetText]
+            for tick in artist._update_ticks():
+                children += [tick.label1, tick.label2]
+        else:
+            children = artist.get_children()
+        if isinstance(artist, Text) and artist.get_text().strip():
+            found.append(artist)
+        for child in children:
+            walk(child)
+
+    walk(fig)
+    return found
+
+
+def natural_width_px(fig: Figure, renderer=None) -> float:
+    """The figure's width as saved (tight bounding box plus padding), in CSS px at 100 % zoom."""
+    renderer = _renderer(fig, renderer)
+    pad = float(plt.rcParams["savefig.pad_inches"])
+    return (fig.get_tightbbox(renderer).width + 2 * pad) * 96
+
+
+def rendered_scale(fig: Figure, column_px: float = COLUMN_PX, renderer=None) -> float:
+    """How much the page shrinks the figure in a column ``column_px`` wide: min(1, column / natural width)."""
+    return min(1.0, column_px / natural_width_px(fig, renderer))
+
+
+def min_text_pt(fig: Figure) -> float:
+    """The smallest font size (pt) among the figure's drawn texts (:func:`drawn_texts`)."""
+    sizes = [t.get_fontsize() for t in drawn_texts(fig)]
+    if not sizes:
+        raise ValueError(f"figure {title_of(fig)!r} draws no text")
+    return min(sizes)
+
+
+def min_text_px(fig: Figure, column_px: float = COLUMN_PX, renderer=None) -> float:
+    """The figure's smallest text at its rendered size in the book's column (CSS px)."""
+    return min_text_pt(fig) * PX_PER_PT * rendered_scale(fig, column_px, renderer)
+
+
+def phone_min_width_px(fig: Figure, renderer=None) -> int:
+    """The narrowest width (CSS px) at which the smallest text still renders at :data:`MIN_TEXT_PX`."""
+    return math.ceil(MIN_TEXT_PX * natural_width_px(fig, renderer) / (min_text_pt(fig) * PX_PER_PT))
+
+
+def tint(color, share: float) -> str:
+    """``color`` (a matplotlib colour) mixed with white: ``share`` of the colour (0 to 1), as "#rrggbb"."""
+    rgb = [share * c + (1 - share) for c in mcolors.to_rgb(color)]
+    return mcolors.to_hex(rgb)
+
+
+def _luminance(color) -> float:
+    """WCAG relative luminance (0 black to 1 white) of a matplotlib colour (alpha ignored)."""
+    def channel(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(c) for c in mcolors.to_rgb(color))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(fg, bg) -> float:
+    """WCAG contrast ratio (1 to 21) between two matplotlib colours; AA wants 4.5 for normal text."""
+    light, dark = sorted((_luminance(fg), _luminance(bg)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def text_color_on(fill) -> str:
+    """Black or white, whichever contrasts more with ``fill`` (a matplotlib colour): "#000000" or "#ffffff"."""
+    return "#000000" if contrast_ratio("#000000", fill) >= contrast_ratio("#ffffff", fill) else "#ffffff"
+
+
+def _filled(patch: Patch) -> bool:
+    return patch.get_visible() and patch.get_fill() and mcolors.to_rgba(patch.get_facecolor())[3] > 0
+
+
+def _inside(inner, outer) -> bool:
+    return (outer.x0 <= inner.x0 + 0.5 and inner.x1 <= outer.x1 + 0.5
+            and outer.y0 <= inner.y0 + 0.5 and inner.y1 <= outer.y1 + 0.5)
+
+
+def _background(text: Text, patches: list[tuple[tuple, Patch]], renderer) -> Patch | None:
+    """The topmost filled patch that holds ``text``'s whole extent (its own box first), or None."""
+    own = text.get_bbox_patch()
+    if own is not None and _filled(own):
+        return own
+    box = text.get_window_extent(renderer)
+    holding = [(rank, p) for rank, p in patches if _inside(box, p.get_window_extent(renderer))]
+    return max(holding, key=lambda item: item[0])[1] if holding else None
+
+
+def _ranked_patches(fig: Figure) -> list[tuple[tuple, Patch]]:
+    """The figure's filled patches with their drawing rank: figure, then axes backgrounds, then by z-order
+    (legend frames at their legend's z-order); text boxes are left out (they belong to their text)."""
+    boxes = {id(t.get_bbox_patch()) for t in fig.findobj(Text) if t.get_bbox_patch() is not None}
+    frames = {id(leg.legendPatch): leg.get_zorder() for leg in fig.findobj(Legend)}
+    axes_patches = {id(ax.patch) for ax in fig.axes}
+    ranked = []
+    for order, patch in enumerate(p for p in fig.findobj(Patch) if _filled(p) and id(p) not in boxes):
+        level = 0 if patch is fig.patch else 1 if id(patch) in axes_patches else 2
+        ranked.append(((level, frames.get(id(patch), patch.get_zorder()), order), patch))
+    return ranked
+
+
+def contrast_problems(fig: Figure, minimum: float = MIN_CONTRAST, renderer=None) -> list[str]:
+    """Texts drawn on a filled area (bar, cell, box) whose contrast with it is under ``minimum`` (ratio), or
+    that sit on a hatched fill: one message each (empty when every text reads)."""
+    renderer = _renderer(fig, renderer)
+    patches = _ranked_patches(fig)
+    problems = []
+    for text in drawn_texts(fig):
+        fill = _background(text, patches, renderer)
+        if fill is None:
+            continue
+        ratio = contrast_ratio(text.get_color(), fill.get_facecolor())
+        if ratio < minimum:
+            problems.append(f"{text.get_text()!r}: contrast {ratio:.2f} on {mcolors.to_hex(fill.get_facecolor())}")
+        if fill.get_hatch():
+            problems.append(f"{text.get_text()!r}: drawn on hatching {fill.get_hatch()!r}")
+    return problems
+
+
+def label_title_overlaps(fig: Figure, renderer=None) -> list[str]:
+    """Axis labels and legends whose extent overlaps a title's (panel titles and the figure's): one message each."""
+    renderer = _renderer(fig, renderer)
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    labels = [(repr(a.label.get_text()), a.label) for ax in axes for a in (ax.xaxis, ax.yaxis)
+              if a.label.get_visible() and a.label.get_text()]
+    labels += [("legend", leg) for leg in fig.findobj(Legend) if leg.get_visible()]
+    titles = [t for ax in axes for t in (ax.title, ax._left_title, ax._right_title) if t.get_text()]
+    titles += [fig._suptitle] if fig._suptitle is not None else []
+    return [f"{name} overlaps title {title.get_text()!r}" for name, label in labels for title in titles
+            if label.get_window_extent(renderer).overlaps(title.get_window_extent(renderer))]
 
 
 def hatches() -> Iterator[str]:
@@ -121,9 +357,68 @@ def save(fig: Figure, path: str | Path) -> Path:
     return path
 
 
-def show(fig: Figure) -> None:
-    """Display the figure inline (notebooks) as a deterministic SVG, then close it."""
-    from IPython.display import SVG, display
+def readability(fig: Figure) -> dict[str, object]:
+    """All the checks after one drawing: ``min_text_px`` (CSS px in the column), ``phone_min_width_px``,
+    ``contrast_problems`` and ``overlaps`` (lists of messages)."""
+    renderer = _renderer(fig)
+    return {"min_text_px": min_text_px(fig, renderer=renderer),
+            "phone_min_width_px": phone_min_width_px(fig, renderer),
+            "contrast_problems": contrast_problems(fig, renderer=renderer),
+            "overlaps": label_title_overlaps(fig, renderer)}
 
-    display(SVG(to_svg(fig)))
-    plt.close(fig)
+
+def _inline_svg(svg: str, alt: str) -> str:
+    """Matplotlib's SVG made fit to inline in HTML: no XML prolog, doctype or metadata; ids prefixed with a
+    hash of the figure (unique on a page); fluid width; ``role="img"``, ``aria-label`` and ``<title>``."""
+    svg = re.sub(r"<\?xml[^>]*>\s*|<!DOCTYPE[^>]*>\s*|<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+    prefix = "mg" + hashlib.sha256(svg.encode("utf-8")).hexdigest()[:8] + "-"
+    svg = re.sub(r'\bid="', f'id="{prefix}', svg)
+    svg = svg.replace('xlink:href="#', f'xlink:href="#{prefix}').replace("url(#", f"url(#{prefix}")
+    label = html.escape(alt, quote=True)
+    svg, count = re.subn(r'<svg([^>]*?) width="[^"]*" height="[^"]*"',
+                         rf'<svg\1 width="100%" role="img" aria-label="{label}" '
+                         r'style="display:block;width:100%;height:auto"', svg, count=1)
+    if not count:
+        raise ValueError("unexpected SVG header from matplotlib")
+    return re.sub(r"(<svg[^>]*>)", rf"\1\n<title>{html.escape(alt)}</title>", svg, count=1)
+
+
+def to_html(fig: Figure, alt: str | None = None) -> str:
+    """The figure as byte-stable HTML: ``<figure class="mg-figure">`` with its smallest text at the SVG's natural
+    size (CSS px, before the page scales it) in ``data-min-text-px``, a sideways-scrolling box, and the inline
+    SVG at most its natural width (CSS px) and at least the width (:func:`phone_min_width_px`) that keeps
+    text at :data:`MIN_TEXT_PX` on a phone; the text shown is ``data-min-text-px`` x drawn / natural width.
+
+    ``alt`` (else the figure's :func:`set_alt` text) is required; a figure whose smallest text renders under
+    :data:`MIN_TEXT_PX` in the :data:`COLUMN_PX` column is refused (ValueError naming its title).
+    """
+    alt = get_alt(fig) if alt is None else alt
+    if not alt or not alt.strip():
+        raise ValueError(f"figure {title_of(fig)!r} needs alt text: show(fig, alt=...) or set_alt(fig, ...)")
+    renderer = _renderer(fig)
+    smallest = min_text_px(fig, renderer=renderer)
+    if smallest < MIN_TEXT_PX:
+        raise ValueError(f"figure {title_of(fig)!r}: smallest text renders at {smallest:.1f} px in the "
+                         f"{COLUMN_PX} px column, under the {MIN_TEXT_PX:g} px floor")
+    svg = to_svg(fig)
+    natural = float(re.search(r'viewBox="0 0 ([0-9.]+)', svg).group(1)) * PX_PER_PT  # as the browser sizes it
+    unscaled = math.floor(min_text_pt(fig) * PX_PER_PT * 10) / 10  # rounded down: never claims more than it has
+    narrowest = math.ceil(MIN_TEXT_PX * natural / unscaled)
+    svg = _inline_svg(svg, " ".join(alt.split()))
+    return (f'<figure class="mg-figure" data-min-text-px="{unscaled:.1f}" style="margin:0">\n'
+            f'<div class="mg-figure-scroll" style="overflow-x:auto">\n'
+            f'<div class="mg-figure-inner" style="width:100%;max-width:{math.ceil(natural)}px;'
+            f'min-width:{narrowest}px">\n'
+            f"{svg}</div>\n</div>\n</figure>\n")
+
+
+def show(fig: Figure, *, alt: str | None = None) -> None:
+    """Display the figure inline (notebooks) as :func:`to_html` (checks alt text and the text floor), then close
+    it. ``alt`` defaults to the text attached with :func:`set_alt`; with neither, ValueError."""
+    from IPython.display import HTML, display
+
+    try:
+        page = to_html(fig, alt=alt)
+    finally:
+        plt.close(fig)
+    display(HTML(page))

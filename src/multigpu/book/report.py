@@ -99,10 +99,8 @@ def price_claims(table: PriceTable, cal: Calibration | None = None) -> Tables:
     """The claims whose verdicts read prices, and the cases behind them."""
     inputs = claims.Inputs(cal=cal, prices=table)
     verdicts = pd.DataFrame([claims.check(i, inputs).to_dict() for i in ("C24", "C26")])
-    markets = cost_claims.size_threshold(table, cal)["markets"]
-    lines = [m["rows"].assign(pricing=p) for p, m in markets.items()]
     return {"claims": verdicts, "c24_cases": cost_claims.premium_cases(table, cal)["rows"],
-            "c26_size_lines": pd.concat(lines, ignore_index=True) if lines else pd.DataFrame()}
+            "c26_size_lines": cost_claims.size_lines(table, cal)}
 
 
 def tables(table: PriceTable, cal: Calibration | None = None,

@@ -91,11 +91,12 @@ def training_tokens(model_id: str) -> float:
 
 
 def options(model_id: str, kind: str, table: PriceTable | None = None, serve: dict[str, Any] | None = None,
-            cal: Calibration | None = None) -> pd.DataFrame:
+            cal: Calibration | None = None, tokens_scale: float = 1.0) -> pd.DataFrame:
     """The recommender's ranked options for the guide's workload of ``kind`` (train or serve), with a
-    ``guide_class`` column; ``serve`` overrides entries of :data:`SERVE`."""
+    ``guide_class`` column; ``serve`` overrides entries of :data:`SERVE`; ``tokens_scale`` multiplies the
+    training tokens (a shorter or longer job under the same deadline)."""
     if kind == "train":
-        out = recommend.train(model_id, training_tokens(model_id), table, max_gpus=MAX_GPUS,
+        out = recommend.train(model_id, tokens_scale * training_tokens(model_id), table, max_gpus=MAX_GPUS,
                               deadline_h=DEADLINE_DAYS * 24, cal=cal)
     elif kind == "serve":
         target = dict(SERVE, **(serve or {}))
@@ -201,6 +202,41 @@ def _pcie_reason(part: pd.DataFrame, kind: str) -> str | None:
     return "cannot run"
 
 
+def training_size_lines(table: PriceTable | None = None, cal: Calibration | None = None) -> pd.DataFrame:
+    """:func:`thresholds` of the guide's training decisions: per pricing type, the model size from which an
+    NVLink class is the cheapest way to train. Chapters 4 and 5 and claim C26 all read this one answer."""
+    return thresholds(decisions(table, kinds=("train",), cal=cal))
+
+
+def length_picks(model_id: str, scales: tuple[float, ...], table: PriceTable | None = None,
+                 cal: Calibration | None = None) -> pd.DataFrame:
+    """The guide's training pick for ``model_id`` at each multiple of its token budget (``scales``), per
+    pricing type: columns ``tokens_scale``, ``pricing``, ``guide_class``, ``nvlink_over_pcie``."""
+    table = prices.resolve(table)
+    rows = []
+    for scale in scales:
+        frame = options(model_id, "train", table, cal=cal, tokens_scale=scale)
+        for pricing in pricing_types(table):
+            row = _decision_row(model_id, "train", pricing, frame[frame["pricing"] == pricing])
+            rows.append({"tokens_scale": scale, "pricing": pricing, "guide_class": row["guide_class"],
+                         "nvlink_over_pcie": row["nvlink_over_pcie"]})
+    return pd.DataFrame(rows, columns=["tokens_scale", "pricing", "guide_class", "nvlink_over_pcie"])
+
+
+def size_table(decided: pd.DataFrame, kind: str = "train") -> pd.DataFrame:
+    """Per model of ``decided`` (:func:`decisions`) and pricing type: the cheapest NVLink-class option's cost
+    over the cheapest PCIe option's (below 1: NVLink cheaper; empty where a side has no feasible option),
+    one column per pricing type, ``params_B`` first."""
+    part = decided[decided["kind"] == kind]
+    if part.empty:
+        return pd.DataFrame(columns=["model", "params_B"])
+    order = list(dict.fromkeys(part["pricing"]))
+    wide = part.pivot(index=["model", "params_B"], columns="pricing", values="nvlink_over_pcie")[order]
+    wide = wide.reset_index().sort_values("params_B", kind="stable").reset_index(drop=True)
+    wide.columns.name = None
+    return wide.rename(columns={p: f"{p}: NVLink / PCIe cost" for p in order})
+
+
 def thresholds(table: pd.DataFrame) -> pd.DataFrame:
     """Per workload kind and pricing type of :func:`decisions`: the smallest model size (``threshold_B``)
     from which the pick is an NVLink class at every larger size (None: PCIe wins at the largest size, or
@@ -229,6 +265,20 @@ def thresholds(table: pd.DataFrame) -> pd.DataFrame:
         rows.append({"kind": kind, "pricing": pricing, "threshold_B": threshold, "below_B": below_B,
                      "models_decided": len(sizes), "text": text})
     return pd.DataFrame(rows, columns=["kind", "pricing", "threshold_B", "below_B", "models_decided", "text"])
+
+
+def lines_phrase(limits: pd.DataFrame) -> str:
+    """Size lines of :func:`thresholds` (one kind of workload) as one Markdown phrase, each distinct line once
+    with the pricing types it holds for: "at on-demand and spot prices an NVLink class is the pick ...; at
+    reserved prices the line falls between 70.6B and 174.6B"."""
+    groups: dict[str, list[str]] = {}
+    for pricing, text in zip(limits["pricing"], limits["text"]):
+        groups.setdefault(text, []).append(pricing)
+    return "; ".join(f"at {_and(types)} prices {text}" for text, types in groups.items())
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def flip_scales(table: pd.DataFrame) -> pd.DataFrame:

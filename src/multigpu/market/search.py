@@ -104,11 +104,14 @@ def data_digest() -> str:
 
 
 def save_memo(folder: str | Path) -> Path:
-    """Write :data:`MEMO` to ``folder/searches-<digest>.pickle`` (the folder is created); return the path."""
+    """Write :data:`MEMO` to ``folder/searches-<digest>.pickle`` (the folder is created; the file is replaced
+    whole, never left half-written); return the path."""
     path = Path(folder) / f"searches-{data_digest()}.pickle"
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as handle:
+    partial = path.with_suffix(".partial")
+    with partial.open("wb") as handle:
         pickle.dump(MEMO.tables, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    partial.replace(path)
     return path
 
 

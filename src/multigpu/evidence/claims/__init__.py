@@ -116,6 +116,38 @@ def needs(text: str, present: bool) -> Test:
 TOLERANCE = 0.05
 
 
+class Rule(str):
+    """A verdict's rule in words (a plain string, as the JSON contract has it) that also keeps the
+    :class:`Test` values it was written from (``tests``), for prose built from the same outcomes."""
+
+    tests: tuple[Test, ...] = ()
+
+    def __new__(cls, text: str, tests: tuple[Test, ...] = ()) -> Rule:
+        rule = super().__new__(cls, text)
+        rule.tests = tuple(tests)
+        return rule
+
+    def __reduce__(self) -> tuple:
+        return (Rule, (str(self), self.tests))
+
+
+#: How a test's outcome reads in a sentence, by kind and outcome.
+OUTCOME = {("fact", True): "holds", ("fact", False): "fails", ("conclusion", True): "holds",
+           ("conclusion", False): "fails", ("caveat", True): "applies", ("caveat", False): "does not apply",
+           ("input", True): "present", ("input", False): "missing"}
+
+
+def tests_markdown(verdict: Verdict) -> str:
+    """What decided ``verdict``, as Markdown sentences built from its tests: what holds, what fails, which
+    caveats apply and which inputs are missing (empty when the verdict keeps no tests)."""
+    tests = getattr(verdict.rule, "tests", ())
+    groups = (("Holds", [t for t in tests if t.kind in ("fact", "conclusion") and t.passed]),
+              ("Fails", [t for t in tests if t.kind in ("fact", "conclusion") and not t.passed]),
+              ("Caveat", [t for t in tests if t.kind == "caveat" and t.passed]),
+              ("Missing", [t for t in tests if t.kind == "input" and not t.passed]))
+    return " ".join(f"*{label}:* " + "; ".join(t.text for t in group) + "." for label, group in groups if group)
+
+
 def judge(*tests: Test) -> tuple[str, str]:
     """The verdict of :data:`LADDER` over ``tests``, and the rule in words (each test and its outcome)."""
     facts = [t for t in tests if t.kind == "fact"]
@@ -131,11 +163,8 @@ def judge(*tests: Test) -> tuple[str, str]:
         verdict = "holds-with-caveat"
     else:
         verdict = "holds"
-    mark = {("fact", True): "holds", ("fact", False): "fails", ("conclusion", True): "holds",
-            ("conclusion", False): "fails", ("caveat", True): "applies", ("caveat", False): "does not apply",
-            ("input", True): "present", ("input", False): "missing"}
-    rule = "; ".join(f"{t.kind}: {t.text} ({mark[(t.kind, t.passed)]})" for t in tests)
-    return verdict, rule
+    rule = "; ".join(f"{t.kind}: {t.text} ({OUTCOME[(t.kind, t.passed)]})" for t in tests)
+    return verdict, Rule(rule, tests)
 
 
 #: Domains of primary sources (vendors, standards bodies) for a catalogue fact's confidence

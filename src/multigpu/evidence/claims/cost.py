@@ -15,6 +15,8 @@ from typing import Any
 import pandas as pd
 
 from multigpu.comm.calibration import Calibration
+from multigpu.compute import models
+from multigpu.evidence import guide
 from multigpu.evidence.claims import (
     Inputs,
     Verdict,
@@ -25,7 +27,7 @@ from multigpu.evidence.claims import (
     judge,
     needs,
 )
-from multigpu.market import cost, premium, prices, workloads
+from multigpu.market import cost, premium, workloads
 from multigpu.market.prices import PriceTable
 
 CHAPTER = "book/chapters/04-cost-benefit"
@@ -134,109 +136,93 @@ def c24(inputs: Inputs) -> Verdict:
                                          50.0, inputs.table))
 
 
-def size_threshold(table: PriceTable | None = None, cal: Calibration | None = None) -> dict[str, Any]:
-    """For each pricing type, the cheapest NVLink-class against the cheapest PCIe-only offer (any GPU)
-    per training job, by model size. Returns ``markets``: {pricing: {"rows": frame, "pcie_cheaper_B": [...],
-    "nvlink_cheaper_B": [...], "threshold_B": smallest size from which NVLink is cheaper at every larger
-    size (None: never), "below_B": the largest size below it, "line_holds": PCIe cheaper below
-    :data:`SIZE_LINE_B` and NVLink at or above it}}."""
-    table = prices.resolve(table)
-    train_ids = [w for w, spec in workloads.workloads_table().items() if spec.kind == "train"]
-    markets: dict[str, Any] = {}
-    for pricing in [p for p in prices.PRICING if p in set(table.offers["pricing"])]:
-        rows = premium.nvlink_vs_pcie(train_ids, table, pricing=[pricing], cal=cal)
-        both = rows[rows["cheaper"].isin(["NVLink", "PCIe"])]
-        if both.empty:
-            continue
-        nvlink_wins = rows["cheaper"].isin(["NVLink", "NVLink (only)"])
-        sizes = rows["params_B"].tolist()
-        threshold = None
-        for i in range(len(rows)):
-            if nvlink_wins.iloc[i:].all() and rows["cheaper"].iloc[i:].ne("n/a").any():
-                threshold = sizes[i]
-                break
-        below = [s for s in sizes if threshold is not None and s < threshold]
-        small, large = both[both["params_B"] < SIZE_LINE_B], both[both["params_B"] >= SIZE_LINE_B]
-        holds = (not small.empty and not large.empty and (small["cheaper"] == "PCIe").all()
-                 and (large["cheaper"] == "NVLink").all())
-        markets[pricing] = {"rows": rows, "threshold_B": threshold, "below_B": max(below) if below else None,
-                            "pcie_cheaper_B": both[both["cheaper"] == "PCIe"]["params_B"].tolist(),
-                            "nvlink_cheaper_B": both[both["cheaper"] == "NVLink"]["params_B"].tolist(),
-                            "line_holds": bool(holds)}
-    return {"markets": markets}
+#: How much shorter and longer than the guide's budget the C26 length test makes the job near the size line.
+LENGTH_SCALES = (0.1, 10.0)
 
 
-def _where(market: dict[str, Any]) -> str:
-    if market["threshold_B"] is None:
-        return "PCIe stays cheaper up to the largest model"
-    if market["below_B"] is None:
-        return f"NVLink is cheaper from the smallest model ({market['threshold_B']:.1f}B) up"
-    return f"the line falls between {market['below_B']:.1f}B and {market['threshold_B']:.1f}B"
+def _line_text(row: Any) -> str:
+    """A size line of :func:`multigpu.evidence.guide.thresholds` as a short value: "8.0-14.8", "<= 1.2", "none"."""
+    if row["threshold_B"] is None or pd.isna(row["threshold_B"]):
+        return "none"
+    if row["below_B"] is None or pd.isna(row["below_B"]):
+        return f"<= {row['threshold_B']:.1f}"
+    return f"{row['below_B']:.1f}-{row['threshold_B']:.1f}"
+
+
+def _brackets(row: Any, size_B: float) -> bool:
+    """Whether a size line falls around ``size_B``: PCIe at the largest size under it, NVLink from the next."""
+    return (row["below_B"] is not None and not pd.isna(row["below_B"]) and row["threshold_B"] is not None
+            and not pd.isna(row["threshold_B"]) and row["below_B"] < size_B <= row["threshold_B"])
+
+
+def _length_flips(picks: pd.DataFrame) -> list[str]:
+    """Pricing types at which the shortest job's pick is PCIe and the longest one's an NVLink class."""
+    short, long = picks["tokens_scale"].min(), picks["tokens_scale"].max()
+    flips = []
+    for pricing, part in picks.groupby("pricing", sort=False):
+        first = part[part["tokens_scale"] == short]["guide_class"].iloc[0]
+        last = part[part["tokens_scale"] == long]["guide_class"].iloc[0]
+        if first == "PCIe" and last in guide.NVLINK_GUIDE_CLASSES:
+            flips.append(pricing)
+    return flips
+
+
+def length_test(table: PriceTable | None = None, cal: Calibration | None = None) -> tuple[str, pd.DataFrame, list[str]]:
+    """C26's "short: PCIe, long: NVLink": the guide's model nearest the article's size line, its training picks
+    at :data:`LENGTH_SCALES` x its token budget (:func:`multigpu.evidence.guide.length_picks`), and the pricing
+    types at which the short job's pick is PCIe and the long one's an NVLink class."""
+    near = min(guide.MODELS, key=lambda m: abs(models.model(m).params_total / 1e9 - SIZE_LINE_B))
+    picks = guide.length_picks(near, LENGTH_SCALES, table, cal)
+    return near, picks, _length_flips(picks)
 
 
 @claim("C26")
 def c26(inputs: Inputs) -> Verdict:
     stamp = inputs.table.stamp()
-    t = size_threshold(inputs.table, inputs.cal)["markets"]
     seed = "under 10B and short: PCIe; larger or long: NVLink"
-    market = needs(f"a pricing type with both an NVLink-class and a PCIe-only offer that run the book's training "
-                   f"jobs ({len(t)} in the file)", bool(t))
+    decided = guide.decisions(inputs.table, kinds=("train",), cal=inputs.cal)
+    both = decided.dropna(subset=["nvlink_over_pcie"])
+    market = needs(f"a pricing type in which some model can be trained on both a PCIe and an NVLink-class "
+                   f"option ({both['pricing'].nunique()} in the file)", not both.empty)
     if not market.passed:
         verdict, rule = judge(market)
         return Verdict("C26", verdict, seed, "no market", "billion parameters",
-                       f"The price file {stamp['name']} (sha256 {stamp['sha256_12']}) has no pricing type with both "
-                       f"an NVLink-class and a PCIe-only offer that can run the book's training jobs.", CHAPTER, rule,
+                       f"The price file {stamp['name']} (sha256 {stamp['sha256_12']}) has no pricing type in which "
+                       f"the guide's training jobs run on both a PCIe and an NVLink-class option.", CHAPTER, rule,
                        "price-based: no comparable market in this file")
-    holds = [p for p, m in t.items() if m["line_holds"]]
+    lines = guide.thresholds(decided)
+    lines = lines[lines["pricing"].isin(set(both["pricing"]))]
+    has_line = [p for p, b in zip(lines["pricing"], lines["below_B"]) if b is not None and not pd.isna(b)]
+    at_10 = [r["pricing"] for r in lines.to_dict("records") if _brackets(r, SIZE_LINE_B)]
+    near, _, flips = length_test(inputs.table, inputs.cal)
     verdict, rule = judge(
         market,
-        fact("PCIe is cheaper per training job under 10B and NVLink from there up, for some pricing type ("
-             + ", ".join(f"{p}: {'yes' if m['line_holds'] else 'no'}" for p, m in t.items()) + ")", bool(holds)),
-        caveat("not for every pricing type", len(holds) < len(t)))
-    lines = "; ".join(f"{p}: {_where(m)}" for p, m in t.items())
-    like = premium.break_even_summary([w for w, s in workloads.workloads_table().items() if s.kind == "train"],
-                                      inputs.table, cal=inputs.cal)
-    like = like[~like["break_even_premium_pct"].isin([math.inf])]
-    if like.empty:
-        like_text = "The price file has no comparable pair of GPUs to separate the interconnect from the GPU."
-    else:
-        same = like.dropna(subset=["charged_same_provider_pct_min"])
-        lo, hi, who = ((same["charged_same_provider_pct_min"].min(), same["charged_same_provider_pct_max"].max(),
-                        "by the same provider") if not same.empty
-                       else (like["charged_pct_min"].min(), like["charged_pct_max"].max(), "between such offers"))
-        like_text = (f"Like for like (the same GPU family, NVLink-class against PCIe-only), the interconnect alone "
-                     f"is worth a break-even premium of {like['break_even_premium_pct'].min():.1f} to "
-                     f"{like['break_even_premium_pct'].max():.1f} % on the training jobs, against "
-                     f"{lo:.1f} to {hi:.1f} % charged {who}: the size line, where there is one, comes mostly "
-                     f"from which GPUs are "
-                     f"sold with which interconnect, and from memory (larger models do not fit the small PCIe "
-                     f"cards without heavy recomputation or pipelining).")
-    value = "; ".join(f"{p}: " + ("none" if m["threshold_B"] is None else
-                                  (f"<= {m['threshold_B']:.1f}" if m["below_B"] is None
-                                   else f"{m['below_B']:.1f}-{m['threshold_B']:.1f}")) for p, m in t.items())
+        fact("for some pricing type PCIe is the cheapest way to train the smaller models and an NVLink class the "
+             "larger ones (" + ", ".join(f"{p}: {_line_text(r)}" for p, r in
+                                         zip(lines["pricing"], lines.to_dict("records"))) + ")", bool(has_line)),
+        conclusion(f"the line falls at {SIZE_LINE_B:g}B for some pricing type ({', '.join(at_10) or 'none'})",
+                   bool(at_10)),
+        conclusion(f"job length moves the pick: training {near} on {LENGTH_SCALES[0]:g}x its token budget goes "
+                   f"to PCIe and on {LENGTH_SCALES[-1]:g}x to an NVLink class, for some pricing type "
+                   f"({', '.join(flips) or 'none'})", bool(flips)),
+        caveat("not for every pricing type", len(at_10) < len(lines)))
+    value = "; ".join(f"{p}: {_line_text(r)}" for p, r in zip(lines["pricing"], lines.to_dict("records")))
+    fragile = both.loc[(both["nvlink_over_pcie"] - 1).abs().idxmin()]
     return Verdict(
-        "C26", verdict, seed, value, "billion parameters (size line per pricing type)",
-        f"With {stamp['name']} (sha256 {stamp['sha256_12']}), comparing per training job the cheapest NVLink-class "
-        f"offer with the cheapest PCIe-only offer of the same pricing type: {lines}. The article's line "
-        f"(PCIe cheaper under {SIZE_LINE_B:g}B, NVLink from there up) holds for {len(holds)} of the {len(t)} "
-        f"pricing types{' (' + ', '.join(holds) + ')' if holds else ''}. {like_text} The second half of the "
-        f"claim does not follow from cost per job: every cost in the model is proportional to the training "
-        f"tokens, so a longer job multiplies both offers' costs alike and never changes which is cheaper; "
-        f"length matters through wall-clock time and reservations, not through the ranking.",
-        CHAPTER, rule, f"price-based: one GPU's prices of one pricing type spread by "
-                       f"{price_spread_pct(inputs.table):.0f} % in this file")
+        "C26", verdict, seed, value, "billion parameters (training size line per pricing type)",
+        f"With {stamp['name']} (sha256 {stamp['sha256_12']}), the selection guide's training jobs "
+        f"({guide.TOKENS_PER_PARAM} tokens per parameter, within {guide.DEADLINE_DAYS} days) per pricing type: "
+        + "; ".join(f"{p}: {t}" for p, t in zip(lines["pricing"], lines["text"]))
+        + f". The article's line at {SIZE_LINE_B:g}B falls inside that bracket for {len(at_10)} of the "
+        f"{len(lines)} pricing types{' (' + ', '.join(at_10) + ')' if at_10 else ''}. Job length: training {near} "
+        f"on {LENGTH_SCALES[0]:g}x and on {LENGTH_SCALES[-1]:g}x its token budget, the pick moves from PCIe to "
+        f"an NVLink class for {len(flips)} of the pricing types; cost is proportional to the tokens while the "
+        f"layout stays, so a longer job changes the pick only where the deadline forces more GPUs.",
+        CHAPTER, rule,
+        _price_confidence(f"NVLink / PCIe cost for {fragile['model']} at {fragile['pricing']} prices",
+                          float(fragile["nvlink_over_pcie"]), 1.0, inputs.table))
 
 
-def size_table(table: PriceTable | None = None, cal: Calibration | None = None) -> pd.DataFrame:
-    """The training jobs by model size: per pricing type, the cheapest NVLink-class offer's cost per job
-    over the cheapest PCIe-only offer's (below 1: NVLink cheaper; empty where one class has no feasible
-    offer), one column per pricing type, ``params_B`` first."""
-    markets = size_threshold(table, cal)["markets"]
-    frames = [m["rows"].assign(pricing=p) for p, m in markets.items()]
-    if not frames:
-        return pd.DataFrame(columns=["workload", "params_B"])
-    rows = pd.concat(frames, ignore_index=True)
-    table = rows.pivot(index=["workload", "params_B"], columns="pricing", values="nvlink_over_pcie")
-    table = table[list(markets)].reset_index().sort_values("params_B", kind="stable").reset_index(drop=True)
-    table.columns.name = None
-    return table.rename(columns={p: f"{p}: NVLink / PCIe cost" for p in markets})
+def size_lines(table: PriceTable | None = None, cal: Calibration | None = None) -> pd.DataFrame:
+    """The training size lines C26 is judged on (:func:`multigpu.evidence.guide.training_size_lines`)."""
+    return guide.training_size_lines(table, cal)

@@ -1,0 +1,760 @@
+"""Explanatory diagrams drawn by code from the model, never by hand.
+
+Wiring diagrams
+    :func:`wiring_figure` draws one catalogue system from its topology graph
+    (:func:`multigpu.hardware.topology.for_system`): every vertex, every link
+    (both directions merged into one line), line width growing with the raw line
+    rate in GB/s per direction (1 GB = 1e9 bytes). :func:`multinode_figure`
+    joins identical nodes rail by rail; :data:`CLASS_EXAMPLES` names one system
+    per topology class.
+All-reduce schematics
+    :func:`allreduce_schematic` draws ring, tree, NVLS, one-shot and two-shot
+    all-reduce on ``n`` GPUs with the bytes every link carries, from
+    :func:`link_bytes` (bytes per direction per link for one all-reduce of
+    ``size_bytes`` bytes per GPU, the nccl-tests size).
+
+Every figure has a title and a source line, is at most 7 inches wide, uses no
+text under 8 pt, draws in :data:`multigpu.book.plotting.COLORS` and puts node
+labels on fills they contrast with at WCAG AA (:func:`contrast_ratio` >= 4.5).
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import matplotlib.pyplot as plt
+import networkx as nx
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyBboxPatch
+
+from multigpu.book import plotting
+from multigpu.common.errors import InputError
+from multigpu.hardware import topology
+
+BLACK, ORANGE, BLUE, GREEN, PINK, SKY, VERMILLION, GREY = plotting.COLORS
+WHITE = "#FFFFFF"
+WIDTH_IN = 7.0  #: the book's column, inches
+LABEL_PT = 8.5  #: node and link labels, points (the floor is 8)
+SOURCE_PT = 8.0  #: source line, points
+TITLE_PT = 12.0
+
+#: topology class (as the book names it) -> catalogue system drawn for it
+CLASS_EXAMPLES: dict[str, str] = {
+    "NVSwitch node": "hgx-h100",
+    "full mesh": "mi300x-8",
+    "hybrid cube mesh": "dgx-1-v100",
+    "PCIe tree": "pcie-a100-8",
+    "NVLink-bridged pairs": "pcie-a100-nvl-pairs",
+    "NVL72 rack": "gb200-nvl72",
+}
+
+#: vertex role -> (fill, label colour, what it is)
+ROLES: dict[str, tuple[str, str, str]] = {
+    "gpu": (BLUE, WHITE, "GPU"),
+    "nvswitch": (BLACK, WHITE, "NVLink switch"),
+    "pcisw": (GREY, BLACK, "PCIe switch / root port"),
+    "cpu": (ORANGE, BLACK, "CPU socket"),
+    "sys": (ORANGE, BLACK, "socket-to-socket fabric"),
+    "nic": (GREEN, BLACK, "NIC"),
+    "net": (SKY, BLACK, "scale-out fabric"),
+    "leaf": (SKY, BLACK, "rail leaf switch"),
+}
+#: link kind -> (line colour, name in the legend)
+KINDS: dict[str, tuple[str, str]] = {
+    "nvswitch": (BLUE, "NVLink to switch"),
+    "nvlink": (BLUE, "NVLink"),
+    "nvlink-capped": (BLUE, "NVLink (capped)"),
+    "nvlink-bridge": (PINK, "NVLink bridge"),
+    "infinity-fabric": (BLUE, "Infinity Fabric"),
+    "c2c": (BLUE, "NVLink-C2C"),
+    "pcie": (GREY, "PCIe"),
+    "inter-socket": (ORANGE, "CPU socket link"),
+    "infiniband": (GREEN, "InfiniBand NIC"),
+    "ethernet": (GREEN, "Ethernet NIC"),
+    "uplink": (SKY, "Leaf uplink, non-blocking (sum of its NICs)"),
+}
+#: GPUs per compute tray of an NVL72 rack (catalogue notes of gb200-nvl72: 18 trays of 4 GPUs)
+TRAY_GPUS = 4
+#: all-reduce algorithms drawn here -> the name :mod:`multigpu.comm.collectives` gives them
+SCHEMATICS: dict[str, str] = {"ring": "ring", "tree": "tree", "nvls": "nvls", "oneshot": "direct",
+                              "twoshot": "two-shot"}
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def contrast_ratio(fg_hex: str, bg_hex: str) -> float:
+    """WCAG 2 contrast ratio of two ``#RRGGBB`` colours, 1 (same) to 21 (black on white)."""
+    lighter, darker = sorted((_luminance(fg_hex), _luminance(bg_hex)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def _luminance(hex_colour: str) -> float:
+    """WCAG relative luminance of ``#RRGGBB``, 0 to 1."""
+    channels = [int(hex_colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _ink(colour: str, background: str = WHITE) -> str:
+    """``colour`` for text on ``background`` if it has AA contrast (>= 4.5), else black."""
+    return colour if contrast_ratio(colour, background) >= 4.5 else BLACK
+
+
+def role(vertex: str) -> str:
+    """The role of a topology vertex: ``gpu3`` -> ``gpu``, ``pcisw1`` -> ``pcisw``, ``net`` -> ``net``."""
+    return vertex.rstrip("0123456789")
+
+
+def edge_width(bw_GBps_per_dir: float) -> float:
+    """Line width in points for a link of ``bw_GBps_per_dir`` GB/s per direction (grows with it)."""
+    return 0.6 + 0.8 * math.log2(1 + bw_GBps_per_dir / 8)
+
+
+def _gbps(bw: float) -> str:
+    """A bandwidth in GB/s, three significant digits: 63.02 -> '63', 1800 -> '1,800'."""
+    return f"{bw:,.0f}" if bw >= 100 else f"{bw:.3g}"
+
+
+def _bytes(value: float) -> str:
+    """Bytes in decimal units: 1.5e9 -> '1.5 GB', 2.5e8 -> '250 MB'."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.3g} B"
+
+
+def _finish(fig: Figure, title: str, source: str) -> Figure:
+    """Add the title and the wrapped source line (house style, >= 8 pt)."""
+    fig.suptitle(title, fontsize=TITLE_PT)
+    fig.text(0.01, -0.02, textwrap.fill(f"Source: {source}", 105), fontsize=SOURCE_PT, color="#444444",
+             ha="left", va="top")
+    return fig
+
+
+def _blank_axes(fig: Figure, rect: tuple[float, float, float, float]):
+    """Axes without ticks, grid or frame, equal aspect, for a diagram."""
+    ax = fig.add_axes(rect)
+    ax.set_axis_off()
+    ax.set_aspect("equal")
+    return ax
+
+
+def _draw_vertices(graph: nx.Graph, pos: dict, ax, labels: dict[str, str] | None = None) -> None:
+    """Vertices as labelled rounded boxes filled by role; label colour chosen for contrast."""
+    labels = labels or {v: _vertex_label(v) for v in graph}
+    for name, (fill, ink, _) in ROLES.items():
+        members = {v: labels[v] for v in graph if graph.nodes[v].get("role", role(v)) == name and v in labels}
+        if members:
+            nx.draw_networkx_labels(graph, pos, members, ax=ax, font_size=LABEL_PT, font_color=ink,
+                                    bbox={"boxstyle": "round,pad=0.3", "fc": fill, "ec": "none"})
+
+
+def _vertex_label(vertex: str) -> str:
+    """Display name: gpu3 -> 'GPU3', pcisw1 -> 'PCIe1', nvswitch -> 'NVSwitch', net -> 'fabric'."""
+    names = {"gpu": "GPU", "pcisw": "PCIe", "cpu": "CPU", "nic": "NIC", "leaf": "leaf"}
+    fixed = {"nvswitch": "NVSwitch", "sys": "UPI/xGMI", "net": "fabric"}
+    return fixed.get(vertex) or names.get(role(vertex), role(vertex)) + vertex[len(role(vertex)):]
+
+
+# ------------------------------------------------------------------ wiring
+
+
+def wiring_graph(system_id: str) -> nx.Graph:
+    """The topology of ``system_id`` as an undirected graph: one edge per link, both directions merged.
+
+    Vertices carry ``role``; edges carry ``bw_GBps_per_dir`` (raw line rate, GB/s per direction),
+    ``kind`` and ``link_id``. Virtual host-memory staging edges are left out (they are no wire).
+    """
+    graph = nx.Graph(system_id=system_id)
+    for edge in topology.for_system(system_id).edges:
+        if edge.kind == "bounce":
+            continue
+        for vertex in (edge.src, edge.dst):
+            graph.add_node(vertex, role=role(vertex))
+        if not graph.has_edge(edge.src, edge.dst):
+            graph.add_edge(edge.src, edge.dst, bw_GBps_per_dir=edge.bw_GBps_per_dir, kind=edge.kind,
+                           link_id=edge.link_id)
+    return graph
+
+
+def _gpus(graph: nx.Graph) -> list[str]:
+    return sorted((v for v in graph if role(v) == "gpu"), key=lambda v: int(v[3:]))
+
+
+def _of_role(graph: nx.Graph, name: str) -> list[str]:
+    return sorted((v for v in graph if role(v) == name), key=lambda v: int(v[len(name):] or 0))
+
+
+def _mean_x(pos: dict, vertices: list[str], default: float) -> float:
+    xs = [pos[v][0] for v in vertices if v in pos]
+    return sum(xs) / len(xs) if xs else default
+
+
+def wiring_layout(graph: nx.Graph) -> dict[str, tuple[float, float]]:
+    """Fixed positions by role (no randomness): GPUs in a row (x = index, y = 1), the NVLink switch below
+    (y = 0), PCIe switches above their GPUs (y = 2), CPU sockets above their switches with the socket link
+    between them (y = 3), NICs above the GPUs they serve (y = 4), the fabric on top (y = 5)."""
+    gpus = _gpus(graph)
+    pos: dict[str, tuple[float, float]] = {g: (float(i), 1.0) for i, g in enumerate(gpus)}
+    middle = (len(gpus) - 1) / 2
+    for v in _of_role(graph, "pcisw"):
+        pos[v] = (_mean_x(pos, [u for u in graph[v] if role(u) == "gpu"], middle), 2.0)
+    for v in _of_role(graph, "cpu"):
+        pos[v] = (_mean_x(pos, [u for u in graph[v] if role(u) == "pcisw"], middle), 3.0)
+    if "sys" in graph:
+        pos["sys"] = (_mean_x(pos, _of_role(graph, "cpu"), middle), 3.0)
+    nics = _of_role(graph, "nic")
+    for m, v in enumerate(nics):
+        served = [g for i, g in enumerate(gpus) if i * len(nics) // len(gpus) == m]
+        pos[v] = (_mean_x(pos, served, middle), 4.0)
+    if "net" in graph:
+        pos["net"] = (middle, 5.0)
+    if "nvswitch" in graph:
+        pos["nvswitch"] = (middle, 0.0)
+    return pos
+
+
+def _arc(a: tuple[float, float], b: tuple[float, float]) -> str:
+    """Connection style bending a GPU-to-GPU link below the GPU row, deeper for farther GPUs."""
+    span = abs(b[0] - a[0])
+    if span <= 1:
+        return "arc3,rad=0.0" if span == 0 else "arc3,rad=0.35"
+    depth = 0.25 + 0.18 * span  # peak depth below the row, in GPU spacings
+    return f"arc3,rad={2 * depth / span * (1 if b[0] > a[0] else -1):.3f}"
+
+
+def _draw_links(graph: nx.Graph, pos: dict, ax) -> list[Line2D]:
+    """Draw every link, width from its GB/s per direction; return one legend handle per link type."""
+    groups: dict[tuple[str, str | None, float], list[tuple[str, str]]] = {}
+    for a, b, data in graph.edges(data=True):
+        groups.setdefault((data["kind"], data["link_id"], data["bw_GBps_per_dir"]), []).append((a, b))
+    handles = []
+    for (kind, link_id, bw), edges in sorted(groups.items(), key=lambda item: -item[0][2]):
+        colour, name = KINDS[kind]
+        for a, b in edges:
+            direct = role(a) == role(b) == "gpu"
+            a, b = (a, b) if pos[a][0] <= pos[b][0] else (b, a)
+            nx.draw_networkx_edges(graph, pos, [(a, b)], ax=ax, width=edge_width(bw), edge_color=colour,
+                                   arrows=True, arrowstyle="-", node_size=0,
+                                   connectionstyle=_arc(pos[a], pos[b]) if direct else "arc3,rad=0.0")
+        handles.append(Line2D([], [], color=colour, linewidth=edge_width(bw),
+                              label=f"{name}{f' ({link_id})' if link_id else ''}: {_gbps(bw)} GB/s per direction"
+                              f", {len(edges)} link{'s' if len(edges) > 1 else ''}"))
+    return handles
+
+
+def wiring_figure(system_id: str) -> Figure:
+    """The wiring of catalogue system ``system_id``: every vertex and link of its topology graph.
+
+    Line width grows with the raw line rate (GB/s per direction); the legend names each link type, its
+    rate and how many such links there are. Racks of more than 16 GPUs are drawn tray by tray
+    (:func:`_rack_figure`).
+    """
+    plotting.apply_style()
+    graph = wiring_graph(system_id)
+    if len(_gpus(graph)) > 16:
+        return _rack_figure(system_id, graph)
+    pos = wiring_layout(graph)
+    fig = plt.figure(figsize=(WIDTH_IN, 5.6))
+    ax = _blank_axes(fig, (0.02, 0.27, 0.96, 0.63))
+    ax.set_aspect("auto")
+    handles = _draw_links(graph, pos, ax)
+    _draw_vertices(graph, pos, ax)
+    ax.set_ylim(_lowest_arc(graph, pos) - 0.4, 5.4)
+    ax.set_xlim(-0.7, len(_gpus(graph)) - 0.3)
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=1, fontsize=LABEL_PT)
+    return _finish(fig, f"Wiring of {system_id} ({topology.for_system(system_id).kind})", _wiring_source(system_id))
+
+
+def _lowest_arc(graph: nx.Graph, pos: dict) -> float:
+    """The lowest point the drawing reaches below the GPU row (arcs, the switch), in layout units."""
+    low = min(y for _, y in pos.values())
+    for a, b in graph.edges():
+        if role(a) == role(b) == "gpu":
+            span = abs(pos[a][0] - pos[b][0])
+            low = min(low, 1.0 - (0.35 * span / 2 if span <= 1 else 0.25 + 0.18 * span))
+    return low
+
+
+def _wiring_source(system_id: str) -> str:
+    return (f"multigpu.book.diagrams.wiring_figure drawn from multigpu.hardware.topology.for_system('{system_id}') "
+            "(catalogue data/systems.csv and data/links.csv; raw line rates, GB = 1e9 bytes)")
+
+
+def _rack_figure(system_id: str, graph: nx.Graph) -> Figure:
+    """A rack-scale NVLink domain: compute trays of :data:`TRAY_GPUS` GPUs around the NVLink switch."""
+    gpus = _gpus(graph)
+    trays = math.ceil(len(gpus) / TRAY_GPUS)
+    fig = plt.figure(figsize=(WIDTH_IN, 6.6))
+    ax = _blank_axes(fig, (0.02, 0.14, 0.96, 0.78))
+    pos = {"nvswitch": (0.0, 0.0)}
+    for t in range(trays):
+        angle = math.pi / 2 - 2 * math.pi * t / trays
+        members = gpus[t * TRAY_GPUS:(t + 1) * TRAY_GPUS]
+        _draw_tray(ax, pos, members, angle)
+        ax.text(3.55 * math.cos(angle), 3.55 * math.sin(angle), f"GPUs {t * TRAY_GPUS}-{t * TRAY_GPUS + len(members) - 1}",
+                fontsize=LABEL_PT, ha="center", va="center")
+    sub = graph.subgraph(gpus + ["nvswitch"])
+    bw = next(d["bw_GBps_per_dir"] for _, _, d in sub.edges(data=True))
+    link_id = next(d["link_id"] for _, _, d in sub.edges(data=True))
+    edges = sorted(tuple(sorted(e)) for e in sub.edges())  # a subgraph iterates in hash order: fix it
+    nx.draw_networkx_edges(sub, pos, edgelist=edges, ax=ax, width=edge_width(bw) / 3, edge_color=BLUE, alpha=0.6)
+    _draw_vertices(graph.subgraph(["nvswitch"]), pos, ax, {"nvswitch": "NVLink\nswitch"})
+    ax.set_xlim(-4.3, 4.3)
+    ax.set_ylim(-4.0, 4.0)
+    handle = Line2D([], [], color=BLUE, linewidth=edge_width(bw) / 3,
+                    label=f"NVLink to switch ({link_id}): {_gbps(bw)} GB/s per direction per GPU, "
+                          f"{len(gpus)} links (drawn at 1/3 width)")
+    dot = Line2D([], [], color=BLUE, marker="o", linestyle="none", label=f"GPU ({TRAY_GPUS} per compute tray)")
+    fig.legend(handles=[handle, dot], loc="lower center", bbox_to_anchor=(0.5, 0.04), fontsize=LABEL_PT)
+    fig.text(0.5, 0.02, _host_summary(graph), fontsize=LABEL_PT, ha="center", va="center")
+    return _finish(fig, f"Wiring of {system_id}: {len(gpus)} GPUs in {trays} trays on one NVLink switch",
+                   _wiring_source(system_id))
+
+
+def _draw_tray(ax, pos: dict, members: list[str], angle: float) -> None:
+    """One compute tray: a rounded box at ``angle`` with its GPUs as dots, placed tangentially."""
+    centre = (2.8 * math.cos(angle), 2.8 * math.sin(angle))
+    tangent = (-math.sin(angle), math.cos(angle))
+    ax.add_patch(FancyBboxPatch((centre[0] - 0.42, centre[1] - 0.42), 0.84, 0.84, boxstyle="round,pad=0.02",
+                                fc="#f2f2f2", ec=GREY, lw=0.8, zorder=1))
+    for k, gpu in enumerate(members):
+        offset = (k - (len(members) - 1) / 2) * 0.2
+        pos[gpu] = (centre[0] + offset * tangent[0], centre[1] + offset * tangent[1])
+        ax.plot(*pos[gpu], marker="o", markersize=6, color=BLUE, zorder=3)
+
+
+def _host_summary(graph: nx.Graph) -> str:
+    """One line on the host side of a rack: CPUs, PCIe and NICs, from the graph."""
+    pcie = _edge_rates(graph, "gpu", "pcisw")
+    nic = _edge_rates(graph, "nic", "net")
+    text = f"Host side (not drawn): {len(_of_role(graph, 'cpu'))} CPUs; each GPU on PCIe at {_rates(pcie)} GB/s"
+    return text + (f"; {_count(len(_of_role(graph, 'nic')), 'NIC')} at {_rates(nic)} GB/s" if nic else "") + \
+        " (per direction)"
+
+
+def _count(k: int, noun: str) -> str:
+    """'1 NIC', '8 NICs'."""
+    return f"{k} {noun}{'' if k == 1 else 's'}"
+
+
+def _edge_rates(graph: nx.Graph, role_a: str, role_b: str) -> list[float]:
+    """The distinct line rates (GB/s per direction) of links between two roles."""
+    return sorted({d["bw_GBps_per_dir"] for a, b, d in graph.edges(data=True) if {role(a), role(b)} == {role_a, role_b}})
+
+
+def _rates(rates: list[float]) -> str:
+    return " or ".join(_gbps(r) for r in rates)
+
+
+def wiring_alt_text(system_id: str) -> str:
+    """One or two sentences saying what :func:`wiring_figure` shows, computed from the graph (GB/s per direction)."""
+    graph = wiring_graph(system_id)
+    n = len(_gpus(graph))
+    host = (f"each GPU on PCIe at {_rates(_edge_rates(graph, 'gpu', 'pcisw'))} GB/s per direction under "
+            f"{len(_of_role(graph, 'pcisw'))} PCIe switches or root ports and {len(_of_role(graph, 'cpu'))} CPU sockets")
+    nic = _edge_rates(graph, "nic", "net")
+    nics = f"; {_count(len(_of_role(graph, 'nic')), 'NIC')} at {_rates(nic)} GB/s per direction to the fabric" if nic else ""
+    return f"Wiring of {system_id}: {n} GPUs, {_gpu_fabric(graph)}. Host side: {host}{nics}."
+
+
+def _gpu_fabric(graph: nx.Graph) -> str:
+    """How the GPUs reach each other, read off the graph."""
+    gpus = _gpus(graph)
+    switch = _edge_rates(graph, "gpu", "nvswitch")
+    if switch:
+        return f"each linked to one NVLink switch at {_rates(switch)} GB/s per direction"
+    direct = graph.subgraph(gpus).copy()
+    if direct.number_of_edges() == 0:
+        return "with no GPU-to-GPU links: all GPU traffic crosses the PCIe tree"
+    rates = _rates(sorted({d["bw_GBps_per_dir"] for _, _, d in direct.edges(data=True)}))
+    groups = [len(c) for c in nx.connected_components(direct)]
+    pairs = len(gpus) * (len(gpus) - 1) // 2
+    if len(groups) > 1 and direct.number_of_edges() == sum(g * (g - 1) // 2 for g in groups):
+        return (f"joined in {len(groups)} groups of {groups[0]} by direct links at {rates} GB/s per direction; "
+                "groups talk over PCIe")
+    if direct.number_of_edges() == pairs:
+        return f"every pair linked directly (full mesh, {pairs} links) at {rates} GB/s per direction"
+    degree = sorted({d for _, d in direct.degree()})
+    return (f"each linked directly to {_rates(degree)} others at {rates} GB/s per direction; "
+            f"{pairs - direct.number_of_edges()} of {pairs} pairs have no direct link")
+
+
+# ------------------------------------------------------------------ multi-node
+
+
+def multinode_figure(system_id: str, nodes: int = 2) -> Figure:
+    """``nodes`` identical nodes of ``system_id`` joined rail by rail: NIC ``m`` of every node to leaf ``m``.
+
+    Each GPU reaches the fabric through the NIC its route to ``net`` uses; NIC rates (GB/s per direction)
+    and the GPU-to-NIC PCIe rate come from the topology. The fabric above the leaves is non-blocking.
+    """
+    topo = topology.for_system(system_id)
+    if not 2 <= nodes <= 4:
+        raise InputError(f"multinode_figure draws 2 to 4 nodes; got {nodes}")
+    if topo.gpus_per_node > 8 or not topo.nics_per_node:
+        raise InputError(f"{system_id}: the multi-node view draws nodes of at most 8 GPUs with NICs")
+    plotting.apply_style()
+    graph, pos = multinode_graph(system_id, nodes)
+    fig = plt.figure(figsize=(WIDTH_IN, 4.8))
+    ax = _blank_axes(fig, (0.02, 0.2, 0.96, 0.7))
+    ax.set_aspect("auto")
+    handles = _draw_links(graph, pos, ax)
+    digits = nodes * (topo.gpus_per_node + 1) > 20
+    _draw_vertices(graph, pos, ax, {v: _multinode_label(v, digits) for v in graph})
+    _node_frames(ax, topo, nodes)
+    ax.set_xlim(-0.8, nodes * (topo.gpus_per_node + 1) - 1.2)
+    ax.set_ylim(-1.7, 4.0)
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), fontsize=LABEL_PT)
+    return _finish(fig, f"{nodes} nodes of {system_id}, rail-optimised: NIC m of every node on leaf m",
+                   _wiring_source(system_id).replace("wiring_figure", "multinode_figure"))
+
+
+def multinode_graph(system_id: str, nodes: int = 2) -> tuple[nx.Graph, dict[str, tuple[float, float]]]:
+    """The multi-node view as a graph and its fixed layout: vertices ``n{k}:gpu{i}``, ``n{k}:nic{m}``,
+    ``n{k}:nvswitch``, ``leaf{m}`` and ``net``; edges carry ``bw_GBps_per_dir``, ``kind`` and ``link_id``."""
+    topo = topology.for_system(system_id)
+    graph, pos, width = nx.Graph(), {}, topo.gpus_per_node + 1
+    nic_of = {g: _nic_of(topo, g) for g in range(topo.gpus_per_node)}
+    nics = sorted(set(nic_of.values()), key=lambda v: int(v[3:]))
+    for k in range(nodes):
+        _add_node_view(graph, pos, topo, k, k * width, nic_of)
+    for m, nic in enumerate(nics):
+        leaf = f"leaf{m}"
+        xs = [pos[f"n{k}:{nic}"][0] for k in range(nodes)]
+        graph.add_node(leaf, role="leaf")
+        pos[leaf] = (sum(xs) / len(xs), 2.4)
+        up = topo.edges[topo.index[(nic, "net")]]
+        for k in range(nodes):
+            graph.add_edge(f"n{k}:{nic}", leaf, bw_GBps_per_dir=up.bw_GBps_per_dir, kind=up.kind, link_id=up.link_id)
+    graph.add_node("net", role="net")
+    pos["net"] = ((nodes * width - 2) / 2, 3.6)
+    for m in range(len(nics)):  # non-blocking: a leaf's uplink carries all its NICs at once
+        rail = sum(d["bw_GBps_per_dir"] for _, _, d in graph.edges(f"leaf{m}", data=True))
+        graph.add_edge(f"leaf{m}", "net", bw_GBps_per_dir=rail, kind="uplink", link_id=None)
+    return graph, pos
+
+
+def _nic_of(topo: topology.Topology, gpu: int) -> str:
+    """The NIC on GPU ``gpu``'s route to the fabric."""
+    return next(topo.edges[i].src for i in topo.route(gpu, "net").edges if topo.edges[i].dst == "net")
+
+
+def _add_node_view(graph: nx.Graph, pos: dict, topo: topology.Topology, k: int, x0: float,
+                   nic_of: dict[int, str]) -> None:
+    """One node's GPUs (y = 0), NICs above the GPUs they serve (y = 1) and NVLink switch (y = -1)."""
+    pcie = topo.edges[topo.index[("gpu0", next(b for a, b in topo.index if a == "gpu0" and b.startswith("pcisw")))]]
+    for g in range(topo.gpus_per_node):
+        graph.add_node(f"n{k}:gpu{g}", role="gpu")
+        pos[f"n{k}:gpu{g}"] = (x0 + g, 0.0)
+    for nic in sorted(set(nic_of.values())):
+        served = [g for g, m in nic_of.items() if m == nic]
+        graph.add_node(f"n{k}:{nic}", role="nic")
+        pos[f"n{k}:{nic}"] = (x0 + sum(served) / len(served), 1.1)
+        for g in served:
+            graph.add_edge(f"n{k}:gpu{g}", f"n{k}:{nic}", bw_GBps_per_dir=pcie.bw_GBps_per_dir, kind="pcie",
+                           link_id=pcie.link_id)
+    if topo.has_switch:
+        port = topo.edges[topo.index[("gpu0", "nvswitch")]]
+        graph.add_node(f"n{k}:nvswitch", role="nvswitch")
+        pos[f"n{k}:nvswitch"] = (x0 + (topo.gpus_per_node - 1) / 2, -1.1)
+        for g in range(topo.gpus_per_node):
+            graph.add_edge(f"n{k}:gpu{g}", f"n{k}:nvswitch", bw_GBps_per_dir=port.bw_GBps_per_dir, kind=port.kind,
+                           link_id=port.link_id)
+
+
+def _multinode_label(vertex: str, digits: bool = False) -> str:
+    """``n0:gpu3`` -> 'G3' ('3' with ``digits``), ``n1:nic0`` -> 'N0', ``leaf2`` -> 'L2', ``n0:nvswitch`` ->
+    'NVSwitch'."""
+    local = vertex.split(":")[-1]
+    short = {"gpu": "G", "nic": "N", "leaf": "L"}
+    if role(local) not in short:
+        return _vertex_label(local)
+    return ("" if digits else short[role(local)]) + local[len(role(local)):]
+
+
+def _node_frames(ax, topo: topology.Topology, nodes: int) -> None:
+    """A grey frame and caption around each node's GPUs, NICs and switch."""
+    for k in range(nodes):
+        x0 = k * (topo.gpus_per_node + 1) - 0.5
+        ax.add_patch(FancyBboxPatch((x0, -1.45), topo.gpus_per_node, 2.95, boxstyle="round,pad=0.05",
+                                    fc="none", ec=GREY, lw=0.8, zorder=0))
+        ax.text(x0 + 0.05, -1.62, f"node {k}", fontsize=LABEL_PT, ha="left", va="top")
+
+
+# ------------------------------------------------------------------ all-reduce traffic
+
+
+def double_binary_tree(n: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """NCCL's double binary tree on ranks 0..n-1 (trees.cc): two lists of (parent, child) edges.
+
+    The second tree mirrors the first (rank r -> n-1-r) for even ``n`` and shifts it by one for odd ``n``,
+    so that a rank that is an inner node in one tree is a leaf in the other. Each tree carries half the data.
+    """
+    first = [(_btree_parent(n, r), r) for r in range(1, n)]
+    if n % 2:
+        real = lambda v: (v + 1) % n  # noqa: E731  (virtual rank v of the shifted tree)
+    else:
+        real = lambda v: n - 1 - v  # noqa: E731
+    return first, [(real(p), real(c)) for p, c in first]
+
+
+def _btree_parent(n: int, rank: int) -> int:
+    """Parent of ``rank`` > 0 in NCCL's binary tree over ``n`` ranks (lowest set bit rule)."""
+    bit = rank & -rank
+    up = (rank ^ bit) | (bit << 1)
+    return up if up < n else rank ^ bit
+
+
+def link_bytes(algorithm: str, n: int, size_bytes: float) -> dict[str, dict]:
+    """Bytes each link carries, per direction, in one all-reduce of ``size_bytes`` bytes per GPU (S).
+
+    Returns ``{"links": {(src, dst): bytes}, "send": {gpu: bytes}, "recv": {gpu: bytes}}``: ``links`` the
+    bytes crossing each directed link ``src -> dst`` (vertices ``gpu{i}`` and ``nvswitch``), ``send`` and
+    ``recv`` the bytes each GPU puts on / takes off its links in total. Closed forms:
+
+    - ``ring``: each GPU sends 2(n-1)/n S to the next (reduce-scatter, then all-gather, n-1 steps of S/n);
+    - ``oneshot``: each GPU sends all of S to each of the n-1 peers, (n-1) S in all;
+    - ``twoshot``: reduce-scatter then all-gather by direct transfers, S/n to each peer in each, 2S/n per
+      link, 2(n-1)/n S per GPU;
+    - ``nvls``: each GPU sends S up to the switch, which reduces it, plus its reduced 1/n slice for the
+      switch to multicast (S/n); down it gets its slice (S/n) and the multicast result (S): (n+1)/n S each
+      way, as :mod:`multigpu.comm.collectives` counts it (the floor is S each way);
+    - ``tree``: NCCL's double binary tree, each tree carrying S/2: S/2 up each tree edge (reduce) and S/2
+      down (broadcast), summed where both trees use the same pair.
+    """
+    if algorithm not in SCHEMATICS:
+        raise InputError(f"unknown all-reduce '{algorithm}'; expected one of {', '.join(SCHEMATICS)}")
+    if n < 2 or size_bytes <= 0:
+        raise InputError(f"an all-reduce needs at least 2 GPUs and a positive size; got n={n}, {size_bytes} bytes")
+    links = _LINK_RULES[algorithm](n, float(size_bytes))
+    send = {f"gpu{i}": sum(b for (s, _), b in links.items() if s == f"gpu{i}") for i in range(n)}
+    recv = {f"gpu{i}": sum(b for (_, d), b in links.items() if d == f"gpu{i}") for i in range(n)}
+    return {"links": links, "send": send, "recv": recv}
+
+
+def _ring_links(n: int, s: float) -> dict[tuple[str, str], float]:
+    return {(f"gpu{i}", f"gpu{(i + 1) % n}"): 2 * (n - 1) / n * s for i in range(n)} if n > 2 else \
+        {("gpu0", "gpu1"): s, ("gpu1", "gpu0"): s}
+
+
+def _all_pairs(n: int, per_link: float) -> dict[tuple[str, str], float]:
+    return {(f"gpu{a}", f"gpu{b}"): per_link for a in range(n) for b in range(n) if a != b}
+
+
+def _nvls_links(n: int, s: float) -> dict[tuple[str, str], float]:
+    each_way = (n + 1) / n * s
+    return {key: each_way for i in range(n) for key in ((f"gpu{i}", "nvswitch"), ("nvswitch", f"gpu{i}"))}
+
+
+def _tree_links(n: int, s: float) -> dict[tuple[str, str], float]:
+    links: dict[tuple[str, str], float] = {}
+    for tree in double_binary_tree(n):
+        for parent, child in tree:
+            for key in ((f"gpu{child}", f"gpu{parent}"), (f"gpu{parent}", f"gpu{child}")):
+                links[key] = links.get(key, 0.0) + s / 2
+    return links
+
+
+_LINK_RULES = {
+    "ring": _ring_links, "oneshot": lambda n, s: _all_pairs(n, s), "twoshot": lambda n, s: _all_pairs(n, 2 * s / n),
+    "nvls": _nvls_links, "tree": _tree_links,
+}
+
+
+# ------------------------------------------------------------------ all-reduce schematics
+
+
+def _circle(n: int, radius: float = 1.0) -> dict[str, tuple[float, float]]:
+    """GPU i on a circle, GPU 0 on top, clockwise."""
+    return {f"gpu{i}": (radius * math.sin(2 * math.pi * i / n), radius * math.cos(2 * math.pi * i / n))
+            for i in range(n)}
+
+
+def _text_box(ax, text: str) -> tuple[float, float]:
+    """Estimated (width, height) of a label at :data:`LABEL_PT` in ``ax``'s data units (equal aspect)."""
+    fig_w, fig_h = ax.figure.get_size_inches()
+    box = ax.get_position()
+    span_x, span_y = abs(ax.get_xlim()[1] - ax.get_xlim()[0]), abs(ax.get_ylim()[1] - ax.get_ylim()[0])
+    inches_per_unit = min(box.width * fig_w / span_x, box.height * fig_h / span_y)
+    lines = text.split("\n")
+    width_in = (max(len(line) for line in lines) * 0.62 + 0.8) * LABEL_PT / 72
+    return width_in / inches_per_unit, (len(lines) * 1.25 + 0.4) * LABEL_PT / 72 / inches_per_unit
+
+
+def _clear(spot, size, placed: list) -> bool:
+    """Whether a box of ``size`` at ``spot`` misses every (centre, size) box in ``placed``."""
+    return all(abs(spot[0] - c[0]) * 2 > size[0] + s[0] or abs(spot[1] - c[1]) * 2 > size[1] + s[1]
+               for c, s in placed)
+
+
+def _place_label(ax, a, b, text: str, placed: list, colour: str = BLACK) -> None:
+    """Put ``text`` along the segment a-b at the first point whose box misses the boxes in ``placed``."""
+    size = _text_box(ax, text)
+    spots = [(a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]))
+             for t in (0.5, 0.36, 0.64, 0.28, 0.72, 0.2, 0.8)]
+    spot = next((p for p in spots if _clear(p, size, placed)), spots[0])
+    placed.append((spot, size))
+    ax.text(*spot, text, fontsize=LABEL_PT, ha="center", va="center", color=_ink(colour), zorder=4,
+            bbox={"boxstyle": "round,pad=0.15", "fc": WHITE, "ec": "none"})
+
+
+def _obstacles(ax, pos: dict) -> list:
+    """The vertex boxes, as (centre, size) for :func:`_place_label` to avoid."""
+    return [(xy, _text_box(ax, _vertex_label(v) if v != "nvswitch" else "NVSwitch\n(reduces)")) for v, xy in pos.items()]
+
+
+def _gpu_graph(n: int, pos: dict) -> nx.DiGraph:
+    graph = nx.DiGraph()
+    graph.add_nodes_from((v, {"role": role(v)}) for v in pos)
+    return graph
+
+
+def _arrows(graph: nx.DiGraph, pos: dict, ax, edges, colour: str, rad: float = 0.0, both: bool = False) -> None:
+    nx.draw_networkx_edges(graph, pos, edges, ax=ax, edge_color=colour, width=1.6, arrows=True, node_size=900,
+                           arrowstyle="<|-|>" if both else "-|>", arrowsize=12, connectionstyle=f"arc3,rad={rad}")
+
+
+def _ring_panel(ax, n: int, s: float) -> None:
+    pos = _circle(n)
+    graph = _gpu_graph(n, pos)
+    links = link_bytes("ring", n, s)["links"]
+    edges = list(links)
+    _arrows(graph, pos, ax, edges, BLUE, rad=-0.25 if n > 2 else -0.3)
+    placed = _obstacles(ax, pos)
+    for (a, b), value in links.items():
+        mid = ((pos[a][0] + pos[b][0]) / 2, (pos[a][1] + pos[b][1]) / 2)
+        norm = math.hypot(*mid) or 1.0
+        spot = (mid[0] / norm * 1.05, mid[1] / norm * 1.05) if n > 2 else (0.45 if a == "gpu0" else -0.45, 0.0)
+        _place_label(ax, spot, spot, _bytes(value), placed, BLUE)
+    _draw_vertices(graph, pos, ax)
+
+
+def _pairs_panel(ax, n: int, per_link: float, colour: str) -> None:
+    pos = _circle(n)
+    graph = _gpu_graph(n, pos)
+    pairs = [(f"gpu{a}", f"gpu{b}") for a in range(n) for b in range(a + 1, n)]
+    _arrows(graph, pos, ax, pairs, colour, both=True)
+    placed = _obstacles(ax, pos)
+    for a, b in pairs if n <= PAIR_LABELS_UP_TO else [p for p in pairs if "gpu0" in p]:
+        _place_label(ax, pos[a], pos[b], _bytes(per_link), placed, colour)
+    _draw_vertices(graph, pos, ax)
+
+
+def _nvls_panel(ax, n: int, s: float) -> None:
+    pos = {**_circle(n), "nvswitch": (0.0, 0.0)}
+    graph = _gpu_graph(n, pos)
+    value = link_bytes("nvls", n, s)["links"][("gpu0", "nvswitch")]
+    spokes = [(f"gpu{i}", "nvswitch") for i in range(n)]
+    _arrows(graph, pos, ax, spokes, BLUE, both=True)
+    placed = _obstacles(ax, pos)
+    for a, b in spokes:
+        _place_label(ax, pos[a], pos[b], _bytes(value), placed, BLUE)
+    _draw_vertices(graph, pos, ax, {**{v: _vertex_label(v) for v in pos}, "nvswitch": "NVSwitch\n(reduces)"})
+
+
+def _tree_panel(ax, n: int, tree: list[tuple[int, int]], s: float, colour: str) -> None:
+    pos = _tree_layout(n, tree)
+    graph = _gpu_graph(n, pos)
+    edges = [(f"gpu{p}", f"gpu{c}") for p, c in tree]
+    _arrows(graph, pos, ax, edges, colour, both=True)
+    ax.set_ylim(min(y for _, y in pos.values()) - 0.35, 1.3)
+    for a, b in edges:
+        _side_label(ax, pos[a], pos[b], _bytes(s / 2), colour)
+    _draw_vertices(graph, pos, ax)
+
+
+def _side_label(ax, parent, child, text: str, colour: str) -> None:
+    """Label a tree edge beside it, on the side the child lies (right of a vertical edge): left labels lower,
+    right labels higher, so that the labels of neighbouring subtrees never meet."""
+    side = -1 if child[0] < parent[0] - 1e-9 else 1
+    t = 0.62 if side < 0 else 0.38
+    mid = (parent[0] + t * (child[0] - parent[0]), parent[1] + t * (child[1] - parent[1]))
+    ax.text(mid[0] + 0.06 * side, mid[1], text, fontsize=LABEL_PT, color=_ink(colour), va="center", zorder=4,
+            ha="right" if side < 0 else "left", bbox={"boxstyle": "round,pad=0.1", "fc": WHITE, "ec": "none"})
+
+
+def _tree_layout(n: int, tree: list[tuple[int, int]]) -> dict[str, tuple[float, float]]:
+    """Root on top, each level one unit lower; a level's GPUs spread in rank order."""
+    parent = {c: p for p, c in tree}
+    depth = {r: 0 for r in range(n)}
+    for r in range(n):
+        v = r
+        while v in parent:
+            v, depth[r] = parent[v], depth[r] + 1
+    pos = {}
+    for level in sorted(set(depth.values())):
+        ranks = sorted(r for r in range(n) if depth[r] == level)
+        for k, r in enumerate(ranks):
+            pos[f"gpu{r}"] = (2.6 * (k + 0.5) / len(ranks) - 1.3, 1.0 - 0.85 * level)
+    return pos
+
+
+def allreduce_schematic(algorithm: str, n: int = 4, size_bytes: float = 1e9) -> Figure:
+    """The traffic of one all-reduce of ``size_bytes`` bytes per GPU on ``n`` GPUs (2 to 8), every link
+    labelled with the bytes it carries per direction (:func:`link_bytes`)."""
+    totals = link_bytes(algorithm, n, size_bytes)
+    if n > 8:
+        raise InputError(f"the schematic draws 2 to 8 GPUs; got {n}")
+    plotting.apply_style()
+    panels = 2 if algorithm in ("tree", "twoshot") else 1
+    fig = plt.figure(figsize=(WIDTH_IN, 4.4 if panels == 2 else 5.0))
+    axes = [_blank_axes(fig, (0.02 + 0.49 * i, 0.13, 0.96 / panels, 0.72)) for i in range(panels)]
+    for ax in axes:
+        ax.set_xlim(-1.45, 1.45)
+        ax.set_ylim(-1.45, 1.45)
+    _draw_schematic(axes, algorithm, n, float(size_bytes))
+    fig.text(0.5, 0.07, textwrap.fill(_schematic_caption(algorithm, n, size_bytes, totals), 95), fontsize=LABEL_PT,
+             ha="center", va="center")
+    return _finish(fig, f"{_TITLES[algorithm]} all-reduce of {_bytes(size_bytes)} on {n} GPUs",
+                   "multigpu.book.diagrams.link_bytes (closed forms; per-GPU totals as multigpu.comm.collectives: "
+                   "busbw_factor and the ring, one-shot, two-shot and NVLS plans). Bytes per direction per link.")
+
+
+#: all-pairs schematics label every link up to this many GPUs; beyond, GPU 0's links (all links carry the same)
+PAIR_LABELS_UP_TO = 5
+_TITLES = {"ring": "Ring", "tree": "Double binary tree", "nvls": "NVLS (in-switch reduction)",
+           "oneshot": "One-shot", "twoshot": "Two-shot"}
+
+
+def _draw_schematic(axes: list, algorithm: str, n: int, s: float) -> None:
+    if algorithm == "ring":
+        _ring_panel(axes[0], n, s)
+    elif algorithm == "nvls":
+        _nvls_panel(axes[0], n, s)
+    elif algorithm == "oneshot":
+        _pairs_panel(axes[0], n, s, BLUE)
+    elif algorithm == "twoshot":
+        for ax, phase, colour in zip(axes, ("1. reduce-scatter", "2. all-gather"), (BLUE, VERMILLION)):
+            _pairs_panel(ax, n, s / n, colour)
+            ax.set_title(f"{phase}:\nS/n to each peer, each way", fontsize=10)
+    else:
+        for k, (ax, tree, colour) in enumerate(zip(axes, double_binary_tree(n), (BLUE, VERMILLION))):
+            _tree_panel(ax, n, tree, s, colour)
+            ax.set_title(f"tree {k + 1}, half the data: S/2 up each edge\n(reduce), S/2 down (broadcast)",
+                         fontsize=10)
+
+
+def _schematic_caption(algorithm: str, n: int, s: float, totals: dict) -> str:
+    """The per-GPU totals under a schematic (bytes)."""
+    most = max(totals["send"].values())
+    forms = {"ring": "2(n-1)/n x S", "oneshot": "(n-1) x S", "twoshot": "2(n-1)/n x S", "nvls": "(n+1)/n x S",
+             "tree": "up to 2 x S (S with 2 GPUs)"}
+    alike = algorithm in ("oneshot", "twoshot") and n > PAIR_LABELS_UP_TO
+    return f"S = {_bytes(s)} per GPU; labels: bytes per link per direction" + \
+        (" (GPU0's links labelled; every link carries the same)" if alike else "") + ". Each GPU sends " + \
+        f"{forms[algorithm]} = {_bytes(most)}" + (" at most" if algorithm == "tree" else "") + " and receives as much."
+
+
+def schematic_alt_text(algorithm: str, n: int = 4, size_bytes: float = 1e9) -> str:
+    """One or two sentences saying what :func:`allreduce_schematic` shows (bytes per direction)."""
+    totals = link_bytes(algorithm, n, size_bytes)
+    per_link = sorted(set(totals["links"].values()))
+    links = " or ".join(_bytes(b) for b in per_link)
+    most = _bytes(max(totals["send"].values()))
+    return (f"{_TITLES[algorithm]} all-reduce of {_bytes(size_bytes)} on {n} GPUs: "
+            f"{len(totals['links'])} directed links, each carrying {links}; "
+            f"each GPU sends at most {most} and receives as much.")

@@ -1,0 +1,388 @@
+"""One table style for the book: headers for people, no index, no NaN, never wider than the text column.
+
+A notebook calls ``show_table(frame, key=["gpu"], csv_name="ch04-break-even")`` instead of showing the raw
+frame. The table shows:
+
+* headers for people: ``labels`` wins, otherwise :func:`header` translates the package's column names
+  (``nvlink_usd_per_gpu_hour`` -> "NVLink (USD per GPU-hour)") by two small tables of rules,
+  :data:`UNIT_SUFFIXES` and :data:`WORDS`;
+* no index column; missing values (NaN, None, ``pd.NA``, NaT) as "—"; floats rounded to ``digits`` and
+  integers with thousands separators; booleans as "yes"/"no";
+* the ``key`` columns first and sticky (they stay in view while the table scrolls sideways), inside a
+  ``div.mg-table-scroll`` that scrolls instead of overflowing the text column; text wraps, numbers are
+  right-aligned with tabular figures;
+* a link under the table that downloads the whole frame (every column, full precision, snake_case
+  headers, no index) as CSV from a ``data:`` URI: nothing to host, nothing fetched from the network.
+
+:func:`table_html` returns the HTML (pure and byte-identical between runs: nbval compares stored outputs);
+:func:`show_table` only displays it. A named index of the frame becomes ordinary columns (shown and in the
+CSV); an unnamed index is dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import math
+import numbers
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from multigpu.common.csvout import csv_cell
+
+#: The text shown for a missing value.
+MISSING = "—"
+
+#: Unit suffixes: the last words of a snake_case column name -> the unit, shown in brackets after the rest
+#: ("cost_usd" -> "Cost (USD)"). Matched case-sensitively; the longest matching suffix wins.
+UNIT_SUFFIXES: dict[tuple[str, ...], str] = {
+    # money
+    ("usd",): "USD", ("USD",): "USD", ("cny",): "CNY", ("CNY",): "CNY",
+    ("usd", "per", "gpu", "hour"): "USD per GPU-hour", ("USD", "per", "gpu", "hour"): "USD per GPU-hour",
+    ("cny", "per", "gpu", "hour"): "CNY per GPU-hour", ("CNY", "per", "gpu", "hour"): "CNY per GPU-hour",
+    ("usd", "per", "hour"): "USD per hour", ("usd", "per", "job"): "USD per job",
+    ("usd", "per", "1M", "tokens"): "USD per 1M tokens", ("usd", "per", "unit"): "USD per unit",
+    ("cny", "per", "1M", "tokens"): "CNY per 1M tokens", ("cny", "per", "job"): "CNY per job",
+    # shares and ratios
+    ("pct",): "%", ("pct", "of", "parent"): "% of parent", ("x",): "×",
+    # bandwidth
+    ("GBps",): "GB/s", ("GBps", "per", "dir"): "GB/s per direction", ("GBps", "bidir"): "GB/s, both directions",
+    ("TBps",): "TB/s", ("TBps", "per", "dir"): "TB/s per direction", ("TBps", "bidir"): "TB/s, both directions",
+    ("Gbps",): "Gb/s", ("GBps", "limit"): "GB/s, limit",
+    # time
+    ("ns",): "ns", ("us",): "µs", ("ms",): "ms", ("s",): "s", ("h",): "h", ("days",): "days",
+    ("years",): "years", ("n",): "count",
+    # sizes and counts
+    ("B",): "billions", ("M",): "millions", ("KiB",): "KiB", ("MiB",): "MiB", ("GiB",): "GiB",
+    ("KB",): "kB", ("MB",): "MB", ("GB",): "GB", ("TB",): "TB",
+    ("TFLOPS",): "TFLOPS", ("PFLOPS",): "PFLOPS", ("EFLOPS",): "EFLOPS",
+    # rates
+    ("tokens", "per", "s"): "tokens/s", ("tokens", "per", "s", "per", "gpu"): "tokens/s per GPU",
+    ("tokens", "per", "s", "per", "user"): "tokens/s per user", ("tps",): "tokens/s",
+    ("requests", "per", "s"): "requests/s",
+}
+
+#: Words and phrases anywhere in a name -> text ("nvlink" -> "NVLink", "break_even" -> "break-even").
+#: Matched case-sensitively; the longest match at each position wins; other words are kept as they are.
+WORDS: dict[tuple[str, ...], str] = {
+    # interconnects and hardware
+    ("nvlink",): "NVLink", ("nvls",): "NVLS", ("nvswitch",): "NVSwitch", ("pcie",): "PCIe",
+    ("gpu",): "GPU", ("gpus",): "GPUs", ("cpu",): "CPU", ("nic",): "NIC", ("nics",): "NICs", ("ib",): "IB",
+    ("sm",): "SM", ("p2p",): "P2P", ("hbm",): "HBM", ("sxm",): "SXM", ("nccl",): "NCCL", ("rccl",): "RCCL",
+    ("nvidia",): "NVIDIA", ("amd",): "AMD",
+    # parallelism and serving
+    ("tp",): "TP", ("pp",): "PP", ("dp",): "DP", ("ep",): "EP", ("cp",): "CP", ("sp",): "SP",
+    ("tp1",): "TP 1", ("mfu",): "MFU", ("ttft",): "TTFT", ("tpot",): "TPOT", ("kv",): "KV", ("ll",): "LL",
+    ("bf16",): "BF16", ("fp8",): "FP8", ("fp4",): "FP4", ("fp16",): "FP16",
+    # money and identifiers
+    ("usd",): "USD", ("cny",): "CNY", ("fx",): "FX", ("id",): "ID", ("ids",): "IDs",
+    # units inside a name
+    ("tps",): "tokens/s", ("tokens", "per", "s"): "tokens/s", ("requests", "per", "s"): "requests/s", ("pct",): "%", ("us",): "µs",
+    ("GBps",): "GB/s", ("TBps",): "TB/s", ("Gbps",): "Gb/s", ("10pct",): "10 %",
+    ("gpu", "hour"): "GPU-hour", ("gpu", "hours"): "GPU-hours", ("per", "dir"): "per direction",
+    # words
+    ("break", "even"): "break-even", ("allreduce",): "all-reduce", ("alltoall",): "all-to-all",
+    ("allgather",): "all-gather", ("busbw",): "bus bandwidth", ("algbw",): "algorithm bandwidth",
+    ("bw",): "bandwidth", ("mem",): "memory", ("abs",): "absolute", ("params",): "parameters",
+    ("seqs",): "sequences", ("seq",): "sequence", ("n",): "number of", ("bidir",): "both directions",
+    ("dir",): "direction", ("in", "network"): "in-network", ("vs",): "vs.", ("ref",): "reference",
+    ("comm",): "communication", ("eff",): "efficiency", ("zero", "stage"): "ZeRO stage",
+}
+
+_IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+_SLUG = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*")
+_PLAIN_WORD = re.compile(r"[a-z][a-z/-]*[:,;]?(?:\s|$)")
+_HTML_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+_STYLE = (
+    "<style>"
+    ".mg-table-scroll{margin:0 0 .25em 0}"
+    ".mg-table-scroll table.mg-table-grid{border-collapse:separate;border-spacing:0;table-layout:auto;"
+    "width:auto;margin:0;font-size:.875em;line-height:1.35;color:#212529;background:#fff;border:0}"
+    ".mg-table-scroll table.mg-table-grid th,.mg-table-scroll table.mg-table-grid td{"
+    "padding:.3em .6em;border:0;border-bottom:1px solid #dee2e6;vertical-align:top;text-align:left}"
+    ".mg-table-scroll table.mg-table-grid thead th{border-bottom:2px solid #adb5bd;font-weight:600;"
+    "vertical-align:bottom}"
+    ".mg-table-scroll table.mg-table-grid td.mg-key,.mg-table-scroll table.mg-table-grid th.mg-key{"
+    "border-right:1px solid #dee2e6}"
+    ".mg-table-caption{margin:.5em 0 .25em 0;font-style:italic}"
+    ".mg-table-download{margin:0 0 1em 0;font-size:.875em}"
+    "</style>"
+)
+_NUMBER_STYLE = "text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap"
+_NUMBER_HEAD_STYLE = "text-align:right;white-space:normal"
+_TEXT_STYLE = "text-align:left;white-space:normal"
+_WIDE_TEXT = 24  # a text column whose longest cell is longer than this gets a minimum width, not one word a line
+
+
+# ---------------------------------------------------------------- headers
+
+
+def _longest(tokens: Sequence[str], start: int, table: Mapping[tuple[str, ...], str]) -> tuple[int, str | None]:
+    """The longest rule of ``table`` matching ``tokens`` at ``start``: (tokens used, text), or (1, None)."""
+    for length in range(len(tokens) - start, 0, -1):
+        text = table.get(tuple(tokens[start:start + length]))
+        if text is not None:
+            return length, text
+    return 1, None
+
+
+def _capitalized(text: str) -> str:
+    """``text`` with its first letter upper case when its first word is a plain lower-case word (not a name
+    such as "nvlink" already translated, nor an identifier with digits such as "h200-sxm")."""
+    return text[0].upper() + text[1:] if _PLAIN_WORD.match(text) else text
+
+
+def header(name: Any) -> str:
+    """A header for people from a column name of the package's conventions.
+
+    A snake_case name is split into words; a unit at its end (:data:`UNIT_SUFFIXES`) goes in brackets,
+    the other words are translated by :data:`WORDS`: ``break_even_premium_pct`` -> "Break-even premium (%)",
+    ``per_gpu_GBps_per_dir`` -> "Per GPU (GB/s per direction)", ``mesh_tokens_per_s_per_gpu`` -> "Mesh
+    (tokens/s per GPU)". A name that is already text for people (it has spaces or other punctuation) is
+    kept, with any ``_`` as a space.
+    """
+    text = str(name)
+    if not _IDENTIFIER.fullmatch(text):
+        return _capitalized(re.sub(r"\s*_+\s*", " ", text).strip() or text)
+    tokens = [t for t in text.split("_") if t]
+    unit = None
+    for start in range(1, len(tokens)):  # the longest suffix first; a name that is only a unit is a word
+        unit = UNIT_SUFFIXES.get(tuple(tokens[start:]))
+        if unit is not None:
+            tokens = tokens[:start]
+            break
+    words, i = [], 0
+    while i < len(tokens):
+        used, word = _longest(tokens, i, WORDS)
+        words.append(word if word is not None else tokens[i])
+        i += used
+    label = _capitalized(" ".join(words))
+    return f"{label} ({unit})" if unit else label
+
+
+# ---------------------------------------------------------------- cells
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return bool(pd.isna(value)) if pd.api.types.is_scalar(value) else False
+    except (TypeError, ValueError):
+        return False
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and not _is_bool(value)
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool) or type(value).__name__ == "bool_"
+
+
+def cell_text(value: Any, digits: int = 2) -> str:
+    """One cell as text for people (not yet HTML-escaped): "—" for missing, "yes"/"no", separators."""
+    if _missing(value):
+        return MISSING
+    if _is_bool(value):
+        return "yes" if value else "no"
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        if math.isinf(number):
+            return "∞" if number > 0 else "-∞"
+        text = f"{number:,.{digits}f}"
+        return text[1:] if text.startswith("-") and not text.strip("-0.,") else text  # no "-0.00"
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    return str(value)
+
+
+# ---------------------------------------------------------------- checks and the frame
+
+
+def _check_slug(csv_name: str) -> str:
+    if not isinstance(csv_name, str) or len(csv_name) > 100 or not _SLUG.fullmatch(csv_name):
+        raise ValueError(f"csv_name {csv_name!r} is not a safe file name: use letters, digits, '-' and '_' "
+                         "(e.g. 'ch04-break-even'), without '.csv'")
+    return csv_name
+
+
+def _check_digits(digits: int | Mapping[str, int]) -> None:
+    values = digits.values() if isinstance(digits, Mapping) else [digits]
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 15:
+            raise ValueError(f"digits must be whole numbers from 0 to 15, not {value!r}")
+
+
+def _full_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """The frame with a named index moved into columns (an unnamed one dropped) and unique column names."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"show_table needs a pandas DataFrame, not {type(df).__name__}")
+    named = [n for n in df.index.names if n is not None]
+    frame = df.reset_index(level=named) if named else df
+    frame = frame.reset_index(drop=True)
+    names = [str(c) for c in frame.columns]
+    if len(set(names)) != len(names):
+        raise ValueError(f"column names must be unique: {names}")
+    return frame
+
+
+def _shown(frame: pd.DataFrame, key: Sequence[str], columns: Sequence[str] | None) -> list[Any]:
+    """The shown columns: the key columns first, then ``columns`` (default: all) in their order."""
+    by_name = {str(c): c for c in frame.columns}
+    if isinstance(key, str) or (columns is not None and isinstance(columns, str)):
+        raise TypeError("key and columns are lists of column names, not one string")
+    unknown = [str(c) for c in [*key, *(columns or [])] if str(c) not in by_name]
+    if unknown:
+        raise ValueError(f"no such column(s) {unknown}; the frame has {list(by_name)}")
+    keys = list(dict.fromkeys(str(c) for c in key))
+    rest = [str(c) for c in (columns if columns is not None else by_name)]
+    return [by_name[c] for c in dict.fromkeys([*keys, *rest])]
+
+
+def csv_text(df: pd.DataFrame) -> str:
+    """The whole frame as CSV: every column, full precision, the column names as they are, no index;
+    missing values empty, text a spreadsheet would run as a formula escaped (:mod:`multigpu.common.csvout`)."""
+    frame = _full_frame(df)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([csv_cell(str(c)) for c in frame.columns])
+    for row in frame.itertuples(index=False, name=None):
+        writer.writerow(["" if _missing(v) else csv_cell(v) for v in row])
+    return out.getvalue()
+
+
+def _key_width_em(words: Sequence[str]) -> float:
+    """A fixed width (padding included) for a sticky key column, so the next one knows where to stick:
+    about 0.62 em a character of the longest cell or header word, from 3 to 11 em (longer text wraps)."""
+    longest = max((len(w) for w in words), default=4)
+    return min(max(round(longest * 0.62 + 1.5, 1), 3.0), 11.0)
+
+
+def _head_width_em(label: str) -> float:
+    """A minimum width for a header, so that a long one wraps to about three lines, not one word a line."""
+    return min(round(len(label) * 0.62 / 3 + 0.5, 1), 9.0)
+
+
+# ---------------------------------------------------------------- the table
+
+
+def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[str] | None = None,
+               labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 2, csv_name: str,
+               caption: str | None = None, table_id: str | None = None,
+               links: Mapping[str, str] | None = None) -> str:
+    """The table as HTML in the book's style, with a CSV download of the whole frame (see the module doc).
+
+    ``key``: the columns that name a row, shown first and sticky; ``columns``: the other columns to show,
+    in order (default: all); ``labels``: headers by column name (default: :func:`header`); ``digits``:
+    decimals for floats, one number or by column name (2 for columns not named); ``csv_name``: the file
+    name of the download, without ``.csv`` (letters, digits, ``-``, ``_``); ``caption``: a line above the
+    table; ``table_id``: the ``id`` of the ``<table>``; ``links``: shown column -> the column holding each cell's
+    link target (a relative URL; that column is in the CSV but shown only if ``columns`` names it). Raises ValueError for a bad ``csv_name`` or
+    ``table_id``, an unknown column in ``key`` or ``columns``, or bad ``digits``.
+    """
+    _check_slug(csv_name)
+    _check_digits(digits)
+    if table_id is not None and not _HTML_ID.fullmatch(table_id):
+        raise ValueError(f"table_id {table_id!r} is not a plain HTML id (a letter, then letters, digits, - or _)")
+    labels = labels or {}
+    frame = _full_frame(df)
+    shown = _shown(frame, key, columns)
+    keys = {str(c) for c in key}
+
+    heads, bodies = [], []
+    left = 0.0
+    for column in shown:
+        name = str(column)
+        places = digits.get(name, 2) if isinstance(digits, Mapping) else digits
+        values = list(frame[column])
+        texts = [cell_text(v, places) for v in values]
+        present = [v for v in values if not _missing(v)]
+        numeric = bool(present) and all(_is_number(v) for v in present)
+        style = _NUMBER_STYLE if numeric else _TEXT_STYLE
+        head_style = _NUMBER_HEAD_STYLE if numeric else _TEXT_STYLE
+        label = labels.get(name, header(name))
+        if name in keys:
+            width = _key_width_em([*label.split(" "), *texts])
+            sticky = (f";position:sticky;left:{left:g}em;background:#fff;z-index:1;box-sizing:border-box;"
+                      f"width:{width:g}em;min-width:{width:g}em;max-width:{width:g}em;overflow-wrap:anywhere")
+            style, head_style = _TEXT_STYLE + sticky, _TEXT_STYLE + sticky.replace("z-index:1", "z-index:2")
+            left = round(left + width, 2)
+        else:
+            if not numeric and max((len(t) for t in texts), default=0) > _WIDE_TEXT:
+                style += ";min-width:12em"
+            head_style += f";min-width:{_head_width_em(label):g}em"
+        cls = ' class="mg-key"' if name in keys else (' class="mg-num"' if numeric else "")
+        heads.append(f'<th scope="col"{cls} style="{head_style}">{html.escape(label)}</th>')
+        cells = [html.escape(t) for t in texts]
+        if links and name in links:
+            hrefs = list(frame[links[name]])
+            cells = [c if _missing(h) else f'<a href="{html.escape(str(h))}">{c}</a>' for c, h in zip(cells, hrefs)]
+        bodies.append([f'<td{cls} style="{style}">{c}</td>' for c in cells])
+
+    rows = ["<tr>" + "".join(cells) + "</tr>" for cells in zip(*bodies)] if bodies else []
+    payload = base64.b64encode(csv_text(df).encode("utf-8")).decode("ascii")
+    id_attr = f' id="{table_id}"' if table_id else ""
+    aria = f' aria-label="{html.escape(caption)}"' if caption else ""
+    parts = ['<div class="mg-table">', _STYLE]
+    if caption:
+        parts.append(f'<p class="mg-table-caption">{html.escape(caption)}</p>')
+    parts += [
+        '<div class="mg-table-scroll" style="overflow-x:auto;max-width:100%">',
+        f'<table class="mg-table-grid"{id_attr}{aria}>',
+        "<thead><tr>" + "".join(heads) + "</tr></thead>",
+        "<tbody>" + "".join(rows) + "</tbody>",
+        "</table>",
+        "</div>",
+        (f'<p class="mg-table-download"><a class="mg-csv" download="{csv_name}.csv" '
+         f'href="data:text/csv;charset=utf-8;base64,{payload}">Download this table (CSV)</a></p>'),
+        "</div>",
+    ]
+    return "\n".join(parts)
+
+
+def show_table(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[str] | None = None,
+               labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 2, csv_name: str,
+               caption: str | None = None, table_id: str | None = None,
+               links: Mapping[str, str] | None = None) -> None:
+    """Display :func:`table_html` of the same arguments in the notebook (IPython HTML output)."""
+    from IPython.display import HTML, display
+
+    display(HTML(table_html(df, key=key, columns=columns, labels=labels, digits=digits, csv_name=csv_name,
+                            caption=caption, table_id=table_id, links=links)))
+
+
+def flat_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with two-level column names (``pd.concat({...}, axis=1)``) as one level: each part's header
+    (:func:`header`), joined by ": "; a frame with one level is returned as it is."""
+    if not isinstance(frame.columns, pd.MultiIndex):
+        return frame
+    names = [": ".join(header(part) for part in column if str(part)) for column in frame.columns]
+    return frame.set_axis(names, axis=1)
+
+
+def use_for_dataframes(prefix: str, digits: int = 2) -> None:
+    """Show every DataFrame a notebook cell returns in the book's table style: a named index becomes the key
+    columns, and each table's CSV download is named ``<prefix>-<n>`` (n counts this notebook's tables in
+    order, so the names are the same on every run). Call once, in the notebook's first cell."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        return
+    count = iter(range(1, 10_000))
+
+    def formatter(frame: pd.DataFrame) -> str:
+        frame = flat_columns(frame)
+        key = [str(n) for n in frame.index.names if n is not None]
+        return table_html(frame, key=key, digits=digits, csv_name=f"{prefix}-{next(count)}")
+
+    shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, formatter)

@@ -1,0 +1,188 @@
+"""The book's answer up front: per named workload, is an NVLink-class instance worth its premium?
+
+The introduction opens with :func:`decision_table` and :func:`summary`, both computed from the model and the
+active price file, so that the answer changes when either does.
+
+For each workload of ``data/cost_workloads.csv`` the table compares the NVLink-class system and the PCIe
+system with comparable GPUs that the price file rents from the same provider under the same pricing type
+(:func:`pair`; the A100 SXM NVSwitch board against the A100 PCIe server in the packaged file):
+
+- **break-even premium** (%): how much more per GPU-hour the NVLink-class instance may cost and still cost no
+  more per job (:func:`multigpu.market.premium.interconnect_value`): the PCIe system's GPU-hours over the
+  NVLink system's, minus one; unbounded when the PCIe system cannot run the workload at all;
+- **premium charged** (%): the median over the file's same-provider, same-pricing-type pairs of those two
+  systems (:func:`multigpu.market.premium.charged_premiums`); missing when the file has none;
+- **verdict**, by :data:`RULE`: the NVLink-class instance is cheaper when the premium charged lies below the
+  break-even premium by more than the model's out-of-sample error (:func:`multigpu.evidence.claims.bands`),
+  PCIe is cheaper when it lies above by more than that error, and the call is too close in between;
+- **confidence**: whether every pair of the file, not only the median, gives the same verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from multigpu.comm.calibration import Calibration
+from multigpu.evidence import claims, guide
+from multigpu.hardware import catalog
+from multigpu.market import cost, premium, prices, workloads
+from multigpu.market.prices import PriceTable
+
+#: The comparison used when the price file rents no NVLink/PCIe pair of one GPU family from one provider.
+DEFAULT_PAIR = ("dgx-a100", "pcie-a100-8")
+#: The decision rule, in words, as the introduction states it.
+RULE = ("the verdict is \"NVLink-class cheaper\" when the premium charged is below the break-even premium by more "
+        "than the model's out-of-sample error, \"PCIe cheaper\" when it is above by more than that error, and \"too "
+        "close to call\" in between")
+VERDICTS = ("NVLink-class cheaper", "PCIe cheaper", "too close to call", "PCIe cannot run it", "no pair to price")
+#: The chapter that shows the work, by workload kind.
+CHAPTER = {"train": "chapters/04-cost-benefit", "serve": "chapters/03-communication-bottlenecks"}
+BAND = {"train": "training", "serve": "serving"}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """The NVLink-class and PCIe systems the table compares, and the premiums the file charges for the first
+    over the second (per cent, one per same-provider, same-pricing-type pair of offers)."""
+
+    nvlink_system: str
+    pcie_system: str
+    charged_pct: tuple[float, ...]
+
+    @property
+    def median_pct(self) -> float:
+        """The median premium charged (%), NaN without a pair."""
+        return float(pd.Series(self.charged_pct).median()) if self.charged_pct else math.nan
+
+
+def pair(table: PriceTable) -> Pair:
+    """The system pair the file prices most often (same provider, same pricing type, NVSwitch against
+    PCIe-only), with its charged premiums; :data:`DEFAULT_PAIR` without charges when the file has none."""
+    charged = premium.charged_premiums(table)
+    charged = charged[charged["interconnect_class"] == "NVSwitch"]
+    if charged.empty:
+        return Pair(*DEFAULT_PAIR, ())
+    system = cost.offers(table).set_index("offer")["system"]
+    charged = charged.assign(nvlink_system=system.loc[charged["nvlink_offer"]].to_numpy(),
+                             pcie_system=system.loc[charged["pcie_offer"]].to_numpy())
+    counts = charged.groupby(["nvlink_system", "pcie_system"], sort=True).size()
+    best = counts[counts == counts.max()].index[0]
+    mine = charged[(charged["nvlink_system"] == best[0]) & (charged["pcie_system"] == best[1])]
+    return Pair(best[0], best[1], tuple(float(x) for x in mine["premium_pct"]))
+
+
+def verdict(break_even_pct: float, charged_pct: float, band_pct: float) -> str:
+    """:data:`RULE` for one workload: compare 1 + charged with (1 + break-even) x (1 -/+ band)."""
+    if math.isinf(break_even_pct):
+        return "PCIe cannot run it"
+    if math.isnan(charged_pct) or math.isnan(break_even_pct):
+        return "no pair to price"
+    worth, asked = 1 + break_even_pct / 100, 1 + charged_pct / 100
+    if asked < worth * (1 - band_pct / 100):
+        return "NVLink-class cheaper"
+    if asked > worth * (1 + band_pct / 100):
+        return "PCIe cheaper"
+    return "too close to call"
+
+
+def confidence(break_even_pct: float, charges: tuple[float, ...], band_pct: float) -> str:
+    """Whether each pair's own premium gives the median's verdict: "robust" (all do), else "sensitive to the
+    offer", with how many differ and the premium at which the verdict flips (the break-even premium)."""
+    if math.isinf(break_even_pct):
+        return "robust: no premium makes the PCIe system meet the target"
+    if not charges or math.isnan(break_even_pct):
+        return "—"
+    median = float(pd.Series(charges).median())
+    own = [verdict(break_even_pct, c, band_pct) for c in charges]
+    differ = sum(v != verdict(break_even_pct, median, band_pct) for v in own)
+    if not differ:
+        return f"robust: all {len(charges)} pairs agree"
+    return (f"sensitive to the offer: {differ} of {len(charges)} pairs differ; the answer flips at a premium of "
+            f"{break_even_pct:.0f} %")
+
+
+def decision_table(table: PriceTable | None = None, cal: Calibration | None = None) -> pd.DataFrame:
+    """One row per named workload: ``workload``, ``title``, ``kind``, ``nvlink_system``, ``pcie_system``,
+    ``break_even_premium_pct`` (inf: the PCIe system cannot run it), ``charged_premium_pct`` (median; NaN:
+    no pair in the file), ``charged_pairs``, ``error_band_pct`` (the model's out-of-sample error for the
+    kind), ``verdict`` (:data:`VERDICTS`), ``confidence`` and ``chapter`` (the page that shows the work)."""
+    table = prices.resolve(table)
+    chosen = pair(table)
+    value = premium.interconnect_value(chosen.nvlink_system, chosen.pcie_system, cal=cal)
+    bands = claims.bands()
+    rows = []
+    for r in value.to_dict("records"):
+        w = workloads.workload(r["workload"])
+        band = bands[BAND[w.kind]]
+        be = float(r["break_even_premium_pct"])
+        rows.append({"workload": w.id, "title": w.title, "kind": w.kind, "nvlink_system": chosen.nvlink_system,
+                     "pcie_system": chosen.pcie_system, "break_even_premium_pct": be,
+                     "charged_premium_pct": chosen.median_pct, "charged_pairs": len(chosen.charged_pct),
+                     "error_band_pct": band, "verdict": verdict(be, chosen.median_pct, band),
+                     "confidence": confidence(be, chosen.charged_pct, band), "chapter": CHAPTER[w.kind]})
+    return pd.DataFrame(rows)
+
+
+def summary(decided: pd.DataFrame, size_lines: pd.DataFrame) -> list[str]:
+    """The introduction's five lines, as Markdown, from :func:`decision_table` and the guide's training size
+    lines (:func:`multigpu.evidence.guide.training_size_lines`)."""
+    first = decided.iloc[0]
+    train, serve = decided[decided["kind"] == "train"], decided[decided["kind"] == "serve"]
+    return [_line_train(train), _line_serve(serve), _line_charged(first), _line_size(size_lines),
+            _line_error(decided)]
+
+
+def _count(frame: pd.DataFrame) -> str:
+    counts = frame["verdict"].value_counts()
+    return ", ".join(f"{v} for {counts[v]}" for v in VERDICTS if v in counts)
+
+
+def _span(values: pd.Series) -> str:
+    finite = values[~values.isin([math.inf])]
+    text = f"{finite.min():.0f} to {finite.max():.0f} %" if len(finite) else "unbounded"
+    return text + (" (unbounded where PCIe cannot run it)" if len(finite) < len(values) and len(finite) else "")
+
+
+def _line_train(train: pd.DataFrame) -> str:
+    if train.empty:
+        return "**Training:** no named training workload."
+    return (f"**Training on one node:** the NVLink-class board is worth {_span(train['break_even_premium_pct'])} "
+            f"more per GPU-hour than the PCIe server ({len(train)} workloads; {_count(train)}).")
+
+
+def _line_serve(serve: pd.DataFrame) -> str:
+    if serve.empty:
+        return "**Serving:** no named serving workload."
+    return (f"**Serving at a per-user speed floor:** it is worth {_span(serve['break_even_premium_pct'])} "
+            f"({len(serve)} workloads; {_count(serve)}).")
+
+
+def _line_charged(row: Any) -> str:
+    if not row["charged_pairs"]:
+        return (f"**Premium charged:** the price file has no same-provider pair of {_name(row['nvlink_system'])} "
+                f"and {_name(row['pcie_system'])} offers, so no verdict can be priced.")
+    return (f"**Premium charged:** a median {row['charged_premium_pct']:.0f} % over {row['charged_pairs']} "
+            f"same-provider, same-pricing-type pairs of {_name(row['nvlink_system'])} and "
+            f"{_name(row['pcie_system'])} offers.")
+
+
+def _name(system_id: str) -> str:
+    return catalog.system(system_id).name
+
+
+def _line_size(lines: pd.DataFrame) -> str:
+    if lines.empty:
+        return "**By model size:** no comparable offers."
+    return (f"**By model size (training on any GPU the file rents, chapter 5):** "
+            f"{guide.lines_phrase(lines)}.")
+
+
+def _line_error(decided: pd.DataFrame) -> str:
+    bands = decided.drop_duplicates("kind").set_index("kind")["error_band_pct"]
+    parts = " and ".join(f"{bands[k]:.0f} % for {BAND[k]}" for k in bands.index)
+    return (f"**How sure:** a verdict is called only when the premiums differ by more than the model's median "
+            f"error on published results it was not fitted on: {parts}.")

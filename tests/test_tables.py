@@ -1,0 +1,324 @@
+"""The book's one table style: headers for people, no index, no NaN, sticky keys, a CSV download."""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from multigpu.book import tables
+from multigpu.book.tables import MISSING, header, table_html
+
+# Column names the chapters and the market modules show (src/multigpu/book/ch0*.py, src/multigpu/market/*.py,
+# and the tables of the built chapters), with the header each must get where it matters.
+REAL_COLUMNS = {
+    "nvlink_usd_per_gpu_hour": "NVLink (USD per GPU-hour)",
+    "pcie_usd_per_gpu_hour": "PCIe (USD per GPU-hour)",
+    "break_even_premium_pct": "Break-even premium (%)",
+    "break_even_price_per_gpu_hour_usd": "Break-even price per GPU-hour (USD)",
+    "price_per_gpu_hour_usd": "Price per GPU-hour (USD)",
+    "price_USD_per_gpu_hour": "Price (USD per GPU-hour)",
+    "price_CNY_per_gpu_hour": "Price (CNY per GPU-hour)",
+    "premium_usd_per_gpu_hour": "Premium (USD per GPU-hour)",
+    "per_gpu_GBps_per_dir": "Per GPU (GB/s per direction)",
+    "gpu_GBps_bidir": "GPU (GB/s, both directions)",
+    "allreduce_time_us": "All-reduce time (µs)",
+    "step_s": "Step (s)",
+    "time_days": "Time (days)",
+    "time_h": "Time (h)",
+    "nvlink_gpu_hours": "NVLink GPU-hours",
+    "pcie_gpu_hours": "PCIe GPU-hours",
+    "mesh_tokens_per_s_per_gpu": "Mesh (tokens/s per GPU)",
+    "tokens_per_s_per_gpu": "Tokens/s per GPU",
+    "rate_tokens_per_s_per_user": "Rate (tokens/s per user)",
+    "tp": "TP", "pp": "PP", "dp": "DP", "dp_pct": "DP (%)",
+    "model_id": "Model ID", "id": "ID", "gpu": "GPU", "gpus": "GPUs", "gpu_name": "GPU name",
+    "cost_usd": "Cost (USD)",
+    "cost_usd_per_1M_tokens": "Cost (USD per 1M tokens)",
+    "params_B": "Parameters (billions)",
+    "speedup_x": "Speedup (×)",
+    "dense_TFLOPS_pct_of_parent": "Dense TFLOPS (% of parent)",
+    "lane_Gbps": "Lane (Gb/s)",
+    "size_MiB": "Size (MiB)",
+    "verdict": "Verdict",
+    "interconnect_class": "Interconnect class",
+    "in_network_reduction": "In-network reduction",
+    "mfu_pct": "MFU (%)",
+    "tpot_ms": "TPOT (ms)",
+}
+MORE_REAL_COLUMNS = """
+allreduce_busbw_GBps allreduce_ms allreduce_pct allreduce_per_token_us alltoall_busbw_GBps alltoall_gpu_ratio_x
+alltoall_pair_GBps_per_dir benefit_x bf16_dense_EFLOPS bf16_mesh_tokens_per_s_per_gpu bisection_TBps_per_dir
+blog_p2p_GBps_bidir bubble_pct busbw_GBps_limit bytes_per_gpu_GB bytes_per_kFLOP capacity_requests_per_s
+capacity_tokens_per_s charged_premium_pct charged_premium_usd cheapest_class cheapest_gpu cheapest_offer comm_pct
+compute_efficiency_pct compute_only_speedup_x cost_per_hour_usd cost_unit cost_usd_per_job deadline_days
+deadline_h delivered_TBps dense_TFLOPS difference_pct double_latency_pct doubling_years dp_comm_pct
+efficiency_pct error_pct exposed_comm_s feasible_offers first_GBps_per_dir first_year floor_tokens_per_s_per_user
+fp4_dense_EFLOPS fp8_switch_tokens_per_s_per_gpu from_KiB gain_x global_batch gpu_alltoall_GBps_per_dir
+gpu_ring_GBps_per_dir gpu_TBps_per_dir gpu_to_gpu_pct_of_parent gpus_per_domain gpus_per_instance growth_x
+guide_class half_bandwidth_pct hierarchical_busbw_GBps hop_latency_us input_tokens job_gpus kv_cache_ms
+last_GBps_per_dir latency_ll_us latency_simple_us latency_us limit_x link_GBps_per_dir links_per_gpu
+max_cost_usd max_gpus max_gpus_per_domain max_ttft_s max_usd_per_gpu_hour measured_GBps measured_busbw_GBps
+measured_s measured_step_s median_abs_error_pct median_usd_per_gpu_hour mem_bw_GBps mem_bw_pct_of_parent
+memory_GB memory_per_gpu_GB mesh_batch micro_batch min_tokens_per_s_per_user min_usd_per_gpu_hour model_s
+model_switch_pair_GBps_bidir most_sent_by_one_gpu_GBps_per_dir n_gpus n_offers nic_GBps_per_dir
+node_nic_GBps_per_dir nvidia_benefit_x nvlink_bytes_per_kFLOP nvlink_class nvlink_cost_usd nvlink_instance
+nvlink_layout nvlink_offer nvlink_system nvls_busbw_GBps nvls_small_us one_gpu_s other_compute_ms output_tokens
+pair_GBps_per_dir pair_in_alltoall_GBps_per_dir pair_share_pct pcie_cost_usd pcie_instance pcie_offer
+pcie_price_scale_to_flip pcie_reason pcie_system per_flow_GBps_per_dir per_link_GBps_bidir per_peer_GBps_per_dir
+per_query_GB per_query_GiB per_step_MB per_token_MB predicted_GBps predicted_s predicted_us premium_pct
+price_per_gpu_hour price_per_hour_usd provider_type ratio_mixed_convention ratio_same_convention
+reference_cost_usd reference_gpu reference_gpu_hours reference_price_per_gpu_hour_usd requests_per_s
+ring_busbw_GBps ring_large_us ring_small_us saving_pct seqs_per_gpu sequence_parallel share_at_1_pct size_class
+split_GBps_per_dir step_ms step_time_s switch_pair_in_alltoall_GBps_bidir system_id time_s time_us to_KiB
+tokens_B tokens_per_gpu tolerance_pct total_GBps_per_dir tp1_batch tp1_tokens_per_s_per_gpu tp_pct
+tree_busbw_GBps usd_per_unit vendor_GBps weights_ms within_10pct within_tolerance worst_abs_error_pct worst_id
+zero_stage
+""".split()
+# Words that must never reach a reader in lower case (a unit or a name spelled wrong).
+LOWERCASE_ERRORS = re.compile(r"\b(usd|cny|gbps|GBps|tbps|TBps|pct|tps|nvlink|nvls|pcie|gpu|gpus|id|tp|pp|dp|ep"
+                              r"|us|bidir|dir|busbw|kflop|tflops|eflops|mfu|tpot|ttft|kv|bf16|fp8|fp4)\b")
+
+
+def frame() -> pd.DataFrame:
+    return pd.DataFrame({
+        "gpu": ["H100 SXM", "H200", "B200", "A100 <PCIe> & co"],
+        "nvlink_usd_per_gpu_hour": [2.5, np.nan, 3.141592653589793, 1234.5678],
+        "break_even_premium_pct": [31.125, -0.001, 0.1 + 0.2, 1 / 3],
+        "gpus": [8, 8, 72, 10000],
+        "within_tolerance": [True, False, True, False],
+        "workload": ["train-8b", "serve-70b", None, "train, \"quoted\"\nnewline"],
+    })
+
+
+class Cells(HTMLParser):
+    """The header and body cells of every table, as text, and the attributes of every element."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.heads: list[str] = []
+        self.rows: list[list[str]] = []
+        self.elements: list[tuple[str, dict[str, str | None]]] = []
+        self._cell: list[str] | None = None
+        self._in_body = False
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+        if tag == "tbody":
+            self._in_body = True
+        elif tag == "tr" and self._in_body:
+            self.rows.append([])
+        elif tag in ("th", "td"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("th", "td") and self._cell is not None:
+            text = "".join(self._cell)
+            (self.rows[-1] if self._in_body else self.heads).append(text)
+            self._cell = None
+        elif tag == "tbody":
+            self._in_body = False
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def parse(html_text: str) -> Cells:
+    cells = Cells()
+    cells.feed(html_text)
+    return cells
+
+
+def csv_of(html_text: str) -> tuple[str, bytes]:
+    match = re.search(r'<a class="mg-csv" download="([^"]+)" href="data:text/csv;charset=utf-8;base64,([^"]+)">'
+                      r"Download this table \(CSV\)</a>", html_text)
+    assert match, "no CSV download link"
+    return match.group(1), base64.b64decode(match.group(2))
+
+
+# ---------------------------------------------------------------- headers
+
+
+@pytest.mark.parametrize(("name", "expected"), sorted(REAL_COLUMNS.items()))
+def test_headers_of_real_columns(name, expected):
+    assert header(name) == expected
+
+
+@pytest.mark.parametrize("name", sorted(set(REAL_COLUMNS) | set(MORE_REAL_COLUMNS)))
+def test_no_header_has_an_underscore_or_a_lowercase_unit(name):
+    text = header(name)
+    assert "_" not in text, text
+    assert not LOWERCASE_ERRORS.search(text), f"{name} -> {text}"
+    assert text[0] == text[0].upper(), f"{name} -> {text} does not start with a capital"
+
+
+def test_header_rules_are_data():
+    assert tables.UNIT_SUFFIXES[("pct",)] == "%"
+    assert tables.UNIT_SUFFIXES[("GBps", "per", "dir")] == "GB/s per direction"
+    assert tables.WORDS[("nvlink",)] == "NVLink" and tables.WORDS[("tps",)] == "tokens/s"
+    assert header("decode_tps") == "Decode (tokens/s)"
+    assert header("ep") == "EP" and header("usd") == "USD" and header("cny") == "CNY"
+
+
+def test_names_already_for_people_are_kept():
+    assert header("GPUs per job") == "GPUs per job"
+    assert header("serve-70b (CNY per_1M_tokens)") == "serve-70b (CNY per 1M tokens)"
+    assert header("h200-p2p-8_ms") == "h200-p2p-8 (ms)"
+
+
+def test_labels_win_and_every_shown_header_has_no_underscore():
+    out = parse(table_html(frame(), labels={"gpu": "Accelerator"}, csv_name="t"))
+    assert out.heads[0] == "Accelerator"
+    assert out.heads[1:3] == ["NVLink (USD per GPU-hour)", "Break-even premium (%)"]
+    assert all("_" not in h for h in out.heads), out.heads
+
+
+# ---------------------------------------------------------------- cells
+
+
+def test_no_index_column_and_missing_values_as_a_dash():
+    df = frame().set_axis([10, 11, 12, 13])  # an unnamed index is not shown
+    df["when"] = [pd.Timestamp("2025-01-01"), pd.NaT, pd.Timestamp("2025-03-01"), pd.NaT]
+    df["n"] = pd.array([1, None, 3, 4], dtype="Int64")
+    out = parse(table_html(df, csv_name="t"))
+    assert len(out.heads) == len(df.columns)
+    assert all(len(row) == len(df.columns) for row in out.rows)
+    body = [c for row in out.rows for c in row]
+    assert not any(c in ("nan", "NaN", "<NA>", "NaT", "None", "") for c in body), body
+    assert out.rows[1][1] == MISSING  # NaN
+    assert out.rows[2][5] == MISSING  # None
+    assert out.rows[1][6] == MISSING and out.rows[3][6] == MISSING  # NaT
+    assert out.rows[1][7] == MISSING  # pd.NA
+
+
+def test_numbers_rounded_with_separators_and_booleans_as_words():
+    out = parse(table_html(frame(), digits={"nvlink_usd_per_gpu_hour": 3}, csv_name="t"))
+    assert [r[1] for r in out.rows] == ["2.500", MISSING, "3.142", "1,234.568"]
+    assert [r[2] for r in out.rows] == ["31.12", "0.00", "0.30", "0.33"]  # no "-0.00"
+    assert [r[3] for r in out.rows] == ["8", "8", "72", "10,000"]
+    assert [r[4] for r in out.rows] == ["yes", "no", "yes", "no"]
+    assert parse(table_html(frame(), digits=0, csv_name="t")).rows[3][1] == "1,235"
+
+
+def test_numbers_right_aligned_text_wraps():
+    html_text = table_html(frame(), csv_name="t")
+    tds = [a for tag, a in parse(html_text).elements if tag == "td"][:6]
+    assert "text-align:right" in tds[1]["style"] and "tabular-nums" in tds[1]["style"]
+    assert "white-space:normal" in tds[5]["style"] and "text-align:left" in tds[5]["style"]
+
+
+def test_key_columns_first_sticky_then_columns_in_order():
+    html_text = table_html(frame(), key=["workload", "gpu"], columns=["gpus", "nvlink_usd_per_gpu_hour"],
+                           csv_name="t")
+    out = parse(html_text)
+    assert out.heads == ["Workload", "GPU", "GPUs", "NVLink (USD per GPU-hour)"]
+    cells = [a for tag, a in out.elements if tag in ("th", "td")]
+    sticky = [a for a in cells if "position:sticky" in (a.get("style") or "")]
+    assert len(sticky) == 2 * (1 + len(frame()))  # two key columns, header and every row
+    assert all("background:#fff" in a["style"] for a in sticky)
+    first_key = [a for a in sticky if "left:0em" in a["style"]]
+    assert len(first_key) == 1 + len(frame())  # the second key sticks right of the first
+    assert [a for tag, a in out.elements if tag == "div" and a.get("class") == "mg-table-scroll"] == [
+        {"class": "mg-table-scroll", "style": "overflow-x:auto;max-width:100%"}]
+
+
+def test_unknown_columns_are_refused():
+    with pytest.raises(ValueError, match="no such column"):
+        table_html(frame(), key=["nope"], csv_name="t")
+    with pytest.raises(ValueError, match="no such column"):
+        table_html(frame(), columns=["gpu", "nope"], csv_name="t")
+
+
+def test_every_cell_and_header_is_escaped():
+    df = pd.DataFrame({"<script>alert(1)</script>": ["<img src=x onerror=alert(1)>", 'a "quote" & more']})
+    html_text = table_html(df, caption="<b>caption</b>", csv_name="t")
+    assert "<script>" not in html_text and "<img" not in html_text and "<b>" not in html_text
+    out = parse(html_text)
+    assert out.heads == ["<script>alert(1)</script>"]
+    assert out.rows == [["<img src=x onerror=alert(1)>"], ['a "quote" & more']]
+
+
+# ---------------------------------------------------------------- CSV, ids, determinism
+
+
+def test_csv_round_trip_is_the_whole_frame_at_full_precision():
+    df = frame()
+    name, data = csv_of(table_html(df, key=["gpu"], columns=["gpus"], digits=0, csv_name="ch04-break_even"))
+    assert name == "ch04-break_even.csv"
+    back = pd.read_csv(io.BytesIO(data))
+    assert list(back.columns) == list(df.columns)  # every column, snake_case, no index
+    pd.testing.assert_frame_equal(back, df, check_dtype=False, check_exact=True)
+
+
+def test_csv_keeps_a_named_index_and_escapes_formulas():
+    df = pd.DataFrame({"gpu": ["=HYPERLINK(1)", "H200"], "x": [1.5, -2.0]}).set_index("gpu")
+    html_text = table_html(df, csv_name="t")
+    assert parse(html_text).heads == ["GPU", "X"]
+    back = pd.read_csv(io.BytesIO(csv_of(html_text)[1]))
+    assert list(back["gpu"]) == ["'=HYPERLINK(1)", "H200"]  # a spreadsheet does not run it
+    assert list(back["x"]) == [1.5, -2.0]  # numbers, negative ones too, are not escaped
+
+
+def test_output_is_byte_identical_between_runs():
+    kwargs = {"key": ["gpu"], "digits": 1, "csv_name": "t", "caption": "Caption", "table_id": "decision-table"}
+    assert table_html(frame(), **kwargs) == table_html(frame(), **kwargs)
+    assert table_html(frame(), **kwargs) == table_html(frame().copy(), **kwargs)
+
+
+def test_table_id_and_caption():
+    html_text = table_html(frame(), csv_name="t", table_id="decision-table", caption="What pays")
+    table = [a for tag, a in parse(html_text).elements if tag == "table"]
+    assert table == [{"class": "mg-table-grid", "id": "decision-table", "aria-label": "What pays"}]
+    assert '<p class="mg-table-caption">What pays</p>' in html_text
+    with pytest.raises(ValueError, match="table_id"):
+        table_html(frame(), csv_name="t", table_id='x" onclick="y')
+
+
+@pytest.mark.parametrize("bad", ["", "a b", "../etc/passwd", "x.csv", "a/b", 'x"y', "-lead", "trail-", "é", "a" * 101])
+def test_csv_name_must_be_a_safe_slug(bad):
+    with pytest.raises(ValueError, match="csv_name"):
+        table_html(frame(), csv_name=bad)
+
+
+def test_csv_name_is_required():
+    with pytest.raises(TypeError):
+        table_html(frame())  # type: ignore[call-arg]
+
+
+def test_show_table_displays_the_same_html(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    assert tables.show_table(frame(), key=["gpu"], csv_name="t") is None
+    assert [obj.data for obj in shown] == [table_html(frame(), key=["gpu"], csv_name="t")]
+
+
+def test_layer_rule_only_pandas_ipython_stdlib_and_common():
+    source = Path(tables.__file__).read_text(encoding="utf-8")
+    imported = set(re.findall(r"^\s*(?:from|import)\s+([\w.]+)", source, re.MULTILINE))
+    allowed = {"__future__", "base64", "csv", "html", "io", "math", "numbers", "re", "collections.abc", "typing",
+               "pandas", "IPython", "IPython.display", "multigpu.common.csvout"}
+    assert imported <= allowed, imported - allowed
+
+
+def test_links_wrap_cells_in_their_targets():
+    frame = pd.DataFrame({"page": ["Chapter 4", "Chapter 3"], "href": ["chapters/04.html", None], "x": [1.0, 2.0]})
+    out = tables.table_html(frame, key=["page"], columns=["x"], csv_name="pages", links={"page": "href"})
+    assert '<a href="chapters/04.html">Chapter 4</a>' in out
+    assert ">Chapter 3</td>" in out and "chapters/04.html</td>" not in out  # no link where there is no target
+
+
+def test_two_level_columns_become_one_level_of_headers():
+    inner = pd.DataFrame({"a": [1.0], "b": [2.0]}, index=pd.Index([8], name="gpus"))
+    frame = pd.concat({"allreduce_time_us": inner, "alltoall_busbw_GBps": inner}, axis=1)
+    flat = tables.flat_columns(frame)
+    assert list(flat.columns) == [f"{tables.header('allreduce_time_us')}: A", f"{tables.header('allreduce_time_us')}: B",
+                                  f"{tables.header('alltoall_busbw_GBps')}: A", f"{tables.header('alltoall_busbw_GBps')}: B"]
+    assert "_" not in "".join(flat.columns) and flat.index.name == "gpus"
+    assert tables.flat_columns(inner) is inner
