@@ -15,7 +15,7 @@ APT_INSTALL := $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SU
 # `make book PRICES=file` points every page at another price file (and rebuilds everything); the path may hold spaces.
 WITH_PRICES := $(if $(PRICES),MULTIGPU_PRICES='$(PRICES)')
 
-.PHONY: book report bench test test-package test-notebooks test-site setup font browser notebooks clean
+.PHONY: book report bench test test-package test-notebooks test-site setup font browser notebooks i18n clean
 
 ## book: set up, check the price file, build the whole site from scratch into _build/.next (any warning is
 ## an error) and only then replace _build/html; a bad price file or a failed build leaves the old site as it was
@@ -60,6 +60,10 @@ font:
 
 browser:
 	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the site check ..."; $(APT_INSTALL) chromium; }
+
+## i18n: refresh the Chinese edition's catalogs from the pages (new prose arrives untranslated; `python -m multigpu.book.i18n check` lists it)
+i18n: setup
+	$(PY) -m multigpu.book.i18n update
 
 ## notebooks: execute every chapter in place (commit the result; nbval compares stored outputs)
 notebooks: setup

@@ -46,6 +46,7 @@ def default() -> pd.DataFrame:
     (10.0, 15.0, 10.0, "too close to call"),      # 1.15 within 1.10 x (1 -/+ 0.1)
     (math.inf, 15.0, 10.0, "PCIe cannot run it"),
     (10.0, math.nan, 10.0, "no pair to price"),
+    (math.nan, 15.0, 10.0, "neither runs it"),
 ])
 def test_the_rule(break_even, charged, band, expected):
     assert answer.verdict(break_even, charged, band) == expected
@@ -61,7 +62,8 @@ def test_one_row_per_named_workload_from_the_model_and_the_file(default):
     assert list(default["workload"]) == list(workloads.workloads_table())
     row = default.iloc[0]
     value = premium.interconnect_value(row["nvlink_system"], row["pcie_system"])
-    assert default["break_even_premium_pct"].tolist() == pytest.approx(value["break_even_premium_pct"].tolist())
+    assert default["break_even_premium_pct"].tolist() == pytest.approx(value["break_even_premium_pct"].tolist(),
+                                                                       nan_ok=True)
     pair = answer.pair(table)
     charged = premium.charged_premiums(table)
     nvswitch = charged[charged["interconnect_class"] == "NVSwitch"]["premium_pct"]
@@ -85,7 +87,7 @@ def test_cheaper_nvlink_offers_flip_the_training_verdicts(tmp_path, default):
 def test_a_file_without_a_pair_prices_no_verdict():
     table = prices.load_table(GOOD)
     decided = answer.decision_table(table)
-    finite = decided[~decided["break_even_premium_pct"].isin([math.inf])]
+    finite = decided[~decided["break_even_premium_pct"].isin([math.inf]) & decided["break_even_premium_pct"].notna()]
     assert decided["charged_premium_pct"].isna().all() and (finite["verdict"] == "no pair to price").all()
     facts = intro.facts(decided, table)
     assert facts["no_pair_note"] and "no same-provider pair" in facts["answer_3"]

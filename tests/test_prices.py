@@ -109,7 +109,7 @@ def test_default_file_validates_and_is_curated():
     assert {"dgx-a100", "pcie-a100-8"} <= set(crusoe["system"])
     assert {"p4de.24xlarge", "p5.48xlarge", "a3-highgpu-8g", "Standard_ND96isr_H100_v5"} <= set(frame["instance"])
     assert {"l40s", "rtx-4090", "rtx-5090"} <= set(frame["gpu"])
-    assert {"h20", "rtx-4090"} <= set(frame.loc[frame["currency"] == "CNY", "gpu"])
+    assert {"h20-141gb", "rtx-4090"} <= set(frame.loc[frame["currency"] == "CNY", "gpu"])
     per_gpu = frame["price_per_hour_usd"] / frame["gpus_per_instance"]
     assert (per_gpu - frame["price_per_gpu_hour_usd"]).abs().max() < 1e-12
     assert frame["price_per_gpu_hour_usd"].between(0.1, 20).all()  # USD per GPU-hour, sane for 2026

@@ -96,7 +96,8 @@ def test_the_searches_kept_on_disk_are_found_by_a_new_process(written):
             "key = next(iter(search.MEMO.tables['_train_cached']))\n"
             "search._train = None  # a search not found in the memo would fail here\n"
             "# the shipped calibration, made afresh in this process, must find what another process stored\n"
-            "found = search.train(*key[:5], dtype=key[5], zero_stages=key[6], top=key[7], cal=None)\n"
+            "found = search.train(*key[:5], dtype=key[5], zero_stages=key[6], top=key[7], method=key[8],\n"
+            "                     lora_rank=key[9], cal=None)\n"
             "print(found.evaluated)\n")
     result = subprocess.run([sys.executable, "-c", code, str(out / ".cache")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

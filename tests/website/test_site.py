@@ -15,6 +15,7 @@ The intro (where ``index.html`` leads) holds the decision table.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -332,3 +333,92 @@ def test_the_site_serves_no_stale_notebook():
     for page in pages():
         links = re.findall(r'href="([^"]*\.ipynb)"', (SITE / page).read_text(encoding="utf-8"))
         assert not links, (page, links)
+
+
+# ------------------------------------------------------------------ the two editions
+
+#: Where the Chinese edition lives under the site.
+ZH = "zh/"
+
+
+def english_pages() -> list[str]:
+    return [p for p in pages() if not p.startswith(ZH)]
+
+
+def test_both_editions_have_every_page():
+    english = english_pages()
+    chinese = sorted(p[len(ZH):] for p in pages() if p.startswith(ZH))
+    assert "book/intro.html" in english and sorted(english) == chinese
+
+
+@pytest.mark.parametrize("page_path", [p for p in pages() if p.startswith(("book/", ZH + "book/"))])
+def test_every_page_links_to_itself_in_the_other_edition(page_path):
+    """The language switch of each page of the book names the same page in the other edition (the index, search
+    and redirect pages of Sphinx have none)."""
+    text = (SITE / page_path).read_text(encoding="utf-8")
+    found = re.search(r'<p class="mg-lang-switch"><a href="([^"]+)"', text)
+    assert found, f"{page_path} has no language switch"
+    target = (SITE / page_path).parent / found.group(1)
+    other = page_path[len(ZH):] if page_path.startswith(ZH) else ZH + page_path
+    assert target.resolve() == (SITE / other).resolve()
+
+
+#: Counts the English spells out ("eight GPUs", "ten billion") that a Chinese sentence writes as digits.
+SPELLED_OUT = 16
+#: A number as a reader sees it: digits with optional thousands separators and decimals (years, counts, GB/s).
+NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.\d+)?")
+
+
+def article_numbers(page: Path) -> set[str]:
+    """The numbers of a page's article text (scripts, styles, SVG figures and the language switch left out)."""
+    text = page.read_text(encoding="utf-8")
+    found = re.search(r"<article\b.*</article>", text, flags=re.S)
+    text = found.group(0) if found else ""
+    text = re.sub(r"<(script|style|svg)\b.*?</\1>|<p class=\"mg-lang-switch\">.*?</p>", " ", text, flags=re.S)
+    text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    return {n.replace(",", "") for n in NUMBER.findall(text)}
+
+
+@pytest.mark.parametrize("page_path", [p for p in english_pages() if p.startswith("book/")])
+def test_both_editions_show_the_same_numbers(page_path):
+    """Translation changes the words, never the numbers: the article text of a page holds the same numbers in
+    both editions (every cost is in the same currency in both today; a declared conversion would be allowed)."""
+    english, chinese = article_numbers(SITE / page_path), article_numbers(SITE / ZH / page_path)
+    assert not english - chinese, f"numbers lost or changed in Chinese: {sorted(english - chinese)[:15]}"
+    spelled = {n for n in chinese - english if n.isdigit() and int(n) <= SPELLED_OUT}  # "eight GPUs" -> "8 个 GPU"
+    assert chinese - english == spelled, f"numbers only in Chinese: {sorted(chinese - english - spelled)[:15]}"
+
+
+#: The price calculator's page, and its widget in each edition (the other edition's is hidden by the site's CSS).
+CALCULATOR_PAGE = "book/chapters/04-cost-benefit.html"
+
+
+@pytest.mark.parametrize(("prefix", "widget"), [("", "price-calculator"), (ZH, "price-calculator-zh")])
+def test_the_price_calculator_answers_as_the_model_does(context_at, site_url: str, prefix: str, widget: str):
+    """Typed prices give each offer's cost = the model's GPU-hours x price, and the cheaper one, on the real page."""
+    from multigpu.book import calculator
+
+    hours = calculator.gpu_hours()
+    row = hours[(hours["workload"] == "train-llama3.1-8b") & hours["feasible"]]
+    pair = row["pair"].iloc[0]
+    nv = float(row[(row["pair"] == pair) & (row["side"] == "nvlink")]["gpu_hours"].iloc[0])
+    pc = float(row[(row["pair"] == pair) & (row["side"] == "pcie")]["gpu_hours"].iloc[0])
+    page = context_at(WIDTHS[1]).new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    try:
+        page.goto(f"{site_url}/{prefix}{CALCULATOR_PAGE}", wait_until="load")
+        assert page.locator(f"#{widget}-form").is_visible(), f"{widget} is not shown on {prefix}{CALCULATOR_PAGE}"
+        other = "price-calculator-zh" if widget == "price-calculator" else "price-calculator"
+        assert not page.locator(f"#{other}-form").is_visible()
+        page.select_option(f"#{widget}-workload", "train-llama3.1-8b")
+        page.fill(f"#{widget}-pcie-price", "2")
+        page.fill(f"#{widget}-nvlink-price", "2.5")
+        nv_cost = float(page.locator(f"#{widget}-nvlink-cost").get_attribute("data-value"))
+        pc_cost = float(page.locator(f"#{widget}-pcie-cost").get_attribute("data-value"))
+        verdict = page.locator(f"#{widget}-verdict").get_attribute("data-value")
+    finally:
+        page.close()
+    assert nv_cost == pytest.approx(nv * 2.5, rel=1e-5) and pc_cost == pytest.approx(pc * 2.0, rel=1e-5)
+    assert verdict == ("nvlink" if nv * 2.5 < pc * 2.0 else "pcie")
+    assert not errors, errors

@@ -7,8 +7,11 @@ until the new one is complete (what ``make book`` runs).
    and nothing is built or deleted. Its warnings are printed, and the log says
    which file the book uses.
 2. Jupyter Book builds the whole book (``--all -W -n --keep-going``: any
-   warning fails) into a fixed temporary folder, ``_build/.next``.
-3. Only when that build succeeds does it replace ``_build/html``; a failed
+   warning fails) into a fixed temporary folder, ``_build/.next``, once per
+   edition: English, then Chinese (``zh/``, prose from the catalogs in
+   ``book/locales``). The notebooks run once, in the English build; the
+   Chinese one reads their outputs from that build's jupyter-cache.
+3. Only when every edition builds does it replace ``_build/html``; a failed
    build leaves the previous site as it was and says where its log is.
 
 Paths may contain spaces. The same inputs give a byte-identical site.
@@ -22,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from multigpu.book import inputs
+from multigpu.book import i18n, inputs
 from multigpu.common.errors import InputError
 from multigpu.market import prices
 
@@ -41,25 +44,46 @@ def check_prices() -> prices.PriceTable:
     return inputs.price_table(path)
 
 
+#: The editions ``make book`` builds: (Sphinx language, folder under the site); the first is the site's root.
+EDITIONS = (("en", ""), (i18n.LANGUAGE, "zh"))
+
+
+def _build_edition(jupyter_book: str, language: str) -> tuple[int, Path]:
+    """Build one edition into ``NEXT/<language>``; the notebooks run once, in the first edition's build (a
+    fresh jupyter-cache in NEXT), and the next edition reads their outputs from that cache."""
+    config = i18n.config(NEXT / f"_config.{language}.yml", language=language, execute="cache",
+                         cache=NEXT / "jupyter_cache")
+    out = NEXT / language
+    command = [jupyter_book, "build", str(ROOT), "--all", "-W", "-n", "--keep-going", "--config", str(config),
+               "--path-output", str(out)]
+    return subprocess.run(command, cwd=ROOT).returncode, out / "_build" / "html"
+
+
 def build(jupyter_book: str) -> int:
-    """Build the book into :data:`NEXT`; on success swap it in as :data:`SITE`. Returns the exit status."""
+    """Build every edition of :data:`EDITIONS` into :data:`NEXT`; only when all succeed swap them in as
+    :data:`SITE` (the English edition at the root, the others in their folders). Returns the exit status."""
     shutil.rmtree(NEXT, ignore_errors=True)
     os.environ[inputs.SEARCH_CACHE_ENV] = str(NEXT / "searches")  # the notebooks of this build share searches
-    command = [jupyter_book, "build", str(ROOT), "--all", "-W", "-n", "--keep-going", "--path-output", str(NEXT)]
-    status = subprocess.run(command, cwd=ROOT).returncode
-    built = NEXT / "_build" / "html"
-    if status != 0 or not (built / "index.html").exists():
-        print(f"book: the build failed; the previous site in {SITE} is unchanged (log above; reports in "
-              f"{NEXT / '_build' / 'html' / 'reports'})", file=sys.stderr)
-        return status or 1
+    built = {}
+    for language, folder in EDITIONS:
+        status, html = _build_edition(jupyter_book, language)
+        if status != 0 or not (html / "index.html").exists():
+            print(f"book: the {language} build failed; the previous site in {SITE} is unchanged (log above; "
+                  f"reports in {html / 'reports'})", file=sys.stderr)
+            return status or 1
+        built[folder] = html
     shutil.rmtree(SITE, ignore_errors=True)
-    shutil.move(str(built), str(SITE))
+    shutil.move(str(built.pop("")), str(SITE))
+    for folder, html in built.items():
+        shutil.move(str(html), str(SITE / folder))
+    first = NEXT / EDITIONS[0][0] / "_build"
     for kept in ("jupyter_execute", ".doctrees"):
         shutil.rmtree(BUILD / kept, ignore_errors=True)
-        if (NEXT / "_build" / kept).exists():
-            shutil.move(str(NEXT / "_build" / kept), str(BUILD / kept))
+        if (first / kept).exists():
+            shutil.move(str(first / kept), str(BUILD / kept))
     shutil.rmtree(NEXT, ignore_errors=True)
-    print(f"book: the site is in {SITE}", file=sys.stderr)
+    print(f"book: the site is in {SITE} (" + ", ".join(f"{lang}: /{folder}" for lang, folder in EDITIONS) + ")",
+          file=sys.stderr)
     return 0
 
 

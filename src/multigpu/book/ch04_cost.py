@@ -512,9 +512,15 @@ def market_sentence(table: PriceTable, currency: str = "CNY") -> str:
         return f"The file has no offer in {currency}."
     rate = table.fx[currency]
     low = quoted.sort_values(f"price_{currency}_per_gpu_hour", kind="stable").iloc[0]
-    return (f"The file has {len(quoted)} offer{'s' if len(quoted) != 1 else ''} in {currency}, converted at "
-            f"{1 / rate.usd_per_unit:.4f} {currency} per USD (rate of {rate.date.isoformat()}); the lowest is "
-            f"{low[f'price_{currency}_per_gpu_hour']:.2f} {currency} per GPU-hour ({low['gpu']}, {low['pricing']}).")
+    types = quoted["pricing"].value_counts()
+    kinds = ", ".join(f"{n} {p}" for p, n in types.items())
+    missing = [p for p in ("on-demand",) if p not in types]
+    gap = (f" None is {missing[0]}: the file has no dated {missing[0]} offer in {currency} to compare with, so the "
+           f"{currency} market is priced only under the other types." if missing else "")
+    return (f"The file has {len(quoted)} offer{'s' if len(quoted) != 1 else ''} in {currency} ({kinds}), converted "
+            f"at {1 / rate.usd_per_unit:.4f} {currency} per USD (rate of {rate.date.isoformat()}); the lowest is "
+            f"{low[f'price_{currency}_per_gpu_hour']:.2f} {currency} per GPU-hour ({low['gpu']}, {low['pricing']})."
+            + gap)
 
 
 def market_facts(table: PriceTable) -> Facts:

@@ -26,6 +26,19 @@
   prefills' share of the cycle (NVIDIA's modelled tables sit at 0.83-0.89 of
   that product).
 
+- **Mixture of experts**: every expert's weights are held (split over the
+  ``tp`` ranks, as tensor-parallel MoE serving in vLLM and TensorRT-LLM
+  shards each expert), each token's FLOPs count only its
+  ``experts_per_token`` routed (and shared) experts, and a decode step reads
+  the distinct experts its batch touches
+  (:func:`multigpu.compute.models.decode_bytes_per_step`). Expert
+  parallelism (all-to-all) is not modelled for serving.
+- **FP8 on a GPU without FP8 tensor cores** (A100, other Ampere): served
+  weight-only (W8A16) as vLLM does with its FP8 Marlin kernels, weights and
+  KV cache held and read in 8 bits, GEMMs at the 16-bit rate
+  (https://docs.vllm.ai/en/stable/features/quantization/fp8/). Whether the
+  model fits is then decided by its memory alone.
+
 Sizes in elements, times in seconds, bytes as bytes, GB = 1e9 bytes.
 """
 
@@ -83,6 +96,14 @@ def tp_bytes_per_query_per_gpu(model_id: str, tp: int, input_tokens: int, output
     return per_token * (input_tokens + output_tokens) * 2 * (tp - 1) / tp
 
 
+def compute_dtype(gpu: catalog.Gpu, dtype: str) -> str:
+    """The precision the GEMMs run in when serving weights of ``dtype``: ``dtype`` itself, or bf16 for FP8
+    weights on a GPU with no FP8 tensor-core rate (weight-only W8A16, vLLM's FP8 Marlin path)."""
+    if dtype == "fp8" and not gpu.fp8_dense_TFLOPS:
+        return "bf16" if gpu.bf16_dense_TFLOPS else "fp16"
+    return dtype
+
+
 def _check(model: models.Model, system: catalog.System, tp: int, pp: int, batch: Any) -> None:
     if tp < 1 or pp < 1 or np.any(np.asarray(batch) < 1):
         raise InputError("tp, pp and batch must be positive")
@@ -138,7 +159,8 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     _check(model, system, tp, pp, batch)
     b = np.asarray(batch, dtype=float)
     gpus = tp * pp
-    peak = peak_flops(gpu, dtype)
+    math_dtype = compute_dtype(gpu, dtype)
+    peak = peak_flops(gpu, math_dtype)
     width = models.dtype_bytes(dtype)
     # achievable_fraction prices operand traffic at 16 bits per element; an 8-bit format moves half the
     # bytes, i.e. the same elements at twice the bandwidth (else FP8 decode re-reads weights at BF16 width)
@@ -146,7 +168,7 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     layers_allreduces = 2 * model.layers  # every layer's all-reduces are on the token's path, whatever pp
 
     # prefill of one prompt
-    ceiling = gemm.relative_ceiling(gpu.id, dtype)  # the A100 fit carried over by the GPU's matmul ceiling
+    ceiling = gemm.relative_ceiling(gpu.id, math_dtype)  # the A100 fit carried over by the GPU's matmul ceiling
     prefill_fraction = models.achievable_fraction(peak, model.hidden / tp, input_tokens, operand_bw_Bps, ceiling)
     prefill_compute = models.prefill_flops(model, input_tokens) / gpus / (peak * prefill_fraction)
     wire = models.dtype_bytes(WIRE_DTYPE.get(dtype, dtype))  # all-reduces carry 16-bit activations under FP8

@@ -31,6 +31,26 @@ tensor-parallel group sits inside a node) is::
 
 Collective times come from :mod:`multigpu.comm.collectives` on the system's
 topology, so a slower interconnect shows up here, and only here.
+
+Training methods (``method``): ``pretrain`` and ``full`` (full fine-tuning)
+are the same maths; ``lora`` (Hu et al. 2021, https://arxiv.org/abs/2106.09685)
+freezes the base weights and trains rank-``r`` adapters ``B A`` beside every
+linear layer of the transformer blocks (:func:`lora_params`). Per step it
+then
+
+- computes the forward pass and the backward pass's activation gradients,
+  but not the frozen weights' gradient GEMMs: about ``4 N`` FLOPs per token
+  instead of ``6 N`` (attention scores, which have no weights, keep their
+  forward + 2x backward), plus ``6`` per adapter parameter
+  (:func:`training_flops`). An approximation: it ignores the first layer's
+  unneeded input gradient and the adapters' poor GEMM efficiency;
+- holds the base weights in 16 bits (no gradients, no optimizer states for
+  them) and the adapters in FP32 with their FP32 gradients and Adam moments
+  (16 bytes per adapter parameter); activations as full training (every
+  adapted layer keeps its input for its adapter's gradient);
+- reduces only the adapters' gradients over the data-parallel ranks (ZeRO-3
+  still gathers the frozen, sharded base weights every pass), and has no
+  weight-gradient GEMMs for backward tensor-parallel traffic to hide behind.
 """
 
 from __future__ import annotations
@@ -60,6 +80,15 @@ ATTENTION_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
 WGRAD_SHARE = 1.0 / 3.0
 #: Share of a micro-batch's compute that is its backward pass, which the DP reduction can hide behind.
 BACKWARD_SHARE = 2.0 / 3.0
+#: Training methods: pre-training, full fine-tuning (the same maths) and LoRA.
+METHODS = ("pretrain", "full", "lora")
+#: LoRA's backward pass is the activation-gradient GEMMs only (forward : backward = 1 : 1 of the weight GEMMs):
+#: the share of a micro-batch's compute the DP reduction can hide behind, and none for backward TP traffic.
+LORA_BACKWARD_SHARE = 1.0 / 2.0
+LORA_WGRAD_SHARE = 0.0
+#: Bytes per LoRA adapter parameter in memory: FP32 weight, FP32 gradient, Adam's two FP32 moments (no separate
+#: master copy), as PEFT keeps trainable adapters in FP32 beside 16-bit frozen weights.
+LORA_STATE_DTYPE = "fp32"
 
 
 @dataclass(frozen=True)
@@ -81,6 +110,8 @@ class Layout:
     ep: int = 1
     attention: str = "flash"  #: attention kernel (:data:`multigpu.compute.models.ATTENTION_KERNELS`)
     cp: int = 1  #: context parallelism: each sequence split over ``cp`` GPUs (ring attention)
+    method: str = "pretrain"  #: training method (:data:`METHODS`)
+    lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
 
     @property
     def microbatches(self) -> int:
@@ -113,7 +144,96 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
         raise InputError(f"global batch {global_batch} is not divisible by micro-batch x dp = {micro_batch * dp}")
     if interleave > 1 and pp == 1:
         raise InputError("--interleave needs pipeline parallelism (pp > 1)")
+    check_method(options.get("method", "pretrain"), options.get("lora_rank", 0))
     return Layout(gpus, tp, pp, dp, global_batch, micro_batch, **options)
+
+
+def check_method(method: str, lora_rank: int) -> None:
+    """An InputError unless ``method`` is one of :data:`METHODS` and a LoRA rank is a whole number > 0."""
+    if method not in METHODS:
+        raise InputError(f"unknown training method '{method}'; expected one of {', '.join(METHODS)}")
+    if method == "lora" and (int(lora_rank) != lora_rank or lora_rank < 1):
+        raise InputError(f"LoRA rank {lora_rank} is not a whole number > 0")
+
+
+# ------------------------------------------------------------------ LoRA
+
+
+def lora_matrices(model: models.Model | str) -> list[tuple[int, int, int]]:
+    """The linear layers LoRA adapts, as ``(d_in, d_out, count)``: every projection of every transformer block
+    (attention Q, K, V, output, or MLA's down- and up-projections; each MLP's gate, up and down, each routed and
+    shared expert included), not the embeddings, the vocabulary projection or the MoE router.
+
+    All linear layers, as QLoRA found necessary to match full fine-tuning (Dettmers et al. 2023 section 4,
+    https://arxiv.org/abs/2305.14314) and PEFT's ``all-linear`` target does; the LoRA paper adapted W_q and
+    W_v only."""
+    m = models.model(model)
+    h, a = m.hidden, m.heads
+    if m.attention == "mla":
+        q = [(h, m.q_lora_rank), (m.q_lora_rank, a * m.head_dim)] if m.q_lora_rank else [(h, a * m.head_dim)]
+        kv = [(h, m.kv_lora_rank + m.rope_head_dim),
+              (m.kv_lora_rank, a * (m.head_dim - m.rope_head_dim + m.v_head_dim))]
+        attention = q + kv + [(a * m.v_head_dim, h)]
+    else:
+        attention = [(h, a * m.head_dim), (h, m.kv_heads * m.head_dim), (h, m.kv_heads * m.v_head_dim),
+                     (a * m.v_head_dim, h)]
+
+    def mlp(ffn: int) -> list[tuple[int, int]]:
+        return [(h, ffn)] * (2 if m.gated_mlp else 1) + [(ffn, h)]
+
+    out = [(d_in, d_out, m.layers) for d_in, d_out in attention]
+    if m.dense_layers:
+        out += [(d_in, d_out, m.dense_layers) for d_in, d_out in mlp(m.ffn_hidden)]
+    if m.moe_layers:
+        out += [(d_in, d_out, m.moe_layers * (m.experts + m.shared_experts)) for d_in, d_out in mlp(m.moe_ffn_hidden)]
+    return out
+
+
+def lora_params(model: models.Model | str, rank: int, active: bool = False) -> float:
+    """Trainable parameters of rank-``rank`` LoRA adapters (:func:`lora_matrices`): ``r (d_in + d_out)`` per
+    adapted ``d_in x d_out`` matrix (A is r x d_in, B is d_out x r; Hu et al. 2021 section 4). ``active``: those
+    one token uses (an MoE model's routed experts: ``experts_per_token`` of them). A count of parameters."""
+    m = models.model(model)
+    total = float(sum(rank * (d_in + d_out) * count for d_in, d_out, count in lora_matrices(m)))
+    if active and m.moe_layers:
+        idle = m.experts - m.experts_per_token
+        routed = sum(rank * (d_in + d_out) for d_in, d_out in
+                     ([(m.hidden, m.moe_ffn_hidden)] * (2 if m.gated_mlp else 1) + [(m.moe_ffn_hidden, m.hidden)]))
+        total -= m.moe_layers * idle * routed
+    return total
+
+
+def training_flops(model: models.Model | str, global_batch: ArrayLike, seq: ArrayLike, recompute: str = "none",
+                   method: str = "pretrain", lora_rank: int = 0) -> tuple[Any, Any, Any]:
+    """(model FLOPs, hardware FLOPs, attention-score hardware FLOPs) of one step of ``global_batch`` sequences
+    of ``seq`` tokens (FLOPs, not FLOP/s).
+
+    Pre-training and full fine-tuning: :func:`multigpu.compute.models.training_flops_per_step`, ``6 N`` per
+    token plus attention scores (forward + 2x backward). LoRA: the frozen weights' gradient GEMMs are skipped,
+    so the weight GEMMs cost forward + backward-data = 2x forward (``4 N`` per token instead of ``6 N``:
+    Hu et al. 2021 section 4.2 report LoRA's training throughput ~25 % above full fine-tuning's on GPT-3 175B,
+    below the 1.5x these FLOPs allow); attention scores still take forward + 2x backward, and each adapter
+    parameter 6 FLOPs per token it sees. Recomputation adds the same forward work in both. An approximation
+    (see the module docstring)."""
+    m = models.model(model)
+    model_flops, hardware = models.training_flops_per_step(m, global_batch, seq, recompute)
+    attention = models.attention_training_flops_per_step(m, global_batch, seq, recompute)
+    if method != "lora":
+        return model_flops, hardware, attention
+    tokens = np.asarray(global_batch, dtype=float) * np.asarray(seq, dtype=float)
+    scores_fwd = np.asarray(models.attention_training_flops_per_step(m, global_batch, seq, "none")) / 3.0
+    weights_fwd = np.asarray(model_flops) / 3.0 - scores_fwd
+    lora = 2.0 * weights_fwd + 3.0 * scores_fwd + 6.0 * lora_params(m, lora_rank, active=True) * tokens
+    return lora, lora + (np.asarray(hardware) - np.asarray(model_flops)), attention
+
+
+def _lora_states_bytes(model: models.Model, lay: Layouts | Layout) -> Any:
+    """The LoRA adapters' weights, gradients and Adam moments on one GPU (FP32, 16 bytes per parameter), split
+    over the ``tp x pp`` ranks and sharded over the ``dp x cp`` ranks by the ZeRO stage, bytes."""
+    adapters = lora_params(model, lay.lora_rank) / (np.asarray(lay.tp) * np.asarray(lay.pp))
+    states = models.model_state_bytes_per_gpu(adapters, np.asarray(lay.dp) * np.asarray(lay.cp), lay.zero_stage,
+                                              LORA_STATE_DTYPE, LORA_STATE_DTYPE)
+    return sum(np.asarray(v, dtype=float) for v in states.values())
 
 
 def peak_flops(gpu: catalog.Gpu, dtype: str) -> float:
@@ -264,6 +384,8 @@ def _dp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
     Non-expert parameters are reduced across the ``dp`` ranks; an MoE model's experts, split over ``ep`` ranks
     carved out of ``dp``, are reduced across the ``dp / ep`` ranks that hold the same experts (the two
     reductions run one after the other)."""
+    if lay.method == "lora":
+        return _lora_dp_comm_s(model, system, lay, cal)
     experts = model.expert_params_total
     replicas = lay.dp * lay.cp  # context-parallel ranks hold the same parameters: gradients reduce over dp x cp
     groups = ((model.params_total - experts) / (lay.tp * lay.pp), replicas, lay.tp),
@@ -288,6 +410,27 @@ def _reduce_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, strid
     return total
 
 
+def _lora_dp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
+    """LoRA's data-parallel communication of one step for one stage, seconds: only the adapters' FP32 gradients
+    are reduced (reduce-scatter, then an all-gather of the updated FP32 adapters under ZeRO 1-2; an all-reduce
+    under ZeRO 0); under ZeRO-3 the frozen base weights, sharded, are still gathered for every forward and
+    backward pass of every micro-batch."""
+    replicas = lay.dp * lay.cp
+    nodes = placement(system, replicas, lay.tp)
+    adapters = lora_params(model, lay.lora_rank) / (lay.tp * lay.pp)
+    grads = np.asarray(adapters) * GRAD_REDUCE_BYTES
+    if lay.zero_stage == 0:
+        total = _times_s("allreduce", system, replicas, nodes, grads, cal)
+    else:
+        total = (_times_s("reducescatter", system, replicas, nodes, grads, cal)
+                 + _times_s("allgather", system, replicas, nodes, np.asarray(adapters) * models.dtype_bytes(
+                     LORA_STATE_DTYPE), cal))
+    if lay.zero_stage >= 3:
+        base = np.asarray(model.params_total / (lay.tp * lay.pp)) * _wire_bytes(lay.dtype)
+        total = total + 2 * lay.microbatches * _times_s("allgather", system, replicas, nodes, base, cal)
+    return total
+
+
 @dataclass(frozen=True)
 class Layouts:
     """Many layouts of one job at once: numpy arrays of equal length (the options are shared)."""
@@ -306,6 +449,8 @@ class Layouts:
     zero_stage: int
     attention: str = "flash"
     cp: Any = 1  #: context-parallel degree (one for all layouts, or an array)
+    method: str = "pretrain"  #: training method (:data:`METHODS`)
+    lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
 
     @property
     def microbatches(self) -> np.ndarray:
@@ -335,28 +480,34 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
     gpu = catalog.gpu(system.gpu)
     peak = peak_flops(gpu, lay.dtype)
     fraction = _fraction(model, gpu, lay, lay.dtype)
-    _, hw_flops_mb = models.training_flops_per_step(model, lay.micro_batch, lay.seq, lay.recompute)
-    attention_mb = models.attention_training_flops_per_step(model, lay.micro_batch, lay.seq, lay.recompute)
+    lora = lay.method == "lora"
+    _, hw_flops_mb, attention_mb = training_flops(model, lay.micro_batch, lay.seq, lay.recompute, lay.method,
+                                                  lay.lora_rank)
     attention_dtype = ATTENTION_DTYPE.get(lay.dtype, lay.dtype)
     attention_rate = peak_flops(gpu, attention_dtype) * _fraction(model, gpu, lay, attention_dtype)
     shards = lay.tp * lay.cp * model.layers / stage_layers(model, lay)  # the busiest stage's share of the layers
     compute_mb = ((hw_flops_mb - attention_mb) / (peak * fraction) + attention_mb / attention_rate) / shards
     tp_fwd, tp_bwd = _tp_comm_s(model, system, lay, cal)
-    tp_mb = tp_fwd + np.maximum(0.0, tp_bwd - WGRAD_SHARE * compute_mb)
+    tp_mb = tp_fwd + np.maximum(0.0, tp_bwd - (LORA_WGRAD_SHARE if lora else WGRAD_SHARE) * compute_mb)
     ep_mb = _ep_comm_s(model, system, lay, cal)
     cp_mb = _cp_comm_s(model, system, lay, cal, attention_mb / attention_rate / shards)
     per_mb = compute_mb + tp_mb + ep_mb + cp_mb
     m = lay.microbatches
     bubble = (lay.pp - 1) / lay.interleave * per_mb
     pp_s = _pp_comm_s(model, system, lay, cal)
-    dp_s = np.maximum(0.0, _dp_comm_s(model, system, lay, cal) - BACKWARD_SHARE * compute_mb)
+    backward_share = LORA_BACKWARD_SHARE if lora else BACKWARD_SHARE
+    dp_s = np.maximum(0.0, _dp_comm_s(model, system, lay, cal) - backward_share * compute_mb)
     step_s = m * per_mb + bubble + pp_s + dp_s
-    model_flops, _ = models.training_flops_per_step(model, lay.global_batch, lay.seq, lay.recompute)
+    model_flops, _, _ = training_flops(model, lay.global_batch, lay.seq, lay.recompute, lay.method, lay.lora_rank)
     memory = models.memory_per_gpu_bytes(
         model, tp=lay.tp, pp=lay.pp, dp=lay.dp * lay.cp, micro_batch=lay.micro_batch, seq=lay.seq / lay.cp,
         recompute=lay.recompute, sequence_parallel=lay.sequence_parallel, zero_stage=lay.zero_stage,
         ep=lay.ep, num_microbatches=m, virtual_stages=lay.interleave, grad_dtype="fp32", attention=lay.attention)
-    memory_GB = np.asarray(memory["total_bytes"], dtype=float) / 1e9
+    total_bytes = np.asarray(memory["total_bytes"], dtype=float)
+    if lora:  # frozen 16-bit weights and the activations; FP32 adapters, their gradients and Adam moments
+        total_bytes = (np.asarray(memory["weights_bytes"], dtype=float)
+                       + np.asarray(memory["activations_bytes"], dtype=float) + _lora_states_bytes(model, lay))
+    memory_GB = total_bytes / 1e9
     gpus = lay.tp * lay.pp * lay.dp * lay.cp
     return {
         "step_time_s": step_s, "model_tflops_per_gpu": model_flops / step_s / gpus / 1e12,
@@ -423,7 +574,8 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
          dp: int | None = None, cal: Calibration | None = None, **options: Any) -> TrainingStep:
     """Time, throughput and memory of one training step (the ``train`` command's object, :class:`TrainingStep`).
 
-    ``options``: seq, recompute, sequence_parallel, interleave, dtype, zero_stage, ep, attention, cp.
+    ``options``: seq, recompute, sequence_parallel, interleave, dtype, zero_stage, ep, attention, cp, method
+    (:data:`METHODS`), lora_rank.
     """
     model = models.model(model_id)
     system = catalog.system(system_id)
@@ -435,7 +587,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     one = lambda x: np.array([x])  # noqa: E731
     arrays = Layouts(one(lay.tp), one(lay.pp), one(lay.dp), one(lay.micro_batch), one(lay.interleave), one(lay.ep),
                      lay.global_batch, lay.seq, lay.recompute, lay.sequence_parallel, lay.dtype, lay.zero_stage,
-                     lay.attention, lay.cp)
+                     lay.attention, lay.cp, lay.method, lay.lora_rank)
     r = {k: np.asarray(v).item() for k, v in evaluate(model, system, arrays, cal).items()}
     return TrainingStep(
         model.id, system.id, gpus, lay.tp, lay.pp, lay.dp, lay.ep, lay.global_batch, lay.micro_batch, lay.seq,

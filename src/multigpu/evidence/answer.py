@@ -38,7 +38,8 @@ DEFAULT_PAIR = ("dgx-a100", "pcie-a100-8")
 RULE = ("the verdict is \"NVLink-class cheaper\" when the premium charged is below the break-even premium by more "
         "than the model's out-of-sample error, \"PCIe cheaper\" when it is above by more than that error, and \"too "
         "close to call\" in between")
-VERDICTS = ("NVLink-class cheaper", "PCIe cheaper", "too close to call", "PCIe cannot run it", "no pair to price")
+VERDICTS = ("NVLink-class cheaper", "PCIe cheaper", "too close to call", "PCIe cannot run it", "neither runs it",
+            "no pair to price")
 #: The chapter that shows the work, by workload kind.
 CHAPTER = {"train": "chapters/04-cost-benefit", "serve": "chapters/03-communication-bottlenecks"}
 BAND = {"train": "training", "serve": "serving"}
@@ -79,7 +80,9 @@ def verdict(break_even_pct: float, charged_pct: float, band_pct: float) -> str:
     """:data:`RULE` for one workload: compare 1 + charged with (1 + break-even) x (1 -/+ band)."""
     if math.isinf(break_even_pct):
         return "PCIe cannot run it"
-    if math.isnan(charged_pct) or math.isnan(break_even_pct):
+    if math.isnan(break_even_pct):
+        return "neither runs it"
+    if math.isnan(charged_pct):
         return "no pair to price"
     worth, asked = 1 + break_even_pct / 100, 1 + charged_pct / 100
     if asked < worth * (1 - band_pct / 100):
@@ -94,7 +97,9 @@ def confidence(break_even_pct: float, charges: tuple[float, ...], band_pct: floa
     offer", with how many differ and the premium at which the verdict flips (the break-even premium)."""
     if math.isinf(break_even_pct):
         return "robust: no premium makes the PCIe system meet the target"
-    if not charges or math.isnan(break_even_pct):
+    if math.isnan(break_even_pct):
+        return "robust: the NVLink system cannot run it either (chapter 4 says why)"
+    if not charges:
         return "—"
     median = float(pd.Series(charges).median())
     own = [verdict(break_even_pct, c, band_pct) for c in charges]
@@ -132,7 +137,7 @@ def summary(decided: pd.DataFrame, size_lines: pd.DataFrame) -> list[str]:
     lines (:func:`multigpu.evidence.guide.training_size_lines`)."""
     first = decided.iloc[0]
     train, serve = decided[decided["kind"] == "train"], decided[decided["kind"] == "serve"]
-    return [_line_train(train), _line_serve(serve), _line_charged(first), _line_size(size_lines),
+    return [_line_kind(train, "train"), _line_kind(serve, "serve"), _line_charged(first), _line_size(size_lines),
             _line_error(decided)]
 
 
@@ -142,23 +147,25 @@ def _count(frame: pd.DataFrame) -> str:
 
 
 def _span(values: pd.Series) -> str:
+    values = values.dropna()  # workloads neither system runs have no premium
     finite = values[~values.isin([math.inf])]
     text = f"{finite.min():.0f} to {finite.max():.0f} %" if len(finite) else "unbounded"
     return text + (" (unbounded where PCIe cannot run it)" if len(finite) < len(values) and len(finite) else "")
 
 
-def _line_train(train: pd.DataFrame) -> str:
-    if train.empty:
-        return "**Training:** no named training workload."
-    return (f"**Training on one node:** the NVLink-class board is worth {_span(train['break_even_premium_pct'])} "
-            f"more per GPU-hour than the PCIe server ({len(train)} workloads; {_count(train)}).")
+#: The summary's line per workload kind: (lead, what the break-even premium is compared with).
+KIND_LINES = {"train": ("Training", "the NVLink-class board is worth {span} more per GPU-hour than the "
+                                                "PCIe server"),
+              "serve": ("Serving at a per-user speed floor", "it is worth {span}")}
 
 
-def _line_serve(serve: pd.DataFrame) -> str:
-    if serve.empty:
-        return "**Serving:** no named serving workload."
-    return (f"**Serving at a per-user speed floor:** it is worth {_span(serve['break_even_premium_pct'])} "
-            f"({len(serve)} workloads; {_count(serve)}).")
+def _line_kind(frame: pd.DataFrame, kind: str) -> str:
+    """The summary's line for one workload kind: the span of break-even premiums and the verdicts' counts."""
+    lead, body = KIND_LINES[kind]
+    if frame.empty:
+        return f"**{lead}:** no named workload."
+    return (f"**{lead}:** {body.format(span=_span(frame['break_even_premium_pct']))} ({len(frame)} workloads; "
+            f"{_count(frame)}).")
 
 
 def _line_charged(row: Any) -> str:

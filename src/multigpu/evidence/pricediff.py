@@ -89,7 +89,8 @@ def pick_changes(old: PriceTable, new: PriceTable, cal: Calibration | None = Non
     out = []
     for wid in a:
         (label_a, usd_a), (label_b, usd_b) = a[wid], b[wid]
-        if label_a != label_b or not math.isclose(usd_a, usd_b, rel_tol=1e-12):
+        same_cost = math.isclose(usd_a, usd_b, rel_tol=1e-12) or (math.isnan(usd_a) and math.isnan(usd_b))
+        if label_a != label_b or not same_cost:
             unit = workloads.workload(wid).cost_unit
             out.append(Change("picks", "changed", wid, f"{label_a}, {usd_a:,.2f} {unit}",
                               f"{label_b}, {usd_b:,.2f} {unit}", _pct(usd_a, usd_b)))

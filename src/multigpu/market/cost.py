@@ -14,6 +14,16 @@ this module
    work. Offers whose system cannot run the workload are kept, flagged
    ``feasible = False`` with the reason, and left out of the ranking.
 
+Renting frictions (optional price-file columns, :mod:`multigpu.market.prices`).
+An offer with ``scale_out`` ``none`` has no network between its instances: a
+training job that needs more GPUs than one instance holds is infeasible there
+("no network between instances"); a job inside one instance is costed as
+before. An offer with a ``min_lease_h`` rents for at least that many hours: a
+training job pays ``price x max(rented hours, min_lease_h) x instances``, the
+rented hours being the job's wall-clock hours over the utilisation. Serving
+costs per million tokens assume an instance used without a break (the
+utilisation says how fully), so a minimum term does not change them.
+
 The comparisons of an NVLink-class offer with a PCIe-only one are in
 :mod:`multigpu.market.premium`, their sensitivity in
 :mod:`multigpu.market.sensitivity`.
@@ -160,7 +170,8 @@ def _plan_train(w: Workload, system: catalog.System, gpus_per_instance: int, cal
                           f"catalogue system {system.id} models as nodes of {node}; how they are joined inside "
                           f"the instance is not modelled (pin a 'system' in the price file)")
     try:
-        found = search.train(w.model, system.id, gpus, w.global_batch, w.seq, dtype=w.dtype, cal=cal)
+        found = search.train(w.model, system.id, gpus, w.global_batch, w.seq, dtype=w.dtype, cal=cal,
+                             method=w.method, lora_rank=w.lora_rank or 0)
     except InputError as exc:
         return infeasible(exc.message)
     if found.best is None:
@@ -215,7 +226,7 @@ def offers(table: PriceTable | None = None) -> pd.DataFrame:
 COST_COLUMNS = ("offer", "provider", "instance", "gpu", "gpus", "interconnect", "interconnect_class", "system",
                 "pricing", "region", "observed", "currency", "price_per_gpu_hour", "price_per_gpu_hour_usd",
                 "feasible", "reason", "layout", "job_gpus", "instances", "time_h", "gpu_hours", "cost_usd", "cost",
-                "cost_unit", "rank", "mfu", "tokens_per_s_per_gpu", "batch")
+                "cost_unit", "rank", "mfu", "tokens_per_s_per_gpu", "batch", "min_lease_h", "billed_h")
 
 
 def offer_costs(workload_id: str, table: PriceTable | None = None, utilisation: float = 1.0,
@@ -230,9 +241,15 @@ def offer_costs(workload_id: str, table: PriceTable | None = None, utilisation: 
     ``job_gpus`` the GPUs the job uses (serving: one replica, tp x pp);
     ``instances`` rented (serving: 1, replicas fill it); ``time_h`` the job's
     wall-clock hours (serving: GPU-hours per million output tokens);
-    ``gpu_hours`` the GPU-hours billed per job (serving: per million output
-    tokens); ``cost_usd`` = ``gpu_hours`` x ``price_per_gpu_hour_usd`` /
-    ``utilisation``, and ``cost`` the same in the offer's currency. Infeasible
+    ``gpu_hours`` the GPU-hours billed per job at full utilisation (serving: per
+    million output tokens); ``cost_usd`` = ``gpu_hours`` x ``price_per_gpu_hour_usd`` /
+    ``utilisation``, and ``cost`` the same in the offer's currency. Training on an
+    offer with a ``min_lease_h``: ``billed_h``, the hours each instance is paid
+    for, is ``max(time_h / utilisation, min_lease_h)`` and ``gpu_hours`` =
+    ``billed_h`` x ``utilisation`` x GPUs, so the cost is the term's when the job is
+    shorter (``billed_h`` is empty for serving, which a term does not change). An
+    offer with ``scale_out`` ``none`` cannot run a training job larger than one
+    instance (reason "no network between instances"). Infeasible
     offers have ``feasible`` False, a ``reason``, empty times and costs, and no
     ``rank``; feasible ones are ranked 1, 2, ... by cost (then time).
     """
@@ -256,10 +273,32 @@ def offer_costs(workload_id: str, table: PriceTable | None = None, utilisation: 
     return frame
 
 
+def _lease_h(value: Any) -> float:
+    """An offer's ``min_lease_h`` cell as hours (0 when empty)."""
+    try:
+        hours = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return 0.0 if math.isnan(hours) else hours
+
+
+def _no_network(w: Workload, offer: dict[str, Any], per_instance: int) -> str:
+    """Why a training job cannot run on an offer without a network between instances ("" if it can)."""
+    if w.kind != "train" or offer.get("scale_out") != "none" or w.gpus <= per_instance:
+        return ""
+    return (f"no network between instances: the job needs {w.gpus} GPUs and one instance has {per_instance} "
+            f"(scale_out none)")
+
+
 def _offer_row(w: Workload, offer: dict[str, Any], utilisation: float, table: PriceTable,
                cal: Calibration | None) -> dict[str, Any]:
     per_instance = int(offer["gpus_per_instance"])
-    p = plan(w.id, offer["system"], per_instance, cal)
+    blocked = _no_network(w, offer, per_instance)
+    if blocked:
+        p = WorkloadPlan(w.id, offer["system"], per_instance, False, blocked, w.gpus)
+    else:
+        p = plan(w.id, offer["system"], per_instance, cal)
+    lease = _lease_h(offer.get("min_lease_h"))
     region = offer.get("region")
     row = {
         "offer": offer["offer"], "provider": offer["provider"], "instance": offer["instance"], "gpu": offer["gpu"],
@@ -271,14 +310,16 @@ def _offer_row(w: Workload, offer: dict[str, Any], utilisation: float, table: Pr
         "layout": p.layout, "job_gpus": p.job_gpus, "instances": None, "time_h": math.nan,
         "gpu_hours": math.nan, "cost_usd": math.nan, "cost": math.nan, "cost_unit": w.cost_unit, "rank": None,
         "mfu": math.nan, "tokens_per_s_per_gpu": math.nan, "batch": None,
+        "min_lease_h": lease if lease else math.nan, "billed_h": math.nan,
     }
     if not p.feasible:
         return row
     hours = p.time_h()
     if w.kind == "train":
         instances = math.ceil(w.gpus / per_instance)
-        billed = hours * instances * per_instance
-        row.update(instances=instances, mfu=p.training.mfu)
+        billed_h = max(hours / utilisation, lease)  # hours each instance is paid for
+        billed = billed_h * utilisation * instances * per_instance
+        row.update(instances=instances, mfu=p.training.mfu, billed_h=billed_h)
     else:
         instances, billed = 1, hours
         row.update(tokens_per_s_per_gpu=p.serving.tokens_per_s_per_gpu, batch=p.serving.batch)

@@ -9,7 +9,8 @@ on any day.
 - a price per GPU-hour more than :data:`OUTLIER_FACTOR` times outside the
   range of the packaged price file;
 - more GPUs in an instance than the catalogue node that models it holds;
-- a price that looks per GPU in the per-instance column;
+- a price that looks per GPU in the per-instance column (a row with
+  ``price_basis`` ``gpu`` is checked after the loader multiplied it out);
 - an observation more than :data:`MAX_OBSERVATION_AGE_DAYS` older than the
   file's newest;
 - an exchange rate more than :data:`MAX_FX_AGE_DAYS` older than the file's
@@ -77,7 +78,7 @@ def _offer_warnings(table: PriceTable, lines: Sequence[int],
             yield warn("price_per_hour", f"USD {per_instance_usd:.2f} per hour for {offer['gpus_per_instance']} GPUs "
                                          f"is USD {per_gpu:.2f} per GPU-hour, below half the packaged file's lowest "
                                          f"for this GPU (USD {min(same):.2f}); is it a per-GPU price? "
-                                         f"price_per_hour is per instance")
+                                         f"price_per_hour is per instance (or set price_basis to gpu)")
         age = (newest - offer["observed"]).days
         if age > MAX_OBSERVATION_AGE_DAYS:
             yield warn("observed", f"{offer['observed'].isoformat()} is {age} days older than the file's newest "

@@ -16,8 +16,31 @@ The price file is a CSV with one row per offer (the **contract** of DESIGN.md):
 =====================  ==========================================================
 
 Optional columns: ``region`` (part of an offer's identity), ``system`` (a
-catalogue system id that pins the model of the node), ``notes``, and any other
-column, which is kept as text.
+catalogue system id that pins the model of the node), ``fabric``, ``provider_type``,
+``notes``, the renting frictions below, and any other column, which is kept as text.
+
+Renting frictions (optional; a file without these columns reads as before):
+
+=====================  ==========================================================
+``price_basis``        ``instance`` (default): ``price_per_hour`` is the price of one
+                       instance; ``gpu``: it is quoted per GPU-hour, and the loader
+                       multiplies it by ``gpus_per_instance`` (the table then holds the
+                       price per instance like every other row)
+``scale_out``          the network the renter gets between instances: ``none``,
+                       ``ethernet`` or ``infiniband`` (default: the catalogue system's
+                       NIC: ``infiniband`` for InfiniBand NICs, ``ethernet`` for Ethernet
+                       ones, ``none`` without a NIC). It is the renter-facing name of
+                       ``fabric``: ``infiniband`` is the system's InfiniBand fabric (``ib``
+                       when its NIC is Ethernet), ``ethernet`` the system's Ethernet fabric
+                       (``roce`` or ``tcp``; ``tcp`` when its NIC is InfiniBand), ``none``
+                       lets no layout span instances. A ``fabric`` cell is the more precise
+                       of the two and wins: ``scale_out`` may then be left empty, and a
+                       ``scale_out`` that names another class of network (or ``none``)
+                       is an error
+``min_lease_h``        the shortest term the offer can be rented for, in hours (>= 0;
+                       720 for a monthly lease): a training job shorter than it pays for
+                       the term (see :mod:`multigpu.market.cost`)
+=====================  ==========================================================
 
 Each row is checked by a pydantic model (:class:`Offer`); the first problem is
 raised as an :class:`~multigpu.common.errors.InputError` naming the file (as given),
@@ -49,6 +72,14 @@ from multigpu.common.errors import InputError, InputErrors, InputWarning
 from multigpu.hardware import catalog
 
 PRICING = ("on-demand", "spot", "reserved", "community")
+#: How ``price_per_hour`` is quoted: per instance (default) or per GPU (multiplied out by the loader).
+PRICE_BASES = ("instance", "gpu")
+#: The network between instances, as a renter sees it (optional ``scale_out`` column).
+SCALE_OUTS = ("none", "ethernet", "infiniband")
+#: The catalogue fabrics (:data:`multigpu.hardware.catalog.FABRICS`) of each ``scale_out`` class.
+SCALE_OUT_FABRICS = {"infiniband": ("ib", "ib-sharp"), "ethernet": ("roce", "tcp", "efa")}
+#: The fabric a ``scale_out`` gives when the catalogue system's own fabric is of the other class.
+SCALE_OUT_DEFAULT_FABRIC = {"infiniband": "ib", "ethernet": "tcp"}
 #: Columns that identify an offer: two rows with the same values are a duplicate.
 OFFER_KEY = ("provider", "instance", "pricing", "region", "currency")
 DEFAULT_PRICES = DATA_DIR / "prices.csv"
@@ -61,6 +92,20 @@ def _lower(value: Any) -> Any:
 
 def _upper(value: Any) -> Any:
     return value.strip().upper() if isinstance(value, str) else value
+
+
+def _hours(value: Any) -> Any:
+    """A ``min_lease_h`` cell: a finite number of hours >= 0 (None when empty)."""
+    if value is None or not isinstance(value, str):
+        return value
+    expected = "expected hours >= 0, e.g. 720 for a monthly lease"
+    try:
+        hours = float(value)
+    except ValueError:
+        raise ValueError(f"'{value}' is not a number; {expected}") from None
+    if not (hours >= 0 and hours != float("inf")):
+        raise ValueError(f"'{value}' is not a number of hours >= 0; {expected}")
+    return hours
 
 
 class Offer(Row):
@@ -81,6 +126,9 @@ class Offer(Row):
     fabric: Annotated[str | None, BeforeValidator(_lower)] = None
     provider_type: str | None = None
     notes: str | None = None
+    price_basis: Annotated[str | None, BeforeValidator(_lower)] = None
+    scale_out: Annotated[str | None, BeforeValidator(_lower)] = None
+    min_lease_h: Annotated[float | None, BeforeValidator(_hours)] = None
 
     NOUN = "offer"
     EXPECTED = {
@@ -102,6 +150,13 @@ class Offer(Row):
                   "catalogue system's: ib for InfiniBand NICs, without in-network reduction; tcp for plain Ethernet)",
         "provider_type": "optional: hyperscaler, GPU cloud, marketplace, ... (default: from the provider's name)",
         "notes": "optional: anything, kept as text",
+        "price_basis": f"optional: one of {', '.join(PRICE_BASES)} (default instance): gpu when price_per_hour is "
+                       "quoted per GPU-hour; the loader multiplies it by gpus_per_instance",
+        "scale_out": f"optional: the network between instances, one of {', '.join(SCALE_OUTS)} (default: the "
+                     "catalogue system's NIC); none: no job spans instances; a fabric cell, if given, wins and "
+                     "scale_out must agree with it",
+        "min_lease_h": "optional: the shortest rental term in hours, a number >= 0 (720 for a monthly lease); a "
+                       "shorter training job pays for the term",
     }
 
     @field_validator("gpu")
@@ -119,6 +174,21 @@ class Offer(Row):
     def _known_fabric(cls, value: str | None) -> str | None:
         if value is not None and value not in catalog.FABRICS:
             raise ValueError(f"unknown fabric '{value}'; expected one of {', '.join(catalog.FABRICS)}")
+        return value
+
+    @field_validator("price_basis")
+    @classmethod
+    def _known_basis(cls, value: str | None) -> str | None:
+        if value is not None and value not in PRICE_BASES:
+            raise ValueError(f"unknown price_basis '{value}'; expected one of {', '.join(PRICE_BASES)} "
+                             f"(gpu: price_per_hour is per GPU-hour)")
+        return value
+
+    @field_validator("scale_out")
+    @classmethod
+    def _known_scale_out(cls, value: str | None) -> str | None:
+        if value is not None and value not in SCALE_OUTS:
+            raise ValueError(f"unknown scale_out '{value}'; expected one of {', '.join(SCALE_OUTS)}")
         return value
 
     @field_validator("currency")
@@ -179,7 +249,10 @@ class PriceTable:
     ``observed`` a date), the optional ``region`` and ``notes`` (missing when
     empty or absent), any extra column of the file, ``system`` (the catalogue
     system that models the node), ``price_per_hour_usd`` (USD per
-    instance-hour) and ``price_per_gpu_hour_usd`` (USD per GPU-hour). Compared
+    instance-hour) and ``price_per_gpu_hour_usd`` (USD per GPU-hour). The
+    renting frictions are always filled: ``price_basis`` (how the file quoted
+    the price; ``price_per_hour`` is per instance either way), ``scale_out``
+    (given, or the catalogue system's) and ``min_lease_h`` (missing when none). Compared
     and hashed by identity; :attr:`key` names its content.
     """
 
@@ -264,7 +337,8 @@ def load_fx(path: str | Path = DEFAULT_FX) -> dict[str, FxRate]:
 def load_offers(path: str | Path = DEFAULT_PRICES, fx: Mapping[str, FxRate] | None = None) -> list[Offer]:
     """The validated offers of a price file, in file order, each with its ``system``: the catalogue
     system that models its node (:func:`system_for_offer`: the pinned one, or the one its GPU and
-    interconnect give). Prices stay per instance-hour in the offer's currency."""
+    interconnect give), and its ``scale_out``. Prices are per instance-hour in the offer's currency
+    (a ``price_basis`` ``gpu`` quote multiplied by ``gpus_per_instance``)."""
     return [offer for _, offer in _read_offers(path, load_fx() if fx is None else fx).rows]
 
 
@@ -275,12 +349,23 @@ def _read_offers(path: str | Path, fx: Mapping[str, FxRate]) -> datafiles.DataFi
     mapped = []
     for line, offer in data.rows:
         try:
-            mapped.append((line, offer.model_copy(update={"system": system_for_offer(offer)})))
+            mapped.append((line, _resolved(offer)))
         except InputError as exc:
             problems.append(dataclasses.replace(exc, file=str(path), line=line))
     if problems:
         raise InputErrors(sorted(problems, key=lambda e: e.line or 0))
     return dataclasses.replace(data, rows=mapped)
+
+
+def _resolved(offer: Offer) -> Offer:
+    """An offer as the cost model takes it: its catalogue ``system`` (:func:`system_for_offer`), its
+    ``scale_out`` (the given one, else the system's: :func:`scale_out_of`), ``price_per_hour`` per instance
+    (a per-GPU quote multiplied by ``gpus_per_instance``) and ``price_basis`` (``instance`` when empty)."""
+    system_id = system_for_offer(offer)
+    basis = offer.price_basis or "instance"
+    price = offer.price_per_hour * offer.gpus_per_instance if basis == "gpu" else offer.price_per_hour
+    return offer.model_copy(update={"system": system_id, "scale_out": offer.scale_out or scale_out_of(system_id),
+                                    "price_per_hour": price, "price_basis": basis})
 
 
 def load_table(path: str | Path = DEFAULT_PRICES, fx_path: str | Path = DEFAULT_FX) -> PriceTable:
@@ -352,7 +437,9 @@ def system_for_offer(offer: Offer | Mapping[str, Any]) -> str:
 
     A ``system`` given in the offer wins (it must exist and have the offer's
     GPU). A ``fabric`` other than the system's default makes it the variant
-    ``<system>@<fabric>``. Otherwise the system has the offer's GPU and is wired by its
+    ``<system>@<fabric>``; without a ``fabric``, a ``scale_out`` of ``ethernet`` or
+    ``infiniband`` gives the fabric (:func:`fabric_for_scale_out`), and ``none`` leaves the
+    system as it is (the cost model keeps such jobs inside one instance). Otherwise the system has the offer's GPU and is wired by its
     ``interconnect``: a switch link gives the system with that switch, a PCIe
     link the PCIe-tree system, an NVLink bridge the bridged system, a GPU
     fabric (NVLink, Infinity Fabric) the system with that fabric; a wiring variant
@@ -361,13 +448,57 @@ def system_for_offer(offer: Offer | Mapping[str, Any]) -> str:
     """
     get = offer.get if isinstance(offer, Mapping) else lambda key: getattr(offer, key, None)
     system_id = _node_system(get)
-    fabric = get("fabric")
-    if not (isinstance(fabric, str) and fabric.strip()) or catalog.system(system_id).fabric == fabric.strip():
+    fabric = fabric_for_scale_out(get("scale_out"), get("fabric"), system_id)
+    if fabric is None or catalog.system(system_id).fabric == fabric:
         return system_id
     if not catalog.system(system_id).nics_per_node:
         raise InputError(f"fabric '{fabric}' given, but the catalogue system {system_id} has no scale-out NIC",
                          column="fabric")
-    return f"{system_id}@{fabric.strip()}"
+    return f"{system_id}@{fabric}"
+
+
+def _cell(value: Any) -> str | None:
+    """A text cell lower-cased, None when empty or not text."""
+    return value.strip().lower() if isinstance(value, str) and value.strip() else None
+
+
+def fabric_for_scale_out(scale_out: Any, fabric: Any, system_id: str) -> str | None:
+    """The catalogue fabric (:data:`multigpu.hardware.catalog.FABRICS`) an offer's ``scale_out`` and
+    ``fabric`` cells give on ``system_id``; None: the system's own (or no network, for ``none``).
+
+    A ``fabric`` wins; a ``scale_out`` beside it must name its class (``ib``, ``ib-sharp``:
+    ``infiniband``; ``roce``, ``tcp``, ``efa``: ``ethernet``), else an :class:`InputError` on the
+    ``scale_out`` column. Without a fabric, ``infiniband`` is the system's fabric when it is an
+    InfiniBand one, else ``ib``; ``ethernet`` the system's when it is an Ethernet one, else ``tcp``
+    (a rented network between instances of unknown kind is taken as plain TCP).
+    """
+    scale, fabric = _cell(scale_out), _cell(fabric)
+    if scale is not None and scale not in SCALE_OUTS:
+        raise InputError(f"unknown scale_out '{scale}'; expected one of {', '.join(SCALE_OUTS)}", column="scale_out")
+    if fabric is not None:
+        kind = next((k for k, members in SCALE_OUT_FABRICS.items() if fabric in members), None)
+        if scale is not None and scale != kind:
+            raise InputError(f"scale_out '{scale}' contradicts fabric '{fabric}' (an {kind} fabric); expected "
+                             f"scale_out {kind} or empty (the fabric wins)", column="scale_out")
+        return fabric
+    if scale is None or scale == "none":
+        return None
+    own = catalog.system(system_id).fabric
+    if own in SCALE_OUT_FABRICS[scale]:
+        return own
+    if not catalog.system(system_id).nics_per_node:
+        raise InputError(f"scale_out '{scale}' given, but the catalogue system {system_id} has no scale-out NIC; "
+                         f"expected none, or a 'system' with a NIC", column="scale_out")
+    return SCALE_OUT_DEFAULT_FABRIC[scale]
+
+
+def scale_out_of(system_id: str) -> str:
+    """The ``scale_out`` class of a catalogue system (or ``<id>@<fabric>`` variant): ``infiniband``,
+    ``ethernet``, or ``none`` without a scale-out NIC."""
+    fabric = catalog.system(system_id).fabric
+    if fabric is None:
+        return "none"
+    return "infiniband" if fabric in SCALE_OUT_FABRICS["infiniband"] else "ethernet"
 
 
 def _node_system(get: Callable[[str], Any]) -> str:

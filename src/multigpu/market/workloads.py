@@ -4,6 +4,13 @@ Each workload names a catalogue model (:mod:`multigpu.compute.models`), what
 is done with it (``train`` a job of so many tokens on so many GPUs, or
 ``serve`` queries of a given shape at a per-user speed floor), and the source
 of its shape and size.
+
+A training job is pre-training (``method`` ``pretrain``, the default), a full
+fine-tune (``full``: the same maths, fewer tokens) or LoRA (``lora``: frozen
+base weights and trainable rank-``lora_rank`` adapters,
+:func:`multigpu.compute.training.lora_params`). Its tokens are ``tokens``
+when given (a fine-tuning budget, e.g. 1e9), else ``tokens_per_param`` x the
+model's parameters (a pre-training budget).
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ if TYPE_CHECKING:
 WORKLOADS_CSV = DATA_DIR / "cost_workloads.csv"
 KINDS = ("train", "serve")
 DTYPES = ("bf16", "fp16", "fp8")
+#: Training methods: pre-training, full fine-tuning (the same maths on fewer tokens), LoRA.
+METHODS = ("pretrain", "full", "lora")
 
 
 @dataclass(frozen=True)
@@ -33,8 +42,9 @@ class Workload:
     """A named workload of the book (a row of ``data/cost_workloads.csv``).
 
     ``kind`` is ``train`` (``gpus`` GPUs per job, ``tokens_per_param`` x the
-    model's parameters training tokens, ``global_batch`` sequences of ``seq``
-    tokens per step) or ``serve`` (queries of ``input_tokens`` prompt and
+    model's parameters training tokens, or ``train_tokens`` when the file gives
+    ``tokens``, ``global_batch`` sequences of ``seq`` tokens per step,
+    ``method`` pretrain, full or lora with adapters of rank ``lora_rank``) or ``serve`` (queries of ``input_tokens`` prompt and
     ``output_tokens`` answer, each user seeing at least
     ``min_tokens_per_s_per_user`` tokens per second, one per decode step, and
     the first within ``max_ttft_s`` seconds where a ceiling is given).
@@ -55,6 +65,9 @@ class Workload:
     output_tokens: int | None = None
     min_tokens_per_s_per_user: float | None = None
     max_ttft_s: float | None = None
+    train_tokens: float | None = None  #: the ``tokens`` column: absolute training tokens (wins when given)
+    method: str = "pretrain"  #: training method (:data:`METHODS`); pretrain for serving
+    lora_rank: int | None = None  #: LoRA adapter rank (``method`` lora only)
 
     @property
     def params(self) -> int:
@@ -63,7 +76,10 @@ class Workload:
 
     @property
     def tokens(self) -> float | None:
-        """Training tokens of the job (``tokens_per_param`` x parameters); None for serving."""
+        """Training tokens of the job: ``train_tokens`` if given, else ``tokens_per_param`` x parameters;
+        None for serving."""
+        if self.train_tokens is not None:
+            return self.train_tokens
         return None if self.tokens_per_param is None else self.tokens_per_param * self.params
 
     @property
@@ -82,8 +98,9 @@ class Workload:
 
 
 
-#: Columns a workload of each kind must fill (the other kind's are ignored).
-_KIND_COLUMNS = {"train": ("gpus", "tokens_per_param", "seq", "global_batch"),
+#: Columns a workload of each kind must fill (the other kind's are ignored); a training workload also needs
+#: ``tokens_per_param`` or ``tokens``, and ``lora_rank`` when its method is lora.
+_KIND_COLUMNS = {"train": ("gpus", "seq", "global_batch"),
                  "serve": ("input_tokens", "output_tokens", "min_tokens_per_s_per_user")}
 
 
@@ -102,6 +119,9 @@ class WorkloadRow(datafiles.Row):
     output_tokens: PositiveCount | None
     min_tokens_per_s_per_user: Positive | None
     max_ttft_s: Positive | None = None
+    tokens: Positive | None = None
+    method: one_of(METHODS) | None = None  # type: ignore[valid-type]
+    lora_rank: PositiveCount | None = None
     dtype: one_of(DTYPES)  # type: ignore[valid-type]
     source: Text
     rationale: Text
@@ -116,6 +136,9 @@ class WorkloadRow(datafiles.Row):
         "output_tokens": "answer tokens per query, a whole number > 0",
         "min_tokens_per_s_per_user": "output tokens per second each user sees at least, a number > 0",
         "max_ttft_s": "optional: the longest time to first token, seconds, a number > 0 (empty: no ceiling)",
+        "tokens": "optional: training tokens of the job, a number > 0 (wins over tokens_per_param)",
+        "method": "optional: pretrain (default), full (fine-tune) or lora",
+        "lora_rank": "the LoRA adapters' rank, a whole number > 0 (method lora only)",
         "source": "where the shape and size come from", "rationale": "why this workload",
     }
 
@@ -139,9 +162,28 @@ def load_workloads(path: str | Path = WORKLOADS_CSV) -> dict[str, Workload]:
                 raise InputError(f"is empty; expected {WorkloadRow.EXPECTED[column]} (a {row.kind} workload "
                                  "needs it)", str(path), line, column)
         common = {c: getattr(row, c) for c in ("id", "kind", "model", "title", "dtype", "source", "rationale")}
-        serve = {"max_ttft_s": row.max_ttft_s} if row.kind == "serve" else {}
-        out[row.id] = Workload(**common, **{c: getattr(row, c) for c in _KIND_COLUMNS[row.kind]}, **serve)
+        extra = {"max_ttft_s": row.max_ttft_s} if row.kind == "serve" else _training_extra(row, path, line)
+        out[row.id] = Workload(**common, **{c: getattr(row, c) for c in _KIND_COLUMNS[row.kind]}, **extra)
     return out
+
+
+def _training_extra(row: WorkloadRow, path: str | Path, line: int) -> dict[str, Any]:
+    """The token budget and method of a training row: ``tokens`` wins over ``tokens_per_param`` (which is then
+    ``tokens`` / parameters, so both read the same); LoRA needs a rank, other methods must not give one."""
+    if row.tokens is None and row.tokens_per_param is None:
+        raise InputError("is empty; expected training tokens per parameter, a number > 0, or a 'tokens' column "
+                         "(a train workload needs one of them)", str(path), line, "tokens_per_param")
+    method = row.method or "pretrain"
+    if method == "lora" and row.lora_rank is None:
+        raise InputError(f"is empty; expected {WorkloadRow.EXPECTED['lora_rank']}", str(path), line, "lora_rank")
+    if method != "lora" and row.lora_rank is not None:
+        raise InputError(f"is {row.lora_rank}; a rank needs method lora (method is {method})", str(path), line,
+                         "lora_rank")
+    per_param = row.tokens_per_param
+    if row.tokens is not None:
+        per_param = row.tokens / models.model(row.model).params_total
+    return {"tokens_per_param": per_param, "train_tokens": row.tokens, "method": method,
+            "lora_rank": row.lora_rank}
 
 
 @functools.cache
@@ -169,12 +211,16 @@ def workload(workload_id: str | Workload) -> Workload:
 
 
 def workload_frame() -> pd.DataFrame:
-    """The workloads as a table: id, kind, model, size in billions of parameters, tokens, shape, source."""
+    """The workloads as a table: id, kind, model, size in billions of parameters, training method (and LoRA
+    rank), GPUs, tokens in billions, shape (sequence, or prompt/answer tokens) and the per-user floor
+    (tokens/s)."""
     import pandas as pd
 
     rows = []
     for w in _workloads().values():
         rows.append({"workload": w.id, "kind": w.kind, "model": w.model, "params_B": round(w.params / 1e9, 2),
+                     "method": (w.method + (f" r{w.lora_rank}" if w.lora_rank else "")) if w.kind == "train"
+                     else None,
                      "GPUs per job": w.gpus if w.kind == "train" else None,
                      "tokens_B": None if w.tokens is None else round(w.tokens / 1e9, 1),
                      "seq or in/out tokens": (f"{w.seq}" if w.kind == "train"

@@ -1,0 +1,127 @@
+"""The Chinese edition's message catalogs: ``python -m multigpu.book.i18n update`` (or ``check``).
+
+The book's Markdown prose is translated with Sphinx's gettext machinery, never forked: a gettext build of the
+book (notebooks not executed: only their Markdown is read) writes one template per page into
+``_build/gettext``, and sphinx-intl merges them into ``book/locales/zh_CN/LC_MESSAGES/<page>.po``, where the
+translations live. ``check`` regenerates the templates and lists every message that is missing, empty or
+fuzzy in a catalog (exit status 1 when there is one), so prose added later cannot slip into the Chinese
+edition untranslated.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from babel.messages import pofile
+
+ROOT = Path(__file__).resolve().parents[3]
+LOCALES = ROOT / "book" / "locales"
+LANGUAGE = "zh_CN"
+CATALOGS = LOCALES / LANGUAGE / "LC_MESSAGES"
+
+
+def _bin(name: str) -> str:
+    return str(Path(sys.executable).with_name(name))
+
+
+def config(path: Path, *, language: str | None = None, execute: str | None = None,
+           cache: Path | None = None) -> Path:
+    """Write the book's ``_config.yml`` to ``path`` with ``language`` (Sphinx's), the notebooks' execution mode
+    and cache folder replaced where given, and every path made absolute (the copy lives outside the book)."""
+    settings = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    sphinx = settings["sphinx"]
+    sphinx["local_extensions"] = {name: str(ROOT / folder) for name, folder in sphinx["local_extensions"].items()}
+    settings["bibtex_bibfiles"] = [str(ROOT / f) for f in settings["bibtex_bibfiles"]]
+    settings["html"]["favicon"] = str(ROOT / settings["html"]["favicon"])
+    for key in ("html_extra_path", "html_static_path", "locale_dirs"):
+        sphinx["config"][key] = [str(ROOT / f) for f in sphinx["config"][key]]
+    if language:
+        sphinx["config"]["language"] = language
+    if execute:
+        settings["execute"]["execute_notebooks"] = execute
+    if cache:
+        settings["execute"]["cache"] = str(cache)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(settings, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def templates(out: Path) -> Path:
+    """Build the message templates (``.pot``, one per page) of the book's Markdown into ``out``; return the
+    folder that holds them. The notebooks are not executed: their Markdown cells are all gettext reads."""
+    settings = config(out / "_config.gettext.yml", execute="off")
+    command = [_bin("jupyter-book"), "build", str(ROOT), "--builder", "custom", "--custom-builder", "gettext",
+               "--config", str(settings), "--path-output", str(out)]
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+    return out / "_build" / "gettext"
+
+
+def update() -> Path:
+    """Regenerate the templates and merge them into the catalogs (new messages arrive empty, changed ones
+    fuzzy); return the catalogs' folder."""
+    with tempfile.TemporaryDirectory() as tmp:
+        pot = templates(Path(tmp))
+        subprocess.run([_bin("sphinx-intl"), "update", "-p", str(pot), "-d", str(LOCALES), "-l", LANGUAGE],
+                       cwd=ROOT, check=True, capture_output=True)
+    return CATALOGS
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A message the Chinese edition lacks: ``why`` is "missing", "empty" or "fuzzy"."""
+
+    page: str
+    msgid: str
+    why: str
+
+
+def gaps(pot_dir: Path, catalogs: Path = CATALOGS) -> list[Gap]:
+    """Every message of the templates in ``pot_dir`` that the catalogs lack, leave empty or mark fuzzy."""
+    out: list[Gap] = []
+    for pot in sorted(pot_dir.rglob("*.pot")):
+        page = pot.relative_to(pot_dir).with_suffix("").as_posix()
+        po_path = catalogs / f"{page}.po"
+        translated = {}
+        if po_path.exists():
+            with po_path.open("rb") as handle:
+                translated = {m.id: m for m in pofile.read_po(handle) if m.id}
+        with pot.open("rb") as handle:
+            for message in pofile.read_po(handle):
+                if not message.id:
+                    continue
+                found = translated.get(message.id)
+                why = ("missing" if found is None else "fuzzy" if found.fuzzy else
+                       "empty" if not found.string else None)
+                if why:
+                    out.append(Gap(page, str(message.id), why))
+    return out
+
+
+def check() -> list[Gap]:
+    """Regenerate the templates and return the catalogs' gaps."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return gaps(templates(Path(tmp)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["update"]:
+        print(f"catalogs updated in {update().relative_to(ROOT)}")
+        return 0
+    if args[:1] == ["check"]:
+        found = check()
+        for gap in found[:50]:
+            print(f"{gap.page}: {gap.why}: {gap.msgid[:80]!r}")
+        print(f"{len(found)} message(s) missing, empty or fuzzy" if found else "every message is translated")
+        return 1 if found else 0
+    print("usage: python -m multigpu.book.i18n update|check", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
