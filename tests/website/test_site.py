@@ -422,3 +422,14 @@ def test_the_price_calculator_answers_as_the_model_does(context_at, site_url: st
     assert nv_cost == pytest.approx(nv * 2.5, rel=1e-5) and pc_cost == pytest.approx(pc * 2.0, rel=1e-5)
     assert verdict == ("nvlink" if nv * 2.5 < pc * 2.0 else "pcie")
     assert not errors, errors
+
+
+def test_the_chinese_edition_navigates_in_chinese():
+    """The site title and the table of contents' captions come from the root page's catalog."""
+    from multigpu.book import i18n
+
+    page = (SITE / ZH / "book/intro.html").read_text(encoding="utf-8")
+    for caption in ("Chapters", "Appendices"):
+        translated = i18n.translate(caption, i18n.LANGUAGE)
+        assert translated != caption and f'caption-text">{translated}<' in page
+    assert 'caption-text">Chapters<' in (SITE / "book/intro.html").read_text(encoding="utf-8")

@@ -53,9 +53,10 @@ def _build_edition(jupyter_book: str, language: str) -> tuple[int, Path]:
     fresh jupyter-cache in NEXT), and the next edition reads their outputs from that cache."""
     config = i18n.config(NEXT / f"_config.{language}.yml", language=language, execute="cache",
                          cache=NEXT / "jupyter_cache")
+    contents = i18n.toc(NEXT / f"_toc.{language}.yml", language)
     out = NEXT / language
     command = [jupyter_book, "build", str(ROOT), "--all", "-W", "-n", "--keep-going", "--config", str(config),
-               "--path-output", str(out)]
+               "--toc", str(contents), "--path-output", str(out)]
     return subprocess.run(command, cwd=ROOT).returncode, out / "_build" / "html"
 
 

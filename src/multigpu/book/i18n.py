@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[3]
 LOCALES = ROOT / "book" / "locales"
 LANGUAGE = "zh_CN"
 CATALOGS = LOCALES / LANGUAGE / "LC_MESSAGES"
+#: The page whose catalog holds the site's title and the captions of the table of contents.
+ROOT_PAGE = "book/intro"
 
 
 def _bin(name: str) -> str:
@@ -42,12 +44,36 @@ def config(path: Path, *, language: str | None = None, execute: str | None = Non
         sphinx["config"][key] = [str(ROOT / f) for f in sphinx["config"][key]]
     if language:
         sphinx["config"]["language"] = language
+        settings["title"] = translate(settings["title"], language)
     if execute:
         settings["execute"]["execute_notebooks"] = execute
     if cache:
         settings["execute"]["cache"] = str(cache)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(settings, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def translate(text: str, language: str, page: str = ROOT_PAGE) -> str:
+    """``text`` as the catalog of ``page`` translates it into ``language`` (itself where there is no catalog
+    or no translation): for the strings Sphinx does not translate itself, the site's title and the table of
+    contents' captions, which the root page's catalog holds."""
+    path = LOCALES / language / "LC_MESSAGES" / f"{page}.po"
+    if not path.exists():
+        return text
+    with path.open("rb") as handle:
+        message = pofile.read_po(handle).get(text)
+    return message.string if message is not None and message.string and not message.fuzzy else text
+
+
+def toc(path: Path, language: str) -> Path:
+    """Write the book's ``_toc.yml`` to ``path`` with its part captions translated into ``language``."""
+    contents = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    for part in contents.get("parts", []):
+        if "caption" in part:
+            part["caption"] = translate(part["caption"], language)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(contents, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return path
 
 
@@ -68,6 +94,11 @@ def update() -> Path:
         pot = templates(Path(tmp))
         subprocess.run([_bin("sphinx-intl"), "update", "-p", str(pot), "-d", str(LOCALES), "-l", LANGUAGE],
                        cwd=ROOT, check=True, capture_output=True)
+    for path in CATALOGS.rglob("*.po"):  # no source locations: they name the machine's folders
+        with path.open("rb") as handle:
+            catalog = pofile.read_po(handle)
+        with path.open("wb") as handle:
+            pofile.write_po(handle, catalog, width=76, no_location=True)
     return CATALOGS
 
 
