@@ -45,12 +45,13 @@ def test_training_layout_is_the_same_everywhere(tmp_path, w, system_id):
         assert not plan.feasible and plan.reason == found.reason
         return
     assert plan.training == found.best
-    if w.method == "lora":  # the recommender and the guide plan pre-training (and full fine-tuning) only
-        return
     table = one_offer(tmp_path, system_id)
-    options = recommend.train(w.model, w.tokens, table, max_gpus=w.gpus, seq=w.seq, global_batch=w.global_batch)
+    options = recommend.train(w.model, w.tokens, table, max_gpus=w.gpus, seq=w.seq, global_batch=w.global_batch,
+                              method=w.method, lora_rank=w.lora_rank or 0)
     row = options[options["gpus"] == w.gpus].iloc[0]
     assert row["layout"] == found.best.label and row["step_time_s"] == found.best.step_time_s
+    if w.method != "pretrain":  # the guide plans pre-training jobs only
+        return
     picked = guide.options(w.model, "train", table)  # chapter 5: the guide's job for this model
     if guide.training_tokens(w.model) == w.tokens and recommend.default_global_batch(w.model) == w.global_batch:
         row = picked[picked["gpus"] == w.gpus].iloc[0]

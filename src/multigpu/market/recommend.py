@@ -24,6 +24,14 @@ first, then those that run but miss the deadline, the budget or the GPU limit
 at all (no numbers); each row has a one-line ``reason``. :func:`pareto` keeps
 the options no other option beats on both cost and time.
 
+The job is pre-training unless ``method`` says ``full`` (full fine-tuning: the
+same maths on fewer tokens) or ``lora`` (frozen base weights and rank-``lora_rank``
+adapters, :mod:`multigpu.compute.training`); every layout search gets them. An
+offer whose ``scale_out`` is ``none`` has no network between its instances: its
+options of more than one instance cannot run (reason "no network between
+instances", as in :mod:`multigpu.market.cost`), and one instance is planned as
+before.
+
 The global batch, unless given, follows the tokens per step of published
 pre-training runs (Llama 3, Chinchilla): about 1M tokens per step below 5B
 parameters, 2M below 30B, 4M above (:func:`default_global_batch`). Units are
@@ -44,7 +52,7 @@ import pandas as pd
 
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
-from multigpu.compute import models
+from multigpu.compute import models, training
 from multigpu.hardware import catalog
 from multigpu.market import cost, search
 from multigpu.market.prices import PriceTable
@@ -148,18 +156,23 @@ def train(model_id: str, tokens: float | str, table: PriceTable | None = None, *
           deadline_h: float | None = None, budget_usd: float | None = None, seq: int = DEFAULT_SEQ,
           global_batch: int | None = None, dtype: str = "bf16", rank_by: str = "cost",
           zero_stages: tuple[int, ...] = ZERO_STAGES, cal: Calibration | None = None,
-          progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+          progress: Callable[[int, int], None] | None = None, method: str = "pretrain",
+          lora_rank: int = 0) -> pd.DataFrame:
     """Every (offer, instance count) for training ``model_id`` on ``tokens`` tokens, ranked.
 
     ``table``: the price table (default: the packaged one). ``max_gpus``: the most GPUs an option may rent. ``deadline_h`` (hours) and ``budget_usd`` (USD per
     job): options past either stay in the table, ``feasible`` False, ranked after the feasible ones.
     ``global_batch`` sequences of ``seq`` tokens per step (default :func:`default_global_batch`).
     ``rank_by``: ``cost`` (USD per job, then time) or ``time`` (hours, then cost). ``progress(i, n)`` is called
-    after each offer. Columns :data:`TRAIN_COLUMNS`; ``attrs`` hold the model, tokens, steps, global batch,
+    after each offer. ``method``: ``pretrain`` (default), ``full`` (fine-tune) or ``lora`` with adapters of rank
+    ``lora_rank`` (> 0, lora only). Offers with ``scale_out`` ``none`` give one instance only: their options of
+    more instances are listed with no numbers, ``feasible`` False, "no network between instances".
+    Columns :data:`TRAIN_COLUMNS`; ``attrs`` hold the model, tokens, steps, global batch, method, LoRA rank,
     the layouts evaluated and the seconds the search took.
     """
     model = models.model(model_id)
     tokens = parse_amount(tokens, "tokens")
+    lora_rank = _check_method(method, lora_rank)
     _check_common(max_gpus, rank_by, deadline_h, budget_usd)
     if seq < 1:
         raise InputError(f"sequence length {seq} must be at least 1")
@@ -175,7 +188,8 @@ def train(model_id: str, tokens: float | str, table: PriceTable | None = None, *
     rows, evaluated = [], 0
     records = listed.to_dict("records")
     for i, offer in enumerate(records):
-        found = _train_offer(model, offer, steps, global_batch, seq, dtype, max_gpus, zero_stages, cal)
+        found = _train_offer(model, offer, steps, global_batch, seq, dtype, max_gpus, zero_stages, cal,
+                             method, lora_rank)
         for row, n in found:
             row.update(global_batch=global_batch, seq=seq)
             rows.append(row)
@@ -188,22 +202,44 @@ def train(model_id: str, tokens: float | str, table: PriceTable | None = None, *
     frame = rank(frame, rank_by, "cost_usd", "time_h")
     frame.attrs.update(kind="train", model=model.id, tokens=tokens, steps=steps, global_batch=global_batch, seq=seq,
                        deadline_h=deadline_h, budget_usd=budget_usd, max_gpus=max_gpus, rank_by=rank_by,
-                       evaluated=evaluated, seconds=time.perf_counter() - start, offers=len(records),
+                       method=method, lora_rank=lora_rank, evaluated=evaluated, seconds=time.perf_counter() - start, offers=len(records),
                        path=listed.attrs.get("path"))
     return frame
 
 
+def _check_method(method: str, lora_rank: int | None) -> int:
+    """The LoRA rank as an int (0 unless ``method`` is lora); an InputError for an unknown method, a LoRA
+    rank that is not a whole number > 0, or a rank without method lora."""
+    rank_ = 0 if lora_rank is None else lora_rank
+    if isinstance(rank_, bool) or not isinstance(rank_, (int, float, np.integer, np.floating)):
+        raise InputError(f"LoRA rank {lora_rank!r} is not a whole number")
+    training.check_method(method, rank_)
+    if method != "lora" and rank_:
+        raise InputError(f"a LoRA rank ({rank_:g}) needs method lora (method is {method})")
+    return int(rank_)
+
+
+def _no_network(gpus: int, per_instance: int) -> str:
+    """Why ``gpus`` GPUs cannot run on instances of ``per_instance`` GPUs with no network between them
+    (the text of :mod:`multigpu.market.cost`)."""
+    return (f"no network between instances: the job needs {gpus} GPUs and one instance has {per_instance} "
+            f"(scale_out none)")
+
+
 def _train_offer(model: models.Model, offer: dict[str, Any], steps: float, global_batch: int, seq: int,
-                 dtype: str, max_gpus: int, zero_stages: tuple[int, ...],
-                 cal: Calibration | None) -> list[tuple[dict[str, Any], int]]:
+                 dtype: str, max_gpus: int, zero_stages: tuple[int, ...], cal: Calibration | None,
+                 method: str = "pretrain", lora_rank: int = 0) -> list[tuple[dict[str, Any], int]]:
     """Rows (with the layouts each evaluated) for one offer: one per runnable instance count, or one row
-    saying why none runs."""
+    saying why none runs; on an offer with ``scale_out`` ``none``, one more (no numbers, cannot run) per
+    instance count above one."""
     system = catalog.system(offer["system"])
     per, node = int(offer["gpus_per_instance"]), system.gpus_per_node
     base = _base_row(offer)
     price_hour = float(offer["price_per_gpu_hour_usd"]) * per
     counts = instance_counts(per, max_gpus)
     out: list[tuple[dict[str, Any], int]] = []
+    blocked: list[tuple[dict[str, Any], int]] = []
+    no_network = offer.get("scale_out") == "none"
     why = ""
     if not counts:
         why = f"one instance has {per} GPUs, more than the {max_gpus} allowed (--max-gpus)"
@@ -213,13 +249,17 @@ def _train_offer(model: models.Model, offer: dict[str, Any], steps: float, globa
         counts = []
     for k in counts:
         gpus = k * per
+        if k > 1 and no_network:
+            blocked.append((dict(base, instances=k, gpus=gpus, layout="", feasible=False, _tier=CANNOT_RUN,
+                                 reason=_no_network(gpus, per)), 0))
+            continue
         if k > 1 and per != node:
             why = why or (f"{k} instances of {per} GPUs: the catalogue system {system.id} models nodes of {node}, "
                           f"so the network between such instances is not modelled")
             continue
         try:
             found = search.train(model.id, system.id, gpus, global_batch, seq, dtype=dtype,
-                                 zero_stages=zero_stages, cal=cal)
+                                 zero_stages=zero_stages, cal=cal, method=method, lora_rank=lora_rank)
         except InputError as exc:
             why = exc.message
             continue
@@ -241,7 +281,7 @@ def _train_offer(model: models.Model, offer: dict[str, Any], steps: float, globa
         row = dict(base, instances=None, gpus=None, layout="", feasible=False, _tier=CANNOT_RUN,
                    reason=f"cannot run: {why}" if why else "cannot run")
         out.append((row, 0))
-    return out
+    return out + blocked
 
 
 def _hours_text(hours: float) -> str:

@@ -2,7 +2,9 @@
 
 ``recommend --train MODEL --tokens T`` tries every offer of the price file
 with 1, 2, 4, ... instances (up to ``--max-gpus`` GPUs) and the fastest layout
-on each, and ranks them by cost per job (or by time with ``--rank time``).
+on each, and ranks them by cost per job (or by time with ``--rank time``);
+``--method full`` plans a full fine-tune and ``--method lora --lora-rank R``
+a LoRA fine-tune with rank-R adapters (default: pre-training).
 ``recommend --serve MODEL --tokens-per-s-per-user R --requests-per-s Q``
 rents, per offer, the instances that carry Q queries per second with every
 user seeing at least R tokens per second, and ranks them by cost per hour.
@@ -51,6 +53,12 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                         help="prompt tokens per query (serving; default 8192)")
     parser.add_argument("--output-tokens", metavar="O", type=types.count, default=None,
                         help="output tokens per query (serving; default 256)")
+    parser.add_argument("--method", choices=("pretrain", "full", "lora"), default=None,
+                        help="training method: pretrain (default), full (fine-tune every weight) or lora "
+                             "(with --train)")
+    parser.add_argument("--lora-rank", metavar="R", type=types.count, default=None,
+                        help="the LoRA adapters' rank, a whole number > 0 (needed with --method lora, refused "
+                             "otherwise)")
     parser.add_argument("--seq", type=types.count, default=None, help="tokens per training sequence (default 4096)")
     parser.add_argument("--global-batch", type=types.count, default=None,
                         help="sequences per training step (default: ~1M, 2M or 4M tokens by model size)")
@@ -78,13 +86,17 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError("recommend: give --train MODEL --tokens T, or --serve MODEL --tokens-per-s-per-user R "
                          "--requests-per-s Q")
     train_only = {"--tokens": args.tokens, "--deadline-h": args.deadline_h, "--seq": args.seq,
-                  "--global-batch": args.global_batch}
+                  "--global-batch": args.global_batch, "--method": args.method, "--lora-rank": args.lora_rank}
     serve_only = {"--tokens-per-s-per-user": args.tokens_per_s_per_user, "--requests-per-s": args.requests_per_s,
                   "--input-tokens": args.input_tokens, "--output-tokens": args.output_tokens,
                   "--max-ttft-s": args.max_ttft_s}
     if args.train:
         if args.tokens is None:
             raise InputError("recommend: --train needs --tokens T (e.g. 2e11)")
+        if args.method == "lora" and args.lora_rank is None:
+            raise InputError("recommend: --method lora needs --lora-rank R (e.g. 16)")
+        if args.method != "lora" and args.lora_rank is not None:
+            raise InputError(f"recommend: --lora-rank needs --method lora (method is {args.method or 'pretrain'})")
         wrong = [k for k, v in serve_only.items() if v is not None]
     else:
         missing = [k for k in ("--tokens-per-s-per-user", "--requests-per-s") if serve_only[k] is None]
@@ -125,7 +137,8 @@ def _options(args: argparse.Namespace, recommend: Any, table: Any, max_gpus: int
         seq = recommend.DEFAULT_SEQ if args.seq is None else args.seq
         return recommend.train(args.train, args.tokens, table, max_gpus=max_gpus, deadline_h=args.deadline_h,
                                budget_usd=args.budget, seq=seq, global_batch=args.global_batch, dtype=args.dtype,
-                               rank_by=args.rank_by, progress=update)
+                               rank_by=args.rank_by, progress=update, method=args.method or "pretrain",
+                               lora_rank=args.lora_rank or 0)
     input_tokens = recommend.DEFAULT_INPUT_TOKENS if args.input_tokens is None else args.input_tokens
     output_tokens = recommend.DEFAULT_OUTPUT_TOKENS if args.output_tokens is None else args.output_tokens
     return recommend.serve(args.serve, args.tokens_per_s_per_user, args.requests_per_s, table,
@@ -141,7 +154,9 @@ def _header(options: Any) -> str:
     if a["kind"] == "train":
         limits = [f"deadline {a['deadline_h']:g} h" for _ in [0] if a["deadline_h"] is not None]
         limits += [f"budget USD {a['budget_usd']:,.0f}" for _ in [0] if a["budget_usd"] is not None]
-        return (f"Train {a['model']} on {a['tokens']:.3g} tokens: {a['steps']:,.0f} steps of {a['global_batch']} x "
+        what = {"full": "Fully fine-tune", "lora": f"LoRA (rank {a.get('lora_rank')}) fine-tune"}.get(
+            a.get("method"), "Train")
+        return (f"{what} {a['model']} on {a['tokens']:.3g} tokens: {a['steps']:,.0f} steps of {a['global_batch']} x "
                 f"{a['seq']} tokens, up to {a['max_gpus']} GPUs"
                 + (f", {', '.join(limits)}" if limits else "")
                 + f"; ranked by {'USD per job' if a['rank_by'] == 'cost' else 'hours'}; {counted}.")
