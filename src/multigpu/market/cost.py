@@ -282,12 +282,18 @@ def _lease_h(value: Any) -> float:
     return 0.0 if math.isnan(hours) else hours
 
 
+def no_network_reason(gpus: int, per_instance: int) -> str:
+    """Why ``gpus`` GPUs cannot run on instances of ``per_instance`` GPUs with no network between them (an
+    offer's ``scale_out`` none); the cost tables and the recommender give this one text."""
+    return (f"no network between instances: the job needs {gpus} GPUs and one instance has {per_instance} "
+            f"(scale_out none)")
+
+
 def _no_network(w: Workload, offer: dict[str, Any], per_instance: int) -> str:
     """Why a training job cannot run on an offer without a network between instances ("" if it can)."""
     if w.kind != "train" or offer.get("scale_out") != "none" or w.gpus <= per_instance:
         return ""
-    return (f"no network between instances: the job needs {w.gpus} GPUs and one instance has {per_instance} "
-            f"(scale_out none)")
+    return no_network_reason(w.gpus, per_instance)
 
 
 def _offer_row(w: Workload, offer: dict[str, Any], utilisation: float, table: PriceTable,

@@ -219,13 +219,6 @@ def _check_method(method: str, lora_rank: int | None) -> int:
     return int(rank_)
 
 
-def _no_network(gpus: int, per_instance: int) -> str:
-    """Why ``gpus`` GPUs cannot run on instances of ``per_instance`` GPUs with no network between them
-    (the text of :mod:`multigpu.market.cost`)."""
-    return (f"no network between instances: the job needs {gpus} GPUs and one instance has {per_instance} "
-            f"(scale_out none)")
-
-
 def _train_offer(model: models.Model, offer: dict[str, Any], steps: float, global_batch: int, seq: int,
                  dtype: str, max_gpus: int, zero_stages: tuple[int, ...], cal: Calibration | None,
                  method: str = "pretrain", lora_rank: int = 0) -> list[tuple[dict[str, Any], int]]:
@@ -251,7 +244,7 @@ def _train_offer(model: models.Model, offer: dict[str, Any], steps: float, globa
         gpus = k * per
         if k > 1 and no_network:
             blocked.append((dict(base, instances=k, gpus=gpus, layout="", feasible=False, _tier=CANNOT_RUN,
-                                 reason=_no_network(gpus, per)), 0))
+                                 reason=cost.no_network_reason(gpus, per)), 0))
             continue
         if k > 1 and per != node:
             why = why or (f"{k} instances of {per} GPUs: the catalogue system {system.id} models nodes of {node}, "
