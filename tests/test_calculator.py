@@ -7,6 +7,7 @@ GPU-hour, the break-even premium pcie_hours / nvlink_hours - 1, the verdict; any
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -17,7 +18,7 @@ import pytest
 
 from multigpu.book import calculator as calc
 from multigpu.book.ch04_cost import VALUE_PAIRS
-from multigpu.market import premium
+from multigpu.market import premium, workloads
 
 A100, H200 = (" / ".join(p) for p in VALUE_PAIRS)
 TRAIN, SERVE = "train-llama3.1-8b", "serve-llama3.1-70b-30tps"
@@ -264,3 +265,12 @@ def test_chinese_widget_and_phone_width(chromium, tmp_path, hours):
     overflow = w.page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0  # fits a 390 px phone
     w.close()
+
+
+def test_the_chinese_widget_names_the_workloads_in_chinese(hours):
+    """Every workload's Chinese title (data/cost_workloads.csv, title_zh) is in the Chinese widget, the English
+    one only in the English widget."""
+    zh, en = calc.widget_html(hours, lang="zh", currency="CNY", usd_per_unit=0.14), calc.widget_html(hours)
+    for w in workloads.workloads_table().values():
+        assert w.title_zh and html.escape(w.title_zh) in zh and html.escape(w.title) not in zh
+        assert html.escape(w.title) in en

@@ -32,7 +32,7 @@ from multigpu.market.workloads import Workload, workloads_table
 #: GPUs per rented instance: the chapter compares 8-GPU servers.
 GPUS_PER_INSTANCE = 8
 #: The columns of :func:`gpu_hours`, in order.
-COLUMNS = ("workload", "title", "kind", "system", "system_name", "pair", "side", "feasible", "reason",
+COLUMNS = ("workload", "title", "title_zh", "kind", "system", "system_name", "pair", "side", "feasible", "reason",
            "gpu_hours", "unit")
 #: The two sides of a pair, in the order of :data:`VALUE_PAIRS` (NVLink-class system first).
 SIDES = ("nvlink", "pcie")
@@ -165,7 +165,7 @@ def _row(w: Workload, pair: tuple[str, str], side: str, system: str, cal: Calibr
     """One workload on one system: GPU-hours per job (train) or per 1M output tokens (serve), or why not."""
     p = cost.plan(w.id, system, GPUS_PER_INSTANCE, cal)
     hours = p.time_h() * (w.gpus if w.kind == "train" else 1) if p.feasible else math.nan
-    return {"workload": w.id, "title": w.title, "kind": w.kind, "system": system,
+    return {"workload": w.id, "title": w.title, "title_zh": w.title_zh or w.title, "kind": w.kind, "system": system,
             "system_name": catalog.system(system).name, "pair": " / ".join(pair), "side": side,
             "feasible": bool(p.feasible), "reason": "" if p.feasible else p.reason, "gpu_hours": hours,
             "unit": UNITS[w.kind]}
@@ -443,6 +443,8 @@ def widget_html(hours: pd.DataFrame, *, lang: str = "en", currency: str = "USD",
     """
     _check(lang, currency, usd_per_unit, widget_id)
     t = TEXT[lang]
+    if lang == "zh":  # the workloads' Chinese titles (data/cost_workloads.csv, title_zh)
+        hours = hours.assign(title=hours["title_zh"])
     data = _json(widget_data(hours, currency, t))
     return (f'<div id="{widget_id}" class="mg-calc-widget" lang="{t["html_lang"]}">{STYLE}'
             f'<p class="mg-calc-title">{_e(t["title"])}</p><p class="mg-calc-intro">{_e(t["intro"])}</p>'

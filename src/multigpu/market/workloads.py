@@ -54,6 +54,7 @@ class Workload:
     kind: str
     model: str
     title: str
+    title_zh: str | None  #: the title in the Chinese edition (the same facts, in Chinese)
     dtype: str
     source: str
     rationale: str
@@ -111,6 +112,7 @@ class WorkloadRow(datafiles.Row):
     kind: one_of(KINDS)  # type: ignore[valid-type]
     model: Text
     title: Text
+    title_zh: Text | None = None
     gpus: PositiveCount | None
     tokens_per_param: Positive | None
     seq: PositiveCount | None
@@ -129,6 +131,7 @@ class WorkloadRow(datafiles.Row):
     NOUN = "workload"
     EXPECTED = {
         "id": "the workload's id", "model": "a model id of data/models.csv", "title": "a one-line title",
+        "title_zh": "the title in Chinese, for the Chinese edition",
         "gpus": "GPUs per job, a whole number > 0", "tokens_per_param": "training tokens per parameter, a number > 0",
         "seq": "sequence length in tokens, a whole number > 0",
         "global_batch": "sequences per step, a whole number > 0",
@@ -161,7 +164,8 @@ def load_workloads(path: str | Path = WORKLOADS_CSV) -> dict[str, Workload]:
             if getattr(row, column) is None:
                 raise InputError(f"is empty; expected {WorkloadRow.EXPECTED[column]} (a {row.kind} workload "
                                  "needs it)", str(path), line, column)
-        common = {c: getattr(row, c) for c in ("id", "kind", "model", "title", "dtype", "source", "rationale")}
+        common = {c: getattr(row, c) for c in ("id", "kind", "model", "title", "title_zh", "dtype", "source",
+                                               "rationale")}
         extra = {"max_ttft_s": row.max_ttft_s} if row.kind == "serve" else _training_extra(row, path, line)
         out[row.id] = Workload(**common, **{c: getattr(row, c) for c in _KIND_COLUMNS[row.kind]}, **extra)
     return out
