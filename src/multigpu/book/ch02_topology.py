@@ -328,6 +328,8 @@ GAP_ROWS = (10, 11)
 #: 1 GB KV-cache slice sent to 8 peers of an NVL72.
 EX1_GPUS, EX1_LARGE, EX1_SMALL = 4, 1 * GiB, 64 * KiB
 EX2_SYSTEM, EX2_PEERS, EX2_SLICE_GB = "gb200-nvl72", 8, 1
+#: The all-reduce schematics: GPUs, and bytes each GPU contributes (1 GB = 1e9 bytes).
+SCHEMATIC_GPUS, SCHEMATIC_BYTES = 4, 1e9
 
 
 def verdict_facts(cal: Calibration | None = None) -> Facts:
@@ -338,10 +340,12 @@ def verdict_facts(cal: Calibration | None = None) -> Facts:
 def wiring_facts() -> Facts:
     """Three ways to wire eight GPUs, at line rate: each GPU's budget (``sw_gpu_bidir``, ``mesh_gpu_bidir``,
     bidirectional), one pair's share (``sw_pair``, ``mesh_pair``, ``pcie_pair``; ``mesh_share`` %), and the
-    numbers of claims C05 (``c05_*``: years, GPU count, GB/s) and C09 (``c09_*``: GB/s, peer count)."""
+    numbers of claims C05 (``c05_*``: years, GPU count, GB/s) and C09 (``c09_*``: GB/s, peer count); the
+    all-reduce schematics' GPUs and buffer (``schematic_gpus``, ``schematic_GB``, GB = 1e9 bytes)."""
     table = wiring.wiring_table().set_index("system")
     switch, mesh, pcie = (table.loc[wiring.label(s)] for s in wiring.COMPARED)
-    out: Facts = {"sw_gpu_bidir": switch["gpu_GBps_bidir"], "mesh_gpu_bidir": mesh["gpu_GBps_bidir"],
+    out: Facts = {"schematic_gpus": SCHEMATIC_GPUS, "schematic_GB": SCHEMATIC_BYTES / 1e9,
+                  "sw_gpu_bidir": switch["gpu_GBps_bidir"], "mesh_gpu_bidir": mesh["gpu_GBps_bidir"],
                   "sw_pair": switch["pair_GBps_per_dir"], "mesh_pair": mesh["pair_GBps_per_dir"],
                   "mesh_share": mesh["pair_share_pct"], "pcie_pair": pcie["pair_GBps_per_dir"]}
     c05 = checks.first_nvswitch()

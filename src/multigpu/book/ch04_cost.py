@@ -403,10 +403,13 @@ def price_facts(table: PriceTable) -> Facts:
 
 def intro_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
     """The chapter's opening: :func:`price_facts` and ``in_short``, its answer in two sentences (the training and
-    serving lines of the introduction's decision table, :mod:`multigpu.evidence.answer`)."""
+    serving lines of the introduction's decision table, :mod:`multigpu.evidence.answer`); and the selection
+    guide's training job that the size table uses (``guide_tokens_per_param``, ``guide_deadline_days``)."""
     decided = answer.decision_table(table, cal)
     lines = answer.summary(decided, pd.DataFrame(columns=["pricing", "text"]))
-    return price_facts(table) | {"in_short": f"{lines[0]} {lines[1]} {lines[2]}"}
+    return price_facts(table) | {"in_short": f"{lines[0]} {lines[1]} {lines[2]}",
+                                 "guide_tokens_per_param": guide.TOKENS_PER_PARAM,
+                                 "guide_deadline_days": guide.DEADLINE_DAYS}
 
 
 def landscape_facts(table: PriceTable) -> Facts:
