@@ -111,7 +111,7 @@ def test_rows_the_model_cannot_express_get_a_reason(monkeypatch):
     rows = [synthetic("T-synthetic-hours", "million GPU-hours", 2.7),
             synthetic("T-synthetic-cp", runs.STEP_S, 5.0, cp="3"),
             synthetic("T-synthetic-missing", runs.STEP_S, 5.0, tp=None),
-            synthetic("T-synthetic-fsdp", runs.STEP_S, 5.0, notes="model id llama3.1-8b; FSDP 8"),
+            synthetic("T-synthetic-fsdp", runs.STEP_S, 5.0, notes="model id llama3.1-8b; FSDP 4"),
             synthetic("T-synthetic-unknown", runs.STEP_S, 5.0, model="Some 7B", notes=""),
             synthetic("T-synthetic-layers", runs.STEP_S, 5.0, pp="16", vp="3", gpus="128"),
             synthetic("T-synthetic-tflops", runs.TFLOPS, 400),
@@ -130,7 +130,7 @@ def test_rows_the_model_cannot_express_get_a_reason(monkeypatch):
     assert "unit" in reasons["T-synthetic-hours"]
     assert "cp" in reasons["T-synthetic-cp"]  # context parallelism is modelled; 8 GPUs do not split by cp 3
     assert "tp" in reasons["T-synthetic-missing"]
-    assert "FSDP" in reasons["T-synthetic-fsdp"]
+    assert "FSDP over 4 GPUs" in reasons["T-synthetic-fsdp"]  # hybrid sharding: 4 of the 8 data-parallel ranks
     assert "catalogue" in reasons["T-synthetic-unknown"]
     assert "layers" in reasons["T-synthetic-layers"]
     assert "convention" in reasons["T-synthetic-tflops"]
@@ -163,3 +163,13 @@ def test_summary_gives_median_and_worst_by_split_and_group():
     assert table.loc[("fit", "dtype", "fp8"), "worst_abs_error"] == pytest.approx(0.1)
     assert table.loc[("holdout", "gpu x dtype", "H100 fp8"), "worst_abs_error"] == pytest.approx(0.02)
     assert runs.summary(frame.iloc[:0]).empty
+
+
+def test_fsdp_over_all_data_parallel_ranks_is_zero_3():
+    """PyTorch FSDP FULL_SHARD (llm-foundry) and Megatron's "FSDP n" over every data-parallel rank shard the
+    parameters, gradients and optimizer states: ZeRO stage 3 in the model."""
+    for notes in ("model id llama3.1-8b; FSDP 8", "model id llama3.1-8b; sharding FULL_SHARD"):
+        call, reasons = runs.plan(synthetic("T-synthetic-fsdp", runs.STEP_S, 5.0, notes=notes))
+        assert reasons == [] and call.zero_stage == 3 and call.dp == GPUS
+    call, _ = runs.plan(synthetic("T-synthetic-ddp", runs.STEP_S, 5.0))
+    assert call.zero_stage == 1  # Megatron's distributed optimizer, the default

@@ -143,3 +143,23 @@ def test_uneven_pipeline_stages_are_paced_by_the_busiest():
     assert even.step_time_s > 0  # 80 layers on 8 stages: even, as before
     uneven = training.step("llama3.1-405b", "hgx-h100", 1024, 8, 16, 512, 1, seq=8192, sequence_parallel=True)
     assert uneven.step_time_s > 0
+
+
+def test_zero3_gathers_hide_behind_the_compute_of_their_pass():
+    """FSDP prefetches each layer's parameters during the previous layer's compute (issue: training out of
+    sample; llm-foundry's MPT runs): a ZeRO-3 gather shows only where it outlasts its pass, so with enough
+    compute ZeRO-3 costs what ZeRO-1 costs, and with none every gather of every pass is exposed."""
+    m, system = models.model("llama3.1-8b"), catalog.system("hgx-h100")
+    lay = _lay(tp=np.array([1]), pp=np.array([1]), dp=np.array([16]), sequence_parallel=False, zero_stage=3)
+    zero1 = _lay(tp=np.array([1]), pp=np.array([1]), dp=np.array([16]), sequence_parallel=False)
+    gather = np.ravel(training._gather_s(m, system, lay, None))[0]
+    assert gather > 0 and np.ravel(training._gather_s(m, system, zero1, None))[0] == 0
+    plenty, none = np.array([1e3]), np.array([0.0])
+    assert training._exposed_dp_s(m, system, lay, None, plenty, 2 / 3)[0] == pytest.approx(
+        training._exposed_dp_s(m, system, zero1, None, plenty, 2 / 3)[0])
+    bare = training._exposed_dp_s(m, system, lay, None, none, 2 / 3)[0]
+    reduction = np.ravel(training._dp_comm_s(m, system, lay, None))[0]
+    assert bare == pytest.approx(reduction + 2 * lay.microbatches[0] * gather)
+    some = np.array([gather])  # the forward pass (a third) hides a third of a gather, the backward two thirds
+    assert training._exposed_dp_s(m, system, lay, None, some, 2 / 3)[0] == pytest.approx(
+        max(0.0, reduction - 2 / 3 * gather) + lay.microbatches[0] * (gather * 2 / 3 + gather / 3))

@@ -26,8 +26,10 @@ tensor-parallel group sits inside a node) is::
 - Bytes on the wire: BF16 activations and parameters under FP8 training
   (:data:`WIRE_DTYPE`), FP32 gradients in the data-parallel reduction.
 - ``t_dp``: all-reduce of this stage's gradients (reduce-scatter + all-gather
-  of the same volume with ZeRO 1-2; plus a parameter all-gather per pass
-  with ZeRO-3), minus the backward compute of one micro-batch it overlaps.
+  of the same volume with ZeRO 1-2), minus the backward compute of one
+  micro-batch it overlaps; with ZeRO-3 (FSDP) also a parameter all-gather
+  per pass of each micro-batch, prefetched during that pass's compute, so
+  only what outlasts the compute shows.
 
 Collective times come from :mod:`multigpu.comm.collectives` on the system's
 topology, so a slower interconnect shows up here, and only here.
@@ -379,7 +381,7 @@ def _pp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
 
 
 def _dp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
-    """Gradient (and ZeRO-3 parameter) communication of one step for one stage, seconds.
+    """Gradient reduction (and the optimizer's parameter all-gather) of one step for one stage, seconds.
 
     Non-expert parameters are reduced across the ``dp`` ranks; an MoE model's experts, split over ``ep`` ranks
     carved out of ``dp``, are reduced across the ``dp / ep`` ranks that hold the same experts (the two
@@ -396,25 +398,53 @@ def _dp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
 
 def _reduce_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, stride: ArrayLike, lay: Layouts,
               cal: Calibration) -> np.ndarray:
-    """One data-parallel reduction of ``params`` elements per GPU over ``ranks`` ranks ``stride`` apart, s."""
+    """One data-parallel reduction of ``params`` elements per GPU over ``ranks`` ranks ``stride`` apart, s
+    (ZeRO-3's parameter gathers for each pass are apart: :func:`_gather_s`)."""
     nodes = placement(system, ranks, stride)
     grads = np.asarray(params) * GRAD_REDUCE_BYTES
     weights = np.asarray(params) * _wire_bytes(lay.dtype)
     if lay.zero_stage == 0:
-        total = _times_s("allreduce", system, ranks, nodes, grads, cal)
-    else:  # ZeRO / distributed optimizer: reduce-scatter gradients, all-gather updated parameters
-        total = _times_s("reducescatter", system, ranks, nodes, grads, cal) + _times_s("allgather", system, ranks,
-                                                                                  nodes, weights, cal)
-    if lay.zero_stage >= 3:  # parameters gathered again for the forward and the backward pass
-        total = total + 2 * lay.microbatches * _times_s("allgather", system, ranks, nodes, weights, cal)
-    return total
+        return _times_s("allreduce", system, ranks, nodes, grads, cal)
+    # ZeRO / distributed optimizer: reduce-scatter gradients, all-gather updated parameters
+    return (_times_s("reducescatter", system, ranks, nodes, grads, cal)
+            + _times_s("allgather", system, ranks, nodes, weights, cal))
+
+
+def _gather_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
+    """ZeRO-3 (FSDP ``FULL_SHARD``): one all-gather of this stage's sharded parameters (LoRA: the frozen base
+    weights), which each forward and each backward pass of each micro-batch needs, seconds; 0 below stage 3.
+    Experts, sharded over ``dp / ep`` ranks, are gathered apart from the other parameters."""
+    replicas = lay.dp * lay.cp
+    experts = 0.0 if lay.method == "lora" else model.expert_params_total
+    groups = (((model.params_total - experts) / (lay.tp * lay.pp), replicas, lay.tp),)
+    if experts:
+        groups += ((experts / (lay.tp * lay.pp * lay.ep), replicas // lay.ep, lay.tp * lay.ep),)
+    total = sum(_times_s("allgather", system, ranks, placement(system, ranks, stride),
+                         np.asarray(params) * _wire_bytes(lay.dtype), cal) for params, ranks, stride in groups)
+    return np.where(np.asarray(lay.zero_stage) >= 3, total, 0.0)
+
+
+def _exposed_dp_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration,
+                  compute_mb: np.ndarray, backward_share: float) -> np.ndarray:
+    """Data-parallel communication of one step that compute does not hide, seconds.
+
+    - The gradient reduction (:func:`_dp_comm_s`) overlaps the backward pass of the last micro-batch only.
+    - ZeRO-3's parameter gathers are prefetched, one layer ahead, during the pass that needs them (PyTorch
+      FSDP's forward and backward prefetch): each pass of each micro-batch shows only the part of its gather
+      that outlasts its compute (forward: ``1 - backward_share`` of a micro-batch's compute; backward: the rest).
+    """
+    reduction = np.maximum(0.0, _dp_comm_s(model, system, lay, cal) - backward_share * compute_mb)
+    gather = _gather_s(model, system, lay, cal)
+    per_mb = (np.maximum(0.0, gather - (1.0 - backward_share) * compute_mb)
+              + np.maximum(0.0, gather - backward_share * compute_mb))
+    return reduction + lay.microbatches * per_mb
 
 
 def _lora_dp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
     """LoRA's data-parallel communication of one step for one stage, seconds: only the adapters' FP32 gradients
     are reduced (reduce-scatter, then an all-gather of the updated FP32 adapters under ZeRO 1-2; an all-reduce
     under ZeRO 0); under ZeRO-3 the frozen base weights, sharded, are still gathered for every forward and
-    backward pass of every micro-batch."""
+    backward pass of every micro-batch (:func:`_gather_s`)."""
     replicas = lay.dp * lay.cp
     nodes = placement(system, replicas, lay.tp)
     adapters = lora_params(model, lay.lora_rank) / (lay.tp * lay.pp)
@@ -425,9 +455,6 @@ def _lora_dp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, c
         total = (_times_s("reducescatter", system, replicas, nodes, grads, cal)
                  + _times_s("allgather", system, replicas, nodes, np.asarray(adapters) * models.dtype_bytes(
                      LORA_STATE_DTYPE), cal))
-    if lay.zero_stage >= 3:
-        base = np.asarray(model.params_total / (lay.tp * lay.pp)) * _wire_bytes(lay.dtype)
-        total = total + 2 * lay.microbatches * _times_s("allgather", system, replicas, nodes, base, cal)
     return total
 
 
@@ -496,7 +523,7 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
     bubble = (lay.pp - 1) / lay.interleave * per_mb
     pp_s = _pp_comm_s(model, system, lay, cal)
     backward_share = LORA_BACKWARD_SHARE if lora else BACKWARD_SHARE
-    dp_s = np.maximum(0.0, _dp_comm_s(model, system, lay, cal) - backward_share * compute_mb)
+    dp_s = _exposed_dp_s(model, system, lay, cal, compute_mb, backward_share)
     step_s = m * per_mb + bubble + pp_s + dp_s
     model_flops, _, _ = training_flops(model, lay.global_batch, lay.seq, lay.recompute, lay.method, lay.lora_rank)
     memory = models.memory_per_gpu_bytes(

@@ -27,7 +27,7 @@ How a row becomes a call of :func:`multigpu.compute.training.step` (:func:`plan`
 
 A row the model cannot express keeps one line of reasons instead of a guess
 (:func:`not_modelled`): a model outside the catalogue, an unpublished layout,
-context parallelism (cp > 1), FSDP, expert parallelism outside the
+FSDP over part of the data-parallel ranks, expert parallelism outside the
 data-parallel group, pipeline stages that do not divide the layers, a
 whole-run aggregate unit, a FLOP/s value whose FLOP convention is not known,
 or the model's own :class:`~multigpu.common.errors.InputError`.
@@ -205,12 +205,12 @@ def _fsdp(row: TrainingRunRow) -> int:
     return 0
 
 
-def plan(row: TrainingRunRow, fsdp_as_zero3: bool = False) -> tuple[ModelCall | None, list[str]]:
+def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
     """The model call for ``row``, or None and the reasons the model cannot express it.
 
     Checks only the row and the catalogues; the model's own checks (heads, whole nodes) are left
-    to :func:`multigpu.compute.training.step`. ``fsdp_as_zero3``: model an FSDP run as ZeRO stage 3
-    over the data-parallel group instead of refusing it.
+    to :func:`multigpu.compute.training.step`. An FSDP run (parameters sharded over all its data-parallel
+    ranks) is ZeRO stage 3; sharding over a part of them (hybrid sharding) is not modelled.
     """
     reasons = []
     if row.unit not in UNITS:
@@ -230,8 +230,6 @@ def plan(row: TrainingRunRow, fsdp_as_zero3: bool = False) -> tuple[ModelCall | 
         reasons.append(f"layout not published: {', '.join(missing)}")
     cp = row.cp or 1
     fsdp = _fsdp(row)
-    if fsdp and not fsdp_as_zero3:
-        reasons.append(f"FSDP (parameters sharded over {fsdp} GPUs) is not modelled")
     if missing:
         return None, reasons
     tp, pp, ep, vp = row.tp, row.pp, row.ep or 1, row.vp or 1
@@ -242,6 +240,9 @@ def plan(row: TrainingRunRow, fsdp_as_zero3: bool = False) -> tuple[ModelCall | 
         dp = row.gpus // (tp * pp * cp)
     elif tp * pp * cp * dp != row.gpus:
         reasons.append(f"tp x pp x cp x dp = {tp * pp * cp * dp} is not the {row.gpus} GPUs")
+    if fsdp and fsdp != dp * cp:
+        reasons.append(f"FSDP over {fsdp} GPUs, not over the {dp * cp} data-parallel ranks (hybrid sharding "
+                       "is not modelled)")
     if m is not None:
         if pp * vp > m.layers:
             reasons.append(f"pp x vp = {pp * vp} is more than the {m.layers} layers of '{m.id}'")
@@ -315,13 +316,12 @@ def time_error(row: TrainingRunRow, call: ModelCall, step_s: float) -> float:
 # ----------------------------------------------------------------------------- comparison
 
 
-def _evaluate(splits: Iterable[str], cal: Calibration | None,
-              fsdp_as_zero3: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _evaluate(splits: Iterable[str], cal: Calibration | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(compared rows, not-modelled rows) for the runs of ``splits``; other splits are dropped before anything
     is computed."""
     compared, skipped = [], []
     for row in selected(splits):
-        call, reasons = plan(row, fsdp_as_zero3)
+        call, reasons = plan(row)
         if call is not None:
             try:
                 result = model_step(call, cal)
@@ -346,8 +346,7 @@ COMPARE_COLUMNS = ("id", "split", "model_id", "system_id", "gpu", "gpu_family", 
                    "assumed", "source")
 
 
-def compare(splits: Iterable[str] = DEFAULT_SPLITS, cal: Calibration | None = None,
-            fsdp_as_zero3: bool = False) -> pd.DataFrame:
+def compare(splits: Iterable[str] = DEFAULT_SPLITS, cal: Calibration | None = None) -> pd.DataFrame:
     """The training model against every run of ``splits`` it can express, one row per run.
 
     Columns: ``id, split, model_id, system_id, gpu, gpu_family, dtype, gpus, layout``; ``measured`` and
@@ -357,14 +356,13 @@ def compare(splits: Iterable[str] = DEFAULT_SPLITS, cal: Calibration | None = No
     (layout values not published, see the module docstring); ``source``. ``cal``: a calibration for
     the model (None: the shipped one).
     """
-    compared, _ = _evaluate(splits, cal, fsdp_as_zero3)
+    compared, _ = _evaluate(splits, cal)
     return pd.DataFrame(compared, columns=list(COMPARE_COLUMNS))
 
 
-def not_modelled(splits: Iterable[str] = DEFAULT_SPLITS, cal: Calibration | None = None,
-                 fsdp_as_zero3: bool = False) -> pd.DataFrame:
+def not_modelled(splits: Iterable[str] = DEFAULT_SPLITS, cal: Calibration | None = None) -> pd.DataFrame:
     """The runs of ``splits`` the model cannot express: ``id, split, reason`` (reasons joined by ``; ``)."""
-    _, skipped = _evaluate(splits, cal, fsdp_as_zero3)
+    _, skipped = _evaluate(splits, cal)
     return pd.DataFrame(skipped, columns=["id", "split", "reason"])
 
 
