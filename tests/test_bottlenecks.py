@@ -259,7 +259,8 @@ def test_training_model_error_on_every_comparable_run():
 
 def test_row75_error_bound_directly():
     # [MLM] GPT-3 175B, 1024 A100, TP 8 PP 16, batch 1536: model within 10 % of 138 TFLOP/s per GPU
-    r = training.step("gpt3-175b", "dgx-a100", 1024, 8, 16, 1536, 1, recompute="full")
+    # (Megatron-LM in 2021: the attention scores materialised, before FlashAttention)
+    r = training.step("gpt3-175b", "dgx-a100", 1024, 8, 16, 1536, 1, recompute="full", attention="materialised")
     flops = models.megatron_flops_per_iteration("gpt3-175b", 1536, 2048, full_recompute=True)
     assert flops / r.step_time_s / 1024 / 1e12 == pytest.approx(138, rel=0.10)
 

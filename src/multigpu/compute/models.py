@@ -452,6 +452,39 @@ def attention_training_flops_per_step(model: Model | str, global_batch: ArrayLik
     return _out(_forward_score_flops(m, global_batch, seq, causal) * (3.0 if recompute == "none" else 4.0))
 
 
+#: Bytes moved per attention-score element (one head, one query-key pair) when the score matrix is materialised
+#: (Megatron's fused scale-mask-softmax, before FlashAttention), by pass and by whether attention dropout runs:
+#:
+#: - forward, 13 B: the QK^T GEMM writes the scores (2), the fused softmax reads them and writes the
+#:   probabilities (2 + 2), dropout reads those and writes its mask and its output (2 + 1 + 2), the GEMM
+#:   over V reads that output (2); without dropout 8 B;
+#: - backward, 19 B: dV reads the dropped-out probabilities (2), dP is written (2), dropout's backward reads
+#:   dP and the mask and writes its gradient (2 + 1 + 2), softmax's backward reads it and the probabilities and
+#:   writes dS (2 + 2 + 2), dQ and dK read dS (2 + 2); without dropout 14 B.
+#:
+#: Selective and full recomputation both run the forward pass of the scores once more. Derived from the
+#: kernels' reads and writes (the tensors of Korthikanti et al. 2022, section 4.1), not fitted.
+SCORE_BYTES = {("forward", True): 13.0, ("backward", True): 19.0, ("forward", False): 8.0, ("backward", False): 14.0}
+
+
+def score_traffic_bytes(model: Model | str, micro_batch: ArrayLike, seq: ArrayLike, tp: ArrayLike = 1,
+                        recompute: str = "none", attention: str = "flash", cp: ArrayLike = 1) -> Number:
+    """Memory traffic of the attention scores of one layer and one micro-batch on one GPU, bytes: 0 for
+    FlashAttention (the scores stay on chip); for a materialised score matrix, ``heads / tp`` heads of
+    ``seq / cp`` queries by ``seq`` keys, times :data:`SCORE_BYTES` for the forward, the backward and the
+    forward that recomputation runs again."""
+    m = _resolve(model)
+    _check_choice(recompute, RECOMPUTE, "recompute")
+    _check_choice(attention, ATTENTION_KERNELS, "attention")
+    if attention == "flash":
+        return _out(np.zeros(np.broadcast(np.asarray(micro_batch), np.asarray(seq), np.asarray(tp)).shape))
+    s = np.asarray(seq, dtype=float)
+    elements = m.heads / np.asarray(tp, dtype=float) * np.asarray(micro_batch, dtype=float) * s * s / np.asarray(cp)
+    forward, backward = SCORE_BYTES[("forward", m.dropout)], SCORE_BYTES[("backward", m.dropout)]
+    per_element = forward * (1.0 if recompute == "none" else 2.0) + backward
+    return _out(elements * per_element)
+
+
 def _forward_score_flops(m: Model, global_batch: ArrayLike, seq: ArrayLike, causal: bool) -> np.ndarray:
     """Forward FLOPs of the attention scores (QK^T and attention over V) of ``global_batch`` sequences."""
     seq = np.asarray(seq, dtype=float)

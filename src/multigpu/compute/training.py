@@ -13,6 +13,8 @@ tensor-parallel group sits inside a node) is::
   achievable FLOP/s (:func:`multigpu.compute.models.achievable_fraction`, carried
   from the A100 fit to each GPU and precision by its measured matmul ceiling,
   :mod:`multigpu.compute.gemm`); attention runs at the 16-bit rate under FP8.
+  Without FlashAttention the score matrix also goes through memory
+  (:func:`multigpu.compute.models.score_traffic_bytes`).
 - ``t_tp``: tensor-parallel collectives of one micro-batch on one stage
   (Megatron: 2 all-reduces per layer and pass, or reduce-scatter + all-gather
   with sequence parallelism). Forward ones (and those of a full-recompute
@@ -496,6 +498,15 @@ def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layouts, dtype: str) -
                                                  ceiling_scale=gemm.relative_ceiling(gpu.id, dtype)))
 
 
+def _score_traffic_s(model: models.Model, gpu: catalog.Gpu, lay: Layouts) -> np.ndarray:
+    """Time of one micro-batch on the busiest stage moving materialised attention scores through memory,
+    seconds (0 under FlashAttention): :func:`multigpu.compute.models.score_traffic_bytes` per layer, at the
+    GPU's memory bandwidth."""
+    per_layer = models.score_traffic_bytes(model, lay.micro_batch, lay.seq, lay.tp, lay.recompute, lay.attention,
+                                           lay.cp)
+    return stage_layers(model, lay) * np.asarray(per_layer) / (gpu.mem_bw_GBps * 1e9)
+
+
 def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
              cal: Calibration | None = None) -> dict[str, np.ndarray]:
     """Step time and its parts for every layout in ``lay`` (arrays, seconds); no validity checks.
@@ -514,6 +525,7 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
     attention_rate = peak_flops(gpu, attention_dtype) * _fraction(model, gpu, lay, attention_dtype)
     shards = lay.tp * lay.cp * model.layers / stage_layers(model, lay)  # the busiest stage's share of the layers
     compute_mb = ((hw_flops_mb - attention_mb) / (peak * fraction) + attention_mb / attention_rate) / shards
+    compute_mb = compute_mb + _score_traffic_s(model, gpu, lay)
     tp_fwd, tp_bwd = _tp_comm_s(model, system, lay, cal)
     tp_mb = tp_fwd + np.maximum(0.0, tp_bwd - (LORA_WGRAD_SHARE if lora else WGRAD_SHARE) * compute_mb)
     ep_mb = _ep_comm_s(model, system, lay, cal)

@@ -90,6 +90,7 @@ FLOP_CONVENTIONS = {"T-megatron-sc21-": "megatron-full-recompute"}
 
 _MODEL_ID = re.compile(r"\bmodel id ([a-z0-9][a-z0-9.-]*)")
 _FSDP = re.compile(r"\bFSDP (\d+)")
+_ATTENTION = re.compile(r"\battention (flash|materialised)\b")
 
 
 class TrainingRunRow(datafiles.Row):
@@ -167,6 +168,7 @@ class ModelCall:
     ep: int = 1
     zero_stage: int = 1
     cp: int = 1
+    attention: str = "flash"  #: the notes' ``attention materialised`` for runs before FlashAttention
     assumed: tuple[str, ...] = field(default=())  #: layout values not published, taken by the rules of the module
 
     @property
@@ -192,6 +194,13 @@ def model_id(row: TrainingRunRow) -> str | None:
 def flop_convention(row: TrainingRunRow) -> str | None:
     """The FLOP convention of a TFLOP/s/GPU row (see :data:`FLOP_CONVENTIONS`), or None if unknown."""
     return next((c for prefix, c in FLOP_CONVENTIONS.items() if row.id.startswith(prefix)), None)
+
+
+def _attention(row: TrainingRunRow) -> str:
+    """The attention kernel of ``row``: ``materialised`` where the notes say so (runs before FlashAttention),
+    else ``flash``."""
+    match = _ATTENTION.search(row.notes)
+    return match.group(1) if match else "flash"
 
 
 def _fsdp(row: TrainingRunRow) -> int:
@@ -258,7 +267,8 @@ def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
     recompute = row.recompute or UNPUBLISHED_RECOMPUTE
     sp = row.sequence_parallel if row.sequence_parallel is not None else tp > 1
     call = ModelCall(row.id, m.id, row.system_id, row.gpus, tp, pp, dp, row.global_batch, row.micro_batch, row.seq,
-                     recompute, sp, vp, row.dtype, ep=ep, zero_stage=3 if fsdp else 1, cp=cp, assumed=assumed)
+                     recompute, sp, vp, row.dtype, ep=ep, zero_stage=3 if fsdp else 1, cp=cp,
+                     attention=_attention(row), assumed=assumed)
     return call, []
 
 
@@ -267,7 +277,7 @@ def model_step(call: ModelCall, cal: Calibration | None = None) -> training.Trai
     return training.step(call.model_id, call.system_id, call.gpus, call.tp, call.pp, call.global_batch,
                          call.micro_batch, dp=call.dp, cal=cal, seq=call.seq, recompute=call.recompute,
                          sequence_parallel=call.sequence_parallel, interleave=call.interleave, dtype=call.dtype,
-                         zero_stage=call.zero_stage, ep=call.ep, cp=call.cp)
+                         zero_stage=call.zero_stage, ep=call.ep, cp=call.cp, attention=call.attention)
 
 
 # ----------------------------------------------------------------------------- units

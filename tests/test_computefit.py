@@ -1,0 +1,59 @@
+"""The compute-efficiency constants and the materialised attention scores' memory traffic
+(multigpu.evidence.computefit, multigpu.compute.models.score_traffic_bytes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from multigpu.compute import models, training
+from multigpu.evidence import computefit
+
+
+def test_the_shipped_constants_are_the_fit():
+    shipped = models.efficiency_constants()
+    fitted = computefit.fit()
+    assert shipped.gemm_efficiency_max == pytest.approx(fitted["gemm_efficiency_max"], abs=0.0005)
+    assert shipped.traffic_per_hidden == pytest.approx(fitted["traffic_per_hidden"], abs=0.005)
+
+
+def test_without_the_score_traffic_the_fit_is_the_earlier_one(monkeypatch):
+    # the procedure is the one the earlier constants were fitted by (data/compute_efficiency.csv: 0.727, 2.91)
+    monkeypatch.setattr(models, "score_traffic_bytes", lambda *args, **kwargs: 0.0)
+    fitted = computefit.fit()
+    assert fitted["gemm_efficiency_max"] == pytest.approx(0.727, abs=0.001)
+    assert fitted["traffic_per_hidden"] == pytest.approx(2.91, abs=0.01)
+
+
+def test_fit_points_are_the_four_korthikanti_runs():
+    points = computefit.points()
+    assert [p.hidden_per_gpu for p in points] == [768, 1536, 2560, 3200]  # 22B, 175B, 530B, 1T at TP 8
+    assert all(0.5 < p.fraction < 0.75 for p in points)
+
+
+def test_score_traffic_of_the_22b_layer():
+    # [K22] 22B: 64 heads, TP 8, micro-batch 4, seq 2048, attention dropout; selective recompute runs the
+    # score forward twice: 8 heads x 4 x 2048^2 elements x (13 + 13 + 19) bytes
+    got = models.score_traffic_bytes("megatron-22b", 4, 2048, 8, "selective", "materialised")
+    assert got == pytest.approx(8 * 4 * 2048**2 * 45)
+    assert models.score_traffic_bytes("megatron-22b", 4, 2048, 8, "none", "materialised") == pytest.approx(
+        8 * 4 * 2048**2 * 32)
+    assert models.score_traffic_bytes("megatron-22b", 4, 2048, 8, "selective", "flash") == 0
+    no_dropout = models.score_traffic_bytes("llama3.1-8b", 1, 4096, 1, "none", "materialised")
+    assert no_dropout == pytest.approx(32 * 4096**2 * (8 + 14))
+
+
+def test_score_traffic_grows_with_the_square_of_the_sequence_and_splits_over_tp_and_cp():
+    base = models.score_traffic_bytes("gpt3-175b", 1, 2048, 8, "none", "materialised")
+    assert models.score_traffic_bytes("gpt3-175b", 1, 4096, 8, "none", "materialised") == pytest.approx(4 * base)
+    assert models.score_traffic_bytes("gpt3-175b", 1, 2048, 4, "none", "materialised") == pytest.approx(2 * base)
+    assert models.score_traffic_bytes("gpt3-175b", 1, 4096, 8, "none", "materialised", cp=2) == pytest.approx(
+        2 * base)
+
+
+def test_materialised_scores_cost_their_memory_time_in_the_step():
+    args = ("megatron-22b", "dgx-a100", 8, 8, 1, 4, 4)
+    flash = training.step(*args, recompute="selective", sequence_parallel=True)
+    scores = training.step(*args, recompute="selective", sequence_parallel=True, attention="materialised")
+    per_layer = models.score_traffic_bytes("megatron-22b", 4, 2048, 8, "selective", "materialised")
+    expected = 48 * per_layer / 2.039e12  # one micro-batch of 48 layers at the A100 80GB's 2039 GB/s
+    assert scores.step_time_s - flash.step_time_s == pytest.approx(expected, rel=1e-6)
