@@ -78,3 +78,18 @@ def test_cli_infer_json():
     for key in ("ttft_s", "tpot_s", "tokens_per_s_per_user", "tokens_per_s_per_gpu", "tp_bytes_per_query_per_gpu",
                 "comm_fraction"):
         assert isinstance(row[key], (int, float)), key
+
+
+def test_closed_loop_users_see_the_other_users_prefills():
+    """The closed-loop concurrency model (fixed-concurrency benchmarks such as AIPerf): one user alone sees the
+    bare prefill and the decode-only step; with more users, their prefills land between a user's tokens and
+    ahead of its first one, and a cycle's tokens come out at the engine's throughput."""
+    from multigpu.compute import inference as inf
+    runs = inf.run("llama3.1-70b", "hgx-h100", 2, np.array([1, 25, 50]), 5000, 500, dtype="fp8")
+    loaded = inf.closed_loop(runs)
+    assert loaded.ttft_s[0] == pytest.approx(runs.ttft_s[0]) and loaded.itl_s[0] == pytest.approx(runs.tpot_s[0])
+    assert np.all(np.diff(loaded.ttft_s) > 0) and np.all(np.diff(loaded.itl_s) > 0)
+    assert np.all(loaded.itl_s >= runs.decode_step_s) and np.all(loaded.ttft_s >= runs.ttft_s)
+    # 25 users: 24 other prefills and 500 decode steps between the first and the last token of one answer
+    one = inf.run("llama3.1-70b", "hgx-h100", 2, 25, 5000, 500, dtype="fp8")
+    assert inf.closed_loop(one).itl_s == pytest.approx((24 * one.ttft_s + 500 * one.decode_step_s) / 500)

@@ -208,3 +208,33 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
         out = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in out.items()}
         out["batch"] = int(batch)
     return ServingRun(**out)
+
+
+@dataclass(frozen=True)
+class ClosedLoop:
+    """What each of ``batch`` users measures in a closed-loop, fixed-concurrency benchmark (seconds)."""
+
+    ttft_s: Any  #: the user's own prefill plus the other users' prefill work still ahead of it
+    itl_s: Any  #: mean time between two output tokens: the decode steps and the prefills between them
+
+
+def closed_loop(run_: ServingRun) -> ClosedLoop:
+    """The closed-loop concurrency model, for fixed-concurrency benchmarks (AIPerf / genai-perf, vLLM's
+    ``benchmark_serving --max-concurrency``): ``batch`` users each send their next query as soon as the previous
+    answer ends, and the engine interleaves prefills with decode steps (in-flight batching). In the steady state
+    one cycle (``cycle_s`` = batch x ttft_s + output_tokens x decode_step_s) gives every user one prefill and
+    ``output_tokens`` decode steps, so
+
+    - inter-token latency = ``(cycle_s - ttft_s) / output_tokens``: a user's decode steps plus the other
+      ``batch - 1`` users' prefills that run between them (the decode-only ``tpot_s`` when ``batch`` is 1);
+    - TTFT = ``ttft_s`` + the prefill work of the other users found in progress: each of the ``batch - 1``
+      others is prefilling a share ``ttft_s / cycle_s`` of the time, with half its prefill left on average.
+
+    No queue beyond the batch: a batch that does not fit in memory is the caller's to refuse."""
+    b = np.asarray(run_.batch, dtype=float)
+    share = np.asarray(run_.ttft_s) / np.asarray(run_.cycle_s)
+    ttft = np.asarray(run_.ttft_s) * (1.0 + (b - 1.0) * share / 2.0)
+    itl = (np.asarray(run_.cycle_s) - np.asarray(run_.ttft_s)) / run_.output_tokens
+    if np.ndim(run_.batch) == 0:
+        return ClosedLoop(float(ttft), float(itl))
+    return ClosedLoop(ttft, itl)

@@ -32,7 +32,11 @@ Assumptions, each named in the ``assumption`` column where it is used:
   (``max_load_batch=False`` turns this off and gives a reason instead);
 - a TTFT row without an output length runs the model with one output token:
   the model's TTFT (one prefill) does not depend on it;
-- an empty ``pp`` with a given ``tp`` is 1.
+- an empty ``pp`` with a given ``tp`` is 1;
+- an ``interactive`` row with a concurrency is a fixed-concurrency benchmark (each user sends the next query
+  when the answer ends): its TTFT and TPOT are the closed-loop model's latencies under load
+  (:func:`multigpu.compute.inference.closed_loop`), not the decode-only TPOT and bare prefill of
+  :func:`multigpu.compute.inference.run`.
 
 Variable-length rows (the MLPerf datasets) get a reason, not invented lengths:
 the notes give only maximum lengths.
@@ -56,6 +60,8 @@ from multigpu.compute import inference, models
 from multigpu.hardware import catalog
 
 SERVING_CSV = DATA_DIR / "serving_runs.csv"
+#: The scenario of fixed-concurrency (closed-loop) benchmark rows.
+CLOSED_LOOP_SCENARIO = "interactive"
 SPLITS = ("fit", "holdout", "sealed")
 #: Splits looked at by default; ``sealed`` only when a caller names it.
 DEFAULT_SPLITS = ("fit", "holdout")
@@ -195,6 +201,7 @@ class ModelCall:
     unit: str  #: s or tokens/s/GPU
     assumption: str  #: what was assumed to make the call ("" if nothing)
     source: str
+    closed_loop: bool = False  #: a fixed-concurrency row: latencies under load (:func:`inference.closed_loop`)
 
 
 @dataclass(frozen=True)
@@ -277,11 +284,20 @@ def map_row(row: ServingRow, max_load_batch: bool = True) -> ModelCall | str:
         measured, unit = measured_value(row)
     except InputError as exc:
         return exc.message
+    closed = (row.scenario or "").lower() == CLOSED_LOOP_SCENARIO and batch is not None
+    if closed and kind != "throughput":
+        assumptions.append(f"{batch} users at fixed concurrency: the closed-loop model's latencies under load")
     return ModelCall(row.id, row.kind, row.split, kind, model_id, stand_in, row.system_id, row.tp, pp, batch,
-                     row.input_tokens, output, row.dtype, measured, unit, "; ".join(assumptions), row.source)
+                     row.input_tokens, output, row.dtype, measured, unit, "; ".join(assumptions), row.source,
+                     closed_loop=closed)
 
 
-def _value(run: inference.ServingRun, metric: str) -> float:
+def _value(run: inference.ServingRun, metric: str, closed_loop: bool = False) -> float:
+    """The model's value of ``metric``; with ``closed_loop``, TTFT and TPOT as users of a fixed-concurrency
+    benchmark measure them (:func:`multigpu.compute.inference.closed_loop`)."""
+    if closed_loop and metric != "throughput":
+        loaded = inference.closed_loop(run)
+        return float(loaded.ttft_s if metric == "ttft" else loaded.itl_s)
     return float({"ttft": run.ttft_s, "tpot": run.tpot_s, "throughput": run.tokens_per_s_per_gpu}[metric])
 
 
@@ -296,7 +312,7 @@ def predict(call: ModelCall, cal: Calibration | None = None) -> Prediction:
         fits = np.asarray(inference.run(batch=np.arange(1, MAX_BATCH + 1), **args).fits, dtype=bool)
         batch = int(np.flatnonzero(fits).max()) + 1 if fits.any() else 1
     run = inference.run(batch=batch, **args)
-    return Prediction(_value(run, call.metric), batch, bool(run.fits), float(run.memory_per_gpu_GB),
+    return Prediction(_value(run, call.metric, call.closed_loop), batch, bool(run.fits), float(run.memory_per_gpu_GB),
                       float(run.gpu_memory_GB))
 
 
