@@ -61,7 +61,8 @@ font:
 browser:
 	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the site check ..."; $(APT_INSTALL) chromium; }
 
-## i18n: refresh the Chinese edition's catalogs from the pages (new prose arrives untranslated; `python -m multigpu.book.i18n check` lists it)
+## i18n: refresh the Chinese edition's catalogs from the pages and from the messages of src/multigpu/book/*.py (the
+## notebooks' computed text; new messages arrive untranslated; `python -m multigpu.book.i18n check` lists them)
 i18n: setup
 	$(PY) -m multigpu.book.i18n update
 

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import nbformat
 import numpy as np
 import pytest
+from babel.messages import pofile
 from glue_citations import check_cited, roles
 
 from multigpu.book import ch01_generations as ch01
-from multigpu.book import plotting
+from multigpu.book import plotting, tables
 from multigpu.evidence import claims, generations
 from multigpu.hardware import catalog
 from multigpu.market import prices
@@ -195,3 +198,76 @@ def test_claims_table_lists_the_chapters_claims():
     assert list(table.columns) == ["id", "verdict", "seed_value", "model_value", "unit"]
     assert tuple(table["id"]) == ch01.CLAIMS
     assert list(table["verdict"]) == [claims.check(i).verdict for i in ch01.CLAIMS]
+
+
+# ------------------------------------------------------------------ both editions
+
+
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+CATALOG = ROOT / "book" / "locales" / "zh_CN" / "LC_MESSAGES" / "book" / "chapters" / "01-nvlink-generations.po"
+
+
+def test_every_text_fact_has_its_chinese_with_the_same_numbers(facts):
+    texts = [name for name, value in facts.items() if isinstance(value, str) and not name.endswith("_zh")]
+    assert {"in_short", "c01_verdict", "c04_tests"} <= set(texts)
+    for name in texts:
+        chinese = facts[f"{name}_zh"]
+        assert CHINESE.search(chinese), (name, chinese)
+        # the same numbers, in the order each language puts them
+        assert sorted(NUMBER.findall(chinese)) == sorted(NUMBER.findall(facts[name])), name
+    assert facts["c04_verdict_zh"] == "**有误导性**" and "*不成立*：" in facts["c04_tests_zh"]
+    assert not [name for name in facts if name.endswith("_zh") and not isinstance(facts[name], str)]
+
+
+def test_the_english_tests_are_the_checks_own_words(facts):
+    for claim_id in ch01.CLAIMS:
+        assert facts[f"{claim_id.lower()}_tests"] == claims.tests_markdown(claims.check(claim_id))
+
+
+def test_the_chinese_catalog_cites_the_chinese_facts(facts):
+    """The page's Chinese cites ``name_zh`` for every Markdown fact (computed in Chinese), numbers by their own name."""
+    with CATALOG.open("rb") as handle:
+        translated = " ".join(m.string for m in pofile.read_po(handle) if m.id and m.string)
+    cited = re.findall(r"\{glue:(\w+)\}`([^`:]+)", translated)
+    assert cited
+    for role, name in cited:
+        assert name in facts, name
+        assert (role == "md") == name.endswith("_zh"), (role, name)
+    assert {name for role, name in cited if role == "md"} == {f"{n}_zh" for n, v in facts.items()
+                                                                  if isinstance(v, str) and not n.endswith("_zh")}
+
+
+#: The chapter's tables, as its notebook shows them (in order).
+TABLES = [lambda: generations.generation_table("nvlink"), lambda: generations.generation_table("nvswitch"),
+          lambda: generations.generation_table("pcie"), lambda: generations.generation_table("infiniband"),
+          generations.family_growth, generations.nvlink_pcie_ratio, generations.bytes_per_flop,
+          generations.export_variants, ch01.claims_table, generations.rack_compute]
+#: Headers that are names, the same in both languages.
+NAMES = {"GPU", "NVLink", "PCIe"}
+
+
+@pytest.mark.parametrize("make", TABLES)
+def test_every_table_has_chinese_headers_and_the_same_cells(make):
+    frame = make()
+    page = tables.editions_html(frame, csv_name="t", label_columns=ch01.LABEL_COLUMNS)
+    en, zh = page.split('\n<div class="mg-lang-zh" lang="zh-CN">')
+    heads = re.findall(r"<th [^>]*>([^<]*)</th>", zh)
+    assert len(heads) == len(frame.columns) and all(CHINESE.search(h) or h in NAMES for h in heads), heads
+    cells = [re.findall(r"<td [^>]*>([^<]*)</td>", part) for part in (en, zh)]
+    labels = {frame.columns.get_loc(c) for c in ch01.LABEL_COLUMNS if c in frame.columns}
+    width = len(frame.columns)
+    for i, (a, b) in enumerate(zip(*cells)):
+        if i % width not in labels and a not in ("yes", "no"):
+            assert a == b, (a, b)  # numbers and names alike
+
+
+def test_the_notebook_stores_every_figure_and_table_in_both_editions():
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    pages = [o["data"]["text/html"] for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
+             if "text/html" in o.get("data", {})]
+    assert len(pages) == len(TABLES) + 4  # ten tables, four figures
+    for page in pages:
+        assert page.startswith('<div class="mg-lang-en">') and '<div class="mg-lang-zh" lang="zh-CN">' in page
+    figures = [p for p in pages if "mg-figure" in p]
+    assert len(figures) == 4 and all("来源" in p for p in figures)

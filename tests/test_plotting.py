@@ -176,12 +176,17 @@ def test_overlap_check_finds_a_title_on_an_axis_label():
 # ------------------------------------------------------------------ every figure the book makes
 
 
+#: The book's figures drawn once per language (plotting.show_both), by "module.function".
+BOTH_EDITIONS = ("ch01.figure_timeline", "ch01.figure_nvlink_pcie_ratio", "ch01.figure_bytes_per_flop",
+                 "ch01.figure_export_variants")
+
+
 def _book_figures() -> dict[str, object]:
     """Every figure the book's notebooks make, built as they build them (default price table and calibration),
     keyed by "module.function" (tornado charts: one per entry of ch04.tornados)."""
     from pathlib import Path
 
-    from multigpu.book import app_claims, app_validation, inputs
+    from multigpu.book import app_claims, app_validation, inputs, lang
     from multigpu.book import ch01_generations as ch01
     from multigpu.book import ch02_topology as ch02
     from multigpu.book import ch03_bottlenecks as ch03
@@ -229,6 +234,10 @@ def _book_figures() -> dict[str, object]:
     }
     for i, (kind, workload_id, tornado) in enumerate(ch04.tornados(table)):
         figures[f"ch04.figure_tornado[{i}]"] = ch04.figure_tornado(kind, workload_id, tornado, table)
+    with lang.using("zh"):  # the chapters made for both editions: their Chinese figures pass the same checks
+        for name in BOTH_EDITIONS:
+            module, function = name.split(".")
+            figures[f"{name}[zh]"] = getattr({"ch01": ch01}[module], function)()
     return figures
 
 
@@ -343,3 +352,78 @@ def test_source_line_wraps_between_clauses_to_the_figure_width():
     assert text.count("\n") >= 2 and "price file prices.csv (sha256 d2f37d17e891);" in text.splitlines()[0]
     assert text.replace(";\n", "; ").replace("\n", " ") == f"Source: {source}"
     assert plotting.natural_width_px(fig) < 5.4 * 96  # the source line does not widen the figure
+
+
+# ------------------------------------------------------------------ both editions from one execution
+
+
+def test_the_source_line_and_ranges_come_in_the_current_language():
+    from multigpu.book import lang
+
+    with lang.using("zh"):
+        fig = draw()
+        assert any(t.get_text() == "来源：test data" for t in fig.texts)
+        assert plotting.span([3, 180], "%") == "3 至 180 %" and plotting.span([], "%") == "没有有限值"
+    assert plotting.span([3, 180], "%") == "3 to 180 %"
+
+
+def test_chinese_sources_wrap_at_chinese_semicolons_within_the_width():
+    source = ("multigpu 目录，data/gpus.csv（H800、H20 和 L20 依据二手资料）；"
+              "multigpu.evidence.generations.export_variants")
+    text = plotting.wrap_source(source, 5.0)
+    assert text.splitlines()[0].endswith("；") and text.replace("\n", "") == source
+    chars = int(5.0 * 72 / (0.55 * plotting.SOURCE_PT))
+    assert all(plotting.text_width(line) <= chars for line in text.splitlines())
+
+
+def drawn_in_language():
+    """A small figure whose words are in the current language (the source line's "Source:")."""
+    from multigpu.book import lang
+
+    fig = draw("标题" if lang.current() == "zh" else "Title")
+    return plotting.set_alt(fig, f"Line chart in {lang.current()}, 1 to 9")
+
+
+def test_show_both_displays_one_figure_per_edition_and_closes_them(monkeypatch):
+    import IPython.display
+    import matplotlib.pyplot as plt
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    before = set(plt.get_fignums())
+    plotting.show_both(drawn_in_language)
+    assert set(plt.get_fignums()) == before  # both closed
+    (page,) = [obj.data for obj in shown]
+    assert page == plotting.editions_html(plotting.draw_editions(drawn_in_language))
+    en, zh = page.split('\n<div class="mg-lang-zh" lang="zh-CN">')
+    assert en.startswith('<div class="mg-lang-en"><figure class="mg-figure"') and en.count("<svg") == 1
+    assert zh.startswith('<figure class="mg-figure"') and zh.count("<svg") == 1
+    assert "Line chart in en" in en and "Line chart in zh" in zh  # each with its own alt text
+
+
+def test_show_of_figures_by_language_checks_each(monkeypatch):
+    """The text floor and the alt text are checked for every language's figure, not only the first."""
+    import IPython.display
+
+    monkeypatch.setattr(IPython.display, "display", lambda obj: None)
+    with pytest.raises(ValueError, match="alt text"):
+        plotting.show({"en": drawn_in_language(), "zh": draw()})
+    with pytest.raises(ValueError, match="under the 9 px floor"):
+        plotting.show({"en": drawn_in_language(), "zh": plotting.set_alt(sized(12.0, 6.0), "tiny text, 1 to 2")})
+    with pytest.raises(ValueError, match="own alt text"):
+        plotting.show({"en": drawn_in_language(), "zh": drawn_in_language()}, alt="one for both")
+
+
+def test_the_chinese_figures_are_chinese(book_figures):
+    """Each figure made for both editions has Chinese words in Chinese: title, axis labels, source line, alt text."""
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    for name in BOTH_EDITIONS:
+        fig = book_figures[f"{name}[zh]"]
+        ax = fig.axes[0]
+        for text in (fig._suptitle.get_text(), ax.get_xlabel(), ax.get_ylabel(), plotting.get_alt(fig)):
+            assert cjk.search(text), (name, text)
+        assert fig.texts[-1].get_text().startswith("来源："), name
+        english = book_figures[name]
+        assert len(ax.get_legend().get_texts()) == len(english.axes[0].get_legend().get_texts())
+        assert re.findall(r"\d+(?:\.\d+)?", plotting.get_alt(fig)) == re.findall(r"\d+(?:\.\d+)?",
+                                                                                 plotting.get_alt(english)), name

@@ -303,7 +303,8 @@ def test_layer_rule_only_pandas_ipython_stdlib_and_common():
     source = Path(tables.__file__).read_text(encoding="utf-8")
     imported = set(re.findall(r"^\s*(?:from|import)\s+([\w.]+)", source, re.MULTILINE))
     allowed = {"__future__", "base64", "csv", "html", "io", "math", "numbers", "re", "collections.abc", "typing",
-               "pandas", "IPython", "IPython.display", "multigpu.common.csvout"}
+               "pandas", "IPython", "IPython.display", "multigpu.common.csvout",
+               "multigpu.book", "multigpu.book.lang"}  # lang: the editions' languages (stdlib and Babel only)
     assert imported <= allowed, imported - allowed
 
 
@@ -322,3 +323,60 @@ def test_two_level_columns_become_one_level_of_headers():
                                   f"{tables.header('alltoall_busbw_GBps')}: A", f"{tables.header('alltoall_busbw_GBps')}: B"]
     assert "_" not in "".join(flat.columns) and flat.index.name == "gpus"
     assert tables.flat_columns(inner) is inner
+
+
+# ------------------------------------------------------------------ both editions from one execution
+
+
+def editions_parts(page: str) -> dict[str, str]:
+    """The part of each language of an output made for both editions (``mg-lang-*`` divs), by language."""
+    found = dict(re.findall(r'<div class="mg-lang-(\w+)"[^>]*>(.*?)</div>\n?(?=<div class="mg-lang-|$)', page, re.S))
+    assert list(found) == ["en", "zh"], list(found)
+    return found
+
+
+def verdict_frame() -> pd.DataFrame:
+    return pd.DataFrame({"id": ["C01", "C04"], "verdict": ["holds", "misleading"], "year": [2016, 2022],
+                         "per_gpu_GBps_per_dir": [80.0, 450.0], "in_network_reduction": [True, False]})
+
+
+def test_editions_html_holds_one_table_per_language():
+    page = tables.editions_html(verdict_frame(), key=["id"], csv_name="claims", table_id="claims",
+                                label_columns=["verdict"])
+    assert page.startswith('<div class="mg-lang-en">') and '<div class="mg-lang-zh" lang="zh-CN">' in page
+    parts = editions_parts(page)
+    en, zh = parse(parts["en"]), parse(parts["zh"])
+    assert parts["en"] == table_html(verdict_frame(), key=["id"], csv_name="claims", table_id="claims",
+                                     label_columns=["verdict"])  # English: the table as before
+    assert en.heads == ["ID", "Verdict", "Year", "Per GPU (GB/s per direction)", "In-network reduction"]
+    assert zh.heads == ["编号", "判定", "年份", "每 GPU（GB/s，单向）", "网内归约"]
+    assert [row[2:4] for row in en.rows] == [row[2:4] for row in zh.rows] == [["2,016", "80.00"], ["2,022", "450.00"]]
+    assert [row[1] for row in zh.rows] == ["成立", "有误导性"]
+    assert [row[1] for row in en.rows] == ["holds", "misleading"]
+    assert [row[4] for row in zh.rows] == ["是", "否"] and [row[0] for row in zh.rows] == ["C01", "C04"]
+    href = re.compile(r'<a class="mg-csv" download="[^"]+" href="[^"]+"')
+    assert href.findall(parts["en"]) == href.findall(parts["zh"])  # the same CSV: snake_case headers, full precision
+    assert "下载此表（CSV）" in parts["zh"] and "Download this table (CSV)" in parts["en"]
+    assert 'id="claims"' in parts["en"] and 'id="claims-zh"' in parts["zh"]
+
+
+def test_data_cells_stay_as_they_are_in_chinese():
+    """Only the label columns are translated: a cell of another column that happens to be a word is data."""
+    frame = pd.DataFrame({"id": ["C01"], "verdict": ["holds"], "unit": ["holds"]})
+    zh = parse(editions_parts(tables.editions_html(frame, csv_name="t", label_columns=["verdict"]))["zh"])
+    assert zh.rows == [["C01", "成立", "holds"]]
+
+
+def test_a_header_without_chinese_is_an_error_not_english_in_the_chinese_edition():
+    frame = pd.DataFrame({"no_such_words_anywhere": [1.0]})
+    assert tables.table_html(frame, csv_name="t")  # English: fine
+    with pytest.raises(LookupError, match="No such words anywhere"):
+        tables.editions_html(frame, csv_name="t")
+
+
+def test_show_table_and_the_dataframe_formatter_make_both_editions(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    tables.show_table(verdict_frame(), key=["id"], csv_name="t", label_columns=["verdict"], editions=True)
+    assert [obj.data for obj in shown] == [tables.editions_html(verdict_frame(), key=["id"], csv_name="t",
+                                                                label_columns=["verdict"])]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from multigpu.common.errors import InputError
 from multigpu.compute import gemm, models, training
 from multigpu.hardware import catalog
 
@@ -158,8 +159,48 @@ def test_zero3_gathers_hide_behind_the_compute_of_their_pass():
     assert training._exposed_dp_s(m, system, lay, None, plenty, 2 / 3)[0] == pytest.approx(
         training._exposed_dp_s(m, system, zero1, None, plenty, 2 / 3)[0])
     bare = training._exposed_dp_s(m, system, lay, None, none, 2 / 3)[0]
-    reduction = np.ravel(training._dp_comm_s(m, system, lay, None))[0]
-    assert bare == pytest.approx(reduction + 2 * lay.microbatches[0] * gather)
+    grads, params = (np.ravel(x)[0] for x in training._dp_parts_s(m, system, lay, None))
+    assert bare == pytest.approx(grads + params + 2 * lay.microbatches[0] * gather)
     some = np.array([gather])  # the forward pass (a third) hides a third of a gather, the backward two thirds
     assert training._exposed_dp_s(m, system, lay, None, some, 2 / 3)[0] == pytest.approx(
-        max(0.0, reduction - 2 / 3 * gather) + lay.microbatches[0] * (gather * 2 / 3 + gather / 3))
+        max(0.0, grads - 2 / 3 * gather) + max(0.0, params - gather / 3)
+        + lay.microbatches[0] * (gather * 2 / 3 + gather / 3))
+
+
+def test_moe_dispatch_sends_each_token_copy_once():
+    """An all-to-all's size is a rank's whole send buffer (nccl-tests' convention, multigpu.comm.collectives):
+    a rank dispatches each of its tokens to its top-k experts once, b s / tp x k x h elements (DeepSeek-V3
+    report, section 3.2; Megatron-Core's token dispatcher), however many ranks the experts are spread over."""
+    m, system = models.model("mixtral-8x7b"), catalog.system("dgx-b200")
+    lay = _lay(tp=np.array([1]), pp=np.array([1]), dp=np.array([8]), ep=np.array([8]), sequence_parallel=False)
+    nbytes = 1 * 4096 * m.experts_per_token * m.hidden * 2
+    one = training._times_s("alltoall", system, 8, training.placement(system, 8, 1), nbytes, None)
+    assert np.ravel(training._ep_comm_s(m, system, lay, None))[0] == pytest.approx(
+        4 * np.ravel(one)[0] * m.moe_layers)
+
+
+def test_whole_experts_spread_over_tensor_and_data_parallel_ranks():
+    """Expert tensor parallelism 1 (DeepSeek-V3 on NeMo: TP 2, DP 32, EP 64, ETP 1): the 64 expert ranks are
+    the 2 x 32 tensor- and data-parallel ranks of a stage; each holds whole experts, 1/64 of them."""
+    m = models.model("deepseek-v3")
+    r = training.step("deepseek-v3", "hgx-h100", 1024, 2, 16, 8192, 1, seq=4096, ep=64, etp=1,
+                      sequence_parallel=True)
+    assert r.fits and r.ep == 64
+    with pytest.raises(InputError):  # experts split like the dense layers need ep to divide dp
+        training.step("deepseek-v3", "hgx-h100", 1024, 2, 16, 8192, 1, seq=4096, ep=64, sequence_parallel=True)
+    lay = _lay(tp=np.array([2]), pp=np.array([16]), dp=np.array([32]), ep=np.array([64]), etp=1)
+    params, ranks, stride = training._expert_group(m.expert_params_total, lay)
+    assert params[0] == pytest.approx(m.expert_params_total / (64 * 16)) and ranks[0] == 1 and stride[0] == 64
+
+
+def test_the_parameter_gather_hides_behind_the_next_forward_pass():
+    """Megatron-Core's distributed optimizer overlaps its gradient reduce-scatter with the last backward pass
+    and its parameter all-gather with the next step's first forward pass: each shows only what outlasts it."""
+    m, system = models.model("llama3.1-70b"), catalog.system("hgx-h100")
+    lay = _lay(tp=np.array([8]), pp=np.array([1]), dp=np.array([16]))
+    grads, params = (np.ravel(x)[0] for x in training._dp_parts_s(m, system, lay, None))
+    assert grads > params > 0  # FP32 gradients, BF16 parameters
+    compute = np.array([3 * params])  # its forward third hides the whole gather, its backward 2x its time
+    assert training._exposed_dp_s(m, system, lay, None, compute, 2 / 3)[0] == pytest.approx(
+        max(0.0, grads - 2 * params), abs=1e-12)
+    assert training._exposed_dp_s(m, system, lay, None, np.array([0.0]), 2 / 3)[0] == pytest.approx(grads + params)

@@ -47,8 +47,10 @@ def test_a_what_if_equals_a_fresh_computation():
     fresh = results(what_if)
     assert warm == fresh
     assert results(None) == before
-    for key in ("collective_us", "step_s", "decode_s", "plan_train_h"):
-        assert warm[key] > before[key], key  # slower NVLink is never faster
+    for key in ("collective_us", "step_s", "decode_s"):
+        assert warm[key] > before[key], key  # slower NVLink is slower where NVLink carries the work
+    # the plan may pick a layout whose NVLink traffic compute hides: never faster, possibly the same
+    assert warm["plan_train_h"] >= before["plan_train_h"]
     assert shipped.value("sm_efficiency", "nvlink.ampere") != 0.2  # the shipped calibration is untouched
 
 

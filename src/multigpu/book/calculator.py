@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from multigpu.book import lang
 from multigpu.book.ch04_cost import EXERCISE_PCIE_USD, VALUE_PAIRS
 from multigpu.comm.calibration import Calibration
 from multigpu.hardware import catalog
@@ -468,7 +469,7 @@ def editions_html(hours: pd.DataFrame, cny_usd_per_unit: float, widget_id: str =
     english = widget_html(hours, lang="en", currency="USD", widget_id=widget_id)
     chinese = widget_html(hours, lang="zh", currency="CNY", usd_per_unit=cny_usd_per_unit,
                           widget_id=f"{widget_id}-zh")
-    return f'<div class="mg-lang-en">{english}</div>\n<div class="mg-lang-zh" lang="zh-CN">{chinese}</div>'
+    return lang.editions_html({"en": english, "zh": chinese})
 
 
 def show_editions(hours: pd.DataFrame, cny_usd_per_unit: float, widget_id: str = "price-calculator") -> None:

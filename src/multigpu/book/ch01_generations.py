@@ -1,13 +1,19 @@
 """Chapter 1 (NVLink generations): its figures, its claims table and the numbers its prose cites, drawn from
-:mod:`multigpu.evidence.generations`, :mod:`multigpu.evidence.claims.hardware` and the catalogue."""
+:mod:`multigpu.evidence.generations`, :mod:`multigpu.evidence.claims.hardware` and the catalogue.
+
+Its words come in both editions' languages (:mod:`multigpu.book.lang`): each figure function draws in the
+current language (the notebook shows both with ``plotting.show_both``), the tables' Chinese headers are the
+messages of :data:`TABLE_HEADERS`, and :func:`facts` holds every text fact in English and, as ``<name>_zh``,
+in Chinese."""
 
 from __future__ import annotations
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from multigpu.book import plotting
+from multigpu.book import glue, lang, plotting
 from multigpu.book.glue import Facts, plain, verdict_facts
+from multigpu.book.lang import N_, _
 from multigpu.evidence import claims, generations
 from multigpu.evidence.claims import hardware
 from multigpu.hardware import catalog
@@ -17,11 +23,15 @@ _TIMELINE_TAGS = {"NVLink": lambda name: name.split()[1].split(".")[0],
                   "InfiniBand 4x port": lambda name: name.split()[1]}
 
 
+#: The families' names (:data:`multigpu.evidence.generations.FAMILY_NAMES`) as messages, for the legends.
+FAMILY_LABELS = (N_("NVLink"), N_("PCIe x16"), N_("InfiniBand 4x port"))
+
+
 def plot_timeline(ax) -> None:
     """Per-GPU bandwidth (one direction, GB/s, log scale) of NVLink, PCIe x16 and one IB port by year."""
     data = generations.bandwidth_timeline()
     for family, rows in data.groupby("family", sort=False):
-        ax.plot(rows["year"], rows["per_gpu_GBps_per_dir"], label=family)
+        ax.plot(rows["year"], rows["per_gpu_GBps_per_dir"], label=lang.label(family))
         for year, value, name in zip(rows["year"], rows["per_gpu_GBps_per_dir"], rows["generation"]):
             ax.annotate(_TIMELINE_TAGS[family](name), (year, value), textcoords="offset points",
                         xytext=(0, 6), ha="center", fontsize=plotting.SMALL_PT)
@@ -32,8 +42,8 @@ def plot_timeline(ax) -> None:
 def plot_nvlink_pcie_ratio(ax) -> None:
     """NVLink / PCIe per GPU generation: like with like, and the mixed-convention trap (dashed)."""
     data = generations.nvlink_pcie_ratio()
-    ax.plot(data["year"], data["ratio_same_convention"], label="per direction / per direction (like with like)")
-    ax.plot(data["year"], data["ratio_mixed_convention"], label="NVLink bidirectional / PCIe per direction (trap)")
+    ax.plot(data["year"], data["ratio_same_convention"], label=_("per direction / per direction (like with like)"))
+    ax.plot(data["year"], data["ratio_mixed_convention"], label=_("NVLink bidirectional / PCIe per direction (trap)"))
     for year, value, gpu in zip(data["year"], data["ratio_same_convention"], data["gpu"]):
         ax.annotate(generations.short_name(gpu), (year, value), textcoords="offset points", xytext=(4, -12),
                     ha="left", fontsize=plotting.SMALL_PT)
@@ -47,8 +57,8 @@ def plot_bytes_per_flop(ax) -> None:
     hatch = plotting.hatches()
     positions = range(len(data))
     width = 0.4
-    for offset, column, label in ((-width / 2, "nvlink_bytes_per_kFLOP", "NVLink"),
-                                  (width / 2, "pcie_bytes_per_kFLOP", "PCIe x16")):
+    for offset, column, label in ((-width / 2, "nvlink_bytes_per_kFLOP", lang.label("NVLink")),
+                                  (width / 2, "pcie_bytes_per_kFLOP", lang.label("PCIe x16"))):
         ax.bar([p + offset for p in positions], data[column], width, label=label, hatch=next(hatch),
                edgecolor="black", linewidth=0.6)
     # one-line tick labels: the house style's source line sits just below the axis label
@@ -63,9 +73,9 @@ def plot_export_variants(ax) -> None:
     """Each China-market variant as % of its parent: GPU-to-GPU bandwidth, dense BF16, HBM bandwidth."""
     data = generations.export_variants()
     hatch = plotting.hatches()
-    series = (("gpu_to_gpu_pct_of_parent", "GPU-to-GPU bandwidth (NVLink, or PCIe where none)"),
-              ("dense_TFLOPS_pct_of_parent", "dense BF16 compute"),
-              ("mem_bw_pct_of_parent", "memory bandwidth"))
+    series = (("gpu_to_gpu_pct_of_parent", _("GPU-to-GPU bandwidth (NVLink, or PCIe where none)")),
+              ("dense_TFLOPS_pct_of_parent", _("dense BF16 compute")),
+              ("mem_bw_pct_of_parent", _("memory bandwidth")))
     width = 0.8 / len(series)
     for i, (column, label) in enumerate(series):
         offset = (i - (len(series) - 1) / 2) * width
@@ -80,70 +90,116 @@ def plot_export_variants(ax) -> None:
 
 
 # ------------------------------------------------------------------ figures, with their house-style set-up
+# Each draws in the current language (multigpu.book.lang): plotting.show_both(figure_timeline) shows both.
 
 
 def figure_timeline() -> Figure:
     """The timeline figure: per-GPU bandwidth (GB/s, one direction, log scale) of NVLink, PCIe x16 and one
     InfiniBand port against the year (PCIe and InfiniBand: the specification's)."""
     fig, ax = plotting.figure(
-        "Per-GPU interconnect bandwidth by generation",
-        "year introduced (PCIe and InfiniBand: specification)",
-        "per-GPU bandwidth, one direction (GB/s, log scale)",
-        source="multigpu catalogue, data/links.csv (NVIDIA, PCI-SIG and IBTA figures via each row's sources)")
+        _("Per-GPU interconnect bandwidth by generation"),
+        _("year introduced (PCIe and InfiniBand: specification)"),
+        _("per-GPU bandwidth, one direction (GB/s, log scale)"),
+        source=_("multigpu catalogue, data/links.csv (NVIDIA, PCI-SIG and IBTA figures via each row's sources)"))
     plot_timeline(ax)
     data = generations.bandwidth_timeline()
-    ranges = "; ".join(f"{family} {plotting.span(rows['per_gpu_GBps_per_dir'], 'GB/s')} "
-                       f"({rows['year'].min()} to {rows['year'].max()})"
-                       for family, rows in data.groupby("family", sort=False))
-    return plotting.set_alt(fig, f"Line chart, log scale: per-GPU bandwidth in one direction by year. {ranges}.")
+    ranges = _("; ").join(_("{family} {span} ({first} to {last})", family=lang.label(family),
+                            span=plotting.span(rows["per_gpu_GBps_per_dir"], "GB/s"),
+                            first=rows["year"].min(), last=rows["year"].max())
+                          for family, rows in data.groupby("family", sort=False))
+    return plotting.set_alt(fig, _("Line chart, log scale: per-GPU bandwidth in one direction by year. {ranges}.",
+                                   ranges=ranges))
 
 
 def figure_nvlink_pcie_ratio() -> Figure:
     """NVLink per GPU over the same GPU's PCIe x16 port (ratio, dimensionless) against the GPU's launch year."""
     fig, ax = plotting.figure(
-        "NVLink per GPU against the same GPU's PCIe x16 port",
-        "GPU launch year", "NVLink / PCIe (ratio)",
-        source="multigpu catalogue, data/gpus.csv and data/links.csv; multigpu.evidence.generations.nvlink_pcie_ratio")
+        _("NVLink per GPU against the same GPU's PCIe x16 port"),
+        _("GPU launch year"), _("NVLink / PCIe (ratio)"),
+        source=_("multigpu catalogue, data/gpus.csv and data/links.csv; "
+                 "multigpu.evidence.generations.nvlink_pcie_ratio"))
     plot_nvlink_pcie_ratio(ax)
     data = generations.nvlink_pcie_ratio()
-    return plotting.set_alt(fig, "Line chart: NVLink over PCIe x16 bandwidth per GPU launch year, like with like "
-                                 f"{plotting.span(data['ratio_same_convention'], 'times')}; mixing bidirectional "
-                                 f"NVLink with one-direction PCIe gives {plotting.span(data['ratio_mixed_convention'])}.")
+    times = _("times")
+    return plotting.set_alt(fig, _("Line chart: NVLink over PCIe x16 bandwidth per GPU launch year, like with like "
+                                   "{same}; mixing bidirectional NVLink with one-direction PCIe gives {mixed}.",
+                                   same=plotting.span(data["ratio_same_convention"], times),
+                                   mixed=plotting.span(data["ratio_mixed_convention"])))
 
 
 def figure_bytes_per_flop() -> Figure:
     """NVLink and PCIe bytes per 1,000 FLOP of dense 16-bit compute (one direction, log scale), per GPU."""
     fig, ax = plotting.figure(
-        "Interconnect bytes per 1,000 FLOP of dense 16-bit compute",
-        "GPU and precision, by launch year", "bytes per 1,000 FLOP, one direction (log scale)",
-        source="multigpu catalogue, data/gpus.csv and data/links.csv; multigpu.evidence.generations.bytes_per_flop")
+        _("Interconnect bytes per 1,000 FLOP of dense 16-bit compute"),
+        _("GPU and precision, by launch year"), _("bytes per 1,000 FLOP, one direction (log scale)"),
+        source=_("multigpu catalogue, data/gpus.csv and data/links.csv; "
+                 "multigpu.evidence.generations.bytes_per_flop"))
     plot_bytes_per_flop(ax)
     data = generations.bytes_per_flop()
-    return plotting.set_alt(fig, "Bar chart, log scale: interconnect bytes per 1,000 FLOP of dense 16-bit compute "
-                                 f"per GPU; NVLink {plotting.span(data['nvlink_bytes_per_kFLOP'])}, PCIe x16 "
-                                 f"{plotting.span(data['pcie_bytes_per_kFLOP'])}, falling with each generation.")
+    return plotting.set_alt(fig, _("Bar chart, log scale: interconnect bytes per 1,000 FLOP of dense 16-bit compute "
+                                   "per GPU; NVLink {nvlink}, PCIe x16 {pcie}, falling with each generation.",
+                                   nvlink=plotting.span(data["nvlink_bytes_per_kFLOP"]),
+                                   pcie=plotting.span(data["pcie_bytes_per_kFLOP"])))
 
 
 def figure_export_variants() -> Figure:
     """Each China-market variant as a share (%) of its parent GPU: GPU-to-GPU bandwidth, dense BF16 compute
     and memory bandwidth."""
     fig, ax = plotting.figure(
-        "China-market variants as a share of their parent GPU",
-        "variant / parent", "share of the parent's figure (%)",
-        source="multigpu catalogue, data/gpus.csv (secondary sources for H800, H20 and L20); "
-               "multigpu.evidence.generations.export_variants")
+        _("China-market variants as a share of their parent GPU"),
+        _("variant / parent"), _("share of the parent's figure (%)"),
+        source=_("multigpu catalogue, data/gpus.csv (secondary sources for H800, H20 and L20); "
+                 "multigpu.evidence.generations.export_variants"))
     plot_export_variants(ax)
     data = generations.export_variants()
-    return plotting.set_alt(fig, "Bar chart: China-market variants as a share of their parent GPU; GPU-to-GPU "
-                                 f"bandwidth {plotting.span(data['gpu_to_gpu_pct_of_parent'], '%')}, dense BF16 "
-                                 f"{plotting.span(data['dense_TFLOPS_pct_of_parent'], '%')}, memory bandwidth "
-                                 f"{plotting.span(data['mem_bw_pct_of_parent'], '%')}.")
+    return plotting.set_alt(fig, _("Bar chart: China-market variants as a share of their parent GPU; GPU-to-GPU "
+                                   "bandwidth {link}, dense BF16 {compute}, memory bandwidth {memory}.",
+                                   link=plotting.span(data["gpu_to_gpu_pct_of_parent"], "%"),
+                                   compute=plotting.span(data["dense_TFLOPS_pct_of_parent"], "%"),
+                                   memory=plotting.span(data["mem_bw_pct_of_parent"], "%")))
+
+
+# ------------------------------------------------------------------ the tables' words
+
+#: The headers of the chapter's tables (:func:`multigpu.book.tables.header` of their columns), as messages:
+#: the Chinese edition's headers (a header missing here fails the notebook, not just the catalog check).
+TABLE_HEADERS = (
+    N_("Generation"), N_("Year"), N_("First in catalogue"), N_("Links per GPU"), N_("Lanes per link"),
+    N_("Lane (Gb/s)"), N_("Per link (GB/s per direction)"), N_("Per link (GB/s, both directions)"),
+    N_("Per GPU (GB/s per direction)"), N_("Per GPU (GB/s, both directions)"), N_("Max GPUs per domain"),
+    N_("In-network reduction"), N_("Family"), N_("First"), N_("Last"), N_("First year"), N_("Last year"),
+    N_("First (GB/s per direction)"), N_("Last (GB/s per direction)"), N_("Growth (×)"), N_("Doubling (years)"),
+    N_("GPU"), N_("PCIe"), N_("NVLink (GB/s per direction)"), N_("PCIe (GB/s per direction)"),
+    N_("Ratio same convention"), N_("Ratio mixed convention"), N_("Precision"), N_("Dense (TFLOPS)"),
+    N_("NVLink bytes per kFLOP"), N_("PCIe bytes per kFLOP"), N_("Variant"), N_("Parent"),
+    N_("GPU to GPU (GB/s per direction)"), N_("GPU to GPU (% of parent)"), N_("Dense TFLOPS (% of parent)"),
+    N_("Memory bandwidth (GB/s)"), N_("Memory bandwidth (% of parent)"), N_("Memory (GB)"),
+    N_("Memory (% of parent)"), N_("Bytes per kFLOP"), N_("Parent bytes per kFLOP"), N_("ID"), N_("Verdict"),
+    N_("Seed value"), N_("Model value"), N_("Unit"), N_("System"), N_("GPUs"), N_("BF16 dense (EFLOPS)"),
+    N_("FP8 dense (EFLOPS)"), N_("FP4 dense (EFLOPS)"), N_("FP4 peak (EFLOPS)"),
+)
+#: The claims table's columns whose cells are words to translate (the rest is data).
+LABEL_COLUMNS = ("verdict",)
 
 
 # ------------------------------------------------------------------ the article's claims
 
 #: The claims chapter 1 checks (:mod:`multigpu.evidence.claims.hardware`).
 CLAIMS = ("C01", "C02", "C03", "C04", "C20")
+#: The texts of those checks' tests as :mod:`multigpu.evidence.claims.hardware` writes them, with ``{name}``
+#: for each computed value: the Chinese edition's "what decided it" (:func:`multigpu.book.lang.from_english`).
+TEST_TEMPLATES = (
+    N_("NVLink 1 came in 2016 (catalogue: {year})"),
+    N_("it was faster than the PCIe port of its GPU, per direction"),
+    N_("a Rubin GPU has 3.6 TB/s of NVLink 6 (catalogue: {bidir} TB/s both ways)"),
+    N_("the figure adds both directions; one direction gets half"),
+    N_("NVLink 6 is more than 14x PCIe Gen6, like with like (x{ratio}; x{raw} against the raw PCIe rate)"),
+    N_("NVLink 4, 5 and 6 give 900, 1800 and 3600 GB/s per GPU (catalogue: {values})"),
+    N_("NVLink doubles about once a year (one generation every {gap} years)"),
+    N_("the figures add both directions"),
+    N_("an NVL72 system gives up to 3.6 EFLOPS (Vera Rubin NVL72, NVFP4 peak: {peak})"),
+    N_("the figure is 4-bit inference with sparsity or compression, not a dense training rate"),
+)
 
 
 def verdicts(inputs: claims.Inputs | None = None) -> dict[str, claims.Verdict]:
@@ -260,12 +316,13 @@ def variant_facts() -> Facts:
 
 
 def claim_facts(inputs: claims.Inputs | None = None) -> Facts:
-    """The claims section: ``{id}_verdict`` (bold Markdown), C01's year and NVLink/PCIe ratio (x), C03's
+    """The claims section: ``{id}_verdict`` (bold Markdown) and ``{id}_tests`` (what decided it), with their
+    Chinese as ``{id}_verdict_zh`` and ``{id}_tests_zh``, C01's year and NVLink/PCIe ratio (x), C03's
     bandwidths (GB/s, bidirectional) and ratios (x), C04's per-GPU bandwidths (``c04_bw{n}`` bidirectional,
     ``c04_dir{n}`` per direction, GB/s), years and years per generation, and C20's rack compute (EFLOPS) with
     the headline over GB200 NVL72 dense BF16 (``c20_x``)."""
     checked = verdicts(inputs)
-    out: Facts = verdict_facts(checked)
+    out: Facts = glue.per_language(lambda: verdict_facts(checked, TEST_TEMPLATES))
     first = generations.first_gpu(generations.FAMILIES["nvlink"][0])
     out["c01_year"] = checked["C01"].model_value
     out["c01_ratio"] = generations.nvlink_pcie_ratio((first.id,))["ratio_same_convention"].iloc[0]
@@ -311,22 +368,34 @@ def exercise_facts() -> Facts:
 
 
 def in_short(f: Facts) -> str:
-    """The chapter's answer in two sentences, from its growth and ratio facts (``f``: :func:`facts`' values)."""
-    faster = "faster" if f["nvlink_doubling"] < f["pcie_doubling"] else "slower"
-    return (f"NVLink bandwidth per GPU grew {f['nvlink_growth']:.1f}x from {f['nvlink_first_year']} to "
-            f"{f['nvlink_last_year']}, doubling every {f['nvlink_doubling']:.1f} years, {faster} than a PCIe x16 "
-            f"port ({f['pcie_growth']:.1f}x from {f['pcie_first_year']} to {f['pcie_last_year']}, doubling every "
-            f"{f['pcie_doubling']:.1f} years). A GPU's NVLink now carries {f['ratio_min']:.0f} to "
-            f"{f['ratio_max']:.0f} times its PCIe port, per direction against per direction; compare figures "
-            f"only in the same convention.")
+    """The chapter's answer in two sentences in the current language, from its growth and ratio facts (``f``:
+    :func:`facts`' values; growth x, years, ratios x)."""
+    values = {name: f[name] for name in ("nvlink_growth", "nvlink_first_year", "nvlink_last_year",
+                                         "nvlink_doubling", "pcie_growth", "pcie_first_year", "pcie_last_year",
+                                         "pcie_doubling", "ratio_min", "ratio_max")}
+    if f["nvlink_doubling"] < f["pcie_doubling"]:
+        growth = _("NVLink bandwidth per GPU grew {nvlink_growth:.1f}x from {nvlink_first_year} to "
+                   "{nvlink_last_year}, doubling every {nvlink_doubling:.1f} years, faster than a PCIe x16 port "
+                   "({pcie_growth:.1f}x from {pcie_first_year} to {pcie_last_year}, doubling every "
+                   "{pcie_doubling:.1f} years).", **values)
+    else:
+        growth = _("NVLink bandwidth per GPU grew {nvlink_growth:.1f}x from {nvlink_first_year} to "
+                   "{nvlink_last_year}, doubling every {nvlink_doubling:.1f} years, slower than a PCIe x16 port "
+                   "({pcie_growth:.1f}x from {pcie_first_year} to {pcie_last_year}, doubling every "
+                   "{pcie_doubling:.1f} years).", **values)
+    ratio = _("A GPU's NVLink now carries {ratio_min:.0f} to {ratio_max:.0f} times its PCIe port, per direction "
+              "against per direction; compare figures only in the same convention.", **values)
+    return _("{first} {second}", first=growth, second=ratio)
 
 
 def facts(inputs: claims.Inputs | None = None) -> Facts:
     """Every value chapter 1's prose cites, by glue name (the section functions above, merged), as plain
-    Python numbers or Markdown text; values the catalogue leaves empty (None) are left out."""
+    Python numbers or Markdown text; values the catalogue leaves empty (None) are left out. Each text fact
+    is there in English and, as ``<name>_zh``, in Chinese (:func:`multigpu.book.glue.per_language`); the
+    numbers once, for both editions."""
     merged: Facts = {}
     for part in (convention_facts(), generation_facts(), switch_facts(), pcie_facts(), growth_facts(),
                  ratio_facts(), bytes_per_flop_facts(), variant_facts(), claim_facts(inputs), exercise_facts()):
         merged |= part
-    merged["in_short"] = in_short(merged)
+    merged |= glue.per_language(lambda: {"in_short": in_short(merged)})
     return {name: plain(value) for name, value in merged.items() if value is not None}

@@ -10,14 +10,20 @@ one call, :func:`glue_all`, and the Markdown cites them by name:
   sentences, names, formatted values with their units.
 
 No number the model produces is typed in a notebook or in the prose.
+
+Text in both editions: a chapter module computes its text facts once per language from one execution
+(:func:`per_language`): ``in_short`` is the English, ``in_short_zh`` the Chinese, which the page's Chinese
+catalog cites (``{glue:md}`in_short_zh```). Numbers are glued once, under one name, for both editions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from multigpu.evidence.claims import Verdict, tests_markdown
+from multigpu.book import lang
+from multigpu.book.lang import N_, _
+from multigpu.evidence.claims import Verdict
 
 #: What a chapter module returns for its prose: name -> number or Markdown text.
 Facts = dict[str, Any]
@@ -45,11 +51,44 @@ def glue_all(values: Mapping[str, Any]) -> None:
         glue(name, value)
 
 
-def verdict_facts(checked: Mapping[str, Verdict]) -> Facts:
-    """For each claim id: ``<id>_verdict`` (the verdict in bold) and ``<id>_tests`` (what decided it,
-    :func:`multigpu.evidence.claims.tests_markdown`), so that a chapter states no judgement of its own."""
+def per_language(make: Callable[[], Facts]) -> Facts:
+    """Text facts in every language from one execution: ``make()`` runs once per language of the book
+    (:func:`multigpu.book.lang.using`); English keeps each name, another language adds ``_<language>``."""
+    out: Facts = {}
+    for language, values in lang.per_language(make).items():
+        suffix = "" if language == "en" else f"_{language}"
+        out |= {f"{name}{suffix}": value for name, value in values.items()}
+    return out
+
+
+#: The verdicts' words (:data:`multigpu.evidence.claims.VERDICTS`), as messages.
+VERDICT_WORDS = (N_("holds"), N_("holds-with-caveat"), N_("misleading"), N_("wrong"), N_("not-checkable"))
+#: The groups of a verdict's tests, as :func:`multigpu.evidence.claims.tests_markdown` makes them: label, the
+#: kinds of test it takes and their outcome.
+TEST_GROUPS = ((N_("Holds"), ("fact", "conclusion"), True), (N_("Fails"), ("fact", "conclusion"), False),
+               (N_("Caveat"), ("caveat",), True), (N_("Missing"), ("input",), False))
+
+
+def tests_markdown(verdict: Verdict, templates: Iterable[str] = ()) -> str:
+    """What decided ``verdict`` as Markdown sentences in the current language: in English exactly
+    :func:`multigpu.evidence.claims.tests_markdown`; in another, each test's text translated by ``templates``
+    (:func:`multigpu.book.lang.from_english`: LookupError where none matches)."""
+    templates = tuple(templates)
+    tests = getattr(verdict.rule, "tests", ())
+    sentences = []
+    for group, kinds, passed in TEST_GROUPS:
+        texts = [lang.from_english(t.text, templates) for t in tests if t.kind in kinds and t.passed == passed]
+        if texts:
+            sentences.append(_("*{label}:* {tests}. ", label=lang.label(group), tests=_("; ").join(texts)))
+    return "".join(sentences).rstrip()
+
+
+def verdict_facts(checked: Mapping[str, Verdict], templates: Iterable[str] = ()) -> Facts:
+    """For each claim id, in the current language: ``<id>_verdict`` (the verdict in bold) and ``<id>_tests``
+    (what decided it, :func:`tests_markdown` with ``templates``), so that a chapter states no judgement of its
+    own. Both editions: :func:`per_language` of this."""
     out: Facts = {}
     for claim_id, verdict in checked.items():
-        out[f"{claim_id.lower()}_verdict"] = f"**{verdict.verdict}**"
-        out[f"{claim_id.lower()}_tests"] = tests_markdown(verdict)
+        out[f"{claim_id.lower()}_verdict"] = f"**{lang.label(verdict.verdict)}**"
+        out[f"{claim_id.lower()}_tests"] = tests_markdown(verdict, templates)
     return out

@@ -6,6 +6,11 @@ book (notebooks not executed: only their Markdown is read) writes one template p
 translations live. ``check`` regenerates the templates and lists every message that is missing, empty or
 fuzzy in a catalog (exit status 1 when there is one), so prose added later cannot slip into the Chinese
 edition untranslated.
+
+The text the notebooks compute (figure words, table headers, computed sentences) is translated by the package's
+own catalog, ``src/multigpu/book/locales/zh_CN/LC_MESSAGES/multigpu.po`` (:mod:`multigpu.book.lang`): ``update``
+also extracts the messages marked ``_("...")`` / ``N_("...")`` in ``src/multigpu/book/*.py`` with Babel and
+merges them into it, and ``check`` reports its gaps the same way (page ``multigpu``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,10 @@ from pathlib import Path
 
 import yaml
 from babel.messages import pofile
+from babel.messages.catalog import Catalog
+from babel.messages.extract import extract_from_file
+
+from multigpu.book import lang
 
 ROOT = Path(__file__).resolve().parents[3]
 LOCALES = ROOT / "book" / "locales"
@@ -25,6 +34,9 @@ LANGUAGE = "zh_CN"
 CATALOGS = LOCALES / LANGUAGE / "LC_MESSAGES"
 #: The page whose catalog holds the site's title and the captions of the table of contents.
 ROOT_PAGE = "book/intro"
+#: The Python modules whose messages the package's catalog holds, and that catalog (Chinese).
+PY_SOURCES = Path(__file__).resolve().parent
+PY_CATALOG = lang.catalog_path("zh")
 
 
 def _bin(name: str) -> str:
@@ -87,9 +99,57 @@ def templates(out: Path) -> Path:
     return out / "_build" / "gettext"
 
 
+def python_template(sources: Path = PY_SOURCES, name: str | None = None) -> Catalog:
+    """The messages of the modules ``sources/*.py`` (:data:`multigpu.book.lang.KEYWORDS`), in file order; only
+    those of catalog ``name`` (:func:`multigpu.book.lang.domain`) when given."""
+    template = Catalog(domain=name or lang.DOMAIN, project="multigpu")
+    for path in sorted(sources.glob("*.py")):
+        if name is not None and lang.domain(path.stem) != name:
+            continue
+        for line, message, comments, _context in extract_from_file("python", path, keywords=lang.KEYWORDS,
+                                                                    comment_tags=("NOTE:",)):
+            template.add(message, locations=[(path.name, line)], auto_comments=comments)
+    return template
+
+
+def python_domains(sources: Path = PY_SOURCES) -> list[str]:
+    """The catalogs the modules ``sources/*.py`` need, :data:`multigpu.book.lang.DOMAIN` first."""
+    names = {lang.domain(path.stem) for path in sources.glob("*.py")}
+    return sorted(names, key=lambda name: (name != lang.DOMAIN, name))
+
+
+def update_python(path: Path | None = None, sources: Path = PY_SOURCES) -> Path:
+    """Merge the messages of :func:`python_template` into the catalog at ``path`` (created if missing): new
+    messages arrive empty, changed ones fuzzy, gone ones are dropped; return ``path``. Without ``path``, every
+    catalog of :func:`python_domains` gets its own modules' messages; return their folder."""
+    if path is None:
+        for name in python_domains(sources):
+            _merge_python(lang.catalog_path("zh", name), python_template(sources, name))
+        return PY_CATALOG.parent
+    return _merge_python(path, python_template(sources))
+
+
+def _merge_python(path: Path, template: Catalog) -> Path:
+    if path.exists():
+        with path.open("rb") as handle:
+            catalog = pofile.read_po(handle)
+    else:
+        comment = ("# The Chinese of the text the book's notebooks compute (multigpu.book.lang).\n"
+                   "# Messages come from `make i18n`; translate each, keeping its {fields}.")
+        catalog = Catalog(locale=LANGUAGE, domain=template.domain, project="multigpu", fuzzy=False,
+                          header_comment=comment)
+    catalog.update(template, update_creation_date=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as handle:
+        pofile.write_po(handle, catalog, width=76, no_location=True, ignore_obsolete=True)
+    lang.reload()
+    return path
+
+
 def update() -> Path:
     """Regenerate the templates and merge them into the catalogs (new messages arrive empty, changed ones
-    fuzzy); return the catalogs' folder."""
+    fuzzy), the package's Python catalog too (:func:`update_python`); return the catalogs' folder."""
+    update_python()
     with tempfile.TemporaryDirectory() as tmp:
         pot = templates(Path(tmp))
         subprocess.run([_bin("sphinx-intl"), "update", "-p", str(pot), "-d", str(LOCALES), "-l", LANGUAGE],
@@ -111,32 +171,47 @@ class Gap:
     why: str
 
 
+def _catalog_gaps(page: str, template: Catalog, po_path: Path) -> list[Gap]:
+    """Every message of ``template`` that the catalog at ``po_path`` lacks, leaves empty or marks fuzzy."""
+    translated = {}
+    if po_path.exists():
+        with po_path.open("rb") as handle:
+            translated = {m.id: m for m in pofile.read_po(handle) if m.id}
+    out = []
+    for message in template:
+        if not message.id:
+            continue
+        found = translated.get(message.id)
+        why = "missing" if found is None else "fuzzy" if found.fuzzy else "empty" if not found.string else None
+        if why:
+            out.append(Gap(page, str(message.id), why))
+    return out
+
+
 def gaps(pot_dir: Path, catalogs: Path = CATALOGS) -> list[Gap]:
     """Every message of the templates in ``pot_dir`` that the catalogs lack, leave empty or mark fuzzy."""
     out: list[Gap] = []
     for pot in sorted(pot_dir.rglob("*.pot")):
         page = pot.relative_to(pot_dir).with_suffix("").as_posix()
-        po_path = catalogs / f"{page}.po"
-        translated = {}
-        if po_path.exists():
-            with po_path.open("rb") as handle:
-                translated = {m.id: m for m in pofile.read_po(handle) if m.id}
         with pot.open("rb") as handle:
-            for message in pofile.read_po(handle):
-                if not message.id:
-                    continue
-                found = translated.get(message.id)
-                why = ("missing" if found is None else "fuzzy" if found.fuzzy else
-                       "empty" if not found.string else None)
-                if why:
-                    out.append(Gap(page, str(message.id), why))
+            out += _catalog_gaps(page, pofile.read_po(handle), catalogs / f"{page}.po")
     return out
 
 
+def python_gaps(path: Path | None = None, sources: Path = PY_SOURCES, name: str | None = None) -> list[Gap]:
+    """Every message of the Python modules (:func:`python_template` of catalog ``name``, or of all, extracted
+    afresh) that the catalog at ``path`` lacks, leaves empty or marks fuzzy; without ``path``, every catalog's
+    gaps, each page named for its catalog."""
+    if path is not None:
+        return _catalog_gaps(name or lang.DOMAIN, python_template(sources, name), path)
+    return [gap for name in python_domains(sources)
+            for gap in _catalog_gaps(name, python_template(sources, name), lang.catalog_path("zh", name))]
+
+
 def check() -> list[Gap]:
-    """Regenerate the templates and return the catalogs' gaps."""
+    """Regenerate the templates (pages and Python messages) and return the catalogs' gaps."""
     with tempfile.TemporaryDirectory() as tmp:
-        return gaps(templates(Path(tmp)))
+        return gaps(templates(Path(tmp))) + python_gaps()
 
 
 def main(argv: list[str] | None = None) -> int:

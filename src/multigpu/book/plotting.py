@@ -14,6 +14,10 @@ Use::
     plotting.set_alt(fig, "All-reduce time against message size, 2 to 900 µs")
     plotting.show(fig)          # in a notebook: deterministic inline HTML around the SVG
 
+For both editions from one execution, a function draws the figure with its words in the current language
+(``lang._("...")``) and ``plotting.show_both(draw)`` shows one figure per language, each in its
+``mg-lang-*`` div (:func:`multigpu.book.lang.editions_html`); every check below applies to each.
+
 Readability is checked when a figure is shown: the book's text column is
 :data:`COLUMN_PX` CSS pixels wide (1280 px window), a wider figure is shrunk
 to fit, and :func:`show` refuses a figure whose smallest text would render
@@ -30,7 +34,7 @@ import io
 import math
 import re
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from itertools import cycle
 from pathlib import Path
 
@@ -48,6 +52,9 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.legend import Legend  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
+
+from multigpu.book import lang  # noqa: E402
+from multigpu.book.lang import _, text_width  # noqa: E402
 
 #: Okabe-Ito colours, ordered so that neighbours differ in lightness (grey-scale print).
 COLORS = ["#000000", "#E69F00", "#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#999999"]
@@ -121,7 +128,8 @@ def figure(title: str, xlabel: str, ylabel: str, source: str, *,
     ``xlabel`` and ``ylabel`` should name the unit, e.g. ``"message size (bytes)"``; ``figsize`` is in inches
     (default :data:`FIGSIZE`, which the column shows unshrunk). The figure uses matplotlib's constrained
     layout, so that titles, axis labels and legends do not overlap. With more than one panel the axes come
-    back as a flat array, row by row, sharing the labels. The source line is wrapped to the figure's width.
+    back as a flat array, row by row, sharing the labels. The source line, "Source: ..." in the current language
+    (:mod:`multigpu.book.lang`), is wrapped to the figure's width; the other texts come translated.
     """
     for name, text in (("title", title), ("xlabel", xlabel), ("ylabel", ylabel), ("source", source)):
         if not text or not text.strip():
@@ -134,23 +142,39 @@ def figure(title: str, xlabel: str, ylabel: str, source: str, *,
     for ax in (axes if ncols * nrows > 1 else [axes]):
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-    fig.text(0.01, -0.01, wrap_source(f"Source: {source}", fig.get_figwidth()), fontsize=SOURCE_PT,
+    fig.text(0.01, -0.01, wrap_source(_("Source: {source}", source=source), fig.get_figwidth()), fontsize=SOURCE_PT,
              color="#444444", ha="left", va="top")
     return fig, axes
 
 
+def _wrap_wide(clause: str, chars: int) -> list[str]:
+    """``clause`` (with CJK text) broken at spaces into lines of at most ``chars`` half-width characters."""
+    lines: list[str] = []
+    for word in clause.split():
+        if lines and text_width(lines[-1]) + 1 + text_width(word) <= chars:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
 def wrap_source(text: str, width_in: float, fontsize_pt: float = SOURCE_PT) -> str:
-    """``text`` broken into lines that fit ``width_in`` inches at ``fontsize_pt`` (about 0.55 em a character),
-    at "; " between clauses where it can (so that a file name and its hash stay on one line)."""
+    """``text`` broken into lines that fit ``width_in`` inches at ``fontsize_pt`` (about 0.55 em a character,
+    a CJK character twice that), at "; " or "；" between clauses where it can (so that a file name and its
+    hash stay on one line)."""
     chars = max(20, int(width_in * 72 / (0.55 * fontsize_pt)))
     lines: list[str] = []
-    for clause in text.split("; "):
-        if lines and len(lines[-1]) + 2 + len(clause) <= chars:
-            lines[-1] += "; " + clause
+    parts = re.split(r"(; |；)", text)
+    for sep, clause in zip(["", *parts[1::2]], parts[0::2]):
+        if lines and text_width(lines[-1]) + text_width(sep) + text_width(clause) <= chars:
+            lines[-1] += sep + clause
             continue
         if lines:
-            lines[-1] += ";"
-        lines += textwrap.wrap(clause, chars, break_long_words=False, break_on_hyphens=False)
+            lines[-1] += sep.rstrip()
+        if text_width(clause) == len(clause):
+            lines += textwrap.wrap(clause, chars, break_long_words=False, break_on_hyphens=False)
+        else:
+            lines += _wrap_wide(clause, chars)
     return "\n".join(lines)
 
 
@@ -168,12 +192,13 @@ def get_alt(fig: Figure) -> str | None:
 
 
 def span(values, unit: str = "", fmt: str = ".3g") -> str:
-    """The range of finite ``values`` as alt-text words, e.g. ``"3 to 180 %"`` (one value: ``"3 %"``)."""
+    """The range of finite ``values`` as alt-text words in the current language, e.g. ``"3 to 180 %"`` (one
+    value: ``"3 %"``); ``unit`` comes translated."""
     finite = sorted(float(v) for v in values if v is not None and math.isfinite(float(v)))
     if not finite:
-        return "no finite values"
+        return _("no finite values")
     lo, hi = format(finite[0], fmt), format(finite[-1], fmt)
-    words = lo if lo == hi else f"{lo} to {hi}"
+    words = lo if lo == hi else _("{low} to {high}", low=lo, high=hi)
     return f"{words} {unit}".strip()
 
 
@@ -412,13 +437,46 @@ def to_html(fig: Figure, alt: str | None = None) -> str:
             f"{svg}</div>\n</div>\n</figure>\n")
 
 
-def show(fig: Figure, *, alt: str | None = None) -> None:
+def editions_html(figs: Mapping[str, Figure]) -> str:
+    """One figure per language (``{"en": fig, "zh": fig}``, each with its own alt text) as one output for both
+    editions: each :func:`to_html` (every check applies to each) in its ``mg-lang-*`` div."""
+    return lang.editions_html({language: to_html(fig) for language, fig in figs.items()})
+
+
+def draw_editions(draw: Callable[[], Figure]) -> dict[str, Figure]:
+    """``draw()`` once per language of the book (:func:`multigpu.book.lang.using`), by language; if one fails,
+    the figures drawn so far are closed."""
+    figs: dict[str, Figure] = {}
+    try:
+        for language in lang.LANGUAGES:
+            with lang.using(language):
+                figs[language] = draw()
+    except BaseException:
+        for fig in figs.values():
+            plt.close(fig)
+        raise
+    return figs
+
+
+def show(fig: Figure | Mapping[str, Figure], *, alt: str | None = None) -> None:
     """Display the figure inline (notebooks) as :func:`to_html` (checks alt text and the text floor), then close
-    it. ``alt`` defaults to the text attached with :func:`set_alt`; with neither, ValueError."""
+    it. ``alt`` defaults to the text attached with :func:`set_alt`; with neither, ValueError. A mapping of
+    language to figure (:func:`draw_editions`) shows as :func:`editions_html`, every figure closed (no ``alt``:
+    each figure carries its own)."""
     from IPython.display import HTML, display
 
+    figs = dict(fig) if isinstance(fig, Mapping) else None
+    if figs is not None and alt is not None:
+        raise ValueError("a figure per language carries its own alt text (set_alt): show(figs) takes no alt")
     try:
-        page = to_html(fig, alt=alt)
+        page = editions_html(figs) if figs is not None else to_html(fig, alt=alt)
     finally:
-        plt.close(fig)
+        for each in (figs.values() if figs is not None else [fig]):
+            plt.close(each)
     display(HTML(page))
+
+
+def show_both(draw: Callable[[], Figure]) -> None:
+    """Draw the figure in each language (``draw()`` reads :func:`multigpu.book.lang.current`) and display them
+    as one output for both editions (:func:`show`)."""
+    show(draw_editions(draw))

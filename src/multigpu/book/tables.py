@@ -17,6 +17,14 @@ frame. The table shows:
 :func:`table_html` returns the HTML (pure and byte-identical between runs: nbval compares stored outputs);
 :func:`show_table` only displays it. A named index of the frame becomes ordinary columns (shown and in the
 CSV); an unnamed index is dropped.
+
+Both editions from one execution: :func:`editions_html` (``show_table(..., editions=True)``, or
+``use_for_dataframes(..., editions=True)``) makes the table once per language and puts each in its
+``mg-lang-*`` div (:func:`multigpu.book.lang.editions_html`). In Chinese, the headers (``labels`` or
+:func:`header`'s English) and the cells of ``label_columns`` (a fixed vocabulary such as verdicts, not data)
+are translated by the package's catalog (:func:`multigpu.book.lang.label`: a header without a translation is
+an error, so mark it ``N_("...")`` where the table is made); "yes"/"no" and the download link too. Numbers,
+names and other cells stay as they are, and the CSV is the same (snake_case headers) in both.
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ from typing import Any
 
 import pandas as pd
 
+from multigpu.book import lang
+from multigpu.book.lang import _, text_width
 from multigpu.common.csvout import csv_cell
 
 #: The text shown for a missing value.
@@ -187,11 +197,12 @@ def _is_bool(value: Any) -> bool:
 
 
 def cell_text(value: Any, digits: int = 2) -> str:
-    """One cell as text for people (not yet HTML-escaped): "—" for missing, "yes"/"no", separators."""
+    """One cell as text for people (not yet HTML-escaped): "—" for missing, "yes"/"no" (in the current
+    language), separators."""
     if _missing(value):
         return MISSING
     if _is_bool(value):
-        return "yes" if value else "no"
+        return _("yes") if value else _("no")
     if isinstance(value, numbers.Integral):
         return f"{int(value):,}"
     if isinstance(value, numbers.Real):
@@ -263,13 +274,13 @@ def csv_text(df: pd.DataFrame) -> str:
 def _key_width_em(words: Sequence[str]) -> float:
     """A fixed width (padding included) for a sticky key column, so the next one knows where to stick:
     about 0.62 em a character of the longest cell or header word, from 3 to 11 em (longer text wraps)."""
-    longest = max((len(w) for w in words), default=4)
+    longest = max((text_width(w) for w in words), default=4)
     return min(max(round(longest * 0.62 + 1.5, 1), 3.0), 11.0)
 
 
 def _head_width_em(label: str) -> float:
     """A minimum width for a header, so that a long one wraps to about three lines, not one word a line."""
-    return min(round(len(label) * 0.62 / 3 + 0.5, 1), 9.0)
+    return min(round(text_width(label) * 0.62 / 3 + 0.5, 1), 9.0)
 
 
 # ---------------------------------------------------------------- the table
@@ -278,16 +289,19 @@ def _head_width_em(label: str) -> float:
 def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[str] | None = None,
                labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 2, csv_name: str,
                caption: str | None = None, table_id: str | None = None,
-               links: Mapping[str, str] | None = None) -> str:
-    """The table as HTML in the book's style, with a CSV download of the whole frame (see the module doc).
+               links: Mapping[str, str] | None = None, label_columns: Sequence[str] = ()) -> str:
+    """The table as HTML in the book's style and the current language, with a CSV download of the whole frame
+    (see the module doc).
 
     ``key``: the columns that name a row, shown first and sticky; ``columns``: the other columns to show,
     in order (default: all); ``labels``: headers by column name (default: :func:`header`); ``digits``:
     decimals for floats, one number or by column name (2 for columns not named); ``csv_name``: the file
     name of the download, without ``.csv`` (letters, digits, ``-``, ``_``); ``caption``: a line above the
     table; ``table_id``: the ``id`` of the ``<table>``; ``links``: shown column -> the column holding each cell's
-    link target (a relative URL; that column is in the CSV but shown only if ``columns`` names it). Raises ValueError for a bad ``csv_name`` or
-    ``table_id``, an unknown column in ``key`` or ``columns``, or bad ``digits``.
+    link target (a relative URL; that column is in the CSV but shown only if ``columns`` names it);
+    ``label_columns``: columns whose cells are words of a fixed vocabulary (verdicts), translated outside
+    English. Raises ValueError for a bad ``csv_name`` or ``table_id``, an unknown column in ``key`` or
+    ``columns``, or bad ``digits``; LookupError outside English for a header or label without a translation.
     """
     _check_slug(csv_name)
     _check_digits(digits)
@@ -305,11 +319,13 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
         places = digits.get(name, 2) if isinstance(digits, Mapping) else digits
         values = list(frame[column])
         texts = [cell_text(v, places) for v in values]
+        if name in label_columns:
+            texts = [t if _missing(v) else lang.label(t) for t, v in zip(texts, values)]
         present = [v for v in values if not _missing(v)]
         numeric = bool(present) and all(_is_number(v) for v in present)
         style = _NUMBER_STYLE if numeric else _TEXT_STYLE
         head_style = _NUMBER_HEAD_STYLE if numeric else _TEXT_STYLE
-        label = labels.get(name, header(name))
+        label = lang.label(labels.get(name, header(name)))
         if name in keys:
             width = _key_width_em([*label.split(" "), *texts])
             sticky = (f";position:sticky;left:{left:g}em;background:#fff;z-index:1;box-sizing:border-box;"
@@ -330,6 +346,7 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
 
     rows = ["<tr>" + "".join(cells) + "</tr>" for cells in zip(*bodies)] if bodies else []
     payload = base64.b64encode(csv_text(df).encode("utf-8")).decode("ascii")
+    download = _("Download this table (CSV)")
     id_attr = f' id="{table_id}"' if table_id else ""
     aria = f' aria-label="{html.escape(caption)}"' if caption else ""
     parts = ['<div class="mg-table">', _STYLE]
@@ -343,21 +360,37 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
         "</table>",
         "</div>",
         (f'<p class="mg-table-download"><a class="mg-csv" download="{csv_name}.csv" '
-         f'href="data:text/csv;charset=utf-8;base64,{payload}">Download this table (CSV)</a></p>'),
+         f'href="data:text/csv;charset=utf-8;base64,{payload}">{html.escape(download)}</a></p>'),
         "</div>",
     ]
     return "\n".join(parts)
 
 
+def editions_html(df: pd.DataFrame, *, table_id: str | None = None, caption: str | None = None,
+                  **kw: Any) -> str:
+    """The table in every language of the book as one output (:func:`table_html` of the same arguments once per
+    language, each in its ``mg-lang-*`` div). ``table_id`` is the English table's; another language's gets
+    ``-<language>`` after it (ids are unique on a page). ``caption`` is an English message, translated."""
+    def one() -> str:
+        language = lang.current()
+        own_id = table_id if table_id is None or language == "en" else f"{table_id}-{language}"
+        return table_html(df, table_id=own_id, caption=None if caption is None else lang.label(caption), **kw)
+
+    return lang.editions_html(lang.per_language(one))
+
+
 def show_table(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[str] | None = None,
                labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 2, csv_name: str,
                caption: str | None = None, table_id: str | None = None,
-               links: Mapping[str, str] | None = None) -> None:
-    """Display :func:`table_html` of the same arguments in the notebook (IPython HTML output)."""
+               links: Mapping[str, str] | None = None, label_columns: Sequence[str] = (),
+               editions: bool = False) -> None:
+    """Display :func:`table_html` of the same arguments in the notebook (IPython HTML output); with
+    ``editions``, :func:`editions_html` (one table per language of the book)."""
     from IPython.display import HTML, display
 
-    display(HTML(table_html(df, key=key, columns=columns, labels=labels, digits=digits, csv_name=csv_name,
-                            caption=caption, table_id=table_id, links=links)))
+    make = editions_html if editions else table_html
+    display(HTML(make(df, key=key, columns=columns, labels=labels, digits=digits, csv_name=csv_name,
+                      caption=caption, table_id=table_id, links=links, label_columns=label_columns)))
 
 
 def flat_columns(frame: pd.DataFrame) -> pd.DataFrame:
@@ -369,10 +402,12 @@ def flat_columns(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.set_axis(names, axis=1)
 
 
-def use_for_dataframes(prefix: str, digits: int = 2) -> None:
+def use_for_dataframes(prefix: str, digits: int = 2, *, editions: bool = False,
+                       label_columns: Sequence[str] = ()) -> None:
     """Show every DataFrame a notebook cell returns in the book's table style: a named index becomes the key
     columns, and each table's CSV download is named ``<prefix>-<n>`` (n counts this notebook's tables in
-    order, so the names are the same on every run). Call once, in the notebook's first cell."""
+    order, so the names are the same on every run). With ``editions``, each is :func:`editions_html` (one
+    table per language, ``label_columns`` translated). Call once, in the notebook's first cell."""
     from IPython import get_ipython
 
     shell = get_ipython()
@@ -383,6 +418,7 @@ def use_for_dataframes(prefix: str, digits: int = 2) -> None:
     def formatter(frame: pd.DataFrame) -> str:
         frame = flat_columns(frame)
         key = [str(n) for n in frame.index.names if n is not None]
-        return table_html(frame, key=key, digits=digits, csv_name=f"{prefix}-{next(count)}")
+        make = editions_html if editions else table_html
+        return make(frame, key=key, digits=digits, csv_name=f"{prefix}-{next(count)}", label_columns=label_columns)
 
     shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, formatter)

@@ -697,7 +697,7 @@ def memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 
                          sequence_parallel: bool = False, zero_stage: ArrayLike = 0, dtype: str = "bf16",
                          ep: ArrayLike = 1, num_microbatches: ArrayLike | None = None,
                          virtual_stages: ArrayLike = 1, grad_dtype: str | None = None,
-                         attention: str = "flash") -> dict[str, Number]:
+                         attention: str = "flash", etp: ArrayLike | None = None) -> dict[str, Number]:
     """Training memory (bytes) on the most loaded GPU, by part.
 
     Returns ``weights_bytes``, ``gradients_bytes``, ``optimizer_bytes``,
@@ -707,8 +707,10 @@ def memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 
 
     - Weights per GPU: :func:`weights_bytes_per_gpu` split (``tp``, ``pp``,
       ``ep``), then sharded across ``dp`` by ZeRO ``zero_stage`` (see
-      :func:`model_state_bytes_per_gpu`); experts are sharded across their
-      own data-parallel group of ``dp / ep`` ranks (ep is carved out of dp).
+      :func:`model_state_bytes_per_gpu`); experts are split over ``etp``
+      (expert tensor parallelism; None: ``tp``) x ``ep`` ranks carved out of
+      the ``tp x dp`` ranks of a stage, and sharded across their own
+      data-parallel group of ``tp x dp / (etp x ep)`` ranks.
       Stage 3 adds a gather buffer of two unsharded layers (the one computed
       and the one prefetched).
     - Activations (Korthikanti et al. 2022 sections 4.2.3, 4.3): under 1F1B
@@ -723,9 +725,11 @@ def memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 
     m = _resolve(model)
     _check_choice(recompute, RECOMPUTE, "recompute")
     tp, pp, dp, ep, vs = (np.asarray(x, dtype=float) for x in (tp, pp, dp, ep, virtual_stages))
-    _check_positive(tp=tp, pp=pp, dp=dp, ep=ep, virtual_stages=vs, micro_batch=micro_batch, seq=seq)
-    if np.any(np.mod(dp, ep) != 0):
-        raise InputError("ep must divide dp (expert-parallel ranks are data-parallel ranks)")
+    etp = tp if etp is None else np.asarray(etp, dtype=float)
+    _check_positive(tp=tp, pp=pp, dp=dp, ep=ep, etp=etp, virtual_stages=vs, micro_batch=micro_batch, seq=seq)
+    if np.any(np.mod(tp * dp, etp * ep) != 0) or np.any((etp != tp) & (etp != 1)):
+        raise InputError("etp x ep must divide tp x dp (expert-parallel ranks are tensor- or data-parallel "
+                         "ranks), with etp 1 or tp")
     if np.any(ep > 1) and (not m.is_moe or np.any(np.mod(m.experts, ep) != 0)):
         raise InputError(f"ep must divide the number of experts of '{m.id}' ({m.experts})")
     if np.any(pp > m.layers):
@@ -746,7 +750,7 @@ def memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 
     output_layer = tokens * (4 * m.hidden / sp_div + 4 * m.vocab / tp)
     embed_dropout = tokens * m.hidden * in_flight / sp_div if m.dropout else 0.0
     largest_layer = np.maximum(m.dense_layer_params / tp if m.dense_layers else 0.0,
-                               m.moe_shared_params / tp + m.experts * m.expert_params / (tp * ep)
+                               m.moe_shared_params / tp + m.experts * m.expert_params / (etp * ep)
                                if m.moe_layers else 0.0)
     w = dtype_bytes(dtype)
 
@@ -756,7 +760,8 @@ def memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 
         dense_layers = (np.minimum(layers, m.dense_layers) if first
                         else np.clip(m.dense_layers - (m.layers - layers), 0, None))
         states_shared = model_state_bytes_per_gpu(shared / tp, dp, stage, dtype, grad_dtype)
-        states_expert = model_state_bytes_per_gpu(experts / (tp * ep), dp / ep, stage, dtype, grad_dtype)
+        states_expert = model_state_bytes_per_gpu(experts / (etp * ep), tp * dp / (etp * ep), stage, dtype,
+                                                  grad_dtype)
         part = {k: np.asarray(states_shared[k]) + np.asarray(states_expert[k]) for k in states_shared}
         part["weights_bytes"] = part["weights_bytes"] + np.where(stage >= 3, 2 * largest_layer * w, 0.0)
         per_mb = dense_layers * act_dense + (layers - dense_layers) * act_moe

@@ -27,9 +27,10 @@ tensor-parallel group sits inside a node) is::
   only the 2 v (pp - 1) of warm-up and cool-down are exposed.
 - Bytes on the wire: BF16 activations and parameters under FP8 training
   (:data:`WIRE_DTYPE`), FP32 gradients in the data-parallel reduction.
-- ``t_dp``: all-reduce of this stage's gradients (reduce-scatter + all-gather
-  of the same volume with ZeRO 1-2), minus the backward compute of one
-  micro-batch it overlaps; with ZeRO-3 (FSDP) also a parameter all-gather
+- ``t_dp``: all-reduce of this stage's gradients, or with ZeRO 1-2 a
+  reduce-scatter, which overlaps the backward compute of one micro-batch,
+  and an all-gather of the updated parameters, which overlaps the next
+  step's first forward pass; with ZeRO-3 (FSDP) also a parameter all-gather
   per pass of each micro-batch, prefetched during that pass's compute, so
   only what outlasts the compute shows.
 
@@ -116,6 +117,7 @@ class Layout:
     cp: int = 1  #: context parallelism: each sequence split over ``cp`` GPUs (ring attention)
     method: str = "pretrain"  #: training method (:data:`METHODS`)
     lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
+    etp: int = 0  #: expert tensor parallelism: 0 = ``tp`` (experts split like the dense layers), 1 = whole experts
 
     @property
     def microbatches(self) -> int:
@@ -149,6 +151,8 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
     if interleave > 1 and pp == 1:
         raise InputError("--interleave needs pipeline parallelism (pp > 1)")
     check_method(options.get("method", "pretrain"), options.get("lora_rank", 0))
+    if options.get("etp", 0) not in (0, 1, tp):
+        raise InputError(f"expert tensor parallelism {options['etp']} is neither 1 nor tp {tp}")
     return Layout(gpus, tp, pp, dp, global_batch, micro_batch, **options)
 
 
@@ -346,8 +350,8 @@ def _ep_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
     if not model.is_moe:
         return np.zeros(np.shape(lay.tp))
     tokens = lay.micro_batch * lay.seq / lay.cp / (lay.tp if lay.sequence_parallel else 1)
-    nbytes = tokens * model.experts_per_token * model.hidden * _wire_bytes(lay.dtype) * lay.ep
-    nodes = placement(system, lay.ep, lay.tp)
+    nbytes = tokens * model.experts_per_token * model.hidden * _wire_bytes(lay.dtype)
+    nodes = placement(system, lay.ep, lay.expert_tp)  # expert ranks etp apart: tp apart, or adjacent when etp 1
     return 4 * _times_s("alltoall", system, lay.ep, nodes, nbytes, cal) * model.moe_layers / model.layers * \
         stage_layers(model, lay)
 
@@ -383,44 +387,67 @@ def _pp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
 
 
 def _dp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
-    """Gradient reduction (and the optimizer's parameter all-gather) of one step for one stage, seconds.
+    """Gradient reduction and the optimizer's parameter all-gather of one step for one stage, seconds
+    (:func:`_dp_parts_s` summed)."""
+    grads, params = _dp_parts_s(model, system, lay, cal)
+    return grads + params
 
-    Non-expert parameters are reduced across the ``dp`` ranks; an MoE model's experts, split over ``ep`` ranks
-    carved out of ``dp``, are reduced across the ``dp / ep`` ranks that hold the same experts (the two
-    reductions run one after the other)."""
+
+def _dp_parts_s(model: models.Model, system: catalog.System, lay: Layouts,
+                cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
+    """(gradient reduction, parameter all-gather) of one step for one stage, seconds.
+
+    Non-expert parameters are reduced across the ``dp`` ranks; an MoE model's experts, split over ``etp x ep``
+    ranks, are reduced across the ranks that hold the same experts (:func:`_expert_group`; the two reductions
+    run one after the other). ZeRO 0 all-reduces the gradients and gathers nothing."""
     if lay.method == "lora":
-        return _lora_dp_comm_s(model, system, lay, cal)
+        return _lora_dp_comm_s(model, system, lay, cal), np.zeros(np.shape(lay.tp))
     experts = model.expert_params_total
     replicas = lay.dp * lay.cp  # context-parallel ranks hold the same parameters: gradients reduce over dp x cp
     groups = ((model.params_total - experts) / (lay.tp * lay.pp), replicas, lay.tp),
     if experts:
-        groups += ((experts / (lay.tp * lay.pp * lay.ep), replicas // lay.ep, lay.tp * lay.ep),)
-    return sum(_reduce_s(system, params, ranks, stride, lay, cal) for params, ranks, stride in groups)
+        groups += _expert_group(experts, lay),
+    parts = [_reduce_parts_s(system, params, ranks, stride, lay, cal) for params, ranks, stride in groups]
+    return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+
+def _expert_group(experts: float, lay: Layouts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(expert parameters per GPU, ranks that hold the same experts, their stride): experts split over
+    ``etp x ep`` of a stage's ``tp x dp x cp`` ranks; the ranks holding the same experts are ``etp x ep`` apart."""
+    split = lay.expert_tp * lay.ep
+    return experts / (split * lay.pp), lay.tp * lay.dp * lay.cp // split, split
 
 
 def _reduce_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, stride: ArrayLike, lay: Layouts,
               cal: Calibration) -> np.ndarray:
     """One data-parallel reduction of ``params`` elements per GPU over ``ranks`` ranks ``stride`` apart, s
     (ZeRO-3's parameter gathers for each pass are apart: :func:`_gather_s`)."""
+    grads, weights = _reduce_parts_s(system, params, ranks, stride, lay, cal)
+    return grads + weights
+
+
+def _reduce_parts_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, stride: ArrayLike, lay: Layouts,
+                    cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
+    """(gradients, updated parameters) of :func:`_reduce_s`: ZeRO 0 all-reduces FP32 gradients; ZeRO 1-3 (the
+    distributed optimizer) reduce-scatter them and all-gather the updated parameters, s."""
     nodes = placement(system, ranks, stride)
     grads = np.asarray(params) * GRAD_REDUCE_BYTES
     weights = np.asarray(params) * _wire_bytes(lay.dtype)
     if lay.zero_stage == 0:
-        return _times_s("allreduce", system, ranks, nodes, grads, cal)
-    # ZeRO / distributed optimizer: reduce-scatter gradients, all-gather updated parameters
-    return (_times_s("reducescatter", system, ranks, nodes, grads, cal)
-            + _times_s("allgather", system, ranks, nodes, weights, cal))
+        return _times_s("allreduce", system, ranks, nodes, grads, cal), np.zeros(np.shape(grads))
+    return (_times_s("reducescatter", system, ranks, nodes, grads, cal),
+            _times_s("allgather", system, ranks, nodes, weights, cal))
 
 
 def _gather_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
     """ZeRO-3 (FSDP ``FULL_SHARD``): one all-gather of this stage's sharded parameters (LoRA: the frozen base
     weights), which each forward and each backward pass of each micro-batch needs, seconds; 0 below stage 3.
-    Experts, sharded over ``dp / ep`` ranks, are gathered apart from the other parameters."""
+    Experts, sharded over their own data-parallel group (:func:`_expert_group`), are gathered apart."""
     replicas = lay.dp * lay.cp
     experts = 0.0 if lay.method == "lora" else model.expert_params_total
     groups = (((model.params_total - experts) / (lay.tp * lay.pp), replicas, lay.tp),)
     if experts:
-        groups += ((experts / (lay.tp * lay.pp * lay.ep), replicas // lay.ep, lay.tp * lay.ep),)
+        groups += (_expert_group(experts, lay),)
     total = sum(_times_s("allgather", system, ranks, placement(system, ranks, stride),
                          np.asarray(params) * _wire_bytes(lay.dtype), cal) for params, ranks, stride in groups)
     return np.where(np.asarray(lay.zero_stage) >= 3, total, 0.0)
@@ -430,12 +457,16 @@ def _exposed_dp_s(model: models.Model, system: catalog.System, lay: Layouts, cal
                   compute_mb: np.ndarray, backward_share: float) -> np.ndarray:
     """Data-parallel communication of one step that compute does not hide, seconds.
 
-    - The gradient reduction (:func:`_dp_comm_s`) overlaps the backward pass of the last micro-batch only.
+    - The gradient reduction overlaps the backward pass of the last micro-batch only; the distributed
+      optimizer's all-gather of the updated parameters overlaps the next step's first forward pass
+      (Megatron-Core's ``overlap_grad_reduce`` and ``overlap_param_gather``, :func:`_dp_parts_s`).
     - ZeRO-3's parameter gathers are prefetched, one layer ahead, during the pass that needs them (PyTorch
       FSDP's forward and backward prefetch): each pass of each micro-batch shows only the part of its gather
       that outlasts its compute (forward: ``1 - backward_share`` of a micro-batch's compute; backward: the rest).
     """
-    reduction = np.maximum(0.0, _dp_comm_s(model, system, lay, cal) - backward_share * compute_mb)
+    grads, params = _dp_parts_s(model, system, lay, cal)
+    reduction = (np.maximum(0.0, grads - backward_share * compute_mb)
+                 + np.maximum(0.0, params - (1.0 - backward_share) * compute_mb))
     gather = _gather_s(model, system, lay, cal)
     per_mb = (np.maximum(0.0, gather - (1.0 - backward_share) * compute_mb)
               + np.maximum(0.0, gather - backward_share * compute_mb))
@@ -480,6 +511,12 @@ class Layouts:
     cp: Any = 1  #: context-parallel degree (one for all layouts, or an array)
     method: str = "pretrain"  #: training method (:data:`METHODS`)
     lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
+    etp: int = 0  #: expert tensor parallelism (0: each layout's tp; 1: whole experts)
+
+    @property
+    def expert_tp(self) -> np.ndarray:
+        """Ranks each expert is split over: ``tp`` (``etp`` 0) or 1."""
+        return np.asarray(self.tp) if self.etp == 0 else np.full(np.shape(self.tp), self.etp)
 
     @property
     def microbatches(self) -> np.ndarray:
@@ -541,7 +578,8 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
     memory = models.memory_per_gpu_bytes(
         model, tp=lay.tp, pp=lay.pp, dp=lay.dp * lay.cp, micro_batch=lay.micro_batch, seq=lay.seq / lay.cp,
         recompute=lay.recompute, sequence_parallel=lay.sequence_parallel, zero_stage=lay.zero_stage,
-        ep=lay.ep, num_microbatches=m, virtual_stages=lay.interleave, grad_dtype="fp32", attention=lay.attention)
+        ep=lay.ep, num_microbatches=m, virtual_stages=lay.interleave, grad_dtype="fp32", attention=lay.attention,
+        etp=lay.expert_tp)
     total_bytes = np.asarray(memory["total_bytes"], dtype=float)
     if lora:  # frozen 16-bit weights and the activations; FP32 adapters, their gradients and Adam moments
         total_bytes = (np.asarray(memory["weights_bytes"], dtype=float)
@@ -613,8 +651,8 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
          dp: int | None = None, cal: Calibration | None = None, **options: Any) -> TrainingStep:
     """Time, throughput and memory of one training step (the ``train`` command's object, :class:`TrainingStep`).
 
-    ``options``: seq, recompute, sequence_parallel, interleave, dtype, zero_stage, ep, attention, cp, method
-    (:data:`METHODS`), lora_rank.
+    ``options``: seq, recompute, sequence_parallel, interleave, dtype, zero_stage, ep, etp (expert tensor
+    parallelism, 0 = tp, or 1), attention, cp, method (:data:`METHODS`), lora_rank.
     """
     model = models.model(model_id)
     system = catalog.system(system_id)
@@ -626,7 +664,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     one = lambda x: np.array([x])  # noqa: E731
     arrays = Layouts(one(lay.tp), one(lay.pp), one(lay.dp), one(lay.micro_batch), one(lay.interleave), one(lay.ep),
                      lay.global_batch, lay.seq, lay.recompute, lay.sequence_parallel, lay.dtype, lay.zero_stage,
-                     lay.attention, lay.cp, lay.method, lay.lora_rank)
+                     lay.attention, lay.cp, lay.method, lay.lora_rank, lay.etp)
     r = {k: np.asarray(v).item() for k, v in evaluate(model, system, arrays, cal).items()}
     return TrainingStep(
         model.id, system.id, gpus, lay.tp, lay.pp, lay.dp, lay.ep, lay.global_batch, lay.micro_batch, lay.seq,

@@ -27,8 +27,8 @@ How a row becomes a call of :func:`multigpu.compute.training.step` (:func:`plan`
 
 A row the model cannot express keeps one line of reasons instead of a guess
 (:func:`not_modelled`): a model outside the catalogue, an unpublished layout,
-FSDP over part of the data-parallel ranks, expert parallelism outside the
-data-parallel group, pipeline stages that do not divide the layers, a
+FSDP over part of the data-parallel ranks, expert parallelism that does not
+tile a stage's ranks, pipeline stages that do not divide the layers, a
 whole-run aggregate unit, a FLOP/s value whose FLOP convention is not known,
 or the model's own :class:`~multigpu.common.errors.InputError`.
 
@@ -91,6 +91,7 @@ FLOP_CONVENTIONS = {"T-megatron-sc21-": "megatron-full-recompute"}
 _MODEL_ID = re.compile(r"\bmodel id ([a-z0-9][a-z0-9.-]*)")
 _FSDP = re.compile(r"\bFSDP (\d+)")
 _ATTENTION = re.compile(r"\battention (flash|materialised)\b")
+_ETP = re.compile(r"\bETP (\d+)")
 
 
 class TrainingRunRow(datafiles.Row):
@@ -169,6 +170,7 @@ class ModelCall:
     zero_stage: int = 1
     cp: int = 1
     attention: str = "flash"  #: the notes' ``attention materialised`` for runs before FlashAttention
+    etp: int = 0  #: expert tensor parallelism: the notes' ``ETP n``; 0 (unpublished) is tp, Megatron's default
     assumed: tuple[str, ...] = field(default=())  #: layout values not published, taken by the rules of the module
 
     @property
@@ -194,6 +196,12 @@ def model_id(row: TrainingRunRow) -> str | None:
 def flop_convention(row: TrainingRunRow) -> str | None:
     """The FLOP convention of a TFLOP/s/GPU row (see :data:`FLOP_CONVENTIONS`), or None if unknown."""
     return next((c for prefix, c in FLOP_CONVENTIONS.items() if row.id.startswith(prefix)), None)
+
+
+def _etp(row: TrainingRunRow, default: int) -> int:
+    """The expert tensor-parallel degree the notes publish (``ETP n``), else ``default``."""
+    match = _ETP.search(row.notes)
+    return int(match.group(1)) if match else default
 
 
 def _attention(row: TrainingRunRow) -> str:
@@ -257,9 +265,9 @@ def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
             reasons.append(f"pp x vp = {pp * vp} is more than the {m.layers} layers of '{m.id}'")
         if ep > 1 and not m.is_moe:
             reasons.append(f"expert parallelism (ep {ep}) on the dense model '{m.id}'")
-        elif ep > 1 and (dp % ep or m.experts % ep):
-            reasons.append(f"expert parallelism ep {ep} does not divide the dp {dp} data-parallel ranks or the "
-                           f"{m.experts} experts (the model keeps expert groups inside the data-parallel group)")
+        elif ep > 1 and ((tp * dp * cp) % (_etp(row, tp) * ep) or m.experts % ep):
+            reasons.append(f"expert parallelism etp {_etp(row, tp)} x ep {ep} does not divide the tp x dp x cp = "
+                           f"{tp * dp * cp} ranks of a stage, or ep the {m.experts} experts")
     if reasons:
         return None, reasons
     assumed = tuple(name for name, value in (("cp", row.cp), ("dp", row.dp), ("recompute", row.recompute),
@@ -268,7 +276,7 @@ def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
     sp = row.sequence_parallel if row.sequence_parallel is not None else tp > 1
     call = ModelCall(row.id, m.id, row.system_id, row.gpus, tp, pp, dp, row.global_batch, row.micro_batch, row.seq,
                      recompute, sp, vp, row.dtype, ep=ep, zero_stage=3 if fsdp else 1, cp=cp,
-                     attention=_attention(row), assumed=assumed)
+                     attention=_attention(row), etp=_etp(row, 0), assumed=assumed)
     return call, []
 
 
@@ -277,7 +285,8 @@ def model_step(call: ModelCall, cal: Calibration | None = None) -> training.Trai
     return training.step(call.model_id, call.system_id, call.gpus, call.tp, call.pp, call.global_batch,
                          call.micro_batch, dp=call.dp, cal=cal, seq=call.seq, recompute=call.recompute,
                          sequence_parallel=call.sequence_parallel, interleave=call.interleave, dtype=call.dtype,
-                         zero_stage=call.zero_stage, ep=call.ep, cp=call.cp, attention=call.attention)
+                         zero_stage=call.zero_stage, ep=call.ep, cp=call.cp, attention=call.attention,
+                         etp=call.etp)
 
 
 # ----------------------------------------------------------------------------- units

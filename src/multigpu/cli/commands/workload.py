@@ -23,6 +23,9 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     train.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=1,
                        help="ZeRO stage of the data-parallel group (default 1: distributed optimizer)")
     train.add_argument("--ep", type=types.count, default=1, help="expert-parallel degree (MoE models)")
+    train.add_argument("--etp", type=int, choices=(0, 1), default=0,
+                       help="expert tensor parallelism: 0 (default) splits each expert over the TP ranks, as the "
+                            "dense layers; 1 keeps experts whole, so EP may span the TP x DP ranks")
     train.add_argument("--cp", type=types.count, default=1,
                        help="context-parallel degree: each sequence split over CP GPUs (ring attention); "
                             "GPUs = tp x cp x pp x dp")
@@ -74,7 +77,7 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
     return training.step(args.model, args.system, args.gpus, args.tp, args.pp, args.global_batch, args.micro_batch,
                          dp=args.dp, seq=args.seq, recompute=args.recompute, sequence_parallel=args.sequence_parallel,
                          interleave=args.interleave, dtype=args.dtype, zero_stage=args.zero, ep=args.ep,
-                         cp=args.cp).to_dict()
+                         etp=args.etp, cp=args.cp).to_dict()
 
 
 def _infer(args: argparse.Namespace) -> dict[str, Any]:
