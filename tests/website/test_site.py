@@ -365,25 +365,61 @@ def test_every_page_links_to_itself_in_the_other_edition(page_path):
 
 #: Counts the English spells out ("eight GPUs", "ten billion") that a Chinese sentence writes as digits.
 SPELLED_OUT = 16
-#: A number as a reader sees it: digits with optional thousands separators and decimals (years, counts, GB/s).
-NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.\d+)?")
+#: A number as a reader sees it: digits with optional thousands separators and decimals (years, counts, GB/s),
+#: standing alone or after a multiplication sign ("x1.18", which Chinese writes "1.18 倍").
+START = r"(?:(?<![\w.])|(?<=\bx))"
+NUMBER = re.compile(START + r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|" + START + r"\d+(?:\.\d+)?")
 
 
-def article_numbers(page: Path) -> set[str]:
-    """The numbers of a page's article text (scripts, styles, SVG figures and the language switch left out)."""
+def article_text(page: Path) -> str:
+    """The article text of a page as a reader sees it (scripts, styles, SVG figures and the language switch left
+    out)."""
     text = page.read_text(encoding="utf-8")
     found = re.search(r"<article\b.*</article>", text, flags=re.S)
     text = found.group(0) if found else ""
     text = re.sub(r"<(script|style|svg)\b.*?</\1>|<p class=\"mg-lang-switch\">.*?</p>", " ", text, flags=re.S)
-    text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    return html.unescape(re.sub(r"<[^>]+>", " ", text))
+
+
+def article_numbers(text: str) -> set[str]:
+    """The numbers of an article text, thousands separators dropped."""
     return {n.replace(",", "") for n in NUMBER.findall(text)}
+
+
+#: A converted amount as the Chinese edition writes it, CNY first with the USD amount alongside: "¥10.06（$1.50）".
+CONVERTED = re.compile(r"¥\s*([\d,]+(?:\.\d+)?)\s*[（(]\s*\$\s*([\d,]+(?:\.\d+)?)\s*[）)]")
+#: The rate a page declares for its conversions: "1 USD = 6.7063 CNY".
+DECLARED_RATE = re.compile(r"1 USD = (\d+(?:\.\d+)?) CNY")
+
+
+def _rounding(number: str) -> float:
+    """Half the last printed digit of a number: the most its rounding can have moved it."""
+    return 10.0 ** -len(number.partition(".")[2]) / 2
+
+
+def declared_conversions(text: str) -> set[str]:
+    """The CNY amounts of a Chinese article text that convert a USD amount beside them, each checked against
+    the rate the page declares (within the rounding of both amounts as printed)."""
+    pairs = CONVERTED.findall(text)
+    if not pairs:
+        return set()
+    rates = {float(r) for r in DECLARED_RATE.findall(text)}
+    assert len(rates) == 1, f"CNY amounts converted at {sorted(rates) or 'no declared rate'}"
+    rate = rates.pop()
+    for cny, usd in pairs:
+        a, b = float(cny.replace(",", "")), float(usd.replace(",", ""))
+        assert abs(a - b * rate) <= rate * _rounding(usd) + _rounding(cny), f"¥{cny} is not ${usd} at {rate}"
+    return {cny.replace(",", "") for cny, _ in pairs}
 
 
 @pytest.mark.parametrize("page_path", [p for p in english_pages() if p.startswith("book/")])
 def test_both_editions_show_the_same_numbers(page_path):
     """Translation changes the words, never the numbers: the article text of a page holds the same numbers in
-    both editions (every cost is in the same currency in both today; a declared conversion would be allowed)."""
-    english, chinese = article_numbers(SITE / page_path), article_numbers(SITE / ZH / page_path)
+    both editions, except the CNY amounts the Chinese edition puts before a USD amount, converted at the rate the
+    page declares (:func:`declared_conversions` checks each)."""
+    chinese_text = article_text(SITE / ZH / page_path)
+    english, chinese = article_numbers(article_text(SITE / page_path)), article_numbers(chinese_text)
+    chinese -= declared_conversions(chinese_text) - english
     assert not english - chinese, f"numbers lost or changed in Chinese: {sorted(english - chinese)[:15]}"
     spelled = {n for n in chinese - english if n.isdigit() and int(n) <= SPELLED_OUT}  # "eight GPUs" -> "8 个 GPU"
     assert chinese - english == spelled, f"numbers only in Chinese: {sorted(chinese - english - spelled)[:15]}"
@@ -433,3 +469,41 @@ def test_the_chinese_edition_navigates_in_chinese():
         translated = i18n.translate(caption, i18n.LANGUAGE)
         assert translated != caption and f'caption-text">{translated}<' in page
     assert 'caption-text">Chapters<' in (SITE / "book/intro.html").read_text(encoding="utf-8")
+
+
+def search_index(edition: str) -> dict:
+    """An edition's Sphinx search index (``searchindex.js``: ``Search.setIndex({...})``) as a dict."""
+    import json
+
+    text = (SITE / edition / "searchindex.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1:text.rindex(")")])
+
+
+def test_the_chinese_search_index_holds_chinese_words():
+    """Sphinx's Chinese search splits text into words with jieba (without it, no Chinese word is indexed and
+    a Chinese query finds nothing): every Chinese word of each Chinese page title leads to that page."""
+    import jieba
+
+    index = search_index(ZH)
+    words = {**index["terms"], **{w: d for w, d in index["titleterms"].items() if w not in index["terms"]}}
+    for number, title in enumerate(index["titles"]):
+        for word in {w for w in jieba.cut_for_search(title) if len(w) > 1 and re.fullmatch(r"[\u4e00-\u9fff]+", w)}:
+            found = index["titleterms"].get(word, words.get(word, []))
+            found = [found] if isinstance(found, int) else found
+            assert number in found, f"search for {word!r} misses {index['docnames'][number]} ({title})"
+    assert sum(bool(re.search(r"[\u4e00-\u9fff]", w)) for w in index["terms"]) >= 1000
+
+
+def test_a_chinese_query_finds_the_chinese_pages(context_at, site_url: str):
+    """Searching the Chinese edition for 带宽 (bandwidth) lists the Chinese pages that use the word."""
+    page = context_at(WIDTHS[0]).new_page()
+    try:
+        page.goto(f"{site_url}/{ZH}search.html?q=带宽", wait_until="load")
+        results = page.locator("#search-results ul.search li")
+        results.first.wait_for(timeout=15_000)
+        links = [unquote(h) for h in results.locator("a").evaluate_all("as => as.map(a => a.href)")]
+    finally:
+        page.close()
+    assert links and all(f"/{ZH}" in link for link in links), links
+    chapters = [link for link in links if "/book/chapters/" in link]
+    assert len(chapters) >= 2, f"bandwidth is in most chapters; the search found {links}"
