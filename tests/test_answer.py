@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from pathlib import Path
 
+import editions
+import nbformat
 import pandas as pd
 import pytest
+from editions import CHINESE
 from glue_citations import check_cited
 
-from multigpu.book import intro
+from multigpu.book import intro, lang
 from multigpu.evidence import answer, claims, guide
 from multigpu.market import premium, prices, workloads
 
@@ -38,6 +42,17 @@ def scaled_prices(tmp_path: Path, gpu: str, factor: float) -> prices.PriceTable:
 @pytest.fixture(scope="module")
 def default() -> pd.DataFrame:
     return answer.decision_table(prices.default_table())
+
+
+@pytest.fixture(scope="module")
+def size_lines() -> pd.DataFrame:
+    """The guide's training size lines on the packaged prices (the whole guide: computed once)."""
+    return guide.training_size_lines(prices.default_table())
+
+
+@pytest.fixture(scope="module")
+def default_facts(default, size_lines) -> dict:
+    return intro.facts(default, prices.default_table(), size_lines=size_lines)
 
 
 @pytest.mark.parametrize(("break_even", "charged", "band", "expected"), [
@@ -94,9 +109,8 @@ def test_a_file_without_a_pair_prices_no_verdict():
     assert set(intro.decision_frame(decided)["charged"]) == {"—"}
 
 
-def test_the_five_lines_carry_the_table_s_numbers(default):
-    table = prices.default_table()
-    lines = answer.summary(default, guide.training_size_lines(table))
+def test_the_five_lines_carry_the_table_s_numbers(default, size_lines):
+    lines = answer.summary(default, size_lines)
     assert len(lines) == 5
     train = default[default["kind"] == "train"]["break_even_premium_pct"]
     assert f"{train.min():.0f} to {train.max():.0f} %" in lines[0]
@@ -105,10 +119,68 @@ def test_the_five_lines_carry_the_table_s_numbers(default):
     assert f"{bands['training']:.0f} % for training" in lines[4]
 
 
-def test_the_intro_cites_every_fact():
-    table = prices.default_table()
-    decided = answer.decision_table(table)
-    check_cited(intro.facts(decided, table), NOTEBOOK, exact=True, at_least=8)
-    frame = intro.decision_frame(decided)
+def test_the_intro_cites_every_fact(default, default_facts):
+    english = {name: value for name, value in default_facts.items() if not name.endswith("_zh")}
+    check_cited(english, NOTEBOOK, exact=True, at_least=8)
+    frame = intro.decision_frame(default)
     assert list(frame.columns) == [*intro.LABELS, "href"]
     assert set(frame["href"]) <= {f"{page}.html" for page in intro.PAGES}
+
+
+# ------------------------------------------------------------------ both editions
+
+
+
+def test_the_intro_s_words_are_the_evidence_s(default, size_lines, default_facts):
+    """The book module rebuilds the five lines in each language: in English they are the evidence's own."""
+    assert intro.summary(default, size_lines) == answer.summary(default, size_lines)
+    assert [default_facts[f"answer_{i}"] for i in range(1, 6)] == answer.summary(default, size_lines)
+    assert intro.RULE == default_facts["rule"] == answer.RULE[0].upper() + answer.RULE[1:] + "."
+    assert set(intro.VERDICT_WORDS) == set(answer.VERDICTS) and set(intro.BAND_WORDS) == set(answer.BAND.values())
+    assert set(intro.KIND_LEADS) == set(answer.CHAPTER) and set(intro.PAGES) == set(answer.CHAPTER.values())
+    good = answer.decision_table(prices.load_table(GOOD))  # the other branches: no pair, no verdict
+    lines = guide.training_size_lines(prices.load_table(GOOD))
+    assert intro.summary(good, lines) == answer.summary(good, lines)
+
+
+def test_every_text_fact_has_its_chinese_with_the_same_numbers(default_facts):
+    facts = default_facts
+    editions.check_chinese_twins(facts, required={"answer_1", "answer_5", "rule", "price_stamp"},
+                                 data={"nvlink_name", "pcie_name"})  # the systems' names are data
+    assert facts["nvlink_name_zh"] == facts["nvlink_name"]
+    assert "NVLink 级更便宜" in facts["answer_1_zh"] and "按需" in facts["answer_4_zh"]
+    table = prices.load_table(GOOD)
+    other = intro.facts(answer.decision_table(table), table)
+    assert CHINESE.search(other["no_pair_note_zh"]) and "报价" in other["answer_3_zh"]
+
+
+def test_the_chinese_catalog_cites_the_chinese_facts(default_facts):
+    editions.check_catalog_cites_twins(default_facts, "intro")
+
+
+def test_the_decision_table_in_both_editions(default):
+    page = intro.decision_table_html(default)
+    en, zh = page.split('\n<div class="mg-lang-zh" lang="zh-CN">')
+    assert 'id="decision-table"' in en and 'id="decision-table-zh"' in zh
+    heads = re.findall(r"<th [^>]*>([^<]*)</th>", zh)
+    assert len(heads) == len(intro.LABELS) and all(CHINESE.search(h) for h in heads), heads
+    rows = [re.findall(r"<tr>(<td .*?)</tr>", part) for part in (en, zh)]  # the body's rows
+    assert len(rows[0]) == len(rows[1]) == len(default)
+    titles = [w.title_zh for w in map(workloads.workload, default["workload"])]
+    for row_en, row_zh, title in zip(*rows, titles):
+        cells_en = re.findall(r"<td [^>]*>(.*?)</td>", row_en)
+        cells_zh = re.findall(r"<td [^>]*>(.*?)</td>", row_zh)
+        assert cells_zh[0] == title and CHINESE.search(cells_zh[3]) and CHINESE.search(cells_zh[5])
+        assert cells_en[2] == cells_zh[2]  # the premium charged, the same number
+        assert cells_en[1] == cells_zh[1] or (cells_en[1], cells_zh[1]) == ("unbounded", "无上限")
+        assert cells_en[4] == "—" or CHINESE.search(cells_zh[4])
+    with lang.using("zh"):
+        assert set(intro.decision_frame(default)["verdict"]) <= {lang.label(v) for v in answer.VERDICTS}
+
+
+def test_the_notebook_stores_the_table_in_both_editions():
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    pages = [o["data"]["text/html"] for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
+             if "text/html" in o.get("data", {})]
+    assert len(pages) == 1
+    assert pages[0].startswith('<div class="mg-lang-en">') and '<div class="mg-lang-zh" lang="zh-CN">' in pages[0]

@@ -7,11 +7,12 @@ import math
 import re
 from pathlib import Path
 
+import editions
 import matplotlib.pyplot as plt
 import nbformat
 import numpy as np
 import pytest
-from babel.messages import pofile
+from editions import CHINESE
 from glue_citations import check_cited, roles
 
 from multigpu.book import ch01_generations as ch01
@@ -203,21 +204,12 @@ def test_claims_table_lists_the_chapters_claims():
 # ------------------------------------------------------------------ both editions
 
 
-CHINESE = re.compile(r"[\u4e00-\u9fff]")
-NUMBER = re.compile(r"\d+(?:\.\d+)?")
-CATALOG = ROOT / "book" / "locales" / "zh_CN" / "LC_MESSAGES" / "book" / "chapters" / "01-nvlink-generations.po"
+PAGE = "chapters/01-nvlink-generations"
 
 
 def test_every_text_fact_has_its_chinese_with_the_same_numbers(facts):
-    texts = [name for name, value in facts.items() if isinstance(value, str) and not name.endswith("_zh")]
-    assert {"in_short", "c01_verdict", "c04_tests"} <= set(texts)
-    for name in texts:
-        chinese = facts[f"{name}_zh"]
-        assert CHINESE.search(chinese), (name, chinese)
-        # the same numbers, in the order each language puts them
-        assert sorted(NUMBER.findall(chinese)) == sorted(NUMBER.findall(facts[name])), name
+    editions.check_chinese_twins(facts, required={"in_short", "c01_verdict", "c04_tests"})
     assert facts["c04_verdict_zh"] == "**有误导性**" and "*不成立*：" in facts["c04_tests_zh"]
-    assert not [name for name in facts if name.endswith("_zh") and not isinstance(facts[name], str)]
 
 
 def test_the_english_tests_are_the_checks_own_words(facts):
@@ -227,15 +219,7 @@ def test_the_english_tests_are_the_checks_own_words(facts):
 
 def test_the_chinese_catalog_cites_the_chinese_facts(facts):
     """The page's Chinese cites ``name_zh`` for every Markdown fact (computed in Chinese), numbers by their own name."""
-    with CATALOG.open("rb") as handle:
-        translated = " ".join(m.string for m in pofile.read_po(handle) if m.id and m.string)
-    cited = re.findall(r"\{glue:(\w+)\}`([^`:]+)", translated)
-    assert cited
-    for role, name in cited:
-        assert name in facts, name
-        assert (role == "md") == name.endswith("_zh"), (role, name)
-    assert {name for role, name in cited if role == "md"} == {f"{n}_zh" for n, v in facts.items()
-                                                                  if isinstance(v, str) and not n.endswith("_zh")}
+    editions.check_catalog_cites_twins(facts, PAGE)
 
 
 #: The chapter's tables, as its notebook shows them (in order).

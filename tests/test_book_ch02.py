@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import html
 import math
+import re
+from functools import partial
 from pathlib import Path
 
+import editions
 import matplotlib.pyplot as plt
+import nbformat
 import numpy as np
+import pandas as pd
 import pytest
+from editions import CHINESE, NUMBER
 from glue_citations import check_cited, roles
 
 from multigpu.book import ch02_topology as ch02
-from multigpu.book import plotting
+from multigpu.book import diagrams, lang, plotting, tables
 from multigpu.comm import calibration
+from multigpu.common.units import GiB
 from multigpu.evidence import claims, measurements
 from multigpu.evidence import wiring as views
 from multigpu.evidence.claims import topology as checks
@@ -68,7 +76,8 @@ def test_facts_follow_the_calibration_and_line_rates_do_not(facts, slow_facts, s
 def test_verdict_facts_are_the_checks_in_bold(slow_cal):
     f = ch02.verdict_facts(slow_cal)
     inputs = claims.Inputs(cal=slow_cal)
-    assert set(f) == {f"{claim_id.lower()}_{part}" for claim_id in ch02.CLAIMS for part in ("verdict", "tests")}
+    assert set(f) == {f"{claim_id.lower()}_{part}{zh}" for claim_id in ch02.CLAIMS for part in ("verdict", "tests")
+                      for zh in ("", "_zh")}
     for claim_id in ch02.CLAIMS:
         verdict = claims.check(claim_id, inputs)
         assert f[f"{claim_id.lower()}_verdict"] == f"**{verdict.verdict}**"
@@ -218,3 +227,158 @@ def test_claims_table_lists_the_chapters_claims(slow_cal):
     assert tuple(table.index) == ch02.CLAIMS
     assert list(table.columns) == ["verdict", "seed_value", "model_value", "unit"]
     assert table.loc["C06", "model_value"] == claims.check("C06", claims.Inputs(cal=slow_cal)).model_value
+
+
+# ------------------------------------------------------------------ both editions
+
+
+PAGE = "chapters/02-nvswitch-topology"
+
+
+def test_every_text_fact_has_its_chinese_with_the_same_numbers(facts):
+    editions.check_chinese_twins(facts, required={"in_short", "c05_verdict", "c25_tests"})
+    assert facts["c05_verdict_zh"] == "**错误**" and "*不成立*：" in facts["c05_tests_zh"]
+
+
+def test_the_chinese_tests_follow_the_calibration(slow_facts, facts):
+    """The tests are translated from the checks' own English, so a changed number shows in both editions."""
+    for name in ("c06_tests", "c19_tests"):
+        assert (slow_facts[name] != facts[name]) == (slow_facts[f"{name}_zh"] != facts[f"{name}_zh"]), name
+
+
+def test_the_chinese_catalog_cites_the_chinese_facts(facts):
+    """The page's Chinese cites ``name_zh`` for every Markdown fact (computed in Chinese), numbers by their own name."""
+    editions.check_catalog_cites_twins(facts, PAGE)
+
+
+def _tables():
+    """The chapter's tables as its notebook shows them, in order: (frame, label columns)."""
+    cal = calibration.default()
+    groups = views.collective_table(nbytes=1 * GiB, cal=cal)
+    comparison = measurements.compare(cal=cal)
+    scale_out = views.scale_out_table(variants=checks.HDR_VARIANT, cal=cal).set_index("system")
+    frames = [
+        views.blog_table1().set_index("gpus"),
+        pd.concat({"allreduce_time_us": views.wide(groups, "allreduce_time_us"),
+                   "alltoall_time_us": views.wide(groups, "alltoall_time_us")}, axis=1),
+        pd.concat({"allreduce_busbw_GBps": views.wide(groups, "allreduce_busbw_GBps"),
+                   "alltoall_busbw_GBps": views.wide(groups, "alltoall_busbw_GBps")}, axis=1),
+        views.fastest_ranges(algorithms=tuple(views.ALLREDUCE_ALGORITHMS), cal=cal).set_index("algorithm"),
+        views.ring_terms(cal=cal).set_index("gpus"), views.nvls_gain(cal=cal).set_index("gpus"),
+        views.rack_patterns("vr-nvl72").set_index("pattern"),
+        scale_out[["gpus_per_domain", "nvlink_GBps_per_dir", "nic_GBps_per_dir", "ratio_x", "node_nic_GBps_per_dir"]],
+        scale_out[["allreduce_busbw_1_GBps", "allreduce_busbw_2_GBps", "alltoall_busbw_1_GBps",
+                   "alltoall_busbw_2_GBps"]],
+        views.multinode_allreduce(views.SWITCH, nodes=(2, 8), cal=cal).set_index("nodes"),
+        views.error_summary(comparison).set_index("rows"), views.model_vs_measurement(comparison).set_index("id"),
+        views.out_of_sample_table(cal=cal).set_index("check"), ch02.claims_table(cal)]
+    return ([(views.wiring_table().set_index("system"), ch02.WIRING_LABEL_COLUMNS)]
+            + [(tables.flat_columns(f), ch02.LABEL_COLUMNS) for f in frames])
+
+
+#: Headers that are names, the same in both languages.
+NAMES = {"GPU", "NVLink", "PCIe"}
+
+
+@pytest.mark.parametrize("index", range(15))
+def test_every_table_has_chinese_headers_and_the_same_numbers(index):
+    frame, label_columns = _tables()[index]
+    page = tables.editions_html(frame, key=[n for n in frame.index.names if n], csv_name="t",
+                                label_columns=label_columns)
+    en, zh = page.split('\n<div class="mg-lang-zh" lang="zh-CN">')
+    width = len(frame.columns) + frame.index.nlevels
+    heads = re.findall(r"<th [^>]*>([^<]*)</th>", zh)
+    assert len(heads) == width and all(CHINESE.search(h) or h in NAMES for h in heads), heads
+    cells = [[html.unescape(c) for c in re.findall(r"<td [^>]*>(?:<a [^>]*>)?([^<]*)", part)] for part in (en, zh)]
+    labels = {i for i, c in enumerate([*frame.index.names, *frame.columns]) if c in label_columns}
+    assert len(cells[0]) == len(cells[1]) == width * len(frame)
+    for i, (a, b) in enumerate(zip(*cells)):
+        if i % width in labels:
+            assert b == (a if a == "—" else lang.label(a, "zh")), (a, b)  # a word of a fixed vocabulary, translated
+        elif a not in ("yes", "no"):
+            assert a == b, (a, b)  # numbers and names alike
+    assert re.findall(r'href="(data:[^"]*)"', en) == re.findall(r'href="(data:[^"]*)"', zh)  # one CSV
+
+
+def test_the_notebook_shows_these_tables():
+    assert len(_tables()) == 15
+
+
+#: Every figure of the chapter, as its notebook draws it.
+ALL_FIGURES = ([partial(ch02.diagram_wiring, s) for s in diagrams.CLASS_EXAMPLES.values()]
+               + [ch02.diagram_multinode] + [partial(ch02.diagram_schematic, a) for a in diagrams.SCHEMATICS]
+               + [ch02.figure_group_bandwidth, ch02.figure_allreduce_vs_size, ch02.figure_ring_terms,
+                  ch02.figure_nvls_gain, ch02.figure_scaling, ch02.figure_predicted_vs_measured])
+
+
+def _words(fig) -> list[str]:
+    return [t.get_text() for t in plotting.drawn_texts(fig)]
+
+
+@pytest.mark.parametrize("make", ALL_FIGURES)
+def test_every_figure_is_chinese_in_the_chinese_edition(make):
+    figs = plotting.draw_editions(make)
+    try:
+        zh = figs["zh"]
+        assert CHINESE.search(plotting.title_of(zh)) and CHINESE.search(plotting.get_alt(zh))
+        assert any(t.startswith("来源：") for t in _words(zh))
+        # English words left in the Chinese figure are ids, names, units and formulas, never prose
+        prose = [t for t in _words(zh) if re.search(r"\b(?:the|of|and|per|to|with|from|on|at)\b", t)]
+        assert not prose, prose
+        assert sorted(NUMBER.findall(plotting.get_alt(zh))) == sorted(NUMBER.findall(plotting.get_alt(figs["en"])))
+        checked = plotting.readability(zh)
+        assert not checked["contrast_problems"] and not checked["overlaps"], checked
+        plotting.editions_html(figs)  # both pass the text floor and alt text checks
+    finally:
+        for fig in figs.values():
+            plt.close(fig)
+
+
+@pytest.mark.parametrize("make", FIGURES)
+def test_the_chinese_charts_keep_axes_legends_and_numbers_in_order(make):
+    """As tests/test_plotting.py checks the figures made for both editions: Chinese title, axis labels, source
+    line and alt text; as many legend entries as in English; the alt text's numbers in the same order."""
+    figs = plotting.draw_editions(partial(make[0], None))
+    try:
+        zh, en = figs["zh"], figs["en"]
+        ax = zh.axes[0]
+        for text in (zh._suptitle.get_text(), ax.get_xlabel(), ax.get_ylabel(), plotting.get_alt(zh)):
+            assert CHINESE.search(text), text
+        assert zh.texts[-1].get_text().startswith("来源：")
+        for a, b in zip(zh.axes, en.axes):
+            assert (a.get_legend() is None) == (b.get_legend() is None)
+            if a.get_legend() is not None:
+                assert len(a.get_legend().get_texts()) == len(b.get_legend().get_texts())
+        assert NUMBER.findall(plotting.get_alt(zh)) == NUMBER.findall(plotting.get_alt(en))
+    finally:
+        plt.close(figs["zh"])
+        plt.close(figs["en"])
+
+
+def test_the_notebook_stores_every_figure_and_table_in_both_editions():
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    pages = [o["data"]["text/html"] for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
+             if "text/html" in o.get("data", {})]
+    figures = [p for p in pages if "mg-figure" in p]
+    assert len(figures) == len(ALL_FIGURES) and len(pages) == len(ALL_FIGURES) + len(_tables())
+    for page in pages:
+        assert page.startswith('<div class="mg-lang-en">') and '<div class="mg-lang-zh" lang="zh-CN">' in page
+    assert all("来源" in p for p in figures)
+    assert not [o for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                if o.get("output_type") in ("stream", "error")]
+
+
+def test_label_vocabularies_cover_what_the_evidence_layer_prints():
+    cal = calibration.default()
+    words = {
+        "algorithm": set(views.ALLREDUCE_ALGORITHMS.values()),
+        "pattern": set(views.rack_patterns("vr-nvl72")["pattern"]),
+        "rows": set(views.error_summary()["rows"]), "what": set(views.model_vs_measurement()["what"]),
+        "check": set(views.out_of_sample_table(cal=cal)["check"]), "unit": set(ch02.claims_table()["unit"]),
+        "system": {views.label(s) for s in views.COMPARED} | set(views.SCALING_LABELS.values())}
+    vocabularies = {"algorithm": ch02.ALGORITHM_LABELS, "pattern": ch02.PATTERN_LABELS, "rows": ch02.ROWS_LABELS,
+                    "what": ch02.WHAT_LABELS, "check": ch02.CHECK_LABELS, "unit": ch02.UNIT_LABELS,
+                    "system": ch02.SYSTEM_LABELS}
+    for column, seen in words.items():
+        assert seen <= set(vocabularies[column]), (column, seen - set(vocabularies[column]))
+        assert all(lang.label(w, "zh") for w in seen), column  # LookupError where a translation is missing

@@ -8,18 +8,26 @@ what-if calibration), and that every format the prose applies works on it. Chapt
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
+import editions
 import matplotlib.pyplot as plt
+import nbformat
 import pytest
+from editions import CHINESE, NUMBER
 from glue_citations import check_cited
 from matplotlib.figure import Figure
 
 from multigpu.book import ch03_bottlenecks as ch03
+from multigpu.book import lang, plotting, tables
 from multigpu.evidence import bottlenecks, claims
 from multigpu.evidence.claims import workloads as claim_checks
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "book" / "chapters" / "03-communication-bottlenecks.ipynb"
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "book" / "chapters" / "03-communication-bottlenecks.ipynb"
+PAGE = "chapters/03-communication-bottlenecks"
 #: A what-if calibration under which every communication time of the chapter changes.
 SLOW = bottlenecks.scaled_network(bandwidth=0.5, latency=2.0)
 
@@ -40,9 +48,9 @@ def test_every_citation_of_the_prose_is_a_fact_in_the_form_its_role_needs(facts)
 
 def test_facts_are_plain_python_values(facts):
     assert all(type(v) in (int, float, str) for v in facts.values())
-    assert {k for k, v in facts.items() if isinstance(v, str)} == \
-        {f"{c.lower()}_{part}" for c in claim_checks.CLAIM_IDS for part in ("verdict", "tests")} | \
+    english = {f"{c.lower()}_{part}" for c in claim_checks.CLAIM_IDS for part in ("verdict", "tests")} | \
         {"v_out_worst", "in_short"} | DECODE_SENTENCES
+    assert {k for k, v in facts.items() if isinstance(v, str)} == english | {f"{k}_zh" for k in english}
 
 
 #: sentences about decode communication that follow the model's ratios
@@ -162,3 +170,127 @@ def test_figure_sources_state_the_modelled_case(monkeypatch):
     source = next(t.get_text() for t in fig.texts if t.get_text().startswith("Source: "))
     plt.close(fig)
     assert source.endswith("4K/256")
+
+
+# ------------------------------------------------------------------ both editions
+
+
+#: Chinese text, its full-width punctuation included ("TP（%）").
+CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+
+
+def test_every_text_fact_has_its_chinese_with_the_same_numbers(facts):
+    editions.check_chinese_twins(facts)
+    assert facts["c13_verdict_zh"] == "**有误导性**" and "*不成立*：" in facts["c13_tests_zh"]
+    assert facts["ar_fp8_vs_nv_zh"] == {"higher": "更高", "lower": "更低"}[facts["ar_fp8_vs_nv"]]
+
+
+def test_the_english_tests_are_the_checks_own_words(facts):
+    for claim_id in claim_checks.CLAIM_IDS:
+        assert facts[f"{claim_id.lower()}_tests"] == claims.tests_markdown(claims.check(claim_id))
+
+
+def test_the_chinese_decode_sentences_follow_the_ratios(facts, slow):
+    found = claim_checks.decode_outlasts()
+    first = found["pcie8"]["first_batch"]
+    if first not in (None, 1):
+        assert f"从批大小 {first} 起" in facts["dr_takeaway_zh"] and f"{first}" in facts["c16_where_zh"]
+    assert facts["dr_trend_text_zh"].startswith("随批大小上升" if found["pcie8"]["rises"] else "随批大小下降")
+    for name in DECODE_SENTENCES:  # a what-if calibration moves them in both languages alike
+        assert (slow[name] == facts[name]) == (slow[f"{name}_zh"] == facts[f"{name}_zh"]), name
+
+
+def test_the_chinese_catalog_cites_the_chinese_facts(facts):
+    """The page's Chinese cites ``name_zh`` for every Markdown fact (computed in Chinese), numbers by their own name."""
+    editions.check_catalog_cites_twins(facts, PAGE)
+
+
+#: The chapter's tables as its notebook shows them (in order), with the columns whose cells are words.
+TABLES = [
+    (lambda: bottlenecks.training_breakdown()[["setup", "layout", "tp", "pp", "dp", "step_s", "compute_pct",
+                                               "bubble_pct", "tp_pct", "pp_pct", "dp_pct", "mfu_pct"]],
+     ch03.LABEL_COLUMNS),
+    (bottlenecks.decode_breakdown, ch03.LABEL_COLUMNS), (bottlenecks.amdahl, ch03.LABEL_COLUMNS),
+    (lambda: bottlenecks.dp_crossover(bottlenecks.dp_batch_sweep()), ch03.LABEL_COLUMNS),
+    (bottlenecks.sensitivity, ch03.LABEL_COLUMNS), (bottlenecks.tp_bytes_per_query, ch03.LABEL_COLUMNS),
+    (bottlenecks.volume_vs_batch, ch03.LABEL_COLUMNS), (bottlenecks.transfer_times, ch03.LABEL_COLUMNS),
+    (bottlenecks.compare_fixed_batch, ch03.LABEL_COLUMNS), (bottlenecks.compare_at_rate, ch03.LABEL_COLUMNS),
+    (bottlenecks.nvidia_identity, ch03.LABEL_COLUMNS), (bottlenecks.training_measurements, ch03.LABEL_COLUMNS),
+    (bottlenecks.training_validation, ch03.VALIDATION_LABEL_COLUMNS), (ch03.verdict_table, ch03.LABEL_COLUMNS),
+]
+#: Headers that are names or abbreviations, the same in both languages.
+NAMES = {"TP", "PP", "DP"}
+
+
+@pytest.mark.parametrize("make, label_columns", TABLES)
+def test_every_table_has_chinese_headers_and_the_same_data(make, label_columns):
+    frame = tables._full_frame(make())
+    page = tables.editions_html(frame, csv_name="t", label_columns=label_columns)
+    en, zh = page.split('\n<div class="mg-lang-zh" lang="zh-CN">')
+    heads = re.findall(r"<th [^>]*>([^<]*)</th>", zh)
+    assert len(heads) == len(frame.columns) and all(CJK.search(h) or h in NAMES for h in heads), heads
+    cells = [re.findall(r"<td [^>]*>([^<]*)</td>", part) for part in (en, zh)]
+    labels = {frame.columns.get_loc(c) for c in label_columns if c in frame.columns}
+    width = len(frame.columns)
+    for i, (a, b) in enumerate(zip(*cells)):
+        if i % width in labels:
+            assert b == a == tables.MISSING or b == html.escape(lang.label(html.unescape(a), "zh")), (a, b)
+        elif a not in ("yes", "no"):
+            assert a == b, (a, b)  # numbers and names alike
+    csv = re.findall(r'href="(data:text/csv[^"]*)"', page)
+    assert len(csv) == 2 and csv[0] == csv[1]  # one download, the same data, in both editions
+
+
+def test_every_setup_and_row_of_the_evidence_has_its_chinese():
+    words = {*(s.label for s in bottlenecks.TRAINING_SETUPS + bottlenecks.DP_SETUPS),
+             *(c.label for c, _ in bottlenecks.DECODE_CASES), *(name for name, _, _ in bottlenecks.LAYOUTS),
+             *bottlenecks.PART_NAMES.values(), *bottlenecks.sensitivity()["case"],
+             *bottlenecks.transfer_times()["method"], *bottlenecks.compare_at_rate()["source"],
+             *bottlenecks.training_validation()["run"], *bottlenecks.training_validation()["source"]}
+    same = {"TP 8", "TP 2 x PP 2"}  # the layouts that are only names
+    for word in words:
+        assert (lang.label(word, "zh") != word) != (word in same), word  # LookupError where one is missing
+
+
+FIGURES = [lambda: ch03.figure_training_breakdown(bottlenecks.training_breakdown()),
+           lambda: ch03.figure_decode_breakdown(bottlenecks.decode_breakdown()),
+           lambda: ch03.figure_scaling(bottlenecks.scaling()),
+           lambda: ch03.figure_dp_share(bottlenecks.dp_batch_sweep()),
+           lambda: ch03.figure_decode_ratio(bottlenecks.decode_ratio()),
+           lambda: ch03.figure_switch_benefit(bottlenecks.compare_fixed_batch()),
+           ch03.figure_throughput_vs_rate]
+
+
+@pytest.mark.parametrize("make", FIGURES)
+def test_figures_draw_in_chinese_and_stay_readable(make):
+    figs = plotting.draw_editions(make)
+    try:
+        en, zh = figs["en"], figs["zh"]
+        assert CHINESE.search(zh._suptitle.get_text()) and CHINESE.search(plotting.get_alt(zh))
+        assert any(t.get_text().startswith("来源：") for t in zh.texts)
+        for ax in zh.axes:
+            assert CHINESE.search(ax.get_xlabel()) or ax.get_xlabel() == en.axes[0].get_xlabel()
+            legend = ax.get_legend()
+            if legend is not None:
+                assert any(CHINESE.search(t.get_text()) for t in legend.get_texts())
+        assert sorted(NUMBER.findall(plotting.get_alt(zh))) == sorted(NUMBER.findall(plotting.get_alt(en)))
+        for fig in (en, zh):
+            checks = plotting.readability(fig)
+            assert checks["min_text_px"] >= plotting.MIN_TEXT_PX
+            assert not checks["contrast_problems"] and not checks["overlaps"]
+    finally:
+        for fig in figs.values():
+            plt.close(fig)
+
+
+def test_the_notebook_stores_every_figure_and_table_in_both_editions():
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    pages = [o["data"]["text/html"] for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
+             if "text/html" in o.get("data", {})]
+    assert len(pages) == len(TABLES) + len(FIGURES)
+    for page in pages:
+        assert page.startswith('<div class="mg-lang-en">') and '<div class="mg-lang-zh" lang="zh-CN">' in page
+    figures = [p for p in pages if "mg-figure" in p]
+    assert len(figures) == len(FIGURES) and all("来源" in p for p in figures)
+    csv_names = re.findall(r'download="([^"]+)"', "".join(pages))
+    assert len(set(csv_names)) == len(TABLES) and len(csv_names) == 2 * len(TABLES)

@@ -2,20 +2,29 @@
 
 Every price-dependent fact is checked on the packaged price file and on tests/data/prices/good.csv: the
 sentences carry the numbers they are built from (recomputed here from the market layer), and the two files
-give different text where their numbers differ.
+give different text where their numbers differ. Both editions: every text fact has its Chinese twin
+(``<name>_zh``) with the same numbers, money in Chinese is CNY first with USD alongside (converted by the price
+table's FX table), and every table and figure is made in both languages, the Chinese ones with a CNY column
+before each USD column and CNY money axes.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
+import editions
 import matplotlib.pyplot as plt
+import nbformat
+import pandas as pd
 import pytest
+from editions import CHINESE, NUMBER
 from glue_citations import roles
 from matplotlib.figure import Figure
 
 from multigpu.book import ch04_cost as ch04
+from multigpu.book import lang, plotting
 from multigpu.evidence.claims import cost as cost_claims
 from multigpu.hardware import catalog
 from multigpu.market import cost, premium, prices, sensitivity, workloads
@@ -23,7 +32,14 @@ from multigpu.market import cost, premium, prices, sensitivity, workloads
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = ROOT / "tests" / "data" / "prices" / "good.csv"
 NOTEBOOK = ROOT / "book" / "chapters" / "04-cost-benefit.ipynb"
+PAGE = "chapters/04-cost-benefit"
 FILES = ("default", "good")
+#: Text facts that are data, the same in both editions (dates, GPU names, layouts): glued once.
+NEUTRAL = {"observed_from", "observed_to", "cheapest_gpu", "dearest_gpu", "train_layout_8b", "train_layout_70b"}
+
+
+def _cny(usd: float, table: prices.PriceTable) -> float:
+    return usd / table.fx["CNY"].usd_per_unit
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +57,7 @@ def facts(tables) -> dict[str, dict]:
 
 
 def test_facts_are_what_the_page_cites_with_the_right_role(facts):
-    cited = roles(NOTEBOOK)
+    cited = roles(NOTEBOOK) | {name: role for role, name in editions.catalog_citations(PAGE)}  # English page, Chinese catalog
     for name in FILES:
         assert set(facts[name]) == set(cited)
         for key, value in facts[name].items():
@@ -66,11 +82,21 @@ def test_price_facts_follow_the_file(tables, facts):
     assert facts["default"]["n_offers"] != facts["good"]["n_offers"]
 
 
+def test_the_chinese_stamp_states_the_rate_once_with_its_date(tables, facts):
+    for name in FILES:
+        rate, zh = tables[name].fx["CNY"], facts[name]["price_stamp_zh"]
+        assert f"1 USD = {1 / rate.usd_per_unit:.4f} CNY" in zh and rate.date.isoformat() in zh
+        assert f"`{tables[name].stamp()['fx_name']}`" in zh and tables[name].stamp()["sha256_12"] in zh
+        # the China-market sentence refers to it instead of repeating it
+        assert f"{1 / rate.usd_per_unit:.4f}" not in facts[name]["cny_sentence_zh"]
+
+
 def test_landscape_facts_are_the_extremes_of_the_file(tables, facts):
     for name in FILES:
         offers, f = cost.offers(tables[name]), facts[name]
         usd = offers["price_per_gpu_hour_usd"]
-        assert f["cheapest_usd"] == usd.min() and f["dearest_usd"] == usd.max()
+        assert f["cheapest_price"] == f"USD {usd.min():.2f}" and f["dearest_price"] == f"USD {usd.max():.2f}"
+        assert f["dearest_price_zh"] == f"¥{_cny(usd.max(), tables[name]):.2f}（\\${usd.max():.2f}）"
         assert f["cheapest_gpu"] == catalog.gpu(offers.loc[usd.idxmin(), "gpu"]).name
         assert f["cheapest_pricing"] == offers.loc[usd.idxmin(), "pricing"]
         assert f["dearest_gpu"] == catalog.gpu(offers.loc[usd.idxmax(), "gpu"]).name
@@ -78,7 +104,7 @@ def test_landscape_facts_are_the_extremes_of_the_file(tables, facts):
                   for (g, c), part in offers.groupby(["gpu_name", "interconnect_class"])["price_per_gpu_hour_usd"]}
         assert (f["spread_x"], f["spread_offers"]) == pytest.approx(ratios[f["spread_gpu"]])
         assert f["spread_x"] == pytest.approx(max(x for x, _ in ratios.values()))
-    assert facts["default"]["dearest_usd"] != facts["good"]["dearest_usd"]
+    assert facts["default"]["dearest_price"] != facts["good"]["dearest_price"]
 
 
 def test_charged_sentence_is_built_from_the_premiums(tables, facts):
@@ -123,6 +149,7 @@ def test_job_facts_are_the_cheapest_offers(tables, facts):
         train = train[train["pricing"] == pricing]
         best = train[train["feasible"]].sort_values("rank").iloc[0]
         assert f["cost_8b"] == f"{best['cost_usd']:,.0f}"
+        assert f["cost_8b_zh"] == f"¥{_cny(best['cost_usd'], table):,.0f}（\\${best['cost_usd']:,.0f}）"
         assert f["time_8b_days"] == f"{best['time_h'] / 24:.0f}"
         assert f["class_8b"] == best["interconnect_class"]
         assert f["offer_8b"].startswith(f"{best['provider']}: ") and f"({pricing}" in f["offer_8b"]
@@ -188,7 +215,10 @@ def test_claims_facts_follow_the_price_file(tables, facts):
 
 def test_exercise_facts_do_the_exercises_arithmetic():
     f = ch04.exercise_facts()
-    assert f["ex1_be"] == pytest.approx(f["ex1_price"] * f["ex1_hp"] / f["ex1_hn"])
+    assert f["ex1_break_even_price"] == f"USD {f['ex1_price'] * f['ex1_hp'] / f['ex1_hn']:.2f}"
+    assert f["ex1_pcie_price"] == f"USD {f['ex1_price']:.2f}" and f["ex2_od_price"] == f"USD {f['ex2_od']:.2f}"
+    cny = _cny(f["ex2_spot"], prices.default_table())
+    assert f["ex2_spot_price_zh"] == f"¥{cny:.2f}（\\${f['ex2_spot']:.2f}）"
     assert f["ex1_pct"] == pytest.approx(100 * (f["ex1_hp"] / f["ex1_hn"] - 1))
     assert f["ex1_hp"] > f["ex1_hn"] > 0
     assert f["ex2_u"] == pytest.approx(100 * f["ex2_spot"] / f["ex2_od"])
@@ -242,3 +272,182 @@ def test_figures_name_their_price_file(tables):
         assert isinstance(fig, Figure)
         assert any(sha in t.get_text() for t in fig.texts)
         plt.close(fig)
+
+
+# ------------------------------------------------------------------ both editions
+
+
+def _money(text: str) -> list[tuple[float, float]]:
+    """The (CNY, USD) amounts of Chinese prose money, "¥69,323（\\$10,337）"."""
+    return [(float(a.replace(",", "")), float(b.replace(",", "")))
+            for a, b in re.findall(r"¥([\d,.]+)（\\\$([\d,.]+)）", text)]
+
+
+def test_every_text_fact_has_its_chinese_with_the_english_numbers(facts):
+    for name in FILES:
+        f = facts[name]
+        texts = [k for k, v in f.items() if isinstance(v, str) and not k.endswith("_zh")]
+        assert not [k for k in texts if k not in NEUTRAL and f"{k}_zh" not in f]
+        assert not [k for k in NEUTRAL if f"{k}_zh" in f]
+        for key in set(texts) - NEUTRAL - {"time_8b_days", "be_serve_70b_2k", "class_8b", "class_70b_serve"}:
+            assert re.search(r"[\u4e00-\u9fff（）¥]", f[f"{key}_zh"]), (key, f[f"{key}_zh"])  # Chinese, or its marks
+        for key in set(texts) - NEUTRAL - {"cny_sentence"}:  # the Chinese adds CNY, never drops a number
+            missing = list(NUMBER.findall(f[f"{key}_zh"]))
+            for number in NUMBER.findall(f[key]):
+                assert number in missing, (key, number, f[f"{key}_zh"])
+                missing.remove(number)
+        assert not [k for k in f if k.endswith("_zh") and not isinstance(f[k], str)]
+
+
+def test_chinese_money_is_cny_first_at_the_tables_rate(tables, facts):
+    for name in FILES:
+        rate = tables[name].fx["CNY"].usd_per_unit
+        amounts = [a for key in ("cost_8b_zh", "cost_70b_serve_zh", "cheapest_price_zh", "dearest_price_zh",
+                                 "cny_sentence_zh") for a in _money(facts[name][key])]
+        assert len(amounts) == 5
+        for cny, usd in amounts:
+            assert cny * rate == pytest.approx(usd, rel=0.01, abs=0.01)
+        assert "USD" in facts[name]["cost_8b"] or facts[name]["cost_8b"][0].isdigit()  # English: USD only
+        assert not any("¥" in v or "CNY per USD" in v for k, v in facts[name].items()
+                       if isinstance(v, str) and k.startswith(("cost_", "cheapest_", "dearest_")) and "_zh" not in k)
+
+
+def test_the_chinese_catalog_cites_the_chinese_facts(facts):
+    """The page's Chinese cites ``name_zh`` for every Markdown fact (computed in Chinese), numbers and data by
+    their own name."""
+    editions.check_catalog_cites_twins(facts["default"], PAGE, neutral=NEUTRAL)
+
+
+def test_the_claim_texts_are_translated_with_their_words(facts):
+    zh = facts["default"]
+    assert zh["c24_verdict_zh"] == "**有条件成立**" and zh["c26_verdict_zh"] == "**有误导性**"
+    assert "*成立*" in zh["c24_tests_zh"] and "训练 33 %" in zh["c24_tests_zh"]
+    assert "按需" in zh["c26_tests_zh"] and "on-demand" not in zh["c26_tests_zh"]
+    for key in ("c24_explanation_zh", "c26_explanation_zh", "in_short_zh", "tornado_train_zh", "length_takeaway_zh"):
+        assert not re.search(r"\b(?:on-demand|reserved|cheaper|break-even|unbounded|pricing)\b", zh[key]), key
+    assert facts["good"]["c24_verdict_zh"] == "**无法核验**"
+
+
+@pytest.fixture(scope="module")
+def chapter_tables(tables) -> dict[str, dict[str, str]]:
+    """Every table of the chapter (its ``*_html`` function, as the notebook calls it) per language."""
+    table = tables["default"]
+    calls = {"workloads": lambda: ch04.workloads_html(), "landscape": lambda: ch04.landscape_html(table),
+             "by-provider": lambda: ch04.landscape_html(table, by=("provider_type", "interconnect_class"), csv_name="x"),
+             "charged": lambda: ch04.charged_html(table), "break-even": lambda: ch04.break_even_html(
+                 ch04.interconnect_values()), "jobs": lambda: ch04.job_summary_html(table),
+             "sizes": lambda: ch04.size_html(table), "market": lambda: ch04.market_html(table),
+             "claims": lambda: ch04.claims_html(ch04.cost_verdicts(table))}
+    for i, (_kind, workload_id, tornado) in enumerate(ch04.tornados(table)):
+        calls[f"tornado-{i}"] = lambda i=i, w=workload_id, t=tornado: ch04.tornado_html(i, w, t)
+    return {name: lang.per_language(make) for name, make in calls.items()}
+
+
+#: Headers that are names, the same in both languages.
+NAMES = {"GPU", "ID"}
+
+
+def _heads(page: str) -> list[str]:
+    return re.findall(r"<th [^>]*>([^<]*)</th>", page)
+
+
+def _cells(page: str) -> list[list[str]]:
+    rows = re.findall(r"<tr>(.*?)</tr>", page.split("<tbody>")[1])
+    return [[re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td [^>]*>(.*?)</td>", row)] for row in rows]
+
+
+def test_every_table_has_chinese_headers_and_the_english_cells(chapter_tables):
+    for name, pages in chapter_tables.items():
+        heads = _heads(pages["zh"])
+        assert all(CHINESE.search(h) or h in NAMES for h in heads), (name, heads)
+        en_heads = _heads(pages["en"])
+        assert not [h for h in en_heads if CHINESE.search(h) or "CNY" in h] or name == "market", (name, en_heads)
+        # the Chinese table is the English one with a CNY column before each USD column
+        keep = [i for i, h in enumerate(heads) if not ("CNY" in h and name != "market")]
+        assert len(keep) == len(en_heads), name
+        en, zh = _cells(pages["en"]), _cells(pages["zh"])
+        assert len(en) == len(zh), name
+        words = {i for i, h in enumerate(en_heads) if h in {"Kind", "Method", "Pricing", "Interconnect class",
+                                                            "Provider type", "Cheapest", "Cheapest class", "Unit",
+                                                            "Cost unit", "Factor", "Verdict", "Model value",
+                                                            "Confidence"}}
+        for a, b in zip(en, zh):
+            b = [b[i] for i in keep]
+            assert [x for i, x in enumerate(a) if i not in words] == [x for i, x in enumerate(b) if i not in words]
+        assert "下载此表（CSV）" in pages["zh"] and "Download this table (CSV)" in pages["en"]
+
+
+def test_chinese_tables_put_cny_before_usd_at_the_tables_rate(tables, chapter_tables):
+    rate = tables["default"].fx["CNY"].usd_per_unit
+    for name in ("landscape", "by-provider", "charged", "jobs"):
+        heads, rows = _heads(chapter_tables[name]["zh"]), _cells(chapter_tables[name]["zh"])
+        pairs = [(i, i + 1) for i, h in enumerate(heads) if "CNY" in h]
+        assert pairs and all("USD" in heads[j] for _, j in pairs), (name, heads)
+        for row in rows:
+            for i, j in pairs:
+                if row[i] != "—":
+                    cny, usd = float(row[i].replace(",", "")), float(row[j].replace(",", ""))
+                    assert cny * rate == pytest.approx(usd, rel=0.02, abs=0.01), (name, row[i], row[j])
+
+
+def test_chinese_figures_draw_money_in_cny_and_pass_the_house_checks(tables):
+    table = tables["default"]
+    value, charged = ch04.interconnect_values(), premium.charged_premiums(table)
+    best = ch04.best_by_class(table=table)
+    charts = ch04.tornados(table)
+    makers = [lambda: ch04.figure_landscape(table), lambda: ch04.figure_break_even(value, charged, table),
+              lambda: ch04.figure_best_by_class(best, table),
+              *[lambda k=k, w=w, t=t: ch04.figure_tornado(k, w, t, table) for k, w, t in charts]]
+    for make in makers:
+        figs = plotting.draw_editions(make)
+        try:
+            en, zh = figs["en"], figs["zh"]
+            assert CHINESE.search(zh._suptitle.get_text()) and "来源" in " ".join(t.get_text() for t in zh.texts)
+            labels = " ".join(a.get_xlabel() + a.get_ylabel() for a in zh.axes)
+            assert ("CNY" in labels) == ("USD" in " ".join(a.get_xlabel() + a.get_ylabel() for a in en.axes))
+            assert "USD" not in labels and "CNY" not in " ".join(a.get_xlabel() + a.get_ylabel() for a in en.axes)
+            if "CNY" in labels:
+                assert "6.7063" in " ".join(t.get_text() for t in zh.texts)  # the source line names the rate
+            alt = plotting.get_alt(zh)
+            assert CHINESE.search(alt) and re.search(r"\d", alt) and alt != plotting.get_alt(en)
+            legend = [t.get_text() for a in zh.axes if a.get_legend() for t in a.get_legend().get_texts()]
+            assert not [t for t in legend if re.search(r"\b(?:on-demand|spot|setting|premium)\b", t)], legend
+            checked = plotting.readability(zh)
+            assert checked["min_text_px"] >= plotting.MIN_TEXT_PX and not checked["contrast_problems"]
+            assert not checked["overlaps"] and checked["phone_min_width_px"] <= plotting.COLUMN_PX
+        finally:
+            for fig in figs.values():
+                plt.close(fig)
+
+
+def test_the_landscape_in_cny_is_the_usd_one_converted(tables):
+    table = tables["default"]
+    figs = plotting.draw_editions(lambda: ch04.figure_landscape(table))
+    try:
+        en = sorted(x for c in figs["en"].axes[0].collections for x, _ in c.get_offsets())
+        zh = sorted(x for c in figs["zh"].axes[0].collections for x, _ in c.get_offsets())
+        assert zh == pytest.approx([_cny(x, table) for x in en])
+    finally:
+        for fig in figs.values():
+            plt.close(fig)
+
+
+def test_the_notebook_stores_every_figure_and_table_in_both_editions():
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    pages = [o["data"]["text/html"] for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
+             if "text/html" in o.get("data", {})]
+    figures = [p for p in pages if "mg-figure" in p]
+    assert len(figures) == 5 and all("来源" in p for p in figures)
+    assert len(pages) == 5 + 11 + 1  # five figures, eleven tables, the price calculator
+    for page in pages:
+        assert page.startswith('<div class="mg-lang-en"') and '<div class="mg-lang-zh" lang="zh-CN">' in page
+    assert sum("CNY" in p.split('<div class="mg-lang-zh"')[1] for p in figures) == 2  # landscape, cheapest offers
+    assert not any("CNY" in p.split('<div class="mg-lang-zh"')[0] for p in figures)
+
+
+def test_the_chinese_table_frames_keep_the_english_csv_columns(tables):
+    table = tables["default"]
+    with lang.using("zh"):
+        frame, shown = ch04.money_columns(pd.DataFrame({"a": [1], "cost_usd": [7.0]}), ["a", "cost_usd"], table)
+    assert shown == ["a", "cost_cny", "cost_usd"] and frame["cost_cny"].iloc[0] == pytest.approx(_cny(7.0, table))
+    assert ch04.money_columns(frame, ["a"], table)[1] == ["a"]

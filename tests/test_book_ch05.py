@@ -2,16 +2,21 @@
 guide and the recommender, on the packaged price file and on tests/data/prices/good.csv."""
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import editions
+import matplotlib.pyplot as plt
+import nbformat
 import pandas as pd
 import pytest
+from editions import CHINESE, NUMBER
 from glue_citations import check_cited
 
 from multigpu.book import ch05_guide as ch05
-from multigpu.book import plotting
-from multigpu.evidence import guide
+from multigpu.book import lang, plotting, tables
+from multigpu.evidence import claims, guide
 from multigpu.evidence.claims import Verdict
 from multigpu.evidence.claims import cost as cost_claims
 from multigpu.market import prices, recommend
@@ -32,6 +37,7 @@ class Run:
     ex: pd.DataFrame
     sv: pd.DataFrame
     frames: dict[str, pd.DataFrame]
+    verdicts: dict[str, Verdict]
 
 
 @pytest.fixture(scope="module")
@@ -44,14 +50,15 @@ def runs():
         out = {}
         for name, table in (("default", prices.default_table()), ("good", prices.load_table(GOOD))):
             ref = guide.reference_pricing(table)
+            verdicts = {c: claims.check(c, claims.Inputs(prices=table)) for c in ("C26", "C27")}
             out[name] = Run(table, ref, guide.decisions(table, MODELS), ch05.training_example(table, ref),
-                            ch05.serving_example(table, ref), ch05.pareto_options(table, ref))
+                            ch05.serving_example(table, ref), ch05.pareto_options(table, ref), verdicts)
         yield out
 
 
 def all_facts(run: Run) -> dict:
     facts = {}
-    verdicts = {c: Verdict(c, "holds", "seed", "value", "unit", f"{c} explained", "ch") for c in ("C26", "C27")}
+    verdicts = run.verdicts
     for part in (ch05.intro_facts(run.table), ch05.training_example_facts(run.ex), ch05.serving_example_facts(run.sv),
                  ch05.guide_facts(run.decided, run.ref), ch05.front_facts(run.frames),
                  ch05.flip_facts(run.decided, run.ref), ch05.claims_facts(verdicts, run.decided),
@@ -62,11 +69,16 @@ def all_facts(run: Run) -> dict:
     return facts
 
 
+def english(facts: dict) -> dict:
+    """The facts the English page cites: all but the Chinese twins (``<name>_zh``, cited by the page's catalog)."""
+    return {name: value for name, value in facts.items() if not name.endswith("_zh")}
+
+
 def test_the_notebook_cites_every_fact_with_the_role_of_its_type(runs):
     """Every glue name the Markdown cites is built here, text is cited with {glue:md} and numbers with
     {glue:text}, and nothing is built that the page does not cite."""
     for run in runs.values():
-        check_cited(all_facts(run), NOTEBOOK, exact=True)
+        check_cited(english(all_facts(run)), NOTEBOOK, exact=True)
 
 
 def test_intro_names_the_price_file(runs):
@@ -182,12 +194,13 @@ def test_flip_sentences_carry_the_factor_and_the_demo_flips(runs):
 
 
 def test_claims_facts_read_the_guide_against_the_size_line(runs):
-    verdicts = {"C26": Verdict("C26", "wrong", "s", "v", "u", "because C26", "ch"),
-                "C27": Verdict("C27", "holds", "s", "v", "u", "because C27", "ch")}
     for run in runs.values():
+        verdicts = run.verdicts
         facts = ch05.claims_facts(verdicts, run.decided)
-        assert (facts["c26_verdict"], facts["c27_verdict"]) == ("**wrong**", "**holds**")
-        assert facts["c26_explanation"] == "because C26" and facts["size_line_B"] == cost_claims.SIZE_LINE_B
+        assert facts["c26_verdict"] == f"**{verdicts['C26'].verdict}**"
+        assert facts["c27_verdict"] == f"**{verdicts['C27'].verdict}**"
+        assert facts["c26_tests"] == claims.tests_markdown(verdicts["C26"])
+        assert facts["c26_explanation"] == verdicts["C26"].explanation and facts["size_line_B"] == cost_claims.SIZE_LINE_B
         limits = guide.thresholds(run.decided)
         assert facts["line_cases"] == len(limits)
         train = run.decided[(run.decided["kind"] == "train") & (run.decided["guide_class"] != "none feasible")]
@@ -200,9 +213,10 @@ def test_claims_facts_read_the_guide_against_the_size_line(runs):
                               "guide_class": ["PCIe", "PCIe", "NVSwitch node", "PCIe"] + ["NVSwitch node"] * 2,
                               "tp": [1, 2, 8, 1, 4, 8], "exposed_comm_pct": [3.0, 12.4, 1.0] + [math.nan] * 3,
                               "pcie_reason": [None] * 4 + ["too slow", "does not fit"]})
-    facts = ch05.claims_facts(verdicts, synthetic)
+    facts = ch05.claims_facts(run.verdicts, synthetic)
     assert (facts["line_inside"], facts["line_cases"]) == (1, 2)
     assert facts["line_inside_list"] == "training at on-demand prices"
+    assert facts["line_inside_list_zh"] == "按需价格下的训练"
     assert facts["c26_where"] == "That is 0 of 1 pricing types for real-time serving and 1 of 1 for training."
     assert facts["c27_train"].startswith("the PCIe picks for training use tensor parallelism of at most tp2, with "
                                          "up to 12 % of the step")
@@ -241,12 +255,116 @@ def test_floor_exercise_reruns_the_same_guide(runs):
 
 def test_chapter_figures_carry_the_price_file(runs):
     run = runs["good"]
-    figures = [ch05.figure_decision_matrix(run.decided, run.table),
-               ch05.figure_class_costs(run.table, run.ref, MODELS),
+    costs = ch05.class_cost_frames(run.table, run.ref, MODELS)
+    figures = [ch05.figure_decision_matrix(run.decided, run.table), ch05.figure_class_costs(costs, run.table, run.ref),
                ch05.figure_pareto(run.frames, run.table, run.ref)]
     for fig in figures:
         assert ch05.source(run.table) in fig.texts[-1].get_text()
         assert "<svg" in plotting.to_svg(fig)
+        plt.close(fig)
     assert [ax.get_title() for ax in figures[2].axes] == ["Llama 3.1 8B", "Llama 3.1 70B"]
     assert run.frames["llama3.1-70b"]["cost_usd"].isna().all()  # no 70B option runs on 16 GPUs of good.csv:
     assert [t.get_text() for t in figures[2].axes[1].texts] == ["no option runs"]  # the panel says so
+
+
+# ------------------------------------------------------------------ both editions
+
+
+PAGE = "chapters/05-selection-guide"
+#: English words that must not remain in a Chinese text (file names and ids aside).
+ENGLISH_WORDS = re.compile(r"\b(?:the|of|and|at|for|with|is|are|on|to|option|options|pick)\b")
+
+
+def test_every_text_fact_has_its_chinese_with_the_same_numbers(runs):
+    for run in runs.values():
+        facts = all_facts(run)
+        editions.check_chinese_twins(facts, required={"in_short", "ex_best", "c26_tests", "c27_explanation",
+                                                      "ex1_answer", "price_stamp"})
+        for name in editions.text_names(facts):
+            assert not ENGLISH_WORDS.search(facts[f"{name}_zh"]), (name, facts[f"{name}_zh"])
+
+
+def test_the_chinese_catalog_cites_the_chinese_facts(runs):
+    """The page's Chinese cites ``name_zh`` for every Markdown fact (computed in Chinese), numbers by their own name."""
+    facts = all_facts(runs["default"])
+    editions.check_catalog_cites_twins(facts, PAGE)
+
+
+def test_the_guide_s_phrases_translate_with_their_words(runs):
+    """Size lines, pricing types and classes inside the guide's English phrases come out Chinese."""
+    limits = guide.thresholds(runs["default"].decided)
+    with lang.using("zh"):
+        for text in limits["text"]:
+            assert CHINESE.search(ch05.line_text(text)) and not ENGLISH_WORDS.search(ch05.line_text(text))
+        phrase = ch05.lines_phrase(limits[limits["kind"] == "train"])
+        assert "按需" in phrase and "on-demand" not in phrase
+        assert ch05.word("multi-node / NVL72") == "多节点 / NVL72"
+        with pytest.raises(LookupError):
+            ch05.translate("a sentence no template knows", ch05.LINE_TEMPLATES)
+    assert ch05.lines_phrase(limits) == guide.lines_phrase(limits)  # English: the guide's own words
+
+
+def test_the_figures_draw_in_both_languages(runs):
+    run = runs["good"]
+    costs = ch05.class_cost_frames(run.table, run.ref, MODELS)
+    for draw in (lambda: ch05.figure_decision_matrix(run.decided, run.table),
+                 lambda: ch05.figure_class_costs(costs, run.table, run.ref),
+                 lambda: ch05.figure_pareto(run.frames, run.table, run.ref)):
+        figs = plotting.draw_editions(draw)
+        try:
+            en, zh = figs["en"], figs["zh"]
+            assert not CHINESE.search(en._suptitle.get_text()) and CHINESE.search(zh._suptitle.get_text())
+            assert zh.texts[-1].get_text().startswith("来源：价格文件")
+            assert CHINESE.search(plotting.get_alt(zh)) and all(CHINESE.search(ax.get_xlabel()) for ax in zh.axes
+                                                                 if ax.get_xlabel())
+            legends = [t.get_text() for ax in zh.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+            assert legends and not any(ENGLISH_WORDS.search(t) for t in legends), legends
+            html = plotting.editions_html(figs)  # the text floor and alt text, checked on both
+            assert '<div class="mg-lang-zh" lang="zh-CN">' in html
+        finally:
+            for fig in figs.values():
+                plt.close(fig)
+
+
+@pytest.mark.parametrize("make", [lambda r: guide.summary(r.decided, r.ref, "train"),
+                                  lambda r: guide.summary(r.decided, r.ref, "serve"),
+                                  lambda r: guide.flip_table(r.decided, r.ref),
+                                  lambda r: ch05.flip_demo(r.decided, r.table, r.ref)])
+def test_every_table_has_chinese_headers_labels_and_the_same_numbers(runs, make):
+    frame = make(runs["default"])
+    page = tables.editions_html(frame, csv_name="t", label_columns=ch05.LABEL_COLUMNS)
+    en, zh = page.split('\n<div class="mg-lang-zh" lang="zh-CN">')
+    heads = re.findall(r"<th [^>]*>([^<]*)</th>", zh)
+    assert len(heads) == len(tables._full_frame(frame).columns)
+    assert all(CHINESE.search(h) or h in {"GPU"} for h in heads), heads
+    cells = [re.findall(r"<td [^>]*>([^<]*)</td>", part) for part in (en, zh)]
+    for a, b in zip(*cells):
+        if NUMBER.fullmatch(a.replace(",", "")) or a.startswith(("llama", "qwen", "gpt")):
+            assert a == b  # numbers and ids alike
+        elif a in guide.CLASSES or a in ("none feasible", "training", "real-time serving"):
+            assert CHINESE.search(b) or b == "PCIe", (a, b)
+
+
+def test_the_claims_table_is_chinese_in_the_chinese_edition(runs):
+    verdicts = runs["default"].verdicts
+    with lang.using("zh"):
+        frame = ch05.claims_frame(verdicts)
+    english_frame = ch05.claims_frame(verdicts)
+    assert list(english_frame["seed_value"]) == [v.seed_value for v in verdicts.values()]
+    assert list(english_frame["confidence"]) == [v.confidence for v in verdicts.values()]
+    for column in ("seed_value", "model_value", "unit", "confidence"):
+        for value in frame[column]:
+            assert CHINESE.search(str(value)) and not ENGLISH_WORDS.search(str(value)), (column, value)
+
+
+def test_the_notebook_stores_every_figure_and_table_in_both_editions():
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    pages = [o["data"]["text/html"] for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
+             if "text/html" in o.get("data", {})]
+    assert len(pages) == 8  # five tables, three figures
+    for page in pages:
+        assert page.startswith('<div class="mg-lang-en">') and '<div class="mg-lang-zh" lang="zh-CN">' in page
+        zh = page.split('<div class="mg-lang-zh" lang="zh-CN">')[1]
+        assert CHINESE.search(zh)
+    figures = [p for p in pages if "mg-figure" in p]
+    assert len(figures) == 3 and all("来源" in p for p in figures)

@@ -1,4 +1,5 @@
-"""The validation appendix's page module (multigpu.book.app_validation): the values its prose cites, its figure.
+"""The validation appendix's page module (multigpu.book.app_validation): the values its prose cites, its figures
+and tables, in both editions (English and Chinese).
 
 The prose of book/appendix/validation.ipynb cites values by glue name; they all come from
 ``app_validation.facts`` (one ``glue_all`` call in the notebook). These tests tie the notebook's citations to
@@ -9,19 +10,25 @@ appendix cites no prices.
 from __future__ import annotations
 
 import dataclasses
+import html
 import re
 from pathlib import Path
 
+import editions
 import matplotlib.pyplot as plt
+import nbformat
 import pytest
-from glue_citations import check_cited
+from editions import CHINESE, NUMBER
+from glue_citations import check_cited, roles
 
-from multigpu.book import app_validation
+from multigpu.book import app_validation, lang, plotting, tables
+from multigpu.book.lang import text_width
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import bottlenecks, sweeps, validation, wiring
+from multigpu.evidence import bottlenecks, runs, serving, sweeps, validation, wiring
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "book" / "appendix" / "validation.ipynb"
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "book" / "appendix" / "validation.ipynb"
 
 
 @pytest.fixture(scope="module")
@@ -135,3 +142,112 @@ def test_protocol_figure_splits_the_model_curve_where_its_choice_changes():
         drawn = {line.get_label() for line in ax.get_lines()}
         assert labels <= drawn and len(drawn) >= 2, name  # every choice at a measured size has its piece
     plt.close(fig)
+
+
+# ------------------------------------------------------------------ both editions
+
+PAGE = "appendix/validation"
+
+
+def test_every_text_fact_has_its_chinese_with_the_same_numbers(facts):
+    data = {name for name in editions.text_names(facts) if not editions.CHINESE.search(facts[f"{name}_zh"])}
+    assert data and not data & {"harness_rows", "small_direction"}  # words are Chinese; refs and ids are data
+    editions.check_chinese_twins(facts, data=data,
+                                 required={"harness_rows", "small_direction", "small_systems", "sw_small_fast",
+                                           "unfit_worst_ref"})
+    assert facts["small_direction_zh"] in ("偏快", "偏慢")
+    assert facts["unfit_worst_ref_zh"] == facts["unfit_worst_ref"]
+
+
+def test_the_chinese_fit_text_follows_the_calibration():
+    cal = calibration.default()
+    constant = cal.constant("harness_overhead_us", "torch")
+    moved = Calibration(tuple(dataclasses.replace(c, fitted_on="8,9,12") if c is constant else c
+                              for c in cal.constants))
+    with lang.using("zh"):
+        assert app_validation.coverage_facts(validation.comparisons(), moved)["harness_rows"] == "第 #8、#9、#12 行"
+
+
+def test_the_chinese_catalog_cites_the_chinese_facts(facts):
+    """The page's Chinese cites ``name_zh`` for every Markdown fact its English cites, numbers by their own name."""
+    english = {name for name, role in roles(NOTEBOOK).items() if role == "md"}
+    editions.check_catalog_cites_twins(facts, PAGE, english=english)
+
+
+@pytest.fixture(scope="module")
+def shown_tables(table) -> list:
+    """The appendix's tables, as its notebook shows them (in order)."""
+    sweep_cmp = app_validation.sweep_comparison()
+    training = validation.training_table(table)
+    return [app_validation.sweep_summary_table(sweep_cmp).set_index(["split", "size_class"]),
+            app_validation.sweep_table(sweep_cmp), app_validation.fitted_constants_table(),
+            app_validation.training_runs_table(runs.compare()), app_validation.serving_runs_table(serving.compare()),
+            app_validation.coverage_table(), validation.reference_table(table).set_index("ref"),
+            training.set_index("ref"), validation.error_summary(table).set_index("regime"),
+            app_validation.out_of_sample_table(table), training[training["set"] == "out of sample"].set_index("ref"),
+            validation.misses(table, above_pct=10).drop(columns="known_miss").set_index("ref"),
+            app_validation.fixed_batch_table(bottlenecks.compare_fixed_batch()),
+            validation.vendor_statements().set_index("id")]
+
+
+#: Headers that are names, the same in both languages.
+NAMES = {"GPU", "TP"}
+#: Unit cells, the same (or the unit's symbol) in both languages.
+UNITS = {"s", "GB/s", "us"}
+
+
+def test_every_table_has_chinese_headers_words_and_the_same_data(shown_tables):
+    for frame in shown_tables:
+        key = [str(n) for n in frame.index.names if n is not None]
+        page = tables.editions_html(frame, key=key, csv_name="t", label_columns=app_validation.LABEL_COLUMNS)
+        en, zh = page.split('\n<div class="mg-lang-zh" lang="zh-CN">')
+        full = frame.reset_index()
+        heads = re.findall(r"<th [^>]*>([^<]*)</th>", zh)
+        assert len(heads) == len(full.columns) and all(CHINESE.search(h) or h in NAMES for h in heads), heads
+        english = re.findall(r"<th [^>]*>([^<]*)</th>", en)
+        for a, b in zip(english, heads):  # wide tables: a Chinese header no wider than the English one
+            assert text_width(html.unescape(b)) <= max(text_width(html.unescape(a)), 12), (a, b)
+        cells = [re.findall(r"<td [^>]*>([^<]*)</td>", part) for part in (en, zh)]
+        labels = {full.columns.get_loc(c) for c in app_validation.LABEL_COLUMNS if c in full.columns}
+        width = len(full.columns)
+        for i, (a, b) in enumerate(zip(*cells)):
+            if i % width in labels and a != tables.MISSING:
+                # a word, translated: Chinese, or a unit (µs for "us")
+                assert html.unescape(b) == lang.label(html.unescape(a), "zh"), (full.columns[i % width], a, b)
+                assert CHINESE.search(b) or a in UNITS, (full.columns[i % width], a, b)
+            elif i % width not in labels and a not in ("yes", "no"):
+                assert a == b, (a, b)  # numbers and names alike
+        assert re.findall(r"base64,([^\"]+)", en) == re.findall(r"base64,([^\"]+)", zh)  # the same CSV
+
+
+def test_figures_draw_in_chinese_with_every_check(table):
+    for draw in (lambda: app_validation.figure_predicted_vs_measured(table),
+                 lambda: app_validation.figure_holdout_sweeps(app_validation.sweep_comparison()),
+                 app_validation.figure_protocol_switches):
+        figs = plotting.draw_editions(draw)
+        try:
+            en, zh = figs["en"], figs["zh"]
+            assert CHINESE.search(zh._suptitle.get_text()) and CHINESE.search(plotting.get_alt(zh))
+            assert any(t.get_text().startswith("来源：") for t in zh.texts)
+            legends = [t.get_text() for ax in zh.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+            assert legends and all(CHINESE.search(t) for t in legends), legends
+            for fig in (en, zh):
+                checks = plotting.readability(fig)
+                assert checks["min_text_px"] >= plotting.MIN_TEXT_PX and not checks["overlaps"], checks
+                assert not checks["contrast_problems"], checks
+            # the same numbers in both alt texts
+            assert sorted(NUMBER.findall(plotting.get_alt(en))) == sorted(NUMBER.findall(plotting.get_alt(zh)))
+        finally:
+            for fig in figs.values():
+                plt.close(fig)
+
+
+def test_the_notebook_stores_every_figure_and_table_in_both_editions(shown_tables):
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    pages = [o["data"]["text/html"] for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
+             if "text/html" in o.get("data", {})]
+    assert len(pages) == len(shown_tables) + 3  # fourteen tables, three figures
+    for page in pages:
+        assert page.startswith('<div class="mg-lang-en">') and '<div class="mg-lang-zh" lang="zh-CN">' in page
+    figures = [p for p in pages if "mg-figure" in p]
+    assert len(figures) == 3 and all("来源" in p for p in figures)

@@ -16,7 +16,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from multigpu.book import app_claims, plotting
+from multigpu.book import app_claims, lang, plotting
 from multigpu.evidence import claims
 from multigpu.market import prices
 
@@ -35,16 +35,21 @@ def cli_rows() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def stored() -> dict:
-    """The executed notebook's claim sections (by id) and glued counts."""
+    """The executed notebook's claim sections (by id; English, and Chinese under "zh") and glued counts."""
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     sections, glued = {}, {}
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
             data = output.get("data", {})
-            if "text/markdown" in data:
-                match = re.match(r"#+ (C\d\d) · ", data["text/markdown"])
-                if match:
-                    sections[match.group(1)] = data["text/markdown"]
+            markdown = data.get("text/markdown", "")
+            edition = re.match(r'<div class="mg-lang-(\w+)"', markdown)
+            if edition:
+                parts = re.split(r"^(?=#+ C\d\d · )", markdown, flags=re.M)[1:]
+                found = {re.match(r"#+ (C\d\d)", part).group(1): part for part in parts}
+                if edition.group(1) == "en":
+                    sections.update(found)
+                else:
+                    sections.setdefault(edition.group(1), {}).update(found)
             record = data.get("application/papermill.record/text/plain")
             if record is not None:
                 glued[output["metadata"]["scrapbook"]["name"]] = record
@@ -61,7 +66,17 @@ def test_cli_gives_a_verdict_for_all_27_claims(cli_rows):
 
 
 def test_notebook_has_one_section_per_claim_in_id_order(stored):
-    assert list(stored["sections"]) == IDS
+    assert [key for key in stored["sections"] if key != "zh"] == IDS
+    assert list(stored["sections"]["zh"]) == IDS  # the Chinese edition has every claim too
+
+
+def test_chinese_sections_quote_the_article_and_give_the_verdict_in_chinese(cli_rows, stored):
+    for row in cli_rows:
+        text = _unescape(stored["sections"]["zh"][row["id"]])
+        assert text.startswith(f"#### {row['id']} · {claims.seed_claims()[row['id']]['claim_zh']}"), row["id"]
+        with lang.using("zh"):
+            assert f"**{lang.label(row['verdict'])}**" in text, row["id"]
+        assert "判定依据：" in text and "推导过程见" in text, row["id"]
 
 
 def test_notebook_sections_match_the_cli(cli_rows, stored):

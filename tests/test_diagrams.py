@@ -9,13 +9,14 @@ import re
 import matplotlib
 import matplotlib.pyplot as plt
 import pytest
+from editions import CHINESE, NUMBER
 from matplotlib.colors import to_hex
 from matplotlib.patches import FancyArrowPatch
 
-from multigpu.book import diagrams, plotting
+from multigpu.book import diagrams, lang, plotting
 from multigpu.comm import calibration, collectives
 from multigpu.common.errors import InputError
-from multigpu.hardware import topology
+from multigpu.hardware import catalog, topology
 
 S = 1e9
 WIRING = sorted(set(diagrams.CLASS_EXAMPLES.values()) | {"h200-p2p-8", "pcie-l40s-8"})
@@ -317,3 +318,105 @@ def test_svg_is_the_same_under_any_hash_seed():
     digests = {subprocess.run([sys.executable, "-c", code], env={**__import__("os").environ, "PYTHONHASHSEED": seed},
                               capture_output=True, text=True, check=True).stdout for seed in ("1", "2")}
     assert len(digests) == 1
+
+
+# ------------------------------------------------------------------ the Chinese edition
+
+def chinese(kind: str, arg: str):
+    """The figure drawn in Chinese (not cached: the caller closes it)."""
+    with lang.using("zh"):
+        return {"wiring": diagrams.wiring_figure, "schematic": diagrams.allreduce_schematic,
+                "multinode": diagrams.multinode_figure}[kind](arg)
+
+
+@pytest.mark.parametrize("kind, arg", all_figures())
+def test_chinese_figures_keep_the_house_rules(kind, arg):
+    fig = chinese(kind, arg)
+    try:
+        _check_chinese_figure(fig, kind, arg)
+    finally:
+        plt.close(fig)
+
+
+def _check_chinese_figure(fig, kind: str, arg: str) -> None:
+    assert CHINESE.search(fig._suptitle.get_text())
+    sources = [t.get_text() for t in fig.texts if t.get_text().startswith("来源：multigpu.book.diagrams.")]
+    assert len(sources) == 1
+    if kind != "schematic":
+        assert f"multigpu.hardware.topology.for_system('{arg}')" in sources[0].replace("\n", "")
+    assert fig.get_tightbbox(fig.canvas.get_renderer()).width <= 7.0, "text spills past the 7 in column"
+    assert not [(t.get_text(), t.get_fontsize()) for t in texts(fig) if t.get_fontsize() < 8]
+    assert not plotting.contrast_problems(fig)
+    legends = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert all(CHINESE.search(t) for t in legends), legends
+    prose = re.compile(r"\b(?:the|of|per|to|link|links|node|GPUs)\b")
+    english = [t.get_text() for t in texts(fig)
+               if prose.search(t.get_text()) and t.get_text() not in sources]  # the source names files and functions
+    assert not english, english
+
+
+def test_chinese_wiring_draws_the_same_links_at_the_same_rates():
+    fig, graph = chinese("wiring", "dgx-1-v100"), diagrams.wiring_graph("dgx-1-v100")
+    labels = [h.get_label() for h in fig.legends[0].legend_handles]
+    plt.close(fig)
+    assert sum(int(re.search(r"(\d+) 条链路$", label).group(1)) for label in labels) == graph.number_of_edges()
+    assert [NUMBER.findall(a) for a in labels] == [NUMBER.findall(h.get_label())
+                                                   for h in wiring("dgx-1-v100").legends[0].legend_handles]
+
+
+@pytest.mark.parametrize("system_id", WIRING + ["gb200-nvl72"])
+def test_chinese_alt_text_states_the_same_numbers(system_id):
+    english = diagrams.wiring_alt_text(system_id)
+    with lang.using("zh"):
+        text = diagrams.wiring_alt_text(system_id)
+    assert CHINESE.search(text) and sorted(NUMBER.findall(text)) == sorted(NUMBER.findall(english))
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_chinese_schematic_alt_text_and_caption_state_the_same_numbers(algorithm):
+    english = diagrams.schematic_alt_text(algorithm, 6, S) + diagrams._schematic_caption(
+        algorithm, 6, S, diagrams.link_bytes(algorithm, 6, S))
+    with lang.using("zh"):
+        text = diagrams.schematic_alt_text(algorithm, 6, S) + diagrams._schematic_caption(
+            algorithm, 6, S, diagrams.link_bytes(algorithm, 6, S))
+    assert CHINESE.search(text) and sorted(NUMBER.findall(text)) == sorted(NUMBER.findall(english))
+
+
+def test_multinode_alt_text_in_both_languages():
+    english = diagrams.multinode_alt_text("hgx-h100", 2)
+    assert english.startswith("2 nodes of hgx-h100") and "8 leaf switches, 50 GB/s per direction per NIC" in english
+    with lang.using("zh"):
+        text = diagrams.multinode_alt_text("hgx-h100", 2)
+    assert CHINESE.search(text) and sorted(NUMBER.findall(text)) == sorted(NUMBER.findall(english))
+
+
+def test_every_catalogue_system_and_link_kind_has_its_chinese_words():
+    kinds = {topology.for_system(s).kind for s in catalog.systems()}
+    for kind in kinds:
+        assert CHINESE.search(lang.label(kind, "zh")), kind
+    links = {e.kind for s in catalog.systems() for e in topology.for_system(s).edges if e.kind != "bounce"}
+    assert links <= set(diagrams.KINDS)
+    for _colour, name in diagrams.KINDS.values():
+        assert lang.label(name, "zh")
+    for name in diagrams._TITLES.values():
+        assert CHINESE.search(lang.label(name, "zh")), name
+
+
+def test_english_is_drawn_outside_any_language_block_and_in_english():
+    with lang.using("en"):
+        inside = plotting.to_svg(diagrams.allreduce_schematic("ring"))
+    outside = plotting.to_svg(diagrams.allreduce_schematic("ring"))
+    plt.close("all")
+    assert inside == outside
+
+
+def test_wrap_keeps_english_as_textwrap_and_breaks_chinese_by_width():
+    import textwrap
+
+    text = "multigpu.book.diagrams.wiring_figure drawn from a long list of words " * 3
+    assert diagrams._wrap(text, 60) == textwrap.fill(text, 60)
+    chinese_text = ("来源：multigpu.book.diagrams.wiring_figure 依据 "
+                    "multigpu.hardware.topology.for_system('hgx-h100') 绘制") * 2
+    lines = diagrams._wrap(chinese_text, 50).split("\n")
+    assert len(lines) > 1 and all(lang.text_width(line) <= 50 or " " not in line for line in lines)
+    assert "".join(lines).replace(" ", "") == chinese_text.replace(" ", "")

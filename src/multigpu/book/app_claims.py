@@ -1,5 +1,9 @@
 """Appendix, claims check: the verdicts as a table, a figure, one markdown section per claim, and the
-facts the page's prose cites.
+facts the page's prose cites, in both editions from one execution (:mod:`multigpu.book.lang`).
+
+The Chinese sections give the claim as the article words it, the values, the verdict and what decided it: the
+verdict's tests, translated by the chapters' templates (``TEST_TEMPLATES`` of each chapter module); chapter
+titles come from each chapter's page catalog.
 
 The page passes down the price table of the build (``inputs.price_table()``): the verdicts of C24 and
 C26, their sections, the verdict counts and the price stamp follow it. Nothing here reads the environment.
@@ -16,8 +20,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from multigpu.book import plotting
+from multigpu.book import glue, i18n, lang, plotting, tables
 from multigpu.book.glue import Facts
+from multigpu.book.lang import N_, _
 from multigpu.evidence import claims
 from multigpu.market.prices import PriceTable
 
@@ -122,7 +127,7 @@ def plot_verdicts_by_chapter(ax: Axes, frame: pd.DataFrame) -> None:
             continue
         color, hatch = VERDICT_STYLE[verdict]
         ax.barh(y, values, left=left, height=0.6, color=color, hatch=hatch, edgecolor="#222222", linewidth=0.6,
-                label=verdict)
+                label=lang.label(verdict))
         for yi, x0, value in zip(y, left, values):
             if value:
                 ax.text(x0 + value / 2, yi, f"{int(value)}", ha="center", va="center", fontsize=plotting.SMALL_PT,
@@ -132,7 +137,7 @@ def plot_verdicts_by_chapter(ax: Axes, frame: pd.DataFrame) -> None:
     ax.set_yticks(y, list(frame.index), fontsize=8)
     ax.grid(axis="y", visible=False)
     ax.set_xlim(0, max(left.max(), 1) * 1.05)
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="verdict", title_fontsize=8)
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title=_("verdict"), title_fontsize=8)
 
 
 
@@ -146,33 +151,53 @@ def format_value(value: float | str, unit: str) -> str:
     """A model value with its unit, as text: a number (up to 6 significant digits) followed by its unit;
     a text value (several numbers, each with its own unit) followed by ``(units: ...)``."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return f"{value} (units: {unit})" if unit else str(value)
+        return _("{value} (units: {unit})", value=value, unit=unit) if unit else str(value)
     text = str(int(value)) if float(value).is_integer() else f"{float(value):.6g}"
     return f"{text} {unit}".strip()
 
 
 
-def claim_markdown(row: Mapping[str, object], chapter_title: str, link: str, level: int = 4) -> str:
-    """One claim's section as Markdown: heading ``C05 · claim``, the Chinese quote, the article's and the
-    model's value, the verdict, the rule it was judged by and its confidence (where the check states them),
-    the explanation, and a link (``link``, relative to the page) to the chapter."""
-    lines = [
-        f"{'#' * level} {row['id']} · {_md(row['claim_en'])}",
+def claim_markdown(row: Mapping[str, object], chapter_title: str, link: str, level: int = 4,
+                   verdict: claims.Verdict | None = None) -> str:
+    """One claim's section as Markdown, in the current language: heading ``C05 · claim``, the article's and the
+    model's value, the verdict, and a link (``link``, relative to the page) to the chapter.
+
+    English: the claim in English with the article's Chinese quote under it, the verdict's explanation. Other
+    languages: the claim as the article words it, and what decided the verdict, its tests translated by the
+    chapters' templates (``verdict`` is needed, :func:`claim_test_templates`)."""
+    english = lang.current() == "en"
+    heading = row["claim_en"] if english else row["claim_zh"]
+    lines = [f"{'#' * level} {row['id']} · {_md(heading)}", ""]
+    if english:
+        lines += [f"> {_md(row['claim_zh'])}", ""]
+    lines += [
+        _("- **Article:** {value}", value=_md(row["seed_value"])),
+        _("- **Model or catalogue:** {value}", value=_md(format_value(row["model_value"], str(row["unit"])))),
+        _("- **Verdict:** **{verdict}**", verdict=lang.label(str(row["verdict"]))),
         "",
-        f"> {_md(row['claim_zh'])}",
-        "",
-        f"- **Article:** {_md(row['seed_value'])}",
-        f"- **Model or catalogue:** {_md(format_value(row['model_value'], str(row['unit'])))}",
-        f"- **Verdict:** **{row['verdict']}**",
-        *([f"- **Rule:** {_md(str(row['rule']))}"] if row.get("rule") else []),
-        *([f"- **Confidence:** {_md(str(row['confidence']))}"] if row.get("confidence") else []),
-        "",
-        _md(row["explanation"]),
-        "",
-        f"The work is shown in [{_md(chapter_title)}]({link}).",
     ]
+    if english:
+        lines.append(_md(row["explanation"]))
+    else:
+        if verdict is None:
+            raise ValueError(f"{row['id']}: the {lang.current()} section needs the verdict's tests")
+        lines.append(_("What decided it: {tests}", tests=glue.tests_markdown(verdict, claim_test_templates())))
+    lines += ["", _("The work is shown in [{title}]({link}).", title=_md(chapter_title), link=link)]
     return "\n".join(lines)
 
+
+def claim_test_templates() -> tuple[str, ...]:
+    """The chapters' templates of their claims' tests (each chapter module's ``TEST_TEMPLATES``)."""
+    from multigpu.book import (
+        ch01_generations,
+        ch02_topology,
+        ch03_bottlenecks,
+        ch04_cost,
+        ch05_guide,
+    )
+
+    modules = (ch01_generations, ch02_topology, ch03_bottlenecks, ch04_cost, ch05_guide)
+    return tuple(t for module in modules for t in getattr(module, "TEST_TEMPLATES", ()))
 
 
 def not_checkable_problems(verdicts: Sequence[claims.Verdict]) -> list[str]:
@@ -196,18 +221,35 @@ def not_checkable_problems(verdicts: Sequence[claims.Verdict]) -> list[str]:
 
 
 def figure_verdicts_by_chapter(frame: pd.DataFrame, prices: PriceTable) -> Figure:
-    """Figure: :func:`plot_verdicts_by_chapter` of ``frame`` (:func:`verdicts_by_chapter`; claims, a count); its
-    source line names ``prices``, the price file the cost claims (C24, C26) were checked with."""
+    """Figure, in the current language: :func:`plot_verdicts_by_chapter` of ``frame`` (:func:`verdicts_by_chapter`
+    with the chapter titles of that language; claims, a count); its source line names ``prices``, the price
+    file the cost claims (C24, C26) were checked with."""
+    cost_claims = _("cost claims:")
     fig, ax = plotting.figure(
-        "The article's claims: verdicts by chapter", "claims (count)", "chapter that checks them",
+        _("The article's claims: verdicts by chapter"), _("claims (count)"), _("chapter that checks them"),
         source="multigpu.evidence.claims.check_all (python -m multigpu claims); "
-               f"multigpu.book.app_claims.verdicts_by_chapter; cost claims: {prices.source_label()}",
+               f"multigpu.book.app_claims.verdicts_by_chapter; {cost_claims} {prices.source_label()}",
         figsize=(6.8, 3.8))
     plot_verdicts_by_chapter(ax, frame)
     totals = frame[[v for v in claims.VERDICTS if v in frame.columns]].sum()
-    counts = ", ".join(f"{v} {int(n)}" for v, n in totals.items() if n)
-    return plotting.set_alt(fig, f"Stacked bar chart: {int(totals.sum())} claims of the article across "
-                                 f"{len(frame)} chapters, by verdict: {counts}.")
+    counts = _(", ").join(_("{verdict} {n}", verdict=lang.label(v), n=int(n)) for v, n in totals.items() if n)
+    return plotting.set_alt(fig, _("Stacked bar chart: {claims} claims of the article across {chapters} chapters, "
+                                   "by verdict: {counts}.", claims=int(totals.sum()), chapters=len(frame),
+                                   counts=counts))
+
+
+def figures_verdicts_by_chapter(table: pd.DataFrame, titles: Mapping[str, str], prices: PriceTable) -> None:
+    """Show :func:`figure_verdicts_by_chapter` in every edition, each with its language's chapter titles."""
+    plotting.show_both(lambda: figure_verdicts_by_chapter(
+        verdicts_by_chapter(table, titles_in(titles, lang.current())), prices))
+
+
+def titles_in(titles: Mapping[str, str], language: str) -> dict[str, str]:
+    """Chapter titles (by docname) in ``language``: each heading as its page's catalog translates it."""
+    if language == "en":
+        return dict(titles)
+    locale = lang.LOCALES[language]
+    return {doc: i18n.translate(title, locale, page=doc) for doc, title in titles.items()}
 
 
 def overview_table(table: pd.DataFrame, titles: Mapping[str, str]) -> pd.DataFrame:
@@ -224,11 +266,52 @@ def chapter_link(docname: str, page: str = "book/appendix/claims-check") -> str:
     return f"{up}{PurePosixPath(docname).relative_to('book').as_posix()}.ipynb"
 
 
-def claim_sections(table: pd.DataFrame, titles: Mapping[str, str]) -> list[str]:
-    """One Markdown section per claim of ``table`` (:func:`claim_markdown`), in its order, each linking to
-    the chapter that shows the work (:func:`chapter_link`)."""
-    return [claim_markdown(row, titles.get(row["chapter"], row["chapter"]), chapter_link(row["chapter"]))
-            for row in table.to_dict("records")]
+def claim_sections(table: pd.DataFrame, titles: Mapping[str, str],
+                   verdicts: Mapping[str, claims.Verdict] | None = None) -> list[str]:
+    """One Markdown section per claim of ``table`` (:func:`claim_markdown`) in the current language, in its
+    order, each linking to the chapter that shows the work (:func:`chapter_link`); ``verdicts`` by id (needed
+    outside English)."""
+    local = titles_in(titles, lang.current())
+    verdicts = verdicts or {}
+    return [claim_markdown(row, local.get(row["chapter"], row["chapter"]), chapter_link(row["chapter"]),
+                           verdict=verdicts.get(row["id"])) for row in table.to_dict("records")]
+
+
+def show_claim_sections(table: pd.DataFrame, titles: Mapping[str, str],
+                        verdicts: Mapping[str, claims.Verdict]) -> None:
+    """Display every claim's section in every edition: one Markdown output per language, wrapped in its
+    ``mg-lang-*`` div (raw HTML around the Markdown, so the site's style sheet shows each edition its own)."""
+    from IPython.display import Markdown, display
+
+    for language in lang.LANGUAGES:
+        with lang.using(language):
+            sections = claim_sections(table, titles, verdicts)
+        attr = f' lang="{lang.HTML_LANG[language]}"' if lang.HTML_LANG[language] else ""
+        display(Markdown(f'<div class="mg-lang-{language}"{attr}>\n\n' + "\n\n".join(sections) + "\n\n</div>"))
+
+
+#: The page's table headers, as messages (:mod:`multigpu.book.tables` translates headers by them).
+TABLE_HEADERS = (N_("Verdict"), N_("Claims"), N_("Share (%)"), N_("ID"), N_("Seed value"), N_("Model value"),
+                 N_("Unit"), N_("Chapter"))
+#: Columns whose cells are words to translate (the verdicts).
+LABEL_COLUMNS = ("verdict",)
+
+
+def show_counts(table: pd.DataFrame) -> None:
+    """The verdict counts (:func:`verdict_counts`) as one table per edition."""
+    tables.show_table(verdict_counts(table).round(1), key=["verdict"], csv_name="claims-1", editions=True,
+                      label_columns=LABEL_COLUMNS)
+
+
+def show_overview(table: pd.DataFrame, titles: Mapping[str, str]) -> None:
+    """The overview (:func:`overview_table`) once per edition, each with its language's chapter titles."""
+    from IPython.display import HTML, display
+
+    def one() -> str:
+        frame = overview_table(table, titles_in(titles, lang.current())).reset_index()
+        return tables.table_html(frame, key=["id"], csv_name="claims-2", label_columns=LABEL_COLUMNS)
+
+    display(HTML(lang.editions_html(lang.per_language(one))))
 
 
 def price_facts(prices: PriceTable) -> Facts:
@@ -247,12 +330,28 @@ def verdict_facts(table: pd.DataFrame, titles: Mapping[str, str]) -> Facts:
     by_chapter = verdicts_by_chapter(table, titles)
     out: Facts = {"n_claims": len(table)}
     out.update({f"n_{key}": int(counts[verdict]) for verdict, key in VERDICT_KEYS.items()})
-    hardware = by_chapter.loc[titles.get(HARDWARE_CHAPTER, HARDWARE_CHAPTER)]
+    hardware = by_chapter.loc[titles.get(HARDWARE_CHAPTER, HARDWARE_CHAPTER)]  # titles in the page's language
     out["ch1_clean"] = int(hardware["holds"] + hardware["holds-with-caveat"])
     out["ch1_total"] = int(hardware["total"])
     flagged = by_chapter[list(FLAGGED)].sum(axis=1)
     out["n_flagged"] = int(flagged.sum())
-    out["flagged_ids"] = _md(", ".join(table[table["verdict"].isin(FLAGGED)]["id"]))
+    out["flagged_ids"] = _md(_(", ").join(table[table["verdict"].isin(FLAGGED)]["id"]))
     out["worst_chapter"] = _md(flagged.idxmax())
     out["worst_chapter_n"] = int(flagged.max())
     return out
+
+
+def page_facts(table: pd.DataFrame, titles: Mapping[str, str], prices: PriceTable) -> Facts:
+    """Every fact the page's prose cites, for both editions: :func:`verdict_facts` and :func:`price_facts`,
+    the text ones also as ``<name>_zh`` (chapter titles from the Chinese catalogs, the Chinese price stamp)."""
+    from multigpu.book.ch05_guide import (
+        price_stamp,  # the one Chinese price stamp of the book
+    )
+
+    def text() -> Facts:
+        facts = verdict_facts(table, titles_in(titles, lang.current()))
+        facts |= price_facts(prices) if lang.current() == "en" else {"price_stamp": price_stamp(prices)}
+        return {name: value for name, value in facts.items() if isinstance(value, str)}
+
+    numbers = {name: value for name, value in verdict_facts(table, titles).items() if not isinstance(value, str)}
+    return numbers | glue.per_language(text)

@@ -12,6 +12,11 @@ can reproduce); this module lays them out for the page:
   (:data:`multigpu.book.glue.Facts`), and :func:`facts` all of them: the notebook glues them with one
   call, ``glue_all(app_validation.facts(cal))``.
 
+Its words come in both editions' languages (:mod:`multigpu.book.lang`): each figure function draws in the
+current language (the notebook shows both with ``plotting.show_both``); the tables' Chinese headers are the
+messages of :data:`TABLE_HEADERS` and the words in their :data:`LABEL_COLUMNS` those of :data:`CELL_WORDS`;
+:func:`facts` holds every text fact in English and, as ``<name>_zh``, in Chinese.
+
 Errors are ``predicted / measured - 1`` in percent (``_pct``, ``e_<ref>``); ``_rows``, ``_within`` and
 ``n_`` values are row counts; ``_ref`` values and ``small_systems`` are text. Nothing here depends on a
 price file.
@@ -19,13 +24,16 @@ price file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from multigpu.book import plotting
+from multigpu.book import lang, plotting
 from multigpu.book.glue import Facts, plain
+from multigpu.book.lang import N_, _
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.evidence import (
@@ -40,13 +48,16 @@ from multigpu.evidence import (
 
 
 def _scatter(ax, part: pd.DataFrame, style: int, label: str) -> None:
+    """``part``'s rows as markers, filled where a constant was fitted on the row; ``label`` names the group
+    in the legend (in the current language)."""
     color, marker = plotting.COLORS[style % 8], plotting.MARKERS[style % 8]
     for filled in (True, False):
         rows = part[(part["set"] == "fitted on") == filled]
         if len(rows):
             ax.scatter(rows["measured"], rows["predicted"], marker=marker, s=36, linewidths=1.2,
                        facecolors=color if filled else "none", edgecolors=color,
-                       label=f"{label}, {'fitted on' if filled else 'not fitted on'}")
+                       label=_("{group}, fitted on", group=label) if filled
+                       else _("{group}, not fitted on", group=label))
 
 
 def _diagonal(ax, lo: float, hi: float) -> None:
@@ -64,17 +75,17 @@ def plot_predicted_vs_measured(axes, table: pd.DataFrame | None = None, label_ab
     """Two panels of :func:`~multigpu.evidence.validation.comparisons`, predicted against measured on log axes,
     with y = x (solid) and +-10 % (dashed): bandwidths (collectives and copies, GB/s) on the left, training
     iterations (s) on the right. Filled markers: a constant was fitted on the row; hollow: not. Rows off by
-    more than ``label_above_pct`` (%) are labelled with their ref."""
+    more than ``label_above_pct`` (%) are labelled with their ref. Words in the current language."""
     table = validation.comparisons() if table is None else table
     left, right = axes
     bw = table[table["kind"] != "training"]
-    groups = (("collectives, reference set", (bw["kind"] == "collective") & (bw["set"] != "out of sample")),
-              ("copies, reference set", bw["kind"] == "copy"),
-              ("collectives, out of sample", bw["set"] == "out of sample"))
+    groups = ((_("collectives, reference set"), (bw["kind"] == "collective") & (bw["set"] != "out of sample")),
+              (_("copies, reference set"), bw["kind"] == "copy"),
+              (_("collectives, out of sample"), bw["set"] == "out of sample"))
     for style, (label, mask) in enumerate(groups):
         _scatter(left, bw[mask], style, label)
     train = table[table["kind"] == "training"]
-    _scatter(right, train, 3, "training runs")
+    _scatter(right, train, 3, _("training runs"))
     for ax, part in ((left, bw), (right, train)):
         values = np.concatenate([part["measured"].to_numpy(), part["predicted"].to_numpy()])
         _diagonal(ax, values.min() / 1.6, values.max() * 1.6)
@@ -83,29 +94,30 @@ def plot_predicted_vs_measured(axes, table: pd.DataFrame | None = None, label_ab
             ax.annotate(row.ref, (row.measured, row.predicted), textcoords="offset points",
                         xytext=(6, -11 if j % 2 else 5), fontsize=plotting.SMALL_PT)
         ax.legend(fontsize=plotting.SMALL_PT, loc="lower right")
-    left.set_title("collectives and copies", fontsize=10)
-    right.set_title("training iterations (DGX A100 nodes)", fontsize=10)
-    left.set_xlabel("measured (GB/s, log scale)")
-    left.set_ylabel("predicted (GB/s, log scale)")
-    right.set_xlabel("measured (s per iteration, log scale)")
-    right.set_ylabel("predicted (s per iteration, log scale)")
+    left.set_title(_("collectives and copies"), fontsize=10)
+    right.set_title(_("training iterations (DGX A100 nodes)"), fontsize=10)
+    left.set_xlabel(_("measured (GB/s, log scale)"))
+    left.set_ylabel(_("predicted (GB/s, log scale)"))
+    right.set_xlabel(_("measured (s per iteration, log scale)"))
+    right.set_ylabel(_("predicted (s per iteration, log scale)"))
 
 
 def figure_predicted_vs_measured(table: pd.DataFrame) -> Figure:
     """The model against every measurement it can reproduce: predicted against measured, bandwidths (GB/s)
-    and training iterations (s), from :func:`multigpu.evidence.validation.comparisons` (``table``)."""
+    and training iterations (s), from :func:`multigpu.evidence.validation.comparisons` (``table``), in the
+    current language."""
     fig, axes = plotting.figure(
-        "The model against every measurement it can reproduce", "measured", "predicted",
-        source="multigpu.evidence.validation.comparisons: measurements.compare and out_of_sample "
-               "(data/measurements.csv and published collectives), bottlenecks.training_validation "
-               "(Megatron-LM, Korthikanti et al. 2022)",
+        _("The model against every measurement it can reproduce"), _("measured"), _("predicted"),
+        source=_("multigpu.evidence.validation.comparisons: measurements.compare and out_of_sample "
+                 "(data/measurements.csv and published collectives), bottlenecks.training_validation "
+                 "(Megatron-LM, Korthikanti et al. 2022)"),
         nrows=2, figsize=(6.8, 8.8))
     plot_predicted_vs_measured(axes, table)
     within = int((table["error_pct"].abs() <= 10).sum())
-    return plotting.set_alt(fig, f"Two scatter plots, log-log, of {len(table)} comparisons, predicted against "
-                                 "measured: bandwidths of collectives and copies (GB/s), and training iterations "
-                                 f"(s); errors {plotting.span(table['error_pct'], '%')}, {within} of {len(table)} "
-                                 "within 10 %.")
+    return plotting.set_alt(fig, _("Two scatter plots, log-log, of {n} comparisons, predicted against measured: "
+                                   "bandwidths of collectives and copies (GB/s), and training iterations (s); "
+                                   "errors {errors}, {within} of {n} within 10 %.", n=len(table),
+                                   errors=plotting.span(table["error_pct"], "%"), within=within))
 
 
 def fixed_batch_table(fixed: pd.DataFrame) -> pd.DataFrame:
@@ -114,6 +126,143 @@ def fixed_batch_table(fixed: pd.DataFrame) -> pd.DataFrame:
     to 2 decimals."""
     named = fixed.rename(columns=lambda c: c if c == "batch" or c.endswith("_x") else f"{c}_tokens_per_s_per_gpu")
     return named.set_index("batch").round(2)
+
+
+# ----------------------------------------------------------------------------- the tables' words
+
+#: The headers of the appendix's tables (:func:`multigpu.book.tables.header` of their columns), as messages:
+#: the Chinese edition's headers (a header missing here fails the notebook, not just the catalog check).
+TABLE_HEADERS = (
+    # published sweeps, their summary and the fitted constants
+    N_("Split"), N_("Size class"), N_("Points"), N_("Median absolute error (%)"), N_("Worst absolute error (%)"),
+    N_("Sweep"), N_("System"), N_("Op"), N_("GPUs"), N_("Nodes"), N_("Algorithm"),
+    N_("Median absolute error small (%)"), N_("Median absolute error large (%)"), N_("Constant"), N_("Value"),
+    N_("Unit"), N_("Fit sweeps"), N_("Fitted on"),
+    # published training and serving runs
+    N_("ID"), N_("GPU"), N_("Dtype"), N_("Layout"), N_("Measured step (s)"), N_("Predicted step (s)"),
+    N_("Error (%)"), N_("Metric"), N_("Model ID"), N_("System ID"), N_("TP"), N_("Batch"), N_("Measured"),
+    N_("Predicted"),
+    # the reference file, the training runs, the error statistics, out of sample, the misses
+    N_("Benchmark"), N_("What"), N_("Compared"), N_("Note"), N_("Reference"), N_("Set"), N_("Kind"),
+    N_("Size (MiB)"), N_("Measured (GB/s)"), N_("Predicted (GB/s)"), N_("Measured (s)"), N_("Predicted (s)"),
+    N_("Source"), N_("Regime"), N_("Rows"), N_("Worst reference"), N_("Median error (%)"), N_("Within 10 %"),
+    N_("Check"), N_("System variant"), N_("Tolerance (%)"), N_("Within tolerance"), N_("Known miss"),
+    # vendor-modelled and vendor-presented rows
+    N_("NVIDIA mesh (tokens/s per GPU)"), N_("NVIDIA switch (tokens/s per GPU)"), N_("NVIDIA benefit (×)"),
+    N_("BF16 mesh (tokens/s per GPU)"), N_("BF16 switch (tokens/s per GPU)"), N_("BF16 benefit (×)"),
+    N_("FP8 mesh (tokens/s per GPU)"), N_("FP8 switch (tokens/s per GPU)"), N_("FP8 benefit (×)"),
+    N_("Vendor (GB/s)"), N_("Difference (%)"),
+)
+
+#: The tables' columns whose cells are words of a fixed vocabulary (:data:`CELL_WORDS`), translated in the
+#: Chinese edition; the other cells are data (ids, names, benchmarks, layouts), as they are.
+LABEL_COLUMNS = ("split", "size_class", "set", "kind", "compared", "metric", "regime", "unit", "what", "check",
+                 "known_miss", "source", "note")
+
+#: The words of :data:`LABEL_COLUMNS` as the evidence layer writes them, as messages ("no" is the shared
+#: catalog's). A word missing here fails the notebook's Chinese edition (LookupError naming it).
+CELL_WORDS = (
+    # splits, size classes, sets, kinds, metrics (multigpu.evidence.sweeps, validation, runs, serving)
+    N_("holdout"), N_("fit"), N_("sealed"), N_("large"), N_("small"), N_("held out"), N_("fitted on"),
+    N_("out of sample"), N_("collective"), N_("copy"), N_("training"), N_("vendor-presentation"),
+    N_("throughput"), N_("ttft"), N_("tpot"),
+    # units (calibration constants, serving metrics, comparisons)
+    N_("1"), N_("bytes"), N_("ratio"), N_("us"), N_("fraction"), N_("tokens/s/GPU"), N_("s"), N_("GB/s"),
+    N_("s per iteration"),
+    # the regimes of the error statistics (multigpu.evidence.validation.REGIMES)
+    N_("all comparisons"), N_("fitted on (in sample)"), N_("held out (reference set, not fitted)"),
+    N_("out of sample (published elsewhere)"), N_("out of sample, documented misses left out"),
+    N_("not fitted (held out + out of sample)"), N_("collectives"),
+    N_("collectives, large messages (>= 64 MiB) and NIC rates"), N_("collectives, small messages (< 64 MiB)"),
+    N_("copies"), N_("training iterations"), N_("bandwidths (collectives and copies)"),
+    # what a comparison measures (multigpu.evidence.validation: the reference file's rows)
+    N_("all-reduce busbw (ring)"), N_("all-reduce busbw (nvls)"), N_("all-reduce busbw (tree)"),
+    N_("all-gather busbw (ring)"), N_("reduce-scatter busbw (ring)"), N_("all-to-all busbw (direct)"),
+    N_("GPU-GPU copy, one way"), N_("GPU-GPU copy, both ways"), N_("host-to-GPU copy"),
+    N_("all-to-all, per-GPU NIC rate"),
+    # the out-of-sample checks (multigpu.evidence.measurements.OUT_OF_SAMPLE)
+    N_("8x A100 ring all-reduce busbw"), N_("8x B200 NVLS all-reduce busbw"), N_("8x B200 ring all-reduce busbw"),
+    N_("8x H800 NVLS all-reduce busbw"), N_("NDR 400G: all-reduce busbw per NIC (1 GPU per node, 2 nodes)"),
+    N_("8x MI300X all-reduce busbw (RCCL)"), N_("2x MI300X all-reduce busbw (RCCL)"),
+    N_("4x RTX 4090, P2P patched on, all-reduce busbw"),
+    N_("8x RTX 5090 all-reduce busbw (variant: 4 GPUs per PCIe switch)"),
+    N_("8x RTX 5090 all-reduce busbw (GPUs on CPU root ports)"),
+    N_("4x RTX 5090 all-reduce busbw (GPUs on CPU root ports)"),
+    N_("2x H100 PCIe NVLink-bridged all-reduce busbw (variant: 12 bridge links)"),
+    N_("2x H100 PCIe NVLink-bridged all-reduce busbw (6 bridge links, NV6)"),
+    # their documented misses
+    N_("P2P off sends every hop up the x16 switch uplink, 4 flows share it: ~12 GB/s. The measured box cannot "
+       "have that wiring (4 GPUs reached 35 GB/s each, more than one x16 uplink carries), so the catalogue's "
+       "default puts the GPUs on CPU root ports"),
+    N_("host-memory bandwidth, not the PCIe link, limits P2P-off traffic (sjeaugey in the issue); the model "
+       "halves the link rate instead, ~24 GB/s for any GPU count"),
+    N_("NVIDIA's 600 GB/s read as 12 links; the measured pair behaves like 6 (NV6), the catalogue's default"),
+    # the training runs (multigpu.evidence.bottlenecks.training_validation) and their sources
+    N_("GPT-3 175B, full recompute (row 75) (8 x 16 x 8, TP x PP x DP)"),
+    N_("Megatron GPT 22B, SP + selective (8 x 1 x 1, TP x PP x DP)"),
+    N_("Megatron GPT 22B, full recompute (8 x 1 x 1, TP x PP x DP)"),
+    N_("GPT-3 175B (Megatron shape), SP + selective (8 x 8 x 1, TP x PP x DP)"),
+    N_("GPT-3 175B (Megatron shape), full recompute (8 x 8 x 1, TP x PP x DP)"),
+    N_("Megatron-Turing NLG 530B, SP + selective (8 x 35 x 1, TP x PP x DP)"),
+    N_("Megatron-Turing NLG 530B, full recompute (8 x 35 x 1, TP x PP x DP)"),
+    N_("Megatron GPT 1T, SP + selective (8 x 64 x 1, TP x PP x DP)"),
+    N_("Megatron GPT 1T, full recompute (8 x 64 x 1, TP x PP x DP)"),
+    N_("Megatron-Turing NLG 530B, SP + selective, DP 8 (8 x 35 x 8, TP x PP x DP)"),
+    N_("measurements.csv row 75"), N_("Korthikanti et al. 2022, Table 5"), N_("Korthikanti et al. 2022, sec. 6.3"),
+    # what a row of the reference file measures (its collective_or_metric column: the coverage table)
+    N_("all-reduce busbw"), N_("all-reduce busbw vs GPU count"), N_("all-reduce (NVLS on) busbw"),
+    N_("all-reduce (NVLS off) busbw"), N_("all-gather busbw"), N_("reduce-scatter busbw"),
+    N_("pairwise copy, unidirectional"), N_("pairwise copy, bidirectional total"), N_("host->device"),
+    N_("1x 4GB all-reduce vs 1000x 4MB"), N_("P2P unidirectional write"), N_("P2P bidirectional"),
+    N_("all-reduce busbw (peak)"), N_("GPU-GPU copy unidirectional / bidirectional"),
+    N_("MoE all-to-all dispatch / combine bottleneck bandwidth"), N_("MoE dispatch / combine latency"),
+    N_("MoE dispatch / combine bottleneck bw"), N_("TFLOP/s per GPU"), N_("time-to-train"),
+    N_("parallel P2P throughput ratio"),
+    # how the model reproduces a row of the reference file, or why it cannot (its model_note column,
+    # multigpu.evidence.validation.NOT_COMPARED, the training rows' reasons): the coverage and vendor tables
+    N_("NCCL picked ring/LL (<= 1 MiB)"), N_("NCCL picked NVLS/Simple (>= 2 MiB)"), N_("NVLS disabled"),
+    N_("NCCL picked ring (NVLS gives no gain at 4 GPUs)"), N_("NCCL picked NVLS"), N_("one direction, GPU 0 -> 1"),
+    N_("both directions added"), N_("host memory -> GPU over PCIe Gen5 x16"),
+    N_("3722.8 Gb/s = 465.35 GB/s for the single 4 GB call; the 1000 x 4 MB loop (1146.1 Gb/s) is not compared"),
+    N_("NVL4 tray; modelled as two GPUs of the NVL72 NVLink domain (900 GB/s per direction each)"),
+    N_("maintainer: expected H100 range with NVLink SHARP; size not given beyond <=16GiB, 8 GiB assumed"),
+    N_("peak of a sweep up to 4 GiB; above the 450 GB/s wire, so NVLS"),
+    N_("P2P disabled: staged through host memory; bidirectional 16.8 not compared"),
+    N_("mean of dispatch 153 and combine 158; DeepEP bottleneck bandwidth ~ all-to-all busbw; ~235 MB per rank "
+       "(4096 x 7168 x top-8, FP8)"),
+    N_("mean of dispatch and combine; compared with the model per-GPU NIC rate. DeepEP counts logical bytes, so "
+       "values can exceed the 50 GB/s wire (row 66)"),
+    N_("latency of DeepEP's low-latency dispatch / combine kernels (128 tokens, each sent straight to its experts' "
+       "GPUs by RDMA writes from the GPU); the collective model has NCCL's algorithms and latencies, not this "
+       "kernel's"),
+    N_("DeepEP V2 on an SM90 cluster described only as 'EP 8 x 2, 12 SMs': neither the NICs per GPU nor their rate "
+       "are given, and the rate counts logical bytes, including tokens that stay in the node"),
+    N_("mean of dispatch 726 and combine 740 (64 SMs); 8K tokens"),
+    N_("layout, batch and sequence given; 138 TFLOP/s counts hardware FLOPs with full recomputation (SC21 eq. 3), "
+       "so the model runs with full recomputation and is compared in iteration time"),
+    N_("time-to-train to a quality target: the tokens processed (set by convergence), the numeric precision and "
+       "the layout are not in the file"),
+    N_("a ratio ('up to 35x') of parallel P2P throughput in a sorting benchmark between a DGX A100 and a PCIe 3.0 "
+       "server that is not in the catalogue, with no transfer sizes or pattern in the file"),
+    N_("vendor slide: 480 with SHARP (NVLS) vs 370 without"), N_("vendor slide: 850 with SHARP vs 680 without"),
+)
+
+
+def coverage_table() -> pd.DataFrame:
+    """:func:`multigpu.evidence.validation.coverage` for print, by ``id``, a row without a note with its
+    ``note`` missing instead of empty (shown "—"; the CSV keeps it empty): an empty cell is no word to
+    translate."""
+    out = validation.coverage().set_index("id")
+    return out.assign(note=out["note"].replace("", None))
+
+
+def out_of_sample_table(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`multigpu.evidence.validation.out_of_sample_table` for print, by ``ref``: ``variant`` named
+    ``system_variant`` (a variant of the catalogue's system, not a GPU's market variant as in chapter 1, whose
+    header has the same English), and a check without a documented miss with its ``known_miss`` missing
+    instead of empty (shown "—"; the CSV keeps it empty): an empty cell is no word to translate."""
+    out = validation.out_of_sample_table(table).set_index("ref").rename(columns={"variant": "system_variant"})
+    return out.assign(known_miss=out["known_miss"].replace("", None))
 
 
 # ----------------------------------------------------------------------------- published sweeps
@@ -162,34 +311,40 @@ def fitted_constants_table(cal: Calibration | None = None) -> pd.DataFrame:
 
 
 def figure_holdout_sweeps(comparison: pd.DataFrame, cal: Calibration | None = None) -> Figure:
-    """Each held-out sweep: measured busbw (markers) and the model's (line) against message size, log axes."""
+    """Each held-out sweep: measured busbw (markers) and the model's (line) against message size, log axes; in
+    the current language."""
     held = comparison[comparison["split"] == "holdout"]
     names = sorted(held["sweep"].unique())
     ncols = 2
     nrows = -(-len(names) // ncols)
     fig, axes = plotting.figure(
-        "Held-out sweeps: the model against measurements it never saw", "message size (bytes, log scale)",
-        "busbw (GB/s, log scale)", ncols=ncols, nrows=nrows, figsize=(6.8, 0.9 + 2.7 * nrows),
-        source="data/sweeps.csv (published nccl-tests, rccl-tests and torch.distributed sweeps, split by a "
-               "hash of their id before any comparison); multigpu.evidence.sweeps.compare")
+        _("Held-out sweeps: the model against measurements it never saw"), _("message size (bytes, log scale)"),
+        _("busbw (GB/s, log scale)"), ncols=ncols, nrows=nrows, figsize=(6.8, 0.9 + 2.7 * nrows),
+        source=_("data/sweeps.csv (published nccl-tests, rccl-tests and torch.distributed sweeps, split by a "
+                 "hash of their id before any comparison); multigpu.evidence.sweeps.compare"))
     for ax, name in zip(axes, names):
         part = held[held["sweep"] == name].sort_values("bytes")
-        ax.scatter(part["bytes"], part["measured"], s=14, color=plotting.COLORS[0], label="measured")
-        ax.plot(part["bytes"], part["predicted"], color=plotting.COLORS[1], marker="", label="model")
+        ax.scatter(part["bytes"], part["measured"], s=14, color=plotting.COLORS[0], label=_("measured"))
+        ax.plot(part["bytes"], part["predicted"], color=plotting.COLORS[1], marker="", label=_("model"))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
-        ax.set_title(f"{name}\n{part['system'].iloc[0]}, {part['gpus'].iloc[0]} GPUs, {part['nodes'].iloc[0]} "
-                     f"node(s)", fontsize=plotting.SMALL_PT + 0.5)
+        ax.set_title(_panel_title(name, part["system"].iloc[0], part["gpus"].iloc[0], part["nodes"].iloc[0]),
+                     fontsize=plotting.SMALL_PT + 0.5)
         ax.tick_params(labelsize=plotting.SMALL_PT)
     for ax in list(axes)[len(names):]:
         ax.set_visible(False)
     axes[0].legend(fontsize=plotting.SMALL_PT, loc="upper left")
     errors = 100 * held["rel_error"].abs()
-    return plotting.set_alt(fig, f"{len(names)} log-log panels, one per held-out sweep: measured busbw (points) "
-                                 f"and the model's (line) against message size; median error "
-                                 f"{errors.median():.1f} %, worst {errors.max():.0f} %.")
+    return plotting.set_alt(fig, _("{n} log-log panels, one per held-out sweep: measured busbw (points) and the "
+                                   "model's (line) against message size; median error {median:.1f} %, worst "
+                                   "{worst:.0f} %.", n=len(names), median=errors.median(), worst=errors.max()))
+
+
+def _panel_title(name: str, system: str, gpus: int, nodes: int) -> str:
+    """A sweep's panel title in the current language: its id, then its system, GPU and node counts."""
+    return _("{name}\n{system}, {gpus} GPUs, {nodes} node(s)", name=name, system=system, gpus=gpus, nodes=nodes)
 
 
 #: a held-out sweep's small messages count as too fast (slow) in the model beyond this median relative error
@@ -203,20 +358,22 @@ PROTOCOL_SWEEPS = ("h200-8-ar-torch-mleng", "rtx4090-4-ar-nccltests-kalavai", "h
 
 def figure_protocol_switches(cal: Calibration | None = None, names: tuple[str, ...] = PROTOCOL_SWEEPS) -> Figure:
     """Measured busbw of some fit sweeps (markers) and the model's (line), the line split where the model
-    switches algorithm or protocol (LL, LL128, Simple; ring, tree, NVLS), each piece labelled."""
+    switches algorithm or protocol (LL, LL128, Simple; ring, tree, NVLS), each piece labelled; in the current
+    language (the choices' names are NCCL's, the same in every language)."""
     cal = calibration.resolve(cal)
     by_name = {s.sweep: s for s in sweeps.sweeps()}
     data = sweeps.points()
     fig, axes = plotting.figure(
-        "Where the model switches protocol and algorithm, against measured sweeps",
-        "message size (bytes, log scale)", "busbw (GB/s, log scale)", ncols=2, nrows=2, figsize=(6.8, 7.8),
-        source="data/sweeps.csv (fit sweeps); multigpu.comm.collectives.evaluate (the model's choice at each size)")
+        _("Where the model switches protocol and algorithm, against measured sweeps"),
+        _("message size (bytes, log scale)"), _("busbw (GB/s, log scale)"), ncols=2, nrows=2, figsize=(6.8, 7.8),
+        source=_("data/sweeps.csv (fit sweeps); multigpu.comm.collectives.evaluate (the model's choice at each "
+                 "size)"))
     for ax, name in zip(axes, names):
         sweep = by_name[name]
         part = data[data["sweep"] == name].sort_values("bytes")
         factor = collectives.busbw_factor(sweep.op, sweep.gpus)
         measured = part["busbw_GBps"].fillna(part["bytes"] / part["time_us"] / 1e3 * factor)
-        ax.scatter(part["bytes"], measured, s=14, color="#444444", label="measured", zorder=3)
+        ax.scatter(part["bytes"], measured, s=14, color="#444444", label=_("measured"), zorder=3)
         sizes = 2.0 ** np.arange(np.log2(part["bytes"].min()), np.log2(part["bytes"].max()) + 0.01, 0.25)
         chosen = collectives.evaluate(sweep.op, sweep.system, sweep.gpus, sizes, nodes=sweep.nodes, cal=cal)
         busbw = sizes / (chosen["time_us"] + cal.harness_overhead_us(sweep.harness)) / 1e3 * factor
@@ -225,19 +382,19 @@ def figure_protocol_switches(cal: Calibration | None = None, names: tuple[str, .
         for style, end in enumerate([*np.flatnonzero(np.array(labels[1:]) != np.array(labels[:-1])) + 1, len(labels)]):
             piece = slice(max(start - 1, 0), end)
             ax.plot(sizes[piece], busbw[piece], color=plotting.COLORS[style % 8], marker="",
-                    linestyle=plotting.LINESTYLES[style % len(plotting.LINESTYLES)], label=f"model: {labels[start]}")
+                    linestyle=plotting.LINESTYLES[style % len(plotting.LINESTYLES)],
+                    label=_("model: {choice}", choice=labels[start]))
             start = end
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
-        ax.set_title(f"{name}\n{sweep.system}, {sweep.gpus} GPUs, {sweep.nodes} node(s)",
-                     fontsize=plotting.SMALL_PT + 0.5)
+        ax.set_title(_panel_title(name, sweep.system, sweep.gpus, sweep.nodes), fontsize=plotting.SMALL_PT + 0.5)
         ax.tick_params(labelsize=plotting.SMALL_PT)
         ax.legend(fontsize=plotting.SMALL_PT, loc="upper left")
-    return plotting.set_alt(fig, f"{len(names)} log-log panels, one per fit sweep ({', '.join(names)}): measured "
-                                 "busbw (points) against message size, and the model's line, split and labelled "
-                                 "where it switches algorithm or protocol.")
+    return plotting.set_alt(fig, _("{n} log-log panels, one per fit sweep ({names}): measured busbw (points) "
+                                   "against message size, and the model's line, split and labelled where it "
+                                   "switches algorithm or protocol.", n=len(names), names=_(", ").join(names)))
 
 
 def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Facts:
@@ -245,7 +402,8 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
 
     Counts: ``sw_n_<split>`` (sweeps per split), ``sw_n_unmodelled``, ``sw_pts_<split>`` (compared points);
     errors (%): ``sw_<split>_<size>_median`` and ``..._worst`` for split ``holdout``/``fit`` and size
-    ``large``/``small``; text: ``sw_hold_worst`` (the held-out sweep with the largest median error),
+    ``large``/``small``; text (in the current language): ``sw_hold_worst`` (the held-out sweep with the
+    largest median error),
     ``sw_small_fast`` and ``sw_small_slow`` (held-out sweeps whose small messages the model makes faster or
     slower than measured by more than :data:`SIDE`, at the median);
     constants: ``sw_fitted`` (how many were fitted on the sweeps), ``ramp_exponent``, ``ramp_full_MiB`` (the
@@ -268,7 +426,7 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     small = comparison[(comparison["split"] == "holdout") & (comparison["size_class"] == "small")]
     signed = small.groupby("sweep")["rel_error"].median()
     for name, side in (("sw_small_fast", signed > SIDE), ("sw_small_slow", signed < -SIDE)):
-        out[name] = ", ".join(f"`{sweep}`" for sweep in signed[side].index) or "none"
+        out[name] = _(", ").join(f"`{sweep}`" for sweep in signed[side].index) or _("none")
     out.update({"sw_fitted": len(sweepfit.FITTED), "ramp_exponent": cal.value("bandwidth_ramp", "exponent"),
                 "ramp_full_MiB": 8 * cal.value("bandwidth_ramp", "bytes_per_rank") / 2**20,
                 "latency_scale": cal.latency_scale("hopper"),
@@ -346,8 +504,8 @@ def coverage_facts(table: pd.DataFrame, cal: Calibration | None = None) -> Facts
     Row counts: ``cov_rows`` (measured rows of the reference file), ``cov_yes`` (compared with the model),
     ``cov_collective``, ``cov_copy``, ``cov_training``, ``cov_no`` (by how); ``ref_rows``, ``ref_systems``
     and ``ref_h200`` (collective and copy rows of the reference file, their systems, those of the HGX
-    H200); ``train_k22`` (Korthikanti et al.'s runs); text: ``harness_rows`` (what the harness overhead was
-    fitted on: "rows #8 and #9", or the fit sweeps by id).
+    H200); ``train_k22`` (Korthikanti et al.'s runs); text, in the current language: ``harness_rows`` (what
+    the harness overhead was fitted on: "rows #8 and #9", or the fit sweeps by id).
     """
     coverage = validation.coverage()
     compared = coverage["compared"].value_counts()
@@ -364,10 +522,11 @@ def coverage_facts(table: pd.DataFrame, cal: Calibration | None = None) -> Facts
 
 
 def _fitted_on(constant: calibration.Constant) -> str:
-    """What a constant was fitted on, in words: "rows #8 and #9" or "the fit sweeps `a` and `b`"."""
+    """What a constant was fitted on, in words of the current language: "rows #8 and #9" or "the fit sweeps
+    `a` and `b`"."""
     if constant.fitted_ids:
-        return "rows " + " and ".join(f"#{i}" for i in constant.fitted_ids)
-    return "the fit sweeps " + " and ".join(f"`{s}`" for s in constant.fitted_sweeps)
+        return _("rows {ids}", ids=_(" and ").join(f"#{i}" for i in constant.fitted_ids))
+    return _("the fit sweeps {ids}", ids=_(" and ").join(f"`{s}`" for s in constant.fitted_sweeps))
 
 
 def summary_facts(table: pd.DataFrame) -> Facts:
@@ -376,7 +535,8 @@ def summary_facts(table: pd.DataFrame) -> Facts:
     For each key of :data:`multigpu.evidence.validation.REGIMES`: ``<key>_rows`` and ``<key>_within``
     (rows, and rows within +-10 %), ``<key>_median`` and ``<key>_worst`` (median and worst absolute error,
     %), ``<key>_bias`` (signed median error, %), ``<key>_worst_ref`` (the worst row's ref, text),
-    ``<key>_direction`` ("fast" if the model's signed median is above the measurements, else "slow").
+    ``<key>_direction`` ("fast" if the model's signed median is above the measurements, else "slow", in the
+    current language).
     """
     summary = validation.error_summary(table).set_index("regime")
     out: dict[str, object] = {}
@@ -385,7 +545,7 @@ def summary_facts(table: pd.DataFrame) -> Facts:
             continue
         row = summary.loc[regime]
         out.update({f"{key}_rows": int(row["rows"]), f"{key}_median": float(row["median_abs_error_pct"]),
-                    f"{key}_direction": "fast" if row["median_error_pct"] > 0 else "slow",
+                    f"{key}_direction": _("fast") if row["median_error_pct"] > 0 else _("slow"),
                     f"{key}_worst": float(row["worst_abs_error_pct"]), f"{key}_worst_ref": row["worst_ref"],
                     f"{key}_within": int(row["within_10pct"]), f"{key}_bias": float(row["median_error_pct"])})
     return _values(out)
@@ -408,7 +568,7 @@ def weakness_facts(table: pd.DataFrame, cal: Calibration | None = None) -> Facts
     hop, us), ``bounce_pct`` (host-staged PCIe rate, % of the link's), ``sm_default_pct`` (default NVLink
     SM efficiency, %); counts: ``n_weak`` (comparisons off by more than :data:`MISS_PCT`), ``n_small``
     (small-message collectives), ``mlperf_rows`` (MLPerf time-to-train rows); text: ``small_systems`` (the
-    systems of the small-message rows).
+    systems of the small-message rows, listed in the current language's way).
     """
     cal = calibration.resolve(cal)
     errors = table.set_index("ref")["error_pct"]
@@ -421,7 +581,7 @@ def weakness_facts(table: pd.DataFrame, cal: Calibration | None = None) -> Facts
         "bounce_pct": 100 * cal.value("bounce", "rate_factor"),
         "sm_default_pct": 100 * cal.value("sm_efficiency", "nvlink.default"),
         "n_weak": len(validation.misses(table, above_pct=MISS_PCT)), "n_small": len(small),
-        "small_systems": ", ".join(sorted(small["system"].unique())),
+        "small_systems": _(", ").join(sorted(small["system"].unique())),
         "mlperf_rows": int(coverage["note"].str.startswith("time-to-train").sum())})
     return _values(out)
 
@@ -446,10 +606,20 @@ def vendor_facts(cal: Calibration | None = None) -> Facts:
     return _values(out)
 
 
+def _in_both(make: Callable[[], Facts]) -> Facts:
+    """``make()``'s facts in English, and each text fact's Chinese (``make()`` again, in Chinese) as
+    ``<name>_zh``; numbers once (:func:`multigpu.book.glue.per_language` keeps them in both)."""
+    made = lang.per_language(make)
+    return {**made["en"], **{f"{name}_zh": value for name, value in made["zh"].items() if isinstance(value, str)}}
+
+
 def facts(cal: Calibration | None = None) -> Facts:
     """Every value the appendix's prose cites, by glue name (the union of the ``*_facts`` functions; units
-    as they state), with calibration ``cal`` (None: the shipped one)."""
+    as they state), with calibration ``cal`` (None: the shipped one). Each text fact is there in English and,
+    as ``<name>_zh``, in Chinese (a ref or an id is the same in both); the numbers once, for both editions."""
     table = validation.comparisons(cal)
-    return {**coverage_facts(table, cal), **summary_facts(table), **out_of_sample_facts(table),
-            **weakness_facts(table, cal), **vendor_facts(cal), **sweep_facts(sweep_comparison(cal), cal),
+    comparison = sweep_comparison(cal)
+    return {**_in_both(lambda: coverage_facts(table, cal)), **_in_both(lambda: summary_facts(table)),
+            **out_of_sample_facts(table), **_in_both(lambda: weakness_facts(table, cal)), **vendor_facts(cal),
+            **_in_both(lambda: sweep_facts(comparison, cal)),
             **runs_facts(runs.compare(cal=cal), serving.compare(cal=cal))}

@@ -1,6 +1,12 @@
 """Chapter 2 (NVSwitch topology): its figures, its claims table and the numbers its prose cites, computed by
 :mod:`multigpu.evidence.wiring`, :mod:`multigpu.evidence.claims.topology` and
-:mod:`multigpu.evidence.measurements` with a calibration passed in."""
+:mod:`multigpu.evidence.measurements` with a calibration passed in.
+
+Its words come in both editions' languages (:mod:`multigpu.book.lang`): each figure function draws in the
+current language (the notebook shows both with ``plotting.show_both``), the wiring diagrams and schematics
+of :mod:`multigpu.book.diagrams` too (:func:`diagram_wiring`, :func:`diagram_multinode`, :func:`diagram_schematic`);
+the tables' Chinese headers and label cells are the messages of :data:`TABLE_HEADERS` and the ``*_LABELS``
+tuples, and :func:`facts` holds every text fact in English and, as ``<name>_zh``, in Chinese."""
 
 from __future__ import annotations
 
@@ -8,14 +14,107 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from multigpu.book import plotting
+from multigpu.book import diagrams, glue, lang, plotting
 from multigpu.book.glue import Facts, plain
 from multigpu.book.glue import verdict_facts as glue_verdicts
+from multigpu.book.lang import N_, _
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.units import GiB, KiB, MiB
 from multigpu.evidence import claims, generations, measurements, wiring
 from multigpu.evidence.claims import topology as checks
+
+# ------------------------------------------------------------------ the words of figures and tables
+# The evidence layer names its systems, algorithms, patterns and rows in English; these messages are their
+# Chinese (multigpu.book.lang.label: a label missing here fails the notebook in Chinese, not just the check).
+
+#: The systems' short names that hold words (:data:`multigpu.evidence.wiring.LABELS` of the compared three,
+#: :data:`multigpu.evidence.wiring.SCALING_LABELS`), for legends and the wiring table.
+SYSTEM_LABELS = (N_("NVSwitch (HGX H200)"), N_("full mesh (8x H200, hypothetical)"), N_("PCIe Gen4 (8x L40S)"),
+                 N_("HGX H200 nodes (8 GPUs, NDR)"), N_("DGX A100 nodes (8 GPUs, HDR)"),
+                 N_("GB200 NVL72 racks (72 GPUs, NDR)"))
+#: The all-reduce algorithms as the chapter prints them (:data:`multigpu.evidence.wiring.ALLREDUCE_ALGORITHMS`).
+ALGORITHM_LABELS = (N_("ring"), N_("tree"), N_("NVLS"), N_("one-shot"), N_("two-shot (MultiShot)"))
+#: The traffic patterns of :func:`multigpu.evidence.wiring.rack_patterns`.
+PATTERN_LABELS = (N_("one pair alone"), N_("permutation across the bisection (i to i + n/2)"),
+                  N_("one GPU to all others (fan-out)"), N_("all others to one GPU (incast)"), N_("all-to-all"))
+#: The row groups of :func:`multigpu.evidence.wiring.error_summary`.
+ROWS_LABELS = (N_("large messages and rates"), N_("small messages (< 64 MiB)"), N_("fitted on"),
+               N_("not fitted on"), N_("all"))
+#: What each row of :func:`multigpu.evidence.wiring.model_vs_measurement` measured.
+WHAT_LABELS = (N_("GPU-GPU copy, both ways"), N_("GPU-GPU copy, one way"), N_("all-to-all, per-GPU NIC rate"),
+               N_("allgather busbw (ring)"), N_("allreduce busbw (nvls)"), N_("allreduce busbw (ring)"),
+               N_("alltoall busbw (direct)"), N_("host-to-GPU copy"), N_("reducescatter busbw (ring)"))
+#: The out-of-sample checks of :func:`multigpu.evidence.wiring.out_of_sample_table`.
+CHECK_LABELS = (
+    N_("8x A100 ring all-reduce busbw"), N_("8x B200 NVLS all-reduce busbw"), N_("8x B200 ring all-reduce busbw"),
+    N_("8x H800 NVLS all-reduce busbw"), N_("NDR 400G: all-reduce busbw per NIC (1 GPU per node, 2 nodes)"),
+    N_("8x MI300X all-reduce busbw (RCCL)"), N_("2x MI300X all-reduce busbw (RCCL)"),
+    N_("4x RTX 4090, P2P patched on, all-reduce busbw"),
+    N_("8x RTX 5090 all-reduce busbw (variant: 4 GPUs per PCIe switch)"),
+    N_("8x RTX 5090 all-reduce busbw (GPUs on CPU root ports)"),
+    N_("4x RTX 5090 all-reduce busbw (GPUs on CPU root ports)"),
+    N_("2x H100 PCIe NVLink-bridged all-reduce busbw (variant: 12 bridge links)"),
+    N_("2x H100 PCIe NVLink-bridged all-reduce busbw (6 bridge links, NV6)"))
+#: The units of the chapter's claims (:mod:`multigpu.evidence.claims.topology`).
+UNIT_LABELS = (
+    N_("year; GPUs; GB/s per pair (bidirectional, line rate)"),
+    N_("first switch generation with SHARP; NVLS / ring busbw"),
+    N_("TB/s (72 x per-GPU bidirectional: a sum, not a bisection)"),
+    N_("GB/s per direction per peer (one GPU sending to 71 peers at once)"),
+    N_("GB/s per link (bidirectional): 900 / 7"), N_("GB/s per pair (bidirectional) while all 8 GPUs exchange data"),
+    N_("switch / mesh bandwidth (line rate)"),
+    N_("steps for N = 8 (chunks passed around a ring until every rank holds the sum)"),
+    N_("us per added GPU (ring latency term, LL protocol, NVLink)"),
+    N_("x faster than ring all-reduce at best (8x H200)"),
+    N_("x NVLink / HDR port, per GPU, one direction (H100)"))
+#: The columns whose cells are words to translate, in every table the notebook shows through
+#: :func:`multigpu.book.tables.use_for_dataframes` (the rest is data: numbers, ids, system names).
+LABEL_COLUMNS = ("verdict", "algorithm", "pattern", "rows", "what", "check", "unit")
+#: The wiring table's label column too (elsewhere ``system`` holds catalogue ids): the notebook shows it with
+#: :func:`multigpu.book.tables.show_table`.
+WIRING_LABEL_COLUMNS = ("system",)
+
+#: The headers of the chapter's tables (:func:`multigpu.book.tables.header` of their columns, the two-level ones
+#: flattened by :func:`multigpu.book.tables.flat_columns`), as messages.
+TABLE_HEADERS = (
+    N_("System"), N_("Wiring"), N_("GPUs"), N_("GPU (GB/s per direction)"), N_("GPU (GB/s, both directions)"),
+    N_("Pair (GB/s per direction)"), N_("Pair (GB/s, both directions)"), N_("Pair share (%)"),
+    N_("Blog P2P (GB/s, both directions)"), N_("Model mesh GPU (GB/s, both directions)"),
+    N_("Blog switch (GB/s, both directions)"), N_("Model switch GPU (GB/s, both directions)"),
+    N_("Model mesh pair (GB/s, both directions)"), N_("Model switch pair (GB/s, both directions)"),
+    N_("All-reduce time (µs): NVSwitch (HGX H200)"), N_("All-reduce time (µs): Full mesh (8x H200, hypothetical)"),
+    N_("All-reduce time (µs): PCIe Gen4 (8x L40S)"), N_("All-to-all time (µs): NVSwitch (HGX H200)"),
+    N_("All-to-all time (µs): Full mesh (8x H200, hypothetical)"), N_("All-to-all time (µs): PCIe Gen4 (8x L40S)"),
+    N_("All-reduce bus bandwidth (GB/s): NVSwitch (HGX H200)"),
+    N_("All-reduce bus bandwidth (GB/s): Full mesh (8x H200, hypothetical)"),
+    N_("All-reduce bus bandwidth (GB/s): PCIe Gen4 (8x L40S)"),
+    N_("All-to-all bus bandwidth (GB/s): NVSwitch (HGX H200)"),
+    N_("All-to-all bus bandwidth (GB/s): Full mesh (8x H200, hypothetical)"),
+    N_("All-to-all bus bandwidth (GB/s): PCIe Gen4 (8x L40S)"),
+    N_("Algorithm"), N_("Protocol"), N_("From (KiB)"), N_("To (KiB)"), N_("Latency (µs)"),
+    N_("Bus bandwidth (GB/s, limit)"), N_("Steps"), N_("Latency LL (µs)"), N_("Latency simple (µs)"),
+    N_("Bytes factor"), N_("Ring small (µs)"), N_("Ring large (µs)"), N_("NVLS small (µs)"),
+    N_("Ring bus bandwidth (GB/s)"), N_("NVLS bus bandwidth (GB/s)"), N_("Gain (×)"), N_("Auto algorithm"),
+    N_("Measured bus bandwidth (GB/s)"), N_("Measured algorithm"), N_("Pattern"), N_("Flows"),
+    N_("Per flow (GB/s per direction)"), N_("Most sent by one GPU (GB/s per direction)"), N_("Delivered (TB/s)"),
+    N_("GPUs per domain"), N_("NVLink (GB/s per direction)"), N_("NIC (GB/s per direction)"), N_("Ratio (×)"),
+    N_("Node NIC (GB/s per direction)"), N_("All-reduce bus bandwidth 1 (GB/s)"),
+    N_("All-reduce bus bandwidth 2 (GB/s)"), N_("All-to-all bus bandwidth 1 (GB/s)"),
+    N_("All-to-all bus bandwidth 2 (GB/s)"), N_("Nodes"), N_("Tree bus bandwidth (GB/s)"),
+    N_("Hierarchical bus bandwidth (GB/s)"), N_("Rows"), N_("Count"), N_("Median absolute error (%)"),
+    N_("Worst absolute error (%)"), N_("Worst ID"), N_("ID"), N_("What"), N_("Size (MiB)"), N_("Measured (GB/s)"),
+    N_("Predicted (GB/s)"), N_("Error (%)"), N_("Fitted"), N_("Check"), N_("Within tolerance"), N_("Known miss"),
+    N_("Verdict"), N_("Seed value"), N_("Model value"), N_("Unit"),
+)
+
+
+def _system(system_id: str) -> str:
+    """The short name of a compared system (:func:`multigpu.evidence.wiring.label`) in the current language."""
+    return lang.label(wiring.label(system_id))
+
+
+# ------------------------------------------------------------------ plots (in the current language)
 
 
 def _style(i: int) -> dict[str, object]:
@@ -46,18 +145,20 @@ def plot_group_bandwidth(axes, frame: pd.DataFrame | None = None, fan: dict[str,
     for i, system_id in enumerate(wiring.COMPARED):
         style = _style(i)
         data = fan[system_id]
-        left.plot(data["peers"], data["total_GBps_per_dir"], label=f"{wiring.label(system_id)}: total", **style)
-        left.plot(data["peers"], data["per_peer_GBps_per_dir"], label=f"{wiring.label(system_id)}: per peer",
+        left.plot(data["peers"], data["total_GBps_per_dir"], label=_("{system}: total", system=_system(system_id)),
+                  **style)
+        left.plot(data["peers"], data["per_peer_GBps_per_dir"],
+                  label=_("{system}: per peer", system=_system(system_id)),
                   **{**style, "linestyle": ":", "marker": "x" if style["marker"] != "x" else "+"})
         rows = frame[frame["system"] == wiring.label(system_id)]
-        right.plot(rows["gpus"], rows["gpu_alltoall_GBps_per_dir"], label=wiring.label(system_id), **style)
+        right.plot(rows["gpus"], rows["gpu_alltoall_GBps_per_dir"], label=_system(system_id), **style)
     for ax in axes:
         ax.set_yscale("log")
         ax.set_ylim(0.2, 800)
-    left.set_xlabel("peers GPU 0 sends to at once")
-    left.set_title("one GPU to many peers", fontsize=10)
-    right.set_xlabel("GPUs in the all-to-all")
-    right.set_title("every GPU to every other", fontsize=10)
+    left.set_xlabel(_("peers GPU 0 sends to at once"))
+    left.set_title(_("one GPU to many peers"), fontsize=10)
+    right.set_xlabel(_("GPUs in the all-to-all"))
+    right.set_title(_("every GPU to every other"), fontsize=10)
     left.legend(fontsize=plotting.SMALL_PT, loc="lower left", ncols=2)
     right.legend(fontsize=plotting.SMALL_PT, loc="lower right")
 
@@ -68,10 +169,10 @@ def plot_allreduce_vs_size(ax, frame: pd.DataFrame | None = None, mesh: pd.DataF
     grey line; the latency-bound and bandwidth-bound ranges of :func:`regimes` shaded and named."""
     frame = wiring.allreduce_vs_size() if frame is None else frame
     for i, (name, rows) in enumerate(frame.groupby("algorithm", sort=False)):
-        ax.plot(rows["bytes"], rows["time_us"], label=name, markevery=8, **_style(i))
+        ax.plot(rows["bytes"], rows["time_us"], label=lang.label(name), markevery=8, **_style(i))
     if mesh is not None:
         ax.plot(mesh["bytes"], mesh["time_us"], color="#999999", linewidth=4, alpha=0.6, zorder=0, marker="",
-                label=f"{wiring.label(wiring.MESH)}: NCCL's choice")
+                label=_("{system}: NCCL's choice", system=_system(wiring.MESH)))
     ax.set_yscale("log")
     _size_axis(ax, frame["bytes"].to_numpy())
     lo, hi = float(frame["bytes"].min()), float(frame["bytes"].max())
@@ -79,8 +180,8 @@ def plot_allreduce_vs_size(ax, frame: pd.DataFrame | None = None, mesh: pd.DataF
         top = ax.get_xaxis_transform()
         ax.axvspan(lo, regions["latency_bound_to_bytes"], color="#e8e8e8", zorder=-2)
         ax.axvspan(regions["bandwidth_bound_from_bytes"], hi, color="#f4f4f4", zorder=-2)
-        ax.text(lo * 1.4, 0.97, "latency-bound", transform=top, fontsize=8, va="top")
-        ax.text(hi / 1.4, 0.97, "bandwidth-bound", transform=top, fontsize=8, va="top", ha="right")
+        ax.text(lo * 1.4, 0.97, _("latency-bound"), transform=top, fontsize=8, va="top")
+        ax.text(hi / 1.4, 0.97, _("bandwidth-bound"), transform=top, fontsize=8, va="top", ha="right")
     ax.set_xlim(lo, hi)
     ax.legend(fontsize=plotting.SMALL_PT, loc="upper left", bbox_to_anchor=(0.0, 0.9), frameon=True, framealpha=1,
               edgecolor="#cccccc")
@@ -91,10 +192,10 @@ def plot_ring_terms(ax, frame: pd.DataFrame | None = None) -> None:
     frame = wiring.ring_terms() if frame is None else frame
     first = frame.iloc[0]
     ax.plot(frame["gpus"], frame["ring_small_us"] / first["ring_small_us"],
-            label=f"{_size_label(8 * KiB)}: latency-bound", **_style(0))
+            label=_("{size}: latency-bound", size=_size_label(8 * KiB)), **_style(0))
     ax.plot(frame["gpus"], frame["ring_large_us"] / first["ring_large_us"],
-            label=f"{_size_label(GiB)}: bandwidth-bound", **_style(1))
-    ax.plot(frame["gpus"], frame["steps"] / first["steps"], label="steps 2(N-1), relative", color="#999999",
+            label=_("{size}: bandwidth-bound", size=_size_label(GiB)), **_style(1))
+    ax.plot(frame["gpus"], frame["steps"] / first["steps"], label=_("steps 2(N-1), relative"), color="#999999",
             linestyle="--", marker="", linewidth=1)
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8, loc="upper left")
@@ -103,15 +204,16 @@ def plot_ring_terms(ax, frame: pd.DataFrame | None = None) -> None:
 def plot_nvls_gain(ax, frame: pd.DataFrame | None = None) -> None:
     """Ring and NVLS all-reduce busbw against the GPU count (model lines), measured points on top."""
     frame = wiring.nvls_gain() if frame is None else frame
-    ax.plot(frame["gpus"], frame["ring_busbw_GBps"], label="model: ring", **_style(0))
-    ax.plot(frame["gpus"], frame["nvls_busbw_GBps"], label="model: NVLS (in-switch reduction)", **_style(2))
+    ax.plot(frame["gpus"], frame["ring_busbw_GBps"], label=_("model: ring"), **_style(0))
+    ax.plot(frame["gpus"], frame["nvls_busbw_GBps"], label=_("model: NVLS (in-switch reduction)"), **_style(2))
     measured = frame.dropna(subset=["measured_busbw_GBps"])
     for algorithm, marker in (("ring", "o"), ("nvls", "s")):
         rows = measured[measured["measured_algorithm"] == algorithm]
         if len(rows):
+            chosen = lang.label(wiring.ALLREDUCE_ALGORITHMS.get(algorithm, algorithm))
             ax.scatter(rows["gpus"], rows["measured_busbw_GBps"], marker=marker, s=60, facecolors="none",
                        edgecolors="black", linewidths=1.2, zorder=3,
-                       label=f"measured (NCCL chose {wiring.ALLREDUCE_ALGORITHMS.get(algorithm, algorithm)})")
+                       label=_("measured (NCCL chose {algorithm})", algorithm=chosen))
     ax.set_ylim(0, 550)
     ax.legend(fontsize=8, loc="lower right")
 
@@ -121,9 +223,9 @@ def plot_scaling(axes, frame: pd.DataFrame | None = None) -> None:
     frame = wiring.scaling() if frame is None else frame
     left, right = axes
     for i, (name, rows) in enumerate(frame.groupby("system", sort=False)):
-        left.plot(rows["gpus"], rows["allreduce_busbw_GBps"], label=name, **_style(i))
-        right.plot(rows["gpus"], rows["alltoall_busbw_GBps"], label=name, **_style(i))
-    for ax, title in ((left, "all-reduce"), (right, "all-to-all")):
+        left.plot(rows["gpus"], rows["allreduce_busbw_GBps"], label=lang.label(name), **_style(i))
+        right.plot(rows["gpus"], rows["alltoall_busbw_GBps"], label=lang.label(name), **_style(i))
+    for ax, title in ((left, _("all-reduce")), (right, _("all-to-all"))):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ticks = sorted(set(frame["gpus"]))
@@ -134,8 +236,13 @@ def plot_scaling(axes, frame: pd.DataFrame | None = None) -> None:
     left.legend(fontsize=8, loc="lower right")
 
 
+#: The kinds of measurement the comparison figure tells apart (:func:`_group`), as messages.
+GROUP_LABELS = (N_("all-reduce busbw"), N_("all-gather / reduce-scatter busbw"), N_("all-to-all busbw"),
+                N_("NIC rate"), N_("copy rate"))
+
+
 def _group(what: str) -> str:
-    """The kind of a measurement row, for the figure's markers."""
+    """The kind of a measurement row, for the figure's markers (English: a message of :data:`GROUP_LABELS`)."""
     if what.startswith("allreduce"):
         return "all-reduce busbw"
     if what.startswith(("allgather", "reducescatter")):
@@ -160,8 +267,10 @@ def plot_predicted_vs_measured(axes, frame: pd.DataFrame | None = None, label_ab
             style = _style(i)
             marker = dict(marker=style["marker"], s=34, facecolors=style["color"] if fitted else "none",
                           edgecolors=style["color"], linewidths=1.2)
+            name = lang.label(group)
             left.scatter(rows["measured_GBps"], rows["predicted_GBps"],
-                         label=f"{group}, {'fitted on' if fitted else 'not fitted on'}", **marker)
+                         label=_("{group}, fitted on", group=name) if fitted else
+                         _("{group}, not fitted on", group=name), **marker)
             right.scatter(rows["measured_GBps"], rows["error_pct"], **marker)
     lo, hi = 0.7, 1.5 * float(max(frame["measured_GBps"].max(), frame["predicted_GBps"].max()))
     line = np.array([lo, hi])
@@ -175,37 +284,38 @@ def plot_predicted_vs_measured(axes, frame: pd.DataFrame | None = None, label_ab
         ax.set_xlim(lo, hi)
     left.set_yscale("log")
     left.set_ylim(lo, hi)
-    left.set_ylabel("predicted (GB/s, log scale)")
-    right.set_ylabel("model error: predicted / measured - 1 (%)")
-    left.set_title("predicted against measured", fontsize=10)
-    right.set_title("error of each measurement", fontsize=10)
+    left.set_ylabel(_("predicted (GB/s, log scale)"))
+    right.set_ylabel(_("model error: predicted / measured - 1 (%)"))
+    left.set_title(_("predicted against measured"), fontsize=10)
+    right.set_title(_("error of each measurement"), fontsize=10)
     worst = frame[frame["error_pct"].abs() > label_above_pct].sort_values("measured_GBps")
-    for j, (_, row) in enumerate(worst.iterrows()):
+    for j, (_row, row) in enumerate(worst.iterrows()):
         right.annotate(f"#{row['id']}", (row["measured_GBps"], row["error_pct"]), textcoords="offset points",
                        xytext=(6, 6 if j % 2 else -12), fontsize=plotting.SMALL_PT)
     left.legend(fontsize=plotting.SMALL_PT, loc="lower right")
 
 
 # ------------------------------------------------------------------ figures, with their house-style set-up
+# Each draws in the current language (multigpu.book.lang): plotting.show_both(figure_...) shows both.
 
 
 def figure_group_bandwidth() -> Figure:
     """What one GPU sends (GB/s per direction, line rate, log scale): to 1..7 peers at once (left), and in an
     all-to-all of 2..8 GPUs (right), on the three compared systems."""
     fig, axes = plotting.figure(
-        "What one GPU sends: to several peers at once, and in an all-to-all",
-        "GPUs (count)", "bandwidth, one direction (GB/s, log scale)",
-        source="multigpu.evidence.wiring.fanout and group_bandwidth (line rate, max-min fair sharing of links); "
-               "catalogue systems hgx-h200, h200-p2p-8, pcie-l40s-8",
+        _("What one GPU sends: to several peers at once, and in an all-to-all"),
+        _("GPUs (count)"), _("bandwidth, one direction (GB/s, log scale)"),
+        source=_("multigpu.evidence.wiring.fanout and group_bandwidth (line rate, max-min fair sharing of links); "
+                 "catalogue systems hgx-h200, h200-p2p-8, pcie-l40s-8"),
         nrows=2, figsize=(6.8, 7.6))
     frame = wiring.group_bandwidth()
     fan = {s: wiring.fanout(s) for s in wiring.COMPARED}
     plot_group_bandwidth(axes, frame, fan)
-    totals = "; ".join(f"{wiring.label(s)} {plotting.span(fan[s]['total_GBps_per_dir'], 'GB/s')}" for s in fan)
-    return plotting.set_alt(fig, "Two line charts, log scale. Top: what GPU 0 sends in total to 1 to 7 peers at "
-                                 f"once ({totals}), and per peer, which falls as peers are added. Bottom: each "
-                                 "GPU's all-to-all bandwidth against the group size, "
-                                 f"{plotting.span(frame['gpu_alltoall_GBps_per_dir'], 'GB/s')}.")
+    totals = _("; ").join(f"{_system(s)} {plotting.span(fan[s]['total_GBps_per_dir'], 'GB/s')}" for s in fan)
+    return plotting.set_alt(fig, _("Two line charts, log scale. Top: what GPU 0 sends in total to 1 to 7 peers at "
+                                   "once ({totals}), and per peer, which falls as peers are added. Bottom: each "
+                                   "GPU's all-to-all bandwidth against the group size, {span}.", totals=totals,
+                                   span=plotting.span(frame["gpu_alltoall_GBps_per_dir"], "GB/s")))
 
 
 def figure_allreduce_vs_size(cal: Calibration | None = None) -> Figure:
@@ -214,92 +324,148 @@ def figure_allreduce_vs_size(cal: Calibration | None = None) -> Figure:
     regions = wiring.regimes(cal=cal)
     mesh_choice = pd.DataFrame(collectives.evaluate("allreduce", wiring.MESH, 8, wiring.SIZES, cal=cal))
     fig, ax = plotting.figure(
-        "All-reduce on 8x H200 (NVSwitch): time by algorithm",
-        "message size per GPU (bytes, log scale)", "time (µs, log scale)",
-        source="multigpu.comm.collectives (alpha-beta per algorithm and protocol, NCCL 2.30 latencies, calibrated "
-               "bandwidth); multigpu.evidence.wiring.allreduce_vs_size and regimes")
+        _("All-reduce on 8x H200 (NVSwitch): time by algorithm"),
+        _("message size per GPU (bytes, log scale)"), _("time (µs, log scale)"),
+        source=_("multigpu.comm.collectives (alpha-beta per algorithm and protocol, NCCL 2.30 latencies, calibrated "
+                 "bandwidth); multigpu.evidence.wiring.allreduce_vs_size and regimes"))
     frame = wiring.allreduce_vs_size(cal=cal)
     plot_allreduce_vs_size(ax, frame, mesh=mesh_choice, regions=regions)
-    return plotting.set_alt(fig, "Line chart, log-log: all-reduce time on 8x H200 against message size "
-                                 f"({_size_label(frame['bytes'].min())} to {_size_label(frame['bytes'].max())}), "
-                                 f"one line per algorithm, {plotting.span(frame['time_us'], 'µs')}; latency-bound "
-                                 f"below {_size_label(regions['latency_bound_to_bytes'])}, bandwidth-bound from "
-                                 f"{_size_label(regions['bandwidth_bound_from_bytes'])}.")
+    return plotting.set_alt(fig, _("Line chart, log-log: all-reduce time on 8x H200 against message size ({low} to "
+                                   "{high}), one line per algorithm, {span}; latency-bound below {latency}, "
+                                   "bandwidth-bound from {bandwidth}.", low=_size_label(frame["bytes"].min()),
+                                   high=_size_label(frame["bytes"].max()), span=plotting.span(frame["time_us"], "µs"),
+                                   latency=_size_label(regions["latency_bound_to_bytes"]),
+                                   bandwidth=_size_label(regions["bandwidth_bound_from_bytes"])))
 
 
 def figure_ring_terms(cal: Calibration | None = None) -> Figure:
     """Ring all-reduce time relative to 2 GPUs (ratio), latency-bound and bandwidth-bound message, against the
     GPUs on one NVLink switch (GB200 NVL72)."""
     fig, ax = plotting.figure(
-        "Ring all-reduce as the group grows (one NVLink switch)",
-        "GPUs on one NVLink switch (count)", "time relative to 2 GPUs (ratio)",
-        source="multigpu.evidence.wiring.ring_terms on gb200-nvl72 (a 72-GPU NVLink domain), ring algorithm only")
+        _("Ring all-reduce as the group grows (one NVLink switch)"),
+        _("GPUs on one NVLink switch (count)"), _("time relative to 2 GPUs (ratio)"),
+        source=_("multigpu.evidence.wiring.ring_terms on gb200-nvl72 (a 72-GPU NVLink domain), ring algorithm only"))
     frame = wiring.ring_terms(cal=cal)
     plot_ring_terms(ax, frame)
     last = frame.iloc[-1]
-    return plotting.set_alt(fig, f"Line chart: ring all-reduce time relative to 2 GPUs, 2 to {int(last['gpus'])} "
-                                 f"GPUs; a latency-bound message grows "
-                                 f"{last['ring_small_us'] / frame['ring_small_us'].iloc[0]:.1f} times, like the step "
-                                 f"count, a bandwidth-bound one "
-                                 f"{last['ring_large_us'] / frame['ring_large_us'].iloc[0]:.1f} times.")
+    return plotting.set_alt(fig, _("Line chart: ring all-reduce time relative to 2 GPUs, 2 to {gpus} GPUs; a "
+                                   "latency-bound message grows {small:.1f} times, like the step count, a "
+                                   "bandwidth-bound one {large:.1f} times.", gpus=int(last["gpus"]),
+                                   small=last["ring_small_us"] / frame["ring_small_us"].iloc[0],
+                                   large=last["ring_large_us"] / frame["ring_large_us"].iloc[0]))
 
 
 def figure_nvls_gain(cal: Calibration | None = None) -> Figure:
     """Ring and NVLS all-reduce busbw (GB/s) at 8 GiB against the GPU count on 8x H200: model lines, measured
     points."""
     fig, ax = plotting.figure(
-        "In-switch reduction (NVLS) against ring all-reduce, 8x H200",
-        "GPUs in the all-reduce (count)", "all-reduce busbw at 8 GiB (GB/s)",
-        source="model: multigpu.evidence.wiring.nvls_gain; measured: nccl-tests on 8x H200 "
-               "(stas00/ml-engineering, data/measurements.csv rows 15-19)")
+        _("In-switch reduction (NVLS) against ring all-reduce, 8x H200"),
+        _("GPUs in the all-reduce (count)"), _("all-reduce busbw at 8 GiB (GB/s)"),
+        source=_("model: multigpu.evidence.wiring.nvls_gain; measured: nccl-tests on 8x H200 "
+                 "(stas00/ml-engineering, data/measurements.csv rows 15-19)"))
     frame = wiring.nvls_gain(cal=cal)
     plot_nvls_gain(ax, frame)
-    return plotting.set_alt(fig, "Line chart: all-reduce busbw at 8 GiB against 2 to 8 GPUs; ring stays at "
-                                 f"{plotting.span(frame['ring_busbw_GBps'], 'GB/s')}, NVLS rises from "
-                                 f"{plotting.span(frame['nvls_busbw_GBps'], 'GB/s')}; measured points "
-                                 f"{plotting.span(frame['measured_busbw_GBps'], 'GB/s')}.")
+    return plotting.set_alt(fig, _("Line chart: all-reduce busbw at 8 GiB against 2 to 8 GPUs; ring stays at {ring}, "
+                                   "NVLS rises from {nvls}; measured points {measured}.",
+                                   ring=plotting.span(frame["ring_busbw_GBps"], "GB/s"),
+                                   nvls=plotting.span(frame["nvls_busbw_GBps"], "GB/s"),
+                                   measured=plotting.span(frame["measured_busbw_GBps"], "GB/s")))
 
 
 def figure_scaling(cal: Calibration | None = None) -> Figure:
     """All-reduce (left) and all-to-all (right) busbw at 1 GiB (GB/s, log scale) against the GPUs of a job
     (count, log scale), as it leaves the NVLink domain."""
     fig, axes = plotting.figure(
-        "Leaving the NVLink domain: busbw as the job grows",
-        "GPUs in the job (count, log scale)", "busbw at 1 GiB (GB/s, log scale)",
-        source="multigpu.evidence.wiring.scaling (collective model; one NIC per GPU, rail-optimised, non-blocking "
-               "fabric); catalogue systems hgx-h200, dgx-a100, gb200-nvl72",
+        _("Leaving the NVLink domain: busbw as the job grows"),
+        _("GPUs in the job (count, log scale)"), _("busbw at 1 GiB (GB/s, log scale)"),
+        source=_("multigpu.evidence.wiring.scaling (collective model; one NIC per GPU, rail-optimised, non-blocking "
+                 "fabric); catalogue systems hgx-h200, dgx-a100, gb200-nvl72"),
         ncols=2, figsize=(6.8, 4.4))
     frame = wiring.scaling(cal=cal)
     plot_scaling(axes, frame)
-    return plotting.set_alt(fig, f"Two line charts, log scales: busbw at 1 GiB against {frame['gpus'].min()} to "
-                                 f"{frame['gpus'].max()} GPUs per system; all-reduce "
-                                 f"{plotting.span(frame['allreduce_busbw_GBps'], 'GB/s')}, all-to-all "
-                                 f"{plotting.span(frame['alltoall_busbw_GBps'], 'GB/s')}, falling once the job "
-                                 "leaves one NVLink domain.")
+    return plotting.set_alt(fig, _("Two line charts, log scales: busbw at 1 GiB against {low} to {high} GPUs per "
+                                   "system; all-reduce {allreduce}, all-to-all {alltoall}, falling once the job "
+                                   "leaves one NVLink domain.", low=frame["gpus"].min(), high=frame["gpus"].max(),
+                                   allreduce=plotting.span(frame["allreduce_busbw_GBps"], "GB/s"),
+                                   alltoall=plotting.span(frame["alltoall_busbw_GBps"], "GB/s")))
 
 
 def figure_predicted_vs_measured(comparison: pd.DataFrame | None = None, cal: Calibration | None = None) -> Figure:
     """Predicted against measured (GB/s, log-log) and each row's error (%), for a ``comparison`` of
     :func:`multigpu.evidence.measurements.compare` (else one made with ``cal``)."""
     fig, axes = plotting.figure(
-        "The model against published measurements",
-        "measured (GB/s, log scale)", "predicted (GB/s, log scale)",
-        source="multigpu.evidence.measurements.compare over data/measurements.csv (nccl-tests, nvbandwidth, "
-               "p2pBandwidthLatencyTest, DeepEP; sources row by row)",
+        _("The model against published measurements"),
+        _("measured (GB/s, log scale)"), _("predicted (GB/s, log scale)"),
+        source=_("multigpu.evidence.measurements.compare over data/measurements.csv (nccl-tests, nvbandwidth, "
+                 "p2pBandwidthLatencyTest, DeepEP; sources row by row)"),
         nrows=2, figsize=(6.8, 8.4))
     frame = wiring.model_vs_measurement(comparison, cal=cal)
     plot_predicted_vs_measured(axes, frame)
     within = int((frame["error_pct"].abs() <= 10).sum())
-    return plotting.set_alt(fig, f"Two scatter plots of {len(frame)} published measurements: predicted against "
-                                 f"measured bandwidth ({plotting.span(frame['measured_GBps'], 'GB/s')}), and each "
-                                 f"one's model error, {plotting.span(frame['error_pct'], '%')}; {within} of "
-                                 f"{len(frame)} within 10 %.")
+    return plotting.set_alt(fig, _("Two scatter plots of {rows} published measurements: predicted against measured "
+                                   "bandwidth ({span}), and each one's model error, {errors}; {within} of {rows} "
+                                   "within 10 %.", rows=len(frame), span=plotting.span(frame["measured_GBps"], "GB/s"),
+                                   errors=plotting.span(frame["error_pct"], "%"), within=within))
+
+
+# ------------------------------------------------------------------ the model's diagrams (multigpu.book.diagrams)
+
+
+def diagram_wiring(system_id: str) -> Figure:
+    """:func:`multigpu.book.diagrams.wiring_figure` of ``system_id`` with its alt text, in the current language."""
+    return plotting.set_alt(diagrams.wiring_figure(system_id), diagrams.wiring_alt_text(system_id))
+
+
+def diagram_multinode(system_id: str = "hgx-h100", nodes: int = 2) -> Figure:
+    """:func:`multigpu.book.diagrams.multinode_figure` with its alt text, in the current language."""
+    return plotting.set_alt(diagrams.multinode_figure(system_id, nodes), diagrams.multinode_alt_text(system_id, nodes))
+
+
+def diagram_schematic(algorithm: str) -> Figure:
+    """:func:`multigpu.book.diagrams.allreduce_schematic` of ``algorithm`` on :data:`SCHEMATIC_GPUS` GPUs with
+    :data:`SCHEMATIC_BYTES` bytes each, with its alt text, in the current language."""
+    return plotting.set_alt(diagrams.allreduce_schematic(algorithm, n=SCHEMATIC_GPUS, size_bytes=SCHEMATIC_BYTES),
+                            diagrams.schematic_alt_text(algorithm, n=SCHEMATIC_GPUS, size_bytes=SCHEMATIC_BYTES))
 
 
 # ------------------------------------------------------------------ the article's claims
 
 #: The claims chapter 2 checks (:mod:`multigpu.evidence.claims.topology`).
 CLAIMS = ("C05", "C06", "C07", "C08", "C09", "C10", "C11", "C14", "C15", "C19", "C25")
+#: The texts of those checks' tests as :mod:`multigpu.evidence.claims.topology` writes them, with ``{name}``
+#: for each computed value: the Chinese edition's "what decided it" (:func:`multigpu.book.lang.from_english`).
+TEST_TEMPLATES = (
+    N_("NVSwitch came in 2018 (catalogue: {year})"),
+    N_("its first system joined 8 GPUs (catalogue: {gpus})"),
+    N_("every pair got 300 GB/s (catalogue: {bidir} both ways)"),
+    N_("300 GB/s adds both directions"),
+    N_("NVSwitch has in-switch reduction and multicast (from {switch}, {year})"),
+    N_("it speeds up an 8-GPU all-reduce (NVLS over ring: x{gain})"),
+    N_("earlier NVSwitch generations have none"),
+    N_("it speeds up all-reduce only"),
+    N_("72 GPUs of 3.6 TB/s (catalogue: {gpus} of {bw})"),
+    N_("260 TB/s in all (catalogue: {total})"),
+    N_("the sum counts each byte twice (sending and receiving); the rack delivers half"),
+    N_("the switch has no internal bottleneck: a permutation runs every pair at a GPU's full port ({pair} of "
+       "{port} GB/s per direction)"),
+    N_("one GPU talking to all its peers gives each the full port (each gets {each} GB/s per direction)"),
+    N_("900 GB/s over 7 peers is about 128 GB/s each ({bw} / {peers} = {split})"),
+    N_("the figures add both directions"),
+    N_("one pair through the switch gets a GPU's full port ({pair} of {port} GB/s per direction)"),
+    N_("every pair keeps the full port while all 8 GPUs exchange data (each gets {each} GB/s per direction)"),
+    N_("two GPUs: the switch gives about 900 / 128 = 7x a mesh link (x{ratio})"),
+    N_("at 8 GPUs the mesh falls further behind (all-to-all busbw switch / mesh: x{at2} at 2, x{at8} at 8)"),
+    N_("a ring all-reduce takes 2N-2 steps (counted by passing chunks around a ring of N ranks until every rank "
+       "holds the whole sum)"),
+    N_("the model charges one hop latency per step"),
+    N_("the ring's latency grows about linearly with N ({slope} us per GPU, at least {least}, straight within 5 %)"),
+    N_("its bandwidth term hardly grows with N (bytes each GPU sends: x{growth} from 8 to 72 GPUs)"),
+    N_("two synchronisations whatever N (two-shot latency spread over 2-8 GPUs: {spread} us)"),
+    N_("so it beats the ring on small messages (x{gain})"),
+    N_("large messages gain nothing (x{gain} at 16 GiB)"),
+    N_("NVSwitch platforms pair NVLink inside a node with InfiniBand HDR between nodes (catalogue: {systems})"),
+    N_("newer platforms ship faster NICs (the newest, {system}: {nic})"),
+)
 
 
 def verdicts(cal: Calibration | None = None) -> dict[str, claims.Verdict]:
@@ -333,8 +499,10 @@ SCHEMATIC_GPUS, SCHEMATIC_BYTES = 4, 1e9
 
 
 def verdict_facts(cal: Calibration | None = None) -> Facts:
-    """``{id}_verdict`` (in bold) and ``{id}_tests`` (what decided it) for each claim of :data:`CLAIMS`."""
-    return glue_verdicts(verdicts(cal))
+    """``{id}_verdict`` (in bold) and ``{id}_tests`` (what decided it) for each claim of :data:`CLAIMS`, with
+    their Chinese as ``{id}_verdict_zh`` and ``{id}_tests_zh`` (the tests translated by :data:`TEST_TEMPLATES`)."""
+    checked = verdicts(cal)
+    return glue.per_language(lambda: glue_verdicts(checked, TEST_TEMPLATES))
 
 
 def wiring_facts() -> Facts:
@@ -558,24 +726,28 @@ def exercise_facts(cal: Calibration | None = None) -> Facts:
 
 
 def in_short(f: Facts) -> str:
-    """The chapter's answer in two sentences, from its pair, collective and NVLS facts (``f``)."""
+    """The chapter's answer in two sentences in the current language, from its pair, collective and NVLS facts
+    (``f``: :func:`facts`' values; ratios x, GB/s)."""
     even = abs(f["c11_a2a8"] - 1) < 0.05
-    wiring = ("the wiring alone gives the switch no edge" if even else
-              f"the switch keeps {f['c11_a2a8']:.2f}x the mesh's all-to-all bandwidth")
-    return (f"An NVSwitch gives one pair of GPUs the whole port, {f['c11_pair2']:.1f}x a mesh link; with all 8 GPUs "
-            f"talking at once each pair gets {f['t1_sw_pair8']:.0f} GB/s through the switch and "
-            f"{f['t1_mesh_pair8']:.0f} on a mesh, so {wiring}. What the switch adds at 8 GPUs is in-switch "
-            f"reduction: an all-reduce {f['c11_ar8']:.2f}x as fast as on the mesh.")
+    edge = (_("the wiring alone gives the switch no edge") if even else
+            _("the switch keeps {ratio:.2f}x the mesh's all-to-all bandwidth", ratio=f["c11_a2a8"]))
+    return _("An NVSwitch gives one pair of GPUs the whole port, {pair2:.1f}x a mesh link; with all 8 GPUs talking at "
+             "once each pair gets {switch8:.0f} GB/s through the switch and {mesh8:.0f} on a mesh, so {edge}. What the "
+             "switch adds at 8 GPUs is in-switch reduction: an all-reduce {allreduce8:.2f}x as fast as on the mesh.",
+             pair2=f["c11_pair2"], switch8=f["t1_sw_pair8"], mesh8=f["t1_mesh_pair8"], edge=edge,
+             allreduce8=f["c11_ar8"])
 
 
 def facts(cal: Calibration | None = None, comparison: pd.DataFrame | None = None) -> Facts:
     """Every value chapter 2's prose cites, by glue name (the section functions above, merged), computed with
     calibration ``cal`` (None: the shipped one), as plain Python numbers or Markdown text. ``comparison``:
-    a :func:`multigpu.evidence.measurements.compare` already made with ``cal``, to reuse."""
+    a :func:`multigpu.evidence.measurements.compare` already made with ``cal``, to reuse. Each text fact is
+    there in English and, as ``<name>_zh``, in Chinese (:func:`multigpu.book.glue.per_language`); the numbers
+    once, for both editions."""
     merged: Facts = {}
     for part in (verdict_facts(cal), wiring_facts(), pair_facts(cal), collective_facts(cal), size_facts(cal),
                  nvls_facts(cal), rack_facts(), scale_out_facts(cal), measurement_facts(comparison, cal),
                  takeaway_facts(cal), exercise_facts(cal)):
         merged |= part
-    merged["in_short"] = in_short(merged)
+    merged |= glue.per_language(lambda: {"in_short": in_short(merged)})
     return {name: plain(value) for name, value in merged.items()}

@@ -15,6 +15,13 @@ Units follow the glue names and the columns they come from: ``_s`` seconds,
 ``_ms`` milliseconds, ``_pct`` percent, ``_x`` ratios, ``_GB``/``_MB`` 1e9/1e6
 bytes; tokens, sequences, batches and GPUs are counts. Nothing here depends on
 a price file: chapter 3 has no costs.
+
+Its words come in both editions' languages (:mod:`multigpu.book.lang`): each
+figure function draws in the current language (the notebook shows both with
+``plotting.show_both``), the tables' Chinese headers and label cells are the
+messages of :data:`TABLE_HEADERS` and the ``*_LABELS`` tuples, and
+:func:`facts` holds every text fact in English and, as ``<name>_zh``, in
+Chinese.
 """
 
 from __future__ import annotations
@@ -25,8 +32,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from multigpu.book import plotting
+from multigpu.book import glue, lang, plotting
 from multigpu.book.glue import Facts, plain, verdict_facts
+from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import inference, models
 from multigpu.evidence import bottlenecks, claims
@@ -34,6 +42,67 @@ from multigpu.evidence.bottlenecks import Cluster
 from multigpu.evidence.claims import workloads as claim_checks
 from multigpu.hardware import catalog
 
+# ----------------------------------------------------------------------------- the words of figures and tables
+# The evidence layer names its setups, layouts, cases and rows in English; these messages are their Chinese
+# (multigpu.book.lang.label: a label missing here fails the notebook in Chinese, not just the catalog check).
+
+#: The setups of :data:`multigpu.evidence.bottlenecks.TRAINING_SETUPS`, ``DP_SETUPS`` and ``DECODE_CASES``.
+SETUP_LABELS = (N_("8x A100, PCIe"), N_("8x A100, NVSwitch"), N_("8x H200, NVLink mesh"), N_("8x H200, NVSwitch"),
+                N_("4 x 8 H200, NVSwitch + IB"), N_("4 x 8 A100, PCIe + 100 GbE"), N_("32 x 8 H200, NVSwitch + IB"))
+#: The layouts of :data:`multigpu.evidence.bottlenecks.LAYOUTS` and the parts of a training step
+#: (:data:`multigpu.evidence.bottlenecks.PART_NAMES`).
+LAYOUT_LABELS = (N_("DP only"), N_("TP 8"), N_("TP 2 x PP 2"))
+PART_LABELS = (N_("compute"), N_("pipeline bubble"), N_("exposed TP communication"), N_("exposed PP communication"),
+               N_("exposed DP communication"))
+#: The cases of :func:`multigpu.evidence.bottlenecks.sensitivity` and the rows of ``transfer_times``.
+CASE_LABELS = (N_("training, DP 8"), N_("training, TP 8"), N_("decode, TP 8"))
+METHOD_LABELS = (N_("article: 20 GB / bidirectional GB/s"), N_("20 GB / per-direction GB/s"),
+                 N_("one 20 GB all-reduce, collective model"), N_("query schedule: prefill all-reduces"),
+                 N_("query schedule: decode all-reduces"), N_("query schedule: total"))
+#: The sources of ``compare_at_rate`` and ``training_validation``, the runs of the latter and the reasons of
+#: ``training_measurements`` (the rows' words; names and numbers in them stay as they are).
+SOURCE_LABELS = (N_("NVIDIA (vendor-modelled)"), N_("our model, bf16"), N_("our model, fp8"),
+                 N_("measurements.csv row 75"), N_("Korthikanti et al. 2022, Table 5"),
+                 N_("Korthikanti et al. 2022, sec. 6.3"))
+RUN_LABELS = (N_("GPT-3 175B, full recompute (row 75)"), N_("Megatron GPT 22B, SP + selective"),
+              N_("Megatron GPT 22B, full recompute"), N_("GPT-3 175B (Megatron shape), SP + selective"),
+              N_("GPT-3 175B (Megatron shape), full recompute"), N_("Megatron-Turing NLG 530B, SP + selective"),
+              N_("Megatron-Turing NLG 530B, full recompute"), N_("Megatron GPT 1T, SP + selective"),
+              N_("Megatron GPT 1T, full recompute"), N_("Megatron-Turing NLG 530B, SP + selective, DP 8"))
+WHY_LABELS = (
+    N_("layout, batch and sequence given; 138 TFLOP/s counts hardware FLOPs with full recomputation (SC21 eq. 3), "
+       "so the model runs with full recomputation and is compared in iteration time"),
+    N_("time-to-train to a quality target: the tokens processed (set by convergence), the numeric precision and "
+       "the layout are not in the file"))
+#: The columns whose cells are words to translate, in every table the notebook shows through
+#: :func:`multigpu.book.tables.use_for_dataframes` (the rest is data: numbers, ids, model names).
+LABEL_COLUMNS = ("setup", "layout", "case", "method", "source", "why", "verdict")
+#: The same for the table of :func:`multigpu.evidence.bottlenecks.training_validation`, whose ``layout`` is data
+#: ("8 x 16 x 8"): the notebook shows it with :func:`multigpu.book.tables.show_table`.
+VALIDATION_LABEL_COLUMNS = ("run", "source")
+
+#: The headers of the chapter's tables (:func:`multigpu.book.tables.header` of their columns), as messages.
+TABLE_HEADERS = (
+    N_("Setup"), N_("Layout"), N_("TP"), N_("PP"), N_("DP"), N_("Step (s)"), N_("Compute (%)"), N_("Bubble (%)"),
+    N_("TP (%)"), N_("PP (%)"), N_("DP (%)"), N_("MFU (%)"), N_("Batch"), N_("Weights (ms)"), N_("KV cache (ms)"),
+    N_("Other compute (ms)"), N_("All-reduce (ms)"), N_("Step (ms)"), N_("All-reduce (%)"), N_("Fits"),
+    N_("One GPU (s)"), N_("Compute (s)"), N_("Exposed communication (s)"), N_("Communication (%)"),
+    N_("Speedup (×)"), N_("Compute only speedup (×)"), N_("Limit (×)"), N_("GPUs"), N_("Sequences per GPU"),
+    N_("Tokens per GPU"), N_("Share at 1 (%)"), N_("Case"), N_("Bytes per GPU (GB)"), N_("Time (s)"),
+    N_("Half bandwidth (%)"), N_("Double latency (%)"), N_("Dtype"), N_("Per token (MB)"), N_("Per query (GB)"),
+    N_("Per query (GiB)"), N_("System"), N_("Per step (MB)"), N_("All-reduce per token (µs)"), N_("Method"),
+    N_("h200-p2p-8 (ms)"), N_("hgx-h200 (ms)"), N_("Ratio (×)"), N_("NVIDIA mesh"), N_("NVIDIA switch"),
+    N_("NVIDIA benefit (×)"), N_("BF16 mesh"), N_("BF16 switch"), N_("BF16 benefit (×)"), N_("FP8 mesh"),
+    N_("FP8 switch"), N_("FP8 benefit (×)"), N_("Rate (tokens/s per user)"), N_("Source"), N_("TP 1 batch"),
+    N_("TP 1 (tokens/s per GPU)"), N_("Mesh batch"), N_("Mesh (tokens/s per GPU)"), N_("Switch batch"),
+    N_("Switch (tokens/s per GPU)"), N_("Benefit (×)"), N_("Mesh printed"), N_("Mesh identity"), N_("Mesh ratio"),
+    N_("Switch printed"), N_("Switch identity"), N_("Switch ratio"), N_("ID"), N_("Benchmark"), N_("Value"),
+    N_("Unit"), N_("Comparable"), N_("Why"), N_("Run"), N_("Measured (s)"), N_("Model (s)"), N_("Error (%)"),
+    N_("Fitted"), N_("Verdict"), N_("Seed value"), N_("Model value"),
+)
+
+
+# ----------------------------------------------------------------------------- plots (in the current language)
 
 def _stacked_barh(ax, labels: list[str], parts: dict[str, np.ndarray], gaps: list[int]) -> None:
     """Horizontal stacked bars, top to bottom in ``labels`` order, one blank slot before each index in ``gaps``."""
@@ -58,44 +127,47 @@ def _stacked_barh(ax, labels: list[str], parts: dict[str, np.ndarray], gaps: lis
 def plot_training_breakdown(ax, table: pd.DataFrame) -> None:
     """Stacked bars of :func:`~multigpu.evidence.bottlenecks.training_breakdown`: share of the step per part
     (%), one bar per setup and layout."""
-    labels = [f"{s}: {lay}" for s, lay in zip(table["setup"], table["layout"])]
+    labels = [_("{setup}: {layout}", setup=lang.label(s), layout=lang.label(lay))
+              for s, lay in zip(table["setup"], table["layout"])]
     gaps = [i for i in range(1, len(table)) if table["setup"].iloc[i] != table["setup"].iloc[i - 1]]
-    parts = {bottlenecks.PART_NAMES[k]: table[f"{k}_pct"].to_numpy() for k in bottlenecks.PARTS}
+    parts = {lang.label(bottlenecks.PART_NAMES[k]): table[f"{k}_pct"].to_numpy() for k in bottlenecks.PARTS}
     _stacked_barh(ax, labels, parts, gaps)
     ax.set_xlim(0, 100)
 
 
 def plot_decode_breakdown(ax, table: pd.DataFrame) -> None:
     """Stacked bars of :func:`~multigpu.evidence.bottlenecks.decode_breakdown`: milliseconds per decode step by part."""
-    labels = [f"{s}, TP {tp}: batch {b}" for s, tp, b in zip(table["setup"], table["tp"], table["batch"])]
+    labels = [_("{setup}, TP {tp}: batch {batch}", setup=lang.label(s), tp=tp, batch=b)
+              for s, tp, b in zip(table["setup"], table["tp"], table["batch"])]
     case = list(zip(table["setup"], table["tp"]))
     gaps = [i for i in range(1, len(table)) if case[i] != case[i - 1]]
-    parts = {"weights read": table["weights_ms"].to_numpy(), "KV-cache read": table["kv_cache_ms"].to_numpy(),
-             "compute beyond the reads": table["other_compute_ms"].to_numpy(),
-             "TP all-reduces": table["allreduce_ms"].to_numpy()}
-    if not parts["compute beyond the reads"].any():  # memory-bound throughout: no empty legend entry
-        del parts["compute beyond the reads"]
-    _stacked_barh(ax, labels, parts, gaps)
+    parts = [(_("weights read"), table["weights_ms"].to_numpy()), (_("KV-cache read"), table["kv_cache_ms"].to_numpy()),
+             (_("compute beyond the reads"), table["other_compute_ms"].to_numpy()),
+             (_("TP all-reduces"), table["allreduce_ms"].to_numpy())]
+    if not parts[2][1].any():  # memory-bound throughout: no empty legend entry
+        del parts[2]
+    _stacked_barh(ax, labels, dict(parts), gaps)
 
 
 def plot_scaling(axes, table: pd.DataFrame) -> None:
     """Three panels (DP, TP, PP) of :func:`~multigpu.evidence.bottlenecks.scaling`: efficiency (%) against
     GPUs, one line per setup."""
-    titles = {"DP": "data parallel (weak scaling)", "TP": "tensor parallel (strong)",
-              "PP": "pipeline parallel (strong)"}
+    titles = {"DP": _("data parallel (weak scaling)"), "TP": _("tensor parallel (strong)"),
+              "PP": _("pipeline parallel (strong)")}
     setups = list(dict.fromkeys(table["setup"]))
     for ax, kind in zip(axes, ("DP", "TP", "PP")):
         part = table[table["kind"] == kind]
         for setup, color, style, marker in zip(setups, plotting.COLORS, plotting.LINESTYLES, plotting.MARKERS):
             line = part[part["setup"] == setup]
-            ax.plot(line["gpus"], line["efficiency_pct"], color=color, linestyle=style, marker=marker, label=setup)
+            ax.plot(line["gpus"], line["efficiency_pct"], color=color, linestyle=style, marker=marker,
+                    label=lang.label(setup))
         ax.set_xscale("log", base=2)
         ax.set_xticks(bottlenecks.SCALING_COUNTS[kind], [str(n) for n in bottlenecks.SCALING_COUNTS[kind]])
         ax.set_ylim(0, 105)
         ax.set_title(titles[kind], fontsize=10)
         if kind in ("DP", "PP"):
             ax.axvline(11, color="#888888", linewidth=0.8)
-            ax.text(12, 55, "more than\none node", fontsize=plotting.SMALL_PT, color="#444444")
+            ax.text(12, 55, _("more than\none node"), fontsize=plotting.SMALL_PT, color="#444444")
     axes[2].legend(loc="lower left", fontsize=plotting.SMALL_PT)
 
 
@@ -103,7 +175,8 @@ def plot_dp_share(ax, sweep: pd.DataFrame) -> None:
     """Exposed DP communication share against sequences per GPU per step, one line per setup."""
     for (setup, part), color, style, marker in zip(sweep.groupby("setup", sort=False), plotting.COLORS,
                                                    plotting.LINESTYLES, plotting.MARKERS):
-        ax.plot(part["seqs_per_gpu"], part["dp_comm_pct"], color=color, linestyle=style, marker=marker, label=setup)
+        ax.plot(part["seqs_per_gpu"], part["dp_comm_pct"], color=color, linestyle=style, marker=marker,
+                label=lang.label(setup))
     ax.set_xscale("log", base=2)
     ax.set_xticks(bottlenecks.DP_BATCHES, [str(n) for n in bottlenecks.DP_BATCHES])
     ax.axhline(50, color="#888888", linewidth=0.8)
@@ -116,7 +189,8 @@ def plot_decode_ratio(ax, table: pd.DataFrame) -> None:
     cases = list(dict.fromkeys(zip(table["setup"], table["tp"])))
     for (setup, tp), color, style, marker in zip(cases, plotting.COLORS, plotting.LINESTYLES, plotting.MARKERS):
         part = table[(table["setup"] == setup) & (table["tp"] == tp) & table["fits"]]
-        ax.plot(part["batch"], part["ratio"], color=color, linestyle=style, marker=marker, label=f"{setup}, TP {tp}")
+        ax.plot(part["batch"], part["ratio"], color=color, linestyle=style, marker=marker,
+                label=_("{setup}, TP {tp}", setup=lang.label(setup), tp=tp))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(bottlenecks.DECODE_BATCHES, [str(n) for n in bottlenecks.DECODE_BATCHES])
@@ -130,16 +204,16 @@ def plot_throughput_vs_rate(ax, dtypes: Sequence[str] = ("bf16", "fp8"), cal: Ca
     NVIDIA's Table 2 points."""
     styles = iter(zip(plotting.COLORS, plotting.LINESTYLES))
     for dtype in dtypes:
-        for name, system in (("NVLink mesh", bottlenecks.MESH), ("NVSwitch", bottlenecks.SWITCH)):
+        for name, system in ((_("NVLink mesh"), bottlenecks.MESH), ("NVSwitch", bottlenecks.SWITCH)):
             color, style = next(styles)
             curve = bottlenecks.throughput_curve(system, dtype, cal=cal)
             ax.plot(curve["tokens_per_s_per_user"], curve["tokens_per_s_per_gpu"], color=color, linestyle=style,
-                    marker="", label=f"our model, {dtype.upper()}, {name}")
+                    marker="", label=_("our model, {dtype}, {system}", dtype=dtype.upper(), system=name))
     nv = bottlenecks.nvidia_table2()
     ax.plot(nv["rate_tokens_per_s_per_user"], nv["mesh_tokens_per_s_per_gpu"], linestyle="none", marker="v",
-            markersize=7, color=plotting.COLORS[6], label="NVIDIA Table 2, point-to-point")
+            markersize=7, color=plotting.COLORS[6], label=_("NVIDIA Table 2, point-to-point"))
     ax.plot(nv["rate_tokens_per_s_per_user"], nv["switch_tokens_per_s_per_gpu"], linestyle="none", marker="^",
-            markersize=7, color=plotting.COLORS[4], label="NVIDIA Table 2, NVSwitch")
+            markersize=7, color=plotting.COLORS[4], label=_("NVIDIA Table 2, NVSwitch"))
     ax.legend(fontsize=plotting.SMALL_PT)
 
 
@@ -149,20 +223,21 @@ def plot_switch_benefit(ax, table: pd.DataFrame, dtypes: Sequence[str] = ("bf16"
     ``table`` comes from :func:`~multigpu.evidence.bottlenecks.compare_fixed_batch`.
     """
     ax.plot(table["batch"], table["nvidia_benefit_x"], color=plotting.COLORS[0], linestyle="none", marker="^",
-            markersize=7, label="NVIDIA Table 3 (vendor-modelled)")
+            markersize=7, label=_("NVIDIA Table 3 (vendor-modelled)"))
     for dtype, color, style, marker in zip(dtypes, plotting.COLORS[1:], plotting.LINESTYLES[1:], plotting.MARKERS[1:]):
         ax.plot(table["batch"], table[f"{dtype}_benefit_x"], color=color, linestyle=style, marker=marker,
-                label=f"our model, {dtype.upper()}")
+                label=_("our model, {dtype}", dtype=dtype.upper()))
     ax.set_xscale("log", base=2)
     ax.set_xticks(table["batch"], [str(b) for b in table["batch"]])
     ax.legend(fontsize=8)
 
 
 # ----------------------------------------------------------------------------- figures
+# Each draws in the current language (multigpu.book.lang): the notebook shows both with plotting.show_both.
 
 def _train_case() -> str:
     """The training case of the figures' source lines, e.g. "Llama 3.1 8B, BF16, seq 2048"."""
-    return f"{models.model(bottlenecks.TRAIN_MODEL).name}, BF16, seq {bottlenecks.SEQ}"
+    return _("{model}, BF16, seq {seq}", model=models.model(bottlenecks.TRAIN_MODEL).name, seq=bottlenecks.SEQ)
 
 
 def _serve_case() -> str:
@@ -179,104 +254,116 @@ def figure_training_breakdown(table: pd.DataFrame) -> Figure:
     """Where a training step's time goes (share of the step, %), one bar per setup and layout of
     :func:`multigpu.evidence.bottlenecks.training_breakdown` (``table``)."""
     fig, ax = plotting.figure(
-        "Where a training step's time goes", "share of the step time (%)", "setup and layout",
-        source=f"multigpu training model ({_train_case()}, {bottlenecks.SEQS_PER_GPU} sequences per GPU per "
-               "step); multigpu.evidence.bottlenecks.training_breakdown", figsize=(6.8, 6.8))
+        _("Where a training step's time goes"), _("share of the step time (%)"), _("setup and layout"),
+        source=_("multigpu training model ({case}, {seqs} sequences per GPU per step); "
+                 "multigpu.evidence.bottlenecks.training_breakdown", case=_train_case(),
+                 seqs=bottlenecks.SEQS_PER_GPU), figsize=(6.8, 6.8))
     plot_training_breakdown(ax, table)
     comm = table["tp_pct"] + table["pp_pct"] + table["dp_pct"]
-    return plotting.set_alt(fig, f"Stacked bar chart of {len(table)} training setups and layouts: share of the step "
-                                 f"spent computing, {plotting.span(table['compute_pct'], '%')}, in the pipeline "
-                                 f"bubble, and in exposed communication, {plotting.span(comm, '%')}.")
+    return plotting.set_alt(fig, _("Stacked bar chart of {n} training setups and layouts: share of the step spent "
+                                   "computing, {compute}, in the pipeline bubble, and in exposed communication, "
+                                   "{comm}.", n=len(table), compute=plotting.span(table["compute_pct"], "%"),
+                                   comm=plotting.span(comm, "%")))
 
 
 def figure_decode_breakdown(table: pd.DataFrame) -> Figure:
     """Where a decode step's time goes (ms per step), one bar per case of
     :func:`multigpu.evidence.bottlenecks.decode_breakdown` (``table``)."""
     fig, ax = plotting.figure(
-        "Where a decode step's time goes", "time per decode step (ms)", "setup, tensor-parallel degree and batch",
-        source=f"multigpu inference model ({_serve_case()}, BF16, {bottlenecks.INPUT_TOKENS // 1024}K-token "
-               f"prompts, {bottlenecks.OUTPUT_TOKENS} output tokens); multigpu.evidence.bottlenecks.decode_breakdown",
+        _("Where a decode step's time goes"), _("time per decode step (ms)"),
+        _("setup, tensor-parallel degree and batch"),
+        source=_("multigpu inference model ({model}, BF16, {prompt}K-token prompts, {output} output tokens); "
+                 "multigpu.evidence.bottlenecks.decode_breakdown", model=_serve_case(),
+                 prompt=bottlenecks.INPUT_TOKENS // 1024, output=bottlenecks.OUTPUT_TOKENS),
         figsize=(6.8, 6.8))
     plot_decode_breakdown(ax, table)
-    return plotting.set_alt(fig, f"Stacked bar chart of {len(table)} decode cases: milliseconds per decode step, "
-                                 f"{plotting.span(table['step_ms'], 'ms')}, split into weight reads, KV-cache reads, "
-                                 f"other compute and TP all-reduces ({plotting.span(table['allreduce_pct'], '%')} "
-                                 "of the step).")
+    return plotting.set_alt(fig, _("Stacked bar chart of {n} decode cases: milliseconds per decode step, {step}, "
+                                   "split into weight reads, KV-cache reads, other compute and TP all-reduces "
+                                   "({share} of the step).", n=len(table),
+                                   step=plotting.span(table["step_ms"], "ms"),
+                                   share=plotting.span(table["allreduce_pct"], "%")))
 
 
 def figure_scaling(table: pd.DataFrame) -> Figure:
     """Scaling efficiency (%) against GPU count, one panel each for DP, TP and PP, from
     :func:`multigpu.evidence.bottlenecks.scaling` (``table``)."""
     fig, axes = plotting.figure(
-        "Scaling efficiency against GPU count", "GPUs", "scaling efficiency (%)",
-        source=f"multigpu training model ({_train_case()}); multigpu.evidence.bottlenecks.scaling",
+        _("Scaling efficiency against GPU count"), _("GPUs"), _("scaling efficiency (%)"),
+        source=_("multigpu training model ({case}); multigpu.evidence.bottlenecks.scaling", case=_train_case()),
         nrows=3, figsize=(6.8, 8.6))
     plot_scaling(axes, table)
-    lows = "; ".join(f"{kind} {plotting.span(part['efficiency_pct'], '%')}" for kind, part in table.groupby("kind"))
-    return plotting.set_alt(fig, "Three line charts, one each for data, tensor and pipeline parallelism: "
-                                 f"scaling efficiency against GPU count per setup: {lows}.")
+    lows = _("; ").join(f"{kind} {plotting.span(part['efficiency_pct'], '%')}"
+                        for kind, part in table.groupby("kind"))
+    return plotting.set_alt(fig, _("Three line charts, one each for data, tensor and pipeline parallelism: "
+                                   "scaling efficiency against GPU count per setup: {ranges}.", ranges=lows))
 
 
 def figure_dp_share(sweep: pd.DataFrame) -> Figure:
     """Exposed data-parallel communication (% of the step) against sequences per GPU per step, from
     :func:`multigpu.evidence.bottlenecks.dp_batch_sweep` (``sweep``)."""
     fig, ax = plotting.figure(
-        "Exposed data-parallel communication against batch", "sequences per GPU per step (log scale)",
-        "exposed DP communication (% of the step)",
-        source=f"multigpu training model ({_train_case()}, ZeRO-1); multigpu.evidence.bottlenecks.dp_batch_sweep")
+        _("Exposed data-parallel communication against batch"), _("sequences per GPU per step (log scale)"),
+        _("exposed DP communication (% of the step)"),
+        source=_("multigpu training model ({case}, ZeRO-1); multigpu.evidence.bottlenecks.dp_batch_sweep",
+                 case=_train_case()))
     plot_dp_share(ax, sweep)
-    return plotting.set_alt(fig, "Line chart: exposed data-parallel communication, "
-                                 f"{plotting.span(sweep['dp_comm_pct'], '% of the step')}, against "
-                                 f"{plotting.span(sweep['seqs_per_gpu'])} sequences per GPU per step; it falls as "
-                                 "the batch grows.")
+    of_step = _("% of the step")  # a message of its own: Babel does not extract a _() nested in another
+    return plotting.set_alt(fig, _("Line chart: exposed data-parallel communication, {share}, against {seqs} "
+                                   "sequences per GPU per step; it falls as the batch grows.",
+                                   share=plotting.span(sweep["dp_comm_pct"], of_step),
+                                   seqs=plotting.span(sweep["seqs_per_gpu"])))
 
 
 def figure_decode_ratio(table: pd.DataFrame) -> Figure:
     """All-reduce time over compute time of a decode step (ratio) against batch, from
     :func:`multigpu.evidence.bottlenecks.decode_ratio` (``table``)."""
     fig, ax = plotting.figure(
-        "Decode: all-reduce time over compute time", "batch (concurrent queries, log scale)",
-        "all-reduce time / compute time (log scale)",
-        source=f"multigpu inference model ({_serve_case()}, BF16, {bottlenecks.INPUT_TOKENS // 1024}K-token "
-               "prompts); multigpu.evidence.bottlenecks.decode_ratio")
+        _("Decode: all-reduce time over compute time"), _("batch (concurrent queries, log scale)"),
+        _("all-reduce time / compute time (log scale)"),
+        source=_("multigpu inference model ({model}, BF16, {prompt}K-token prompts); "
+                 "multigpu.evidence.bottlenecks.decode_ratio", model=_serve_case(),
+                 prompt=bottlenecks.INPUT_TOKENS // 1024))
     plot_decode_ratio(ax, table)
     fits = table[table["fits"]]
-    return plotting.set_alt(fig, "Line chart, log-log: all-reduce time over compute time of a decode step against "
-                                 f"batch {plotting.span(fits['batch'])}, {plotting.span(fits['ratio'], fmt='.2g')}, "
-                                 "one line per setup and tensor-parallel degree.")
+    return plotting.set_alt(fig, _("Line chart, log-log: all-reduce time over compute time of a decode step against "
+                                   "batch {batch}, {ratio}, one line per setup and tensor-parallel degree.",
+                                   batch=plotting.span(fits["batch"]), ratio=plotting.span(fits["ratio"], fmt=".2g")))
 
 
 def figure_switch_benefit(table: pd.DataFrame) -> Figure:
     """NVSwitch over point-to-point throughput per GPU (ratio) against batch: NVIDIA's Table 3 and ours, from
     :func:`multigpu.evidence.bottlenecks.compare_fixed_batch` (``table``)."""
     fig, ax = plotting.figure(
-        "NVSwitch over point-to-point: throughput ratio against batch", "batch (concurrent queries, log scale)",
-        "NVSwitch / point-to-point throughput per GPU (ratio)",
-        source=f"NVIDIA blog (Aug 2024) Table 3, vendor-modelled; multigpu inference model, {_serve_case()}, "
-               f"H200, TP=2, {_prompt()}")
+        _("NVSwitch over point-to-point: throughput ratio against batch"),
+        _("batch (concurrent queries, log scale)"), _("NVSwitch / point-to-point throughput per GPU (ratio)"),
+        source=_("NVIDIA blog (Aug 2024) Table 3, vendor-modelled; multigpu inference model, {model}, H200, TP=2, "
+                 "{prompt}", model=_serve_case(), prompt=_prompt()))
     plot_switch_benefit(ax, table)
     ours = table[[c for c in table.columns if c.endswith("_benefit_x") and not c.startswith("nvidia")]]
-    return plotting.set_alt(fig, f"Line chart: NVSwitch over point-to-point throughput per GPU against batch "
-                                 f"{plotting.span(table['batch'])}; NVIDIA's Table 3 "
-                                 f"{plotting.span(table['nvidia_benefit_x'], 'times')}, our model "
-                                 f"{plotting.span(ours.to_numpy().ravel(), 'times')}.")
+    times = _("times")
+    return plotting.set_alt(fig, _("Line chart: NVSwitch over point-to-point throughput per GPU against batch "
+                                   "{batch}; NVIDIA's Table 3 {nvidia}, our model {ours}.",
+                                   batch=plotting.span(table["batch"]),
+                                   nvidia=plotting.span(table["nvidia_benefit_x"], times),
+                                   ours=plotting.span(ours.to_numpy().ravel(), times)))
 
 
 def figure_throughput_vs_rate(cal: Calibration | None = None) -> Figure:
     """Throughput per GPU (tokens/s) against speed per user (tokens/s), TP=2: our curves and NVIDIA's
     Table 2 points."""
     fig, ax = plotting.figure(
-        "Throughput per GPU against speed per user (TP=2)", "tokens per second per user",
-        "tokens per second per GPU",
-        source=f"NVIDIA blog (Aug 2024) Table 2, vendor-modelled; multigpu inference model, {_serve_case()}, "
-               f"H200, {_prompt()}, batches 1-64 that fit")
+        _("Throughput per GPU against speed per user (TP=2)"), _("tokens per second per user"),
+        _("tokens per second per GPU"),
+        source=_("NVIDIA blog (Aug 2024) Table 2, vendor-modelled; multigpu inference model, {model}, H200, "
+                 "{prompt}, batches 1-64 that fit", model=_serve_case(), prompt=_prompt()))
     plot_throughput_vs_rate(ax, cal=cal)
     nv = bottlenecks.nvidia_table2()
     tput = pd.concat([nv["mesh_tokens_per_s_per_gpu"], nv["switch_tokens_per_s_per_gpu"]])
-    return plotting.set_alt(fig, "Line chart: throughput per GPU against speed per user, our model's curves for "
-                                 "the NVLink mesh and NVSwitch in BF16 and FP8, with NVIDIA's Table 2 points "
-                                 f"({plotting.span(tput, 'tokens/s per GPU')} at "
-                                 f"{plotting.span(nv['rate_tokens_per_s_per_user'], 'tokens/s per user')}).")
+    per_gpu, per_user = _("tokens/s per GPU"), _("tokens/s per user")
+    return plotting.set_alt(fig, _("Line chart: throughput per GPU against speed per user, our model's curves for "
+                                   "the NVLink mesh and NVSwitch in BF16 and FP8, with NVIDIA's Table 2 points "
+                                   "({throughput} at {rate}).", throughput=plotting.span(tput, per_gpu),
+                                   rate=plotting.span(nv["rate_tokens_per_s_per_user"], per_user)))
 
 
 # ----------------------------------------------------------------------------- the prose's values
@@ -416,35 +503,50 @@ def dp_batch_facts(cal: Calibration | None = None) -> Facts:
         "cx_eth_32": sweep.set_index(["setup", "seqs_per_gpu"]).loc[(eth, 32), "dp_comm_pct"]})
 
 
+#: Where TP 8 across PCIe sockets has decode communication outlast compute, as
+#: :func:`multigpu.evidence.claims.workloads.pcie8_phrase` words it: its templates (:func:`multigpu.book.lang.from_english`).
+PHRASE_TEMPLATES = (
+    N_("never: the all-reduces stay shorter than the compute at every batch modelled"),
+    N_("at every batch"), N_("from batch {batch} on"))
+
+
+def _decode_sentences(found: dict, above: pd.Series, pcie: str) -> Facts:
+    """The decode-ratio sentences in the current language: ``dr_above_text``, ``dr_trend_text``,
+    ``dr_takeaway`` and ``c16_where`` (see :func:`decode_ratio_facts`)."""
+    where = lang.from_english(claim_checks.pcie8_phrase(found), PHRASE_TEMPLATES)
+    if above.empty:
+        above_text = _("No case lies above the line: even TP 8 across the sockets of the PCIe server stays below it.")
+    elif set(above.index.get_level_values(0)) == {pcie}:
+        above_text = _("Only one case lies above the line: TP 8 across the sockets of the PCIe server, {where}.",
+                       where=where)
+    else:
+        above_text = _("{count} setups lie above the line at some batch.",
+                       count=above.index.get_level_values(0).nunique())
+    trend = (_("rises with batch: the messages grow with it and stop being latency-bound, while the weight "
+               "reads stay the same") if found["pcie8"]["rises"] else
+             _("falls with batch: compute (KV-cache reads) grows faster than the latency-bound all-reduces"))
+    takeaway = (_("on PCIe across sockets they outlast the compute {where}", where=where)
+                if found["pcie8"]["first_batch"] else
+                _("even on PCIe across sockets they stay shorter than the compute"))
+    c16_where = (_("nowhere in the cases modelled") if found["pcie8"]["first_batch"] is None else
+                 _("only where tensor parallelism crosses PCIe between CPU sockets ({where})", where=where))
+    return {"dr_above_text": above_text, "dr_trend_text": trend, "dr_takeaway": takeaway, "c16_where": c16_where}
+
+
 def decode_ratio_facts(cal: Calibration | None = None) -> Facts:
     """Decode all-reduce time over compute time (ratio): ``dr_pcie8_1`` and ``dr_pcie8_128`` (TP 8 on the
     A100 PCIe server, batch 1 and 128), ``dr_sw2_1`` (TP 2, H200 switch, batch 1), ``dr_mesh2_32`` (TP 2,
-    H200 mesh, batch 32), ``dr_h200_8_1`` (TP 8, H200 switch, batch 1); sentences that follow the model:
-    ``dr_above_text`` (which cases lie above the line), ``dr_trend_text`` (how the PCIe ratio moves with
-    batch, and why), ``dr_takeaway`` and ``c16_where`` (where communication outlasts compute)."""
+    H200 mesh, batch 32), ``dr_h200_8_1`` (TP 8, H200 switch, batch 1); sentences that follow the model, in
+    English and, as ``<name>_zh``, in Chinese: ``dr_above_text`` (which cases lie above the line),
+    ``dr_trend_text`` (how the PCIe ratio moves with batch, and why), ``dr_takeaway`` and ``c16_where`` (where
+    communication outlasts compute)."""
     r = bottlenecks.decode_ratio(cal=cal).set_index(["setup", "tp", "batch"])["ratio"]
     pcie, mesh, h200sw = (SETUPS[k].label for k in ("pcie", "mesh", "h200sw"))
     found = claim_checks.decode_outlasts(cal)
-    where = claim_checks.pcie8_phrase(found)
-    above = r[r > 1]
-    if above.empty:
-        above_text = "No case lies above the line: even TP 8 across the sockets of the PCIe server stays below it."
-    elif set(above.index.get_level_values(0)) == {pcie}:
-        above_text = ("Only one case lies above the line: TP 8 across the sockets of the PCIe server, "
-                      f"{where}.")
-    else:
-        above_text = f"{above.index.get_level_values(0).nunique()} setups lie above the line at some batch."
-    trend = ("rises with batch: the messages grow with it and stop being latency-bound, while the weight "
-             "reads stay the same" if found["pcie8"]["rises"] else
-             "falls with batch: compute (KV-cache reads) grows faster than the latency-bound all-reduces")
-    takeaway = ("on PCIe across sockets they outlast the compute " + where if found["pcie8"]["first_batch"]
-                else "even on PCIe across sockets they stay shorter than the compute")
-    c16_where = ("nowhere in the cases modelled" if found["pcie8"]["first_batch"] is None else
-                 f"only where tensor parallelism crosses PCIe between CPU sockets ({where})")
-    return _values({"dr_pcie8_1": r.loc[(pcie, 8, 1)], "dr_pcie8_128": r.loc[(pcie, 8, 128)],
-                    "dr_sw2_1": r.loc[(h200sw, 2, 1)], "dr_mesh2_32": r.loc[(mesh, 2, 32)],
-                    "dr_h200_8_1": r.loc[(h200sw, 8, 1)], "dr_above_text": above_text,
-                    "dr_trend_text": trend, "dr_takeaway": takeaway, "c16_where": c16_where})
+    out = _values({"dr_pcie8_1": r.loc[(pcie, 8, 1)], "dr_pcie8_128": r.loc[(pcie, 8, 128)],
+                   "dr_sw2_1": r.loc[(h200sw, 2, 1)], "dr_mesh2_32": r.loc[(mesh, 2, 32)],
+                   "dr_h200_8_1": r.loc[(h200sw, 8, 1)]})
+    return out | glue.per_language(lambda: _decode_sentences(found, r[r > 1], pcie))
 
 
 def sensitivity_facts(cal: Calibration | None = None) -> Facts:
@@ -482,15 +584,51 @@ def verdict_table(cal: Calibration | None = None) -> pd.DataFrame:
     return frame[["id", "verdict", "seed_value", "model_value", "unit"]].set_index("id")
 
 
+#: The texts of the chapter's claim tests as :mod:`multigpu.evidence.claims.workloads` writes them, with ``{name}``
+#: for each computed value: the Chinese edition's "what decided it" (:func:`multigpu.book.lang.from_english`).
+TEST_TEMPLATES = (
+    N_("about 20 GB per query (BF16, TP=2, per GPU: {gb} GB)"),
+    N_("the figure holds only for 16-bit activations (FP8: {gb} GB)"),
+    N_("and for TP=2 (TP=8: {gb} GB per GPU)"),
+    N_("batching 32 queries multiplies the bytes of a decode step (x{x})"),
+    N_("and so the communication time (x{switch} behind the switch, x{mesh} on the mesh; at least x{least} would "
+       "bear it out)"),
+    N_("at a batch of at most {batch} decode communication outlasts computation somewhere (largest ratio: "
+       "{ratio})"),
+    N_("only where tensor parallelism crosses PCIe sockets (NVLink at most {ratio})"),
+    N_("the switch serves more per GPU than the mesh at 30-50 tokens/s per user (x{low} at least, FP8)"),
+    N_("the gap is not NVIDIA's 1.3-1.5x (and 1.5x at batch 32), a vendor model's figure"),
+    N_("20 GB at 128 and at 900 GB/s take {mesh} and {switch} ms"),
+    N_("the switch cuts a query's communication by about 7x (the query schedule: x{total}; at least half of "
+       "x{article} would bear it out)"),
+    N_("128 and 900 GB/s add both directions of a link"),
+    N_("without a fast interconnect tensor-parallel efficiency falls well below (8 GPUs: {pcie} % on PCIe, "
+       "{switch} % behind NVSwitch; 10 points apart at least)"),
+    N_("pipeline parallelism still scales on the slow link ({pp} % at 8 GPUs)"),
+    N_("switch and mesh are similar at batch 1 (x{one}, under 1.1)"),
+    N_("the switch gains at batch 32 (x{big}, over 1.05)"),
+    N_("the gain at batch 32 is below NVIDIA's 1.5x"),
+    N_("one GPU cannot serve 30 tokens/s per user (NVIDIA's own table: batch {batch} meets it)"),
+    N_("TP=2 gives about 80 (mesh, batch 6) and 115 (switch, batch 9) tokens/s per GPU (NVIDIA's table: {mesh} "
+       "and {switch})"),
+    N_("data parallelism is insensitive to latency (doubled: +{dp} %, at most 5)"),
+    N_("tensor parallelism needs bandwidth and low latency (halved bandwidth: +{tp} %, over 3x DP's; doubled "
+       "latency in decode: +{decode} %, over 10)"),
+    N_("tensor parallelism of 4 under one PCIe switch stays workable without NVLink (batch-1 decode communication "
+       "/ compute: {ratio})"),
+)
+
+
 def volume_facts(checked: dict[str, claims.Verdict]) -> Facts:
     """The verdicts, and the article's "20 GB per query" (C12).
 
-    ``<id>_verdict`` (the verdict in bold, Markdown text) for every claim of ``checked`` (see
-    :func:`verdicts`); ``hidden`` (elements of one token's activation); ``c12_bf16`` (GB each GPU sends per
+    ``<id>_verdict`` (the verdict in bold, Markdown text) and ``<id>_tests`` (what decided it) for every claim
+    of ``checked`` (see :func:`verdicts`), with their Chinese as ``<id>_verdict_zh`` and ``<id>_tests_zh``;
+    ``hidden`` (elements of one token's activation); ``c12_bf16`` (GB each GPU sends per
     query, BF16, TP=2: C12's value), ``c12_gib`` (the same in GiB), ``c12_fp8`` (FP8, GB), ``c12_tp8`` (BF16,
     TP=8, GB), ``c12_token`` (MB per token, BF16, TP=2).
     """
-    out: dict[str, object] = verdict_facts(checked)
+    out: dict[str, object] = glue.per_language(lambda: verdict_facts(checked, TEST_TEMPLATES))
     q = bottlenecks.tp_bytes_per_query().set_index(["dtype", "tp"])
     out.update(hidden=models.model(bottlenecks.SERVE_MODEL).hidden, c12_bf16=checked["C12"].model_value,
                c12_gib=q.loc[("bf16", 2), "per_query_GiB"], c12_fp8=q.loc[("fp8", 2), "per_query_GB"],
@@ -564,7 +702,7 @@ def at_rate_facts(cal: Calibration | None = None) -> Facts:
     per GPU), ``nv30_tp1`` (NVIDIA's one-GPU throughput at 30, tokens/s per GPU), ``ar_db_lo``/``_hi``
     (how many queries larger our FP8 batches are than NVIDIA's); ``our_id_lo``/``_hi`` (our FP8 picks over
     the same product, x) and ``ar_fp8_vs_nv`` ("higher" or "lower": our FP8 throughput per GPU against
-    NVIDIA's, at the median over rates and systems).
+    NVIDIA's, at the median over rates and systems; ``ar_fp8_vs_nv_zh`` in Chinese).
     """
     at_rate = bottlenecks.compare_at_rate(cal=cal)
     identity = bottlenecks.nvidia_identity()
@@ -581,7 +719,9 @@ def at_rate_facts(cal: Calibration | None = None) -> Facts:
     ours = bottlenecks.model_identity("fp8", cal=cal)[["mesh_ratio", "switch_ratio"]].to_numpy()
     over_nv = pd.concat([f8r["mesh_tokens_per_s_per_gpu"] / nvr["mesh_tokens_per_s_per_gpu"],
                          f8r["switch_tokens_per_s_per_gpu"] / nvr["switch_tokens_per_s_per_gpu"]])
-    return _values({
+    higher = bool(over_nv.median() > 1)
+    words = glue.per_language(lambda: {"ar_fp8_vs_nv": _("higher") if higher else _("lower")})
+    return words | _values({
         "ar_fp8_lo": fp8_rows["benefit_x"].min(), "ar_fp8_hi": fp8_rows["benefit_x"].max(),
         "ar_nv_lo": nv2["benefit_x"].min(), "ar_nv_hi": nv2["benefit_x"].max(),
         "ar30_tp1": o30["tp1_tokens_per_s_per_gpu"], "ar30_tp1_b": int(o30["tp1_batch"]),
@@ -593,8 +733,7 @@ def at_rate_facts(cal: Calibration | None = None) -> Facts:
         "id30_mesh": id30["mesh_identity"], "id30_sw": id30["switch_identity"],
         "nv30_tp1": nvr.loc[30.0, "tp1_tokens_per_s_per_gpu"],
         "ar_db_lo": int(dbatch.min()), "ar_db_hi": int(dbatch.max()),
-        "our_id_lo": float(np.nanmin(ours)), "our_id_hi": float(np.nanmax(ours)),
-        "ar_fp8_vs_nv": "higher" if over_nv.median() > 1 else "lower"})
+        "our_id_lo": float(np.nanmin(ours)), "our_id_hi": float(np.nanmax(ours))})
 
 
 def measured_run_facts(cal: Calibration | None = None) -> Facts:
@@ -603,18 +742,20 @@ def measured_run_facts(cal: Calibration | None = None) -> Facts:
     ``v75_model``, ``v75_measured`` (s per iteration of measurement 75, Megatron-LM's GPT-3 175B run),
     ``v75_err`` (model / measured - 1, %), ``v75_tflops`` (the TFLOP/s per GPU the model's time implies);
     ``v_out_n`` (runs the model was not fitted on), ``v_out_max`` and ``v_in_max`` (largest absolute error on
-    those and on the fitted runs, %), ``v_out_worst`` (the name of the worst unfitted run, text).
+    those and on the fitted runs, %), ``v_out_worst`` (the name of the worst unfitted run, text; in Chinese
+    ``v_out_worst_zh``).
     """
     validation = bottlenecks.training_validation(cal=cal)
     row75 = validation.iloc[0]
     reported = float(bottlenecks.training_measurements().set_index("id").loc[75, "value"])  # TFLOP/s per GPU
     out = validation[~validation["fitted"]]
     ins = validation[validation["fitted"]]
-    return _values({
+    worst = out.loc[out["error_pct"].abs().idxmax(), "run"]
+    return glue.per_language(lambda: {"v_out_worst": lang.label(worst)}) | _values({
         "v75_model": row75["model_s"], "v75_measured": row75["measured_s"], "v75_err": row75["error_pct"],
         "v75_tflops": reported * row75["measured_s"] / row75["model_s"],
         "v_out_max": out["error_pct"].abs().max(), "v_in_max": ins["error_pct"].abs().max(),
-        "v_out_worst": out.loc[out["error_pct"].abs().idxmax(), "run"], "v_out_n": len(out)})
+        "v_out_n": len(out)})
 
 
 def exercise_facts(cal: Calibration | None = None) -> Facts:
@@ -655,22 +796,25 @@ def exercise_facts(cal: Calibration | None = None) -> Facts:
 
 
 def in_short(f: Facts) -> str:
-    """The chapter's answer in two sentences, from its training-step and decode-step facts (``f``)."""
-    return (f"Communication costs most where it sits on every step's critical path: tensor parallelism over 8 PCIe "
-            f"GPUs leaves {f['tb_pcie_tp8_comm']:.0f} % of a training step to exposed communication, against "
-            f"{f['tb_a100sw_tp8_comm']:.0f} % behind NVSwitch, while data parallelism hides most of it "
-            f"({f['tb_pcie_dp_comm']:.0f} % on PCIe). In decoding, the all-reduces take {f['dec_pcie8_pct']:.0f} % of "
-            f"a step on 8 PCIe GPUs and {f['dec_a100sw8_pct']:.0f} % behind the switch.")
+    """The chapter's answer in two sentences in the current language, from its training-step and decode-step
+    facts (``f``: :func:`facts`' values, shares in %)."""
+    return _("Communication costs most where it sits on every step's critical path: tensor parallelism over 8 PCIe "
+             "GPUs leaves {pcie_tp8:.0f} % of a training step to exposed communication, against {switch_tp8:.0f} % "
+             "behind NVSwitch, while data parallelism hides most of it ({pcie_dp:.0f} % on PCIe). In decoding, the "
+             "all-reduces take {pcie_decode:.0f} % of a step on 8 PCIe GPUs and {switch_decode:.0f} % behind the "
+             "switch.", pcie_tp8=f["tb_pcie_tp8_comm"], switch_tp8=f["tb_a100sw_tp8_comm"],
+             pcie_dp=f["tb_pcie_dp_comm"], pcie_decode=f["dec_pcie8_pct"], switch_decode=f["dec_a100sw8_pct"])
 
 
 def facts(cal: Calibration | None = None) -> Facts:
     """Every value the chapter's prose cites, by glue name (the union of the ``*_facts`` functions; units
-    as they state), with calibration ``cal`` (None: the shipped one)."""
+    as they state), with calibration ``cal`` (None: the shipped one). Each text fact is there in English and,
+    as ``<name>_zh``, in Chinese (:func:`multigpu.book.glue.per_language`); the numbers once, for both."""
     out: Facts = {}
     for section in (training_step_facts, decode_step_facts, scaling_facts, amdahl_facts, dp_batch_facts,
                     decode_ratio_facts, sensitivity_facts, batching_facts, transfer_facts, fixed_batch_facts,
                     at_rate_facts, measured_run_facts, exercise_facts):
         out.update(section(cal))
     out.update(volume_facts(verdicts(cal)))
-    out["in_short"] = in_short(out)
+    out.update(glue.per_language(lambda: {"in_short": in_short(out)}))
     return out

@@ -1,4 +1,4 @@
-"""Chapter 4 (cost-benefit): its tables, figures and the facts its prose cites.
+"""Chapter 4 (cost-benefit): its tables, figures and the facts its prose cites, in both editions' languages.
 
 Tables and figures draw on :mod:`multigpu.market.cost`, :mod:`multigpu.market.premium`
 and :mod:`multigpu.market.sensitivity`. Every number or sentence the chapter's
@@ -7,23 +7,32 @@ price table the notebook passes down (``inputs.price_table()``) and the
 calibration (None: the shipped one); the notebook glues each dict with
 :func:`multigpu.book.glue.glue_all`. Nothing here reads the environment.
 
+Both editions from one execution (:mod:`multigpu.book.lang`): each figure function draws in the current
+language (the notebook shows both with ``plotting.show_both``), each ``*_html`` table function makes its table
+in the current language (:func:`show_tables` shows both), and every text fact is there in English and, as
+``<name>_zh``, in Chinese. The Chinese edition states money in CNY first with USD alongside ("¥69.3（$10.3）",
+a CNY column before each USD column, CNY axes), converted by the price table's dated FX table
+(:meth:`multigpu.market.prices.PriceTable.from_usd`); the English edition keeps USD only.
+
 Units: prices in USD per GPU-hour unless a column says otherwise (:func:`market_table`
-also gives them in the offer's currency); training costs in USD per job, serving
-costs in USD per million output tokens; premiums in per cent (``_pct``); times in
+also gives them in the offer's currency; ``_cny`` facts and columns are CNY); training costs in USD per job,
+serving costs in USD per million output tokens; premiums in per cent (``_pct``); times in
 hours (``_h``) or days; ratios and factors dimensionless.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from multigpu.book import plotting
-from multigpu.book.glue import Facts, verdict_facts
+from multigpu.book import glue, lang, plotting, tables
+from multigpu.book.glue import Facts
+from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
 from multigpu.evidence import answer, claims, guide
 from multigpu.evidence.claims import cost as cost_claims
@@ -44,20 +53,135 @@ MARKET_FACTORS = ("price of the NVLink offer", "price of the PCIe offer", "utili
 #: Prices the exercises assume (USD per GPU-hour): a PCIe rental; an on-demand and a spot price of one GPU.
 EXERCISE_PCIE_USD = 1.50
 EXERCISE_ON_DEMAND_USD, EXERCISE_SPOT_USD = 4.00, 2.50
+#: The currency the Chinese edition states money in first (USD alongside), from the price table's FX table.
+LOCAL_CURRENCY = "CNY"
+#: The dollar sign in glued Markdown, escaped: the book's MyST reads ``$...$`` as maths (dollarmath).
+DOLLAR = "\\$"
 
 
-def _price_source(table: PriceTable, function: str) -> str:
-    """A figure's source line: the price file's name and hash, and the function that drew it."""
-    return f"{table.source_label()}; {function}"
+# ------------------------------------------------------------------ the words of the market, as messages
+# Values of a fixed vocabulary (not data such as model or provider names) that the tables and sentences show:
+# translated with lang.label in the Chinese edition (a value missing here fails the notebook there).
+
+#: Pricing types, interconnect classes, kinds of provider and of workload, the tornado's inputs.
+VOCABULARY = (
+    N_("on-demand"), N_("spot"), N_("reserved"), N_("community"),
+    N_("NVSwitch"), N_("NVLink bridge"), N_("PCIe only"),
+    N_("GPU cloud"), N_("hyperscaler"), N_("marketplace"), N_("China IDC lessor"), N_("other"),
+    N_("train"), N_("serve"), N_("training"), N_("serving"),
+    N_("price of the NVLink offer"), N_("price of the PCIe offer"), N_("utilisation of the NVLink offer"),
+    N_("utilisation of the PCIe offer"), N_("compute efficiency (both)"), N_("communication bandwidth (both)"),
+    N_("GPU-hours per job"), N_("GPU-hours per 1M output tokens"),
+    N_("% of NVLink/PCIe pairs x workloads cheaper per job"), N_("% of NVLink/PCIe pairs x workloads"),
+    N_("billion parameters (training size line per pricing type)"), N_("billion parameters"),
+    N_("same-provider pairs"), N_("pairs with the cheapest comparable PCIe offer"),
+    N_("unbounded (PCIe misses the floor)"),
+)
+#: The introduction's verdicts (:data:`multigpu.evidence.answer.VERDICTS`), as messages.
+ANSWER_VERDICTS = (N_("NVLink-class cheaper"), N_("PCIe cheaper"), N_("too close to call"), N_("PCIe cannot run it"),
+                   N_("neither runs it"), N_("no pair to price"))
+#: The training methods of ``data/cost_workloads.csv`` (a LoRA method keeps its rank: "lora r16").
+METHODS = {"pretrain": N_("pretrain"), "full": N_("full fine-tuning")}
+#: The price-type words inside offer labels and size lines, for :func:`pricing_words`.
+_PRICING = re.compile(r"\b(on-demand|spot|reserved|community)\b")
+
+
+def word(text: str) -> str:
+    """A word of :data:`VOCABULARY` (or a verdict) in the current language."""
+    return lang.label(text)
+
+
+def pricing_words(text: str) -> str:
+    """``text`` (an offer label, a size line) with its pricing types in the current language; English as it is."""
+    if lang.current() == "en":
+        return text
+    return _PRICING.sub(lambda m: word(m.group(1)), text)
+
+
+def offer_name(label: str) -> str:
+    """An offer's label ("Provider: instance (pricing)", :func:`multigpu.market.cost.offer_label`) in the
+    current language: provider and instance as they are, the pricing type translated."""
+    if lang.current() == "en":
+        return label
+    found = re.fullmatch(rf"(.*) \(({_PRICING.pattern})((?:, .*)?)\)", label)  # "(pricing)" or "(pricing, region)"
+    if not found:
+        return label
+    terms = word(found.group(2)) + found.group(4).replace(", ", "，", 1)  # the region, as it is
+    return _("{provider} ({pricing})", provider=found.group(1), pricing=terms)
+
+
+def _joined(items: Iterable[str]) -> str:
+    """Items of a list in the current language ("a, b" / "a、b")."""
+    return _(", ").join(items)
+
+
+def translated(text: str, templates: Iterable[str], slots: Mapping[str, Callable[[str], str]] | None = None) -> str:
+    """``text``, an English sentence built outside the book (the evidence layer), in the current language:
+    :func:`multigpu.book.lang.from_english` with ``slots`` translating some fields' values first."""
+    return lang.from_english(text, templates, slots)
+
+
+# ------------------------------------------------------------------ money in the current language
+
+
+def currency() -> str:
+    """The currency money is drawn in for the current language: USD, or :data:`LOCAL_CURRENCY` in Chinese."""
+    return "USD" if lang.current() == "en" else LOCAL_CURRENCY
+
+
+def in_currency(usd: Any, table: PriceTable) -> Any:
+    """A USD amount (a number, or a pandas Series) in :func:`currency`, converted by ``table``'s FX table."""
+    if currency() == "USD":
+        return usd
+    return usd / table.fx[LOCAL_CURRENCY].usd_per_unit if isinstance(usd, pd.Series) else \
+        table.from_usd(float(usd), LOCAL_CURRENCY)
+
+
+def money(usd: Any, table: PriceTable, spec: str = ".2f") -> str:
+    """A USD amount as prose text in the current language: English the number alone (the prose says "USD");
+    Chinese CNY first, USD alongside, "¥69,323（$10,337）" (the dollar escaped, :data:`DOLLAR`); "n/a" for a
+    missing value."""
+    if usd is None or (isinstance(usd, float) and math.isnan(usd)):
+        return _("n/a")
+    if lang.current() == "en":
+        return format(usd, spec)
+    local = "¥" + format(table.from_usd(float(usd), LOCAL_CURRENCY), spec)
+    return _("{local} ({usd})", local=local, usd=DOLLAR + format(usd, spec))
+
+
+def price(usd: Any, table: PriceTable, spec: str = ".2f") -> str:
+    """A USD amount as prose text with its currency: English "USD 1.50"; Chinese CNY first, "¥10.06（$1.50）"."""
+    return _("USD {amount}", amount=format(usd, spec)) if lang.current() == "en" else money(usd, table, spec)
+
+
+def fx_sentence(table: PriceTable) -> str:
+    """The rate the Chinese edition converts at, with its date and FX file: "1 USD = 6.7063 CNY (2026-09-10,
+    fx_rates.csv)" in the current language."""
+    rate = table.fx[LOCAL_CURRENCY]
+    return _("converted at 1 USD = {rate:.4f} {currency} (rate of {date}, `{file}`)", rate=1 / rate.usd_per_unit,
+             currency=LOCAL_CURRENCY, date=rate.date.isoformat(), file=table.stamp()["fx_name"])
+
+
+def _price_source(table: PriceTable, function: str, converted: bool = False) -> str:
+    """A figure's source line: the price file's name and hash, the function that drew it and, for money
+    drawn in CNY, the FX rate."""
+    s = table.stamp()
+    text = _("price file {name} (sha256 {sha}); {function}", name=s["name"], sha=s["sha256_12"], function=function)
+    if converted and currency() != "USD":
+        text = _("{source}; {fx}", source=text, fx=fx_sentence(table).replace("`", ""))
+    return text
 
 
 # ------------------------------------------------------------------ plots
+# Each draws in the current language: words with _() or word(), money in currency().
 
 
 def plot_landscape(ax: Any, table: PriceTable | None = None) -> None:
-    """Every offer's USD per GPU-hour (log scale) by GPU, one marker per interconnect class; hollow
-    markers for spot, reserved and community prices, filled for on-demand."""
+    """Every offer's price per GPU-hour (:func:`currency`: USD, or CNY in Chinese; log scale) by GPU, one
+    marker per interconnect class; hollow markers for spot, reserved and community prices, filled for on-demand."""
+    table = prices.resolve(table)
     t = cost.offers(table)
+    t = t.assign(price=in_currency(t["price_per_gpu_hour_usd"], table))
     order = (t.groupby("gpu_name")["price_per_gpu_hour_usd"].median().sort_values(kind="stable").index.tolist())
     y = {g: i for i, g in enumerate(order)}
     classes = [c for c in (*cost.NVLINK_CLASSES, cost.PCIE_CLASS) if c in set(t["interconnect_class"])]
@@ -69,9 +193,10 @@ def plot_landscape(ax: Any, table: PriceTable | None = None) -> None:
             if sel.empty:
                 continue
             offset = (i - (len(classes) - 1) / 2) * 0.12
-            ax.scatter(sel["price_per_gpu_hour_usd"], [y[g] + offset for g in sel["gpu_name"]], marker=marker,
-                       s=36, color=color if on_demand else "none", edgecolors=color, linewidths=1.2,
-                       label=f"{cls}, {'on-demand' if on_demand else 'spot / reserved / community'}")
+            label = (_("{interconnect}, on-demand", interconnect=word(cls)) if on_demand else
+                     _("{interconnect}, spot / reserved / community", interconnect=word(cls)))
+            ax.scatter(sel["price"], [y[g] + offset for g in sel["gpu_name"]], marker=marker,
+                       s=36, color=color if on_demand else "none", edgecolors=color, linewidths=1.2, label=label)
     ax.set_xscale("log")
     ax.set_yticks(range(len(order)), order, fontsize=8.5)
     ax.grid(axis="y", visible=False)
@@ -83,7 +208,8 @@ def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None =
     (:func:`interconnect_value`, several pairs stacked), infinite ones drawn to the edge, against the
     band of premiums charged by the same provider (``charged``: :func:`charged_premiums`)."""
     data = value.copy()
-    data["pair"] = [f"{catalog.system(a).name.split(' /')[0]} vs {catalog.system(b).name.split(' (')[0]}"
+    data["pair"] = [_("{nvlink} vs {pcie}", nvlink=catalog.system(a).name.split(" /")[0],
+                      pcie=catalog.system(b).name.split(" (")[0])
                     for a, b in zip(data["nvlink_system"], data["pcie_system"])]
     finite = data.loc[data["break_even_premium_pct"].map(math.isfinite), "break_even_premium_pct"]
     top = 10 ** math.ceil(math.log10(max([100.0, *finite.clip(lower=1).tolist()]) * 2))
@@ -92,6 +218,7 @@ def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None =
     pairs = list(dict.fromkeys(data["pair"]))
     height = 0.8 / len(pairs)
     hatch = plotting.hatches()
+    unbounded = _("PCIe misses the floor: unbounded")
     for j, pair in enumerate(pairs):
         part = data[data["pair"] == pair]
         ys = [order.index(w) + (j - (len(pairs) - 1) / 2) * height for w in part["workload"]]
@@ -101,7 +228,7 @@ def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None =
                 color=fill, edgecolor="black", linewidth=0.6)
         on_bar = {"facecolor": fill, "edgecolor": "none", "pad": 1.0}  # a solid box: no hatching behind text
         for yv, v in zip(ys, part["break_even_premium_pct"]):
-            text = "PCIe misses the floor: unbounded" if math.isinf(v) else f"{v:.1f} %".replace("-0.0", "0.0")
+            text = unbounded if math.isinf(v) else f"{v:.1f} %".replace("-0.0", "0.0")
             ax.annotate(text, (top if math.isinf(v) else max(v, floor), yv), textcoords="offset points",
                         xytext=(-4 if math.isinf(v) else 3, 0), ha="right" if math.isinf(v) else "left",
                         va="center", fontsize=plotting.SMALL_PT,
@@ -110,7 +237,7 @@ def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None =
     if charged is not None and not charged.empty:
         lo, hi = charged["premium_pct"].min(), charged["premium_pct"].max()
         ax.axvspan(max(lo, floor), max(hi, floor * 1.5), color="#bbbbbb", alpha=0.5,
-                   label="premium charged (same provider, price file)")
+                   label=_("premium charged (same provider, price file)"))
     ax.set_xscale("log")
     ax.set_xlim(floor, top)
     ax.set_yticks(range(len(order)), order, fontsize=8)
@@ -128,11 +255,15 @@ def _short_label(workload_id: str) -> str:
     return f"{size.upper()} {w.input_tokens // 1024}K/{w.output_tokens}\n{w.min_tokens_per_s_per_user:g} tok/s"
 
 
-def plot_best_by_class(axes: Any, best: pd.DataFrame) -> None:
-    """Two panels: the cheapest offer per interconnect class for the training jobs (USD per job) and
-    the serving targets (USD per million output tokens), grouped bars on a log scale."""
+def plot_best_by_class(axes: Any, best: pd.DataFrame, table: PriceTable | None = None) -> None:
+    """Two panels: the cheapest offer per interconnect class for the training jobs (per job) and the serving
+    targets (per million output tokens), grouped bars on a log scale, in :func:`currency` (USD, or CNY in
+    Chinese by ``table``'s FX table)."""
+    table = prices.resolve(table)
     classes = [c for c in (*cost.NVLINK_CLASSES, cost.PCIE_CLASS) if c in set(best["interconnect_class"])]
-    for ax, kind, unit in zip(axes, ("train", "serve"), ("USD per job", "USD per 1M output tokens")):
+    units = (_("{currency} per job", currency=currency()),
+             _("{currency} per 1M output tokens", currency=currency()))
+    for ax, kind, unit in zip(axes, ("train", "serve"), units):
         part = best[[workloads.workload(w).kind == kind for w in best["workload"]]]
         names = list(dict.fromkeys(part["workload"]))
         width = 0.8 / max(1, len(classes))
@@ -140,21 +271,28 @@ def plot_best_by_class(axes: Any, best: pd.DataFrame) -> None:
         for i, cls in enumerate(classes):
             rows = part[part["interconnect_class"] == cls]
             xs = [names.index(w) + (i - (len(classes) - 1) / 2) * width for w in rows["workload"]]
-            ax.bar(xs, rows["cost_usd"], width, label=cls, hatch=next(hatch),
+            ax.bar(xs, in_currency(rows["cost_usd"], table), width, label=word(cls), hatch=next(hatch),
                    color=plotting.COLORS[(i + 1) % len(plotting.COLORS)], edgecolor="black", linewidth=0.6)
         ax.set_yscale("log")
-        ax.set_ylabel(f"cheapest offer\n({unit}, log scale)")
+        ax.set_ylabel(_("cheapest offer\n({unit}, log scale)", unit=unit))
         ax.set_xticks(range(len(names)), [_short_label(n) for n in names], fontsize=plotting.SMALL_PT)
-        ax.set_title("training jobs" if kind == "train" else "serving targets", fontsize=10)
+        ax.set_title(_("training jobs") if kind == "train" else _("serving targets"), fontsize=10)
         ax.grid(axis="x", visible=False)
     axes[0].legend(loc="upper left", fontsize=plotting.SMALL_PT)
+
+
+def _factor_tick(factor: str) -> str:
+    """A tornado factor as a tick label: English on two lines; Chinese (short) on one."""
+    if lang.current() == "en":
+        return factor.replace(" (both)", "\n(both offers)").replace(" of the ", "\nof the ")
+    return word(factor)
 
 
 def plot_tornado(ax: Any, table: pd.DataFrame | None, title: str = "") -> None:
     """A tornado of :func:`sensitivity`: each factor's NVLink / PCIe cost ratio from its low to its high
     setting, around the base ratio; the dashed line at 1 is where the two offers cost the same."""
     if table is None or table.empty:
-        ax.text(0.5, 0.5, "no NVLink / PCIe pair in this price file", ha="center", va="center",
+        ax.text(0.5, 0.5, _("no NVLink / PCIe pair in this price file"), ha="center", va="center",
                 transform=ax.transAxes)
         ax.set_yticks([])
         return
@@ -163,13 +301,12 @@ def plot_tornado(ax: Any, table: pd.DataFrame | None, title: str = "") -> None:
     hatch = plotting.hatches()
     low_hatch, high_hatch = next(hatch), next(hatch)
     ax.barh(ys, table["ratio_low"] - base, left=base, color=plotting.COLORS[5], edgecolor="black", linewidth=0.6,
-            hatch=low_hatch, label="low setting")
+            hatch=low_hatch, label=_("low setting"))
     ax.barh(ys, table["ratio_high"] - base, left=base, color=plotting.COLORS[1], edgecolor="black",
-            linewidth=0.6, hatch=high_hatch, label="high setting")
+            linewidth=0.6, hatch=high_hatch, label=_("high setting"))
     ax.axvline(base, color="black", linewidth=1.0)
-    ax.axvline(1.0, color="#444444", linewidth=1.0, linestyle="--", label="equal cost")
-    ax.set_yticks(list(ys), [f.replace(" (both)", "\n(both offers)").replace(" of the ", "\nof the ")
-                             for f in table["factor"]], fontsize=plotting.SMALL_PT)
+    ax.axvline(1.0, color="#444444", linewidth=1.0, linestyle="--", label=_("equal cost"))
+    ax.set_yticks(list(ys), [_factor_tick(f) for f in table["factor"]], fontsize=plotting.SMALL_PT)
     ax.invert_yaxis()
     ax.grid(axis="y", visible=False)
     if title:
@@ -177,80 +314,89 @@ def plot_tornado(ax: Any, table: pd.DataFrame | None, title: str = "") -> None:
     ax.legend(loc="lower right", fontsize=plotting.SMALL_PT)
 
 
-def fmt(value: Any, spec: str = ".1f", unit: str = "", none: str = "n/a") -> str:
-    """A number as prose text: ``format(value, spec)`` with ``unit`` appended; ``none`` for a missing
-    value (None, NaN) and "unbounded" for infinity. For glued text that must read right with any
-    price file, including one that lacks the offers a number needs."""
+def fmt(value: Any, spec: str = ".1f", unit: str = "", none: str | None = None) -> str:
+    """A number as prose text: ``format(value, spec)`` with ``unit`` appended; ``none`` (default "n/a" in the
+    current language) for a missing value (None, NaN) and "unbounded" for infinity. For glued text that must
+    read right with any price file, including one that lacks the offers a number needs."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return none
+        return _("n/a") if none is None else none
     if isinstance(value, float) and math.isinf(value):
-        return "unbounded"
+        return _("unbounded")
     return f"{format(value, spec)}{unit}"
 
 
 # ------------------------------------------------------------------ figures
+# Each draws in the current language (multigpu.book.lang): plotting.show_both(lambda: figure_...(...)) shows both.
 
 
 def figure_landscape(table: PriceTable) -> Figure:
-    """Figure: every offer's price (USD per GPU-hour, log scale) by GPU (:func:`plot_landscape`)."""
+    """Figure: every offer's price per GPU-hour (USD; CNY in Chinese; log scale) by GPU (:func:`plot_landscape`)."""
     fig, ax = plotting.figure(
-        "Rental price per GPU-hour, every offer of the price file",
-        "price (USD per GPU-hour, log scale)", "GPU (sorted by median price)",
-        source=_price_source(table, "multigpu.book.ch04_cost.plot_landscape"), figsize=(6.8, 4.8))
+        _("Rental price per GPU-hour, every offer of the price file"),
+        _("price ({currency} per GPU-hour, log scale)", currency=currency()), _("GPU (sorted by median price)"),
+        source=_price_source(table, "multigpu.book.ch04_cost.plot_landscape", converted=True), figsize=(6.8, 4.8))
     plot_landscape(ax, table)
     t = cost.offers(table)
-    return plotting.set_alt(fig, f"Dot chart, log scale: {len(t)} rental offers of {t['gpu_name'].nunique()} GPUs, "
-                                 f"{plotting.span(t['price_per_gpu_hour_usd'], 'USD per GPU-hour', '.2f')}, one "
-                                 "marker shape per interconnect class, hollow for spot, reserved and community "
-                                 "prices.")
+    unit = _("{currency} per GPU-hour", currency=currency())
+    return plotting.set_alt(fig, _("Dot chart, log scale: {offers} rental offers of {gpus} GPUs, {span}, one marker "
+                                   "shape per interconnect class, hollow for spot, reserved and community prices.",
+                                   offers=len(t), gpus=t["gpu_name"].nunique(),
+                                   span=plotting.span(in_currency(t["price_per_gpu_hour_usd"], table), unit, ".2f")))
 
 
 def figure_break_even(value: pd.DataFrame, charged: pd.DataFrame, table: PriceTable) -> Figure:
     """Figure: the break-even premium (%) per workload of :func:`interconnect_values` against the band of
     premiums charged (``charged``: :func:`multigpu.market.premium.charged_premiums` of ``table``)."""
+    s = table.stamp()
     fig, ax = plotting.figure(
-        "Break-even premium of the faster interconnect, by workload",
-        "break-even premium over the slower system (% per GPU-hour, log scale)", "workload",
-        source="multigpu.market.premium.interconnect_value (model only); premiums charged: "
-               f"{table.source_label()}",
+        _("Break-even premium of the faster interconnect, by workload"),
+        _("break-even premium over the slower system (% per GPU-hour, log scale)"), _("workload"),
+        source=_("multigpu.market.premium.interconnect_value (model only); premiums charged: price file {name} "
+                 "(sha256 {sha})", name=s["name"], sha=s["sha256_12"]),
         figsize=(6.8, 5.4))
     plot_break_even(ax, value, charged)
     premiums = value["break_even_premium_pct"]
     unbounded = int(premiums.map(math.isinf).sum())
-    band = (f"; premiums charged {plotting.span(charged['premium_pct'], '%')}"
+    band = (_("; premiums charged {span}", span=plotting.span(charged["premium_pct"], "%"))
             if charged is not None and not charged.empty else "")
-    return plotting.set_alt(fig, "Bar chart, log scale: break-even premium per workload, "
-                                 f"{plotting.span(premiums.clip(lower=0), '%')}"
-                                 f"{f', {unbounded} unbounded' if unbounded else ''}{band}.")
+    many = _(", {count} unbounded", count=unbounded) if unbounded else ""
+    return plotting.set_alt(fig, _("Bar chart, log scale: break-even premium per workload, {span}{unbounded}{band}.",
+                                   span=plotting.span(premiums.clip(lower=0), "%"), unbounded=many, band=band))
 
 
 def figure_best_by_class(best: pd.DataFrame, table: PriceTable) -> Figure:
-    """Figure: the cheapest offer per interconnect class (:func:`best_by_class` of ``table``): USD per
-    training job and USD per million output tokens, two panels."""
+    """Figure: the cheapest offer per interconnect class (:func:`best_by_class` of ``table``): per training job
+    and per million output tokens (USD; CNY in Chinese), two panels."""
     fig, axes = plotting.figure(
-        "Cheapest offer per interconnect class", "workload", "cost",
-        source=_price_source(table, "multigpu.book.ch04_cost.best_by_class"), nrows=2, figsize=(6.8, 7.6))
-    plot_best_by_class(axes, best)
+        _("Cheapest offer per interconnect class"), _("workload"), _("cost"),
+        source=_price_source(table, "multigpu.book.ch04_cost.best_by_class", converted=True), nrows=2,
+        figsize=(6.8, 7.6))
+    plot_best_by_class(axes, best, table)
     kinds = best["workload"].map(lambda w: workloads.workload(w).kind)
-    return plotting.set_alt(fig, "Two bar charts, log scale: the cheapest offer per interconnect class for "
-                                 f"training jobs, {plotting.span(best.loc[kinds == 'train', 'cost_usd'], 'USD per job')}, "
-                                 "and serving targets, "
-                                 f"{plotting.span(best.loc[kinds == 'serve', 'cost_usd'], 'USD per 1M output tokens')}.")
+    return plotting.set_alt(fig, _(
+        "Two bar charts, log scale: the cheapest offer per interconnect class for training jobs, {train}, and "
+        "serving targets, {serve}.",
+        train=plotting.span(in_currency(best.loc[kinds == "train", "cost_usd"], table),
+                            _("{currency} per job", currency=currency())),
+        serve=plotting.span(in_currency(best.loc[kinds == "serve", "cost_usd"], table),
+                            _("{currency} per 1M output tokens", currency=currency()))))
 
 
 def figure_tornado(kind: str, workload_id: str | None, tornado: pd.DataFrame | None, table: PriceTable) -> Figure:
     """Figure: a tornado chart of one :func:`tornados` entry, the NVLink / PCIe cost ratio (dimensionless)
     from each input's low to its high setting; ``kind`` is "training" or "serving"."""
     fig, ax = plotting.figure(
-        f"What moves the NVLink / PCIe cost ratio: {kind}", "NVLink cost / PCIe cost (ratio)", "input varied",
-        source=_price_source(table, "multigpu.market.sensitivity.sensitivity"))
-    plot_tornado(ax, tornado, title=workload_id or "no workload with an NVLink / PCIe pair")
+        _("What moves the NVLink / PCIe cost ratio: {kind}", kind=word(kind)), _("NVLink cost / PCIe cost (ratio)"),
+        _("input varied"), source=_price_source(table, "multigpu.market.sensitivity.sensitivity"))
+    plot_tornado(ax, tornado, title=workload_id or _("no workload with an NVLink / PCIe pair"))
     if tornado is None or tornado.empty:
-        return plotting.set_alt(fig, f"Empty tornado chart ({kind}): no workload has an NVLink / PCIe pair.")
+        return plotting.set_alt(fig, _("Empty tornado chart ({kind}): no workload has an NVLink / PCIe pair.",
+                                       kind=word(kind)))
     ratios = pd.concat([tornado["ratio_low"], tornado["ratio_high"]])
-    return plotting.set_alt(fig, f"Tornado chart ({kind}, {workload_id}): NVLink over PCIe cost ratio, base "
-                                 f"{float(tornado['ratio_base'].iloc[0]):.2f}, moving {plotting.span(ratios)} as "
-                                 f"each of {len(tornado)} inputs goes from its low to its high setting.")
+    return plotting.set_alt(fig, _("Tornado chart ({kind}, {workload}): NVLink over PCIe cost ratio, base {base:.2f}, "
+                                   "moving {span} as each of {inputs} inputs goes from its low to its high setting.",
+                                   kind=word(kind), workload=workload_id, base=float(tornado["ratio_base"].iloc[0]),
+                                   span=plotting.span(ratios), inputs=len(tornado)))
 
 
 # ------------------------------------------------------------------ tables
@@ -389,45 +535,265 @@ def tornados(table: PriceTable, cal: Calibration | None = None) -> list[tuple[st
     return out
 
 
+# ------------------------------------------------------------------ the tables in both editions
+# Each *_html function makes one of the page's tables in the current language (tables.table_html); the notebook
+# shows both editions with show_tables(make, ...). In Chinese a CNY column comes before each USD column.
+
+#: Columns whose cells are words of :data:`VOCABULARY` (or verdicts), translated in Chinese; the rest is data.
+LABEL_COLUMNS = ("kind", "pricing", "interconnect_class", "cheapest_class", "provider_type", "factor", "unit",
+                 "verdict")
+#: The headers of the chapter's tables (:func:`multigpu.book.tables.header` of their columns), as messages:
+#: the Chinese edition's headers (a header missing here fails the notebook, not just the catalog check).
+TABLE_HEADERS = (
+    N_("Workload"), N_("Kind"), N_("Model"), N_("Parameters (billions)"), N_("Method"), N_("GPUs per job"),
+    N_("Tokens (billions)"), N_("Seq or in/out tokens"), N_("Floor (tokens/s per user)"), N_("GPU name"), N_("GPU"),
+    N_("Interconnect class"), N_("Offers"), N_("Min (CNY per GPU-hour)"), N_("Min (USD per GPU-hour)"),
+    N_("Median (CNY per GPU-hour)"), N_("Median (USD per GPU-hour)"), N_("Max (CNY per GPU-hour)"),
+    N_("Max (USD per GPU-hour)"), N_("Observed from"), N_("Observed to"), N_("Observed"), N_("Provider type"),
+    N_("Provider"), N_("Pricing"), N_("Instance"), N_("NVLink instance"), N_("PCIe instance"),
+    N_("NVLink (CNY per GPU-hour)"), N_("NVLink (USD per GPU-hour)"), N_("PCIe (CNY per GPU-hour)"),
+    N_("PCIe (USD per GPU-hour)"), N_("Premium (%)"), N_("NVLink system"), N_("PCIe system"), N_("NVLink layout"),
+    N_("PCIe layout"), N_("NVLink GPU-hours"), N_("PCIe GPU-hours"), N_("Break-even premium (%)"), N_("Unit"),
+    N_("Cheapest"), N_("Cheapest class"), N_("Layout"), N_("Time (h)"), N_("Cost (CNY)"), N_("Cost (USD)"),
+    N_("Max cost (CNY)"), N_("Max cost (USD)"), N_("Cost unit"), N_("Feasible offers"),
+    N_("On-demand: NVLink / PCIe cost"), N_("Spot: NVLink / PCIe cost"), N_("Reserved: NVLink / PCIe cost"),
+    N_("Community: NVLink / PCIe cost"), N_("Price (CNY per GPU-hour)"), N_("Price (USD per GPU-hour)"),
+    N_("train-llama3.1-8b (CNY per job)"), N_("serve-llama3.1-70b-30tps (CNY per 1M tokens)"), N_("Factor"),
+    N_("Low"), N_("High"), N_("Ratio low"), N_("Ratio base"), N_("Ratio high"), N_("ID"), N_("Verdict"),
+    N_("Seed value"), N_("Model value"), N_("Confidence"),
+)
+#: A cost's unit (:func:`job_summary`'s ``cost_unit``) in the Chinese table, whose headers name the currencies.
+COST_UNITS = {"USD per job": N_("per job"), "USD per 1M output tokens": N_("per 1M output tokens")}
+
+
+def show_tables(make: Callable[..., str], *args: Any, **kw: Any) -> None:
+    """Display ``make(*args, **kw)`` (a ``*_html`` function of this module) in every language of the book as one
+    output (:func:`multigpu.book.lang.editions_html`)."""
+    from IPython.display import HTML, display
+
+    display(HTML(lang.editions_html(lang.per_language(lambda: make(*args, **kw)))))
+
+
+def _html(frame: pd.DataFrame, **kw: Any) -> str:
+    """:func:`multigpu.book.tables.table_html` with the chapter's :data:`LABEL_COLUMNS` translated."""
+    return tables.table_html(frame, label_columns=LABEL_COLUMNS, **kw)
+
+
+def local_name(column: str) -> str:
+    """The CNY twin of a USD column's name: ``min_usd_per_gpu_hour`` -> ``min_cny_per_gpu_hour``."""
+    return "_".join(LOCAL_CURRENCY.lower() if part == "usd" else part for part in column.split("_"))
+
+
+def money_columns(frame: pd.DataFrame, columns: Iterable[str], table: PriceTable) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` and the ``columns`` to show, in the current language: English as they are; Chinese with a CNY
+    column (:func:`local_name`, converted by ``table``'s FX table) before each USD column (a name with a ``usd``
+    word) of ``columns``."""
+    columns = list(columns)
+    if currency() == "USD":
+        return frame, columns
+    frame, shown = frame.copy(), []
+    for column in columns:
+        if "usd" in column.split("_"):
+            frame.insert(frame.columns.get_loc(column), local_name(column), in_currency(frame[column], table))
+            shown.append(local_name(column))
+        shown.append(column)
+    return frame, shown
+
+
+def _method(method: Any) -> Any:
+    """A training method of ``data/cost_workloads.csv`` in the current language (LoRA keeps its rank)."""
+    if not isinstance(method, str) or lang.current() == "en":
+        return method
+    if method.startswith("lora"):
+        return "LoRA" + method[len("lora"):]
+    return word(METHODS[method]) if method in METHODS else method
+
+
+def workloads_html() -> str:
+    """The book's workloads (:func:`multigpu.market.workloads.workload_frame`), methods in the current language."""
+    frame = workloads.workload_frame()
+    frame = frame.assign(method=frame["method"].map(_method))
+    return _html(frame, key=["workload"], csv_name="ch4-workloads",
+                 digits={"params_B": 1, "tokens_B": 0, "floor_tokens_per_s_per_user": 0})
+
+
+def landscape_html(table: PriceTable, by: tuple[str, ...] = ("gpu_name", "interconnect_class"),
+                   csv_name: str = "ch4-price-landscape") -> str:
+    """:func:`landscape_summary` by ``by``: lowest, median and highest price per GPU-hour (Chinese: CNY, then USD)."""
+    frame = landscape_summary(table, by=by)
+    frame, shown = money_columns(frame, [c for c in frame.columns if c not in by], table)
+    return _html(frame, key=list(by), columns=shown, csv_name=csv_name, digits={"offers": 0})
+
+
+def charged_html(table: PriceTable) -> str:
+    """The premiums charged by one provider under one pricing type (:func:`multigpu.market.premium.
+    charged_premiums`): both prices per GPU-hour (Chinese: CNY, then USD) and the premium (%)."""
+    frame, shown = money_columns(premium.charged_premiums(table),
+                                 ["nvlink_instance", "interconnect_class", "pcie_instance", "nvlink_usd_per_gpu_hour",
+                                  "pcie_usd_per_gpu_hour", "premium_pct"], table)
+    return _html(frame, key=["provider", "pricing"], columns=shown, csv_name="ch4-premium-charged",
+                 digits={"premium_pct": 1})
+
+
+def break_even_html(value: pd.DataFrame) -> str:
+    """The break-even table (:func:`interconnect_values`, model only): layouts, GPU-hours, premium (%)."""
+    return _html(value, key=["workload"], columns=["nvlink_system", "pcie_system", "nvlink_layout", "pcie_layout",
+                                                   "nvlink_gpu_hours", "pcie_gpu_hours", "break_even_premium_pct",
+                                                   "unit"],
+                 csv_name="ch4-break-even", digits={"break_even_premium_pct": 1})
+
+
+def job_summary_html(table: PriceTable, cal: Calibration | None = None) -> str:
+    """:func:`job_summary` per workload and pricing type: the cheapest offer and its cost, the dearest feasible
+    cost (Chinese: CNY, then USD, the unit column saying per what)."""
+    frame = job_summary(table=table, cal=cal)
+    if lang.current() != "en":
+        frame = frame.assign(cheapest=[offer_name(c) if isinstance(c, str) else c for c in frame["cheapest"]],
+                             cost_unit=[word(COST_UNITS.get(u, u)) for u in frame["cost_unit"]])
+    frame, shown = money_columns(frame, ["cheapest", "cheapest_class", "layout", "time_h", "cost_usd", "max_cost_usd",
+                                         "cost_unit", "feasible_offers", "offers"], table)
+    return _html(frame, key=["workload", "pricing"], columns=shown, csv_name="ch4-job-summary",
+                 digits={"feasible_offers": 0, "offers": 0})
+
+
+def size_html(table: PriceTable, cal: Calibration | None = None) -> str:
+    """:func:`size_table`: per model, the NVLink / PCIe cost ratio per pricing type (headers translated)."""
+    frame = size_table(table, cal)
+    return _html(frame, key=["model"], csv_name="ch4-size-by-model", digits={"params_B": 1})
+
+
+#: The workloads whose cost the China-market table shows (the columns' headers are messages).
+MARKET_WORKLOADS = (TRAIN_8B, SERVE_70B)
+
+
+def market_html(table: PriceTable, cal: Calibration | None = None) -> str:
+    """:func:`market_table` in CNY for :data:`MARKET_WORKLOADS` (prices as quoted, in CNY then USD)."""
+    return _html(market_table(LOCAL_CURRENCY, MARKET_WORKLOADS, table, cal), key=["provider", "instance"],
+                 csv_name="ch4-china-market")
+
+
+def tornado_html(index: int, workload_id: str, tornado: pd.DataFrame) -> str:
+    """One tornado chart's numbers (:func:`multigpu.market.sensitivity.sensitivity`; ``index`` counts from 0)."""
+    return _html(tornado, key=["factor"], columns=["low", "high", "ratio_low", "ratio_base", "ratio_high"], digits=3,
+                 csv_name=f"ch4-tornado-{index + 1}", caption=_("Sensitivity of {workload}", workload=workload_id))
+
+
+#: How :mod:`multigpu.evidence.claims.cost` states a verdict's confidence, with ``{name}`` for each value.
+CONFIDENCE_TEMPLATES = (
+    N_("robust: {quantity} {n_value} against {n_threshold} is {n_gap} % away, beyond the {n_spread} % spread of one "
+       "GPU's prices in the file"),
+    N_("sensitive to prices: {quantity} {n_value} against {n_threshold} is within the {n_spread} % spread of one "
+       "GPU's prices in the file"),
+    N_("price-based: no comparable pair in this file"),
+    N_("price-based: no comparable market in this file"),
+)
+#: The quantities those confidences compare.
+QUANTITY_TEMPLATES = (N_("the largest share of cheaper pairs (%)"),
+                      N_("NVLink / PCIe cost for {model} at {pricing} prices"))
+
+
+def _confidence(text: str) -> str:
+    return translated(text, CONFIDENCE_TEMPLATES,
+                      {"quantity": lambda q: translated(q, QUANTITY_TEMPLATES, {"pricing": word})})
+
+
+def cost_verdicts(table: PriceTable, cal: Calibration | None = None) -> list[claims.Verdict]:
+    """The article's cost claims C24 and C26 checked with ``table`` (:mod:`multigpu.evidence.claims.cost`)."""
+    return [claims.check(claim_id, claims.Inputs(cal=cal, prices=table)) for claim_id in ("C24", "C26")]
+
+
+def claims_html(verdicts: Iterable[claims.Verdict]) -> str:
+    """The cost claims' table: verdict, the article's value, the model's, unit and confidence (in Chinese the
+    verdict, unit and confidence translated, the model's pricing types too; the article's value as quoted)."""
+    frame = pd.DataFrame([v.to_dict() for v in verdicts])
+    if lang.current() != "en":
+        frame = frame.assign(model_value=[pricing_words(v) if isinstance(v, str) else v for v in frame["model_value"]],
+                             confidence=[_confidence(c) for c in frame["confidence"]])
+    return _html(frame, key=["id"], columns=["verdict", "seed_value", "model_value", "unit", "confidence"],
+                 csv_name="ch4-cost-claims")
+
+
 # ------------------------------------------------------------------ facts for the prose
+# Each function computes its section's numbers once, then its text in every language (glue.per_language:
+# ``name`` English, ``name_zh`` Chinese). Money in Chinese text is CNY first, USD alongside (money()).
 
 
 def price_facts(table: PriceTable) -> Facts:
-    """The price file the page uses: ``price_stamp`` (Markdown sentence), ``n_offers``, ``n_providers``,
-    ``n_gpus`` (counts), ``observed_from`` and ``observed_to`` (ISO dates, text)."""
+    """The price file the page uses: ``price_stamp`` (Markdown sentence; in Chinese with the rate every CNY
+    amount of the page is converted at, :func:`fx_sentence`), ``n_offers``, ``n_providers``, ``n_gpus``
+    (counts), ``observed_from`` and ``observed_to`` (ISO dates, text, the same in both editions)."""
     stamp = table.stamp()
-    return {"price_stamp": table.stamp_markdown(), "n_offers": int(stamp["offers"]),
-            "n_providers": int(table.offers["provider"].nunique()), "n_gpus": int(table.offers["gpu"].nunique()),
-            "observed_from": stamp["observed_from"], "observed_to": stamp["observed_to"]}
+
+    def text() -> Facts:
+        if lang.current() == "en":
+            return {"price_stamp": table.stamp_markdown()}
+        return {"price_stamp": _("Prices: `{name}` (sha256 {sha}), {offers} offers observed {first} to {last}. Amounts "
+                                 "in CNY are {fx}.", name=stamp["name"], sha=stamp["sha256_12"], offers=stamp["offers"],
+                                 first=stamp["observed_from"], last=stamp["observed_to"], fx=fx_sentence(table))}
+
+    return glue.per_language(text) | {
+        "n_offers": int(stamp["offers"]), "n_providers": int(table.offers["provider"].nunique()),
+        "n_gpus": int(table.offers["gpu"].nunique()), "observed_from": stamp["observed_from"],
+        "observed_to": stamp["observed_to"]}
+
+
+#: The introduction's lines as :mod:`multigpu.evidence.answer` writes them, with ``{name}`` for each value.
+ANSWER_TEMPLATES = (
+    N_("**Training:** the NVLink-class board is worth {span} more per GPU-hour than the PCIe server ({n} workloads; "
+       "{counts})."),
+    N_("**Serving at a per-user speed floor:** it is worth {span} ({n} workloads; {counts})."),
+    N_("**Training:** no named workload."),
+    N_("**Serving at a per-user speed floor:** no named workload."),
+    N_("**Premium charged:** a median {n_pct} % over {n} same-provider, same-pricing-type pairs of {nvlink} and "
+       "{pcie} offers."),
+    N_("**Premium charged:** the price file has no same-provider pair of {nvlink} and {pcie} offers, so no verdict "
+       "can be priced."),
+)
+#: The span of break-even premiums in those lines.
+SPAN_TEMPLATES = (N_("{n_low} to {n_high} % (unbounded where PCIe cannot run it)"), N_("{n_low} to {n_high} %"),
+                  N_("unbounded"))
+
+
+def _verdict_counts(text: str) -> str:
+    """The introduction's "NVLink-class cheaper for 2, PCIe cheaper for 6" in the current language."""
+    parts = [re.fullmatch(r"(.+) for (\d+)", part) for part in text.split(", ")]
+    return _joined(_("{verdict} for {count}", verdict=word(p.group(1)), count=p.group(2)) for p in parts if p)
 
 
 def intro_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
     """The chapter's opening: :func:`price_facts` and ``in_short``, its answer in two sentences (the training and
-    serving lines of the introduction's decision table, :mod:`multigpu.evidence.answer`); and the selection
-    guide's training job that the size table uses (``guide_tokens_per_param``, ``guide_deadline_days``)."""
+    serving lines of the introduction's decision table, :mod:`multigpu.evidence.answer`, and the premium
+    charged; Chinese: the same lines translated); and the selection guide's training job that the size table
+    uses (``guide_tokens_per_param``, ``guide_deadline_days``)."""
     decided = answer.decision_table(table, cal)
-    lines = answer.summary(decided, pd.DataFrame(columns=["pricing", "text"]))
-    return price_facts(table) | {"in_short": f"{lines[0]} {lines[1]} {lines[2]}",
-                                 "guide_tokens_per_param": guide.TOKENS_PER_PARAM,
-                                 "guide_deadline_days": guide.DEADLINE_DAYS}
+    lines = answer.summary(decided, pd.DataFrame(columns=["pricing", "text"]))[:3]
+    slots = {"span": lambda s: translated(s, SPAN_TEMPLATES), "counts": _verdict_counts}
+    in_short = glue.per_language(lambda: {"in_short": _("{training} {serving} {charged}", **dict(zip(
+        ("training", "serving", "charged"), (translated(line, ANSWER_TEMPLATES, slots) for line in lines))))})
+    return price_facts(table) | in_short | {"guide_tokens_per_param": guide.TOKENS_PER_PARAM,
+                                            "guide_deadline_days": guide.DEADLINE_DAYS}
 
 
 def landscape_facts(table: PriceTable) -> Facts:
-    """The price landscape in numbers: ``cheapest_usd`` and ``dearest_usd`` (USD per GPU-hour) with their GPU
-    (``cheapest_gpu``, ``dearest_gpu``) and the cheapest one's ``cheapest_pricing``; the GPU and
-    interconnect class whose offers span the widest price range (``spread_gpu``, text), that range as a
-    factor (``spread_x``, highest / lowest price) and its number of offers (``spread_offers``)."""
+    """The price landscape: the lowest and highest price per GPU-hour as prose text, ``cheapest_price`` and
+    ``dearest_price`` (:func:`price`: "USD 0.19"; Chinese CNY first) with their GPU (``cheapest_gpu``, ``dearest_gpu``) and
+    the cheapest one's ``cheapest_pricing`` (text, with ``_zh``); the GPU and interconnect class whose offers span the widest price range (``spread_gpu``,
+    text, with ``_zh``), that range as a factor (``spread_x``, highest / lowest price) and its number of offers
+    (``spread_offers``)."""
     land = landscape(table)
     lo = land.loc[land["price_per_gpu_hour_usd"].idxmin()]
     hi = land.loc[land["price_per_gpu_hour_usd"].idxmax()]
     summary = landscape_summary(table)
     spread = summary.assign(x=summary["max_usd_per_gpu_hour"] / summary["min_usd_per_gpu_hour"]).sort_values(
         "x", ascending=False, kind="stable").iloc[0]
-    return {"cheapest_usd": float(lo["price_per_gpu_hour_usd"]), "cheapest_gpu": str(lo["gpu_name"]),
-            "cheapest_pricing": str(lo["pricing"]), "dearest_usd": float(hi["price_per_gpu_hour_usd"]),
-            "dearest_gpu": str(hi["gpu_name"]), "spread_x": float(spread["x"]),
-            "spread_gpu": f"{spread['gpu_name']} ({spread['interconnect_class']})",
-            "spread_offers": int(spread["offers"])}
+    out: Facts = {"cheapest_gpu": str(lo["gpu_name"]), "dearest_gpu": str(hi["gpu_name"]),
+                  "spread_x": float(spread["x"]), "spread_offers": int(spread["offers"])}
+    return out | glue.per_language(lambda: {
+        "cheapest_price": price(float(lo["price_per_gpu_hour_usd"]), table),
+        "dearest_price": price(float(hi["price_per_gpu_hour_usd"]), table),
+        "cheapest_pricing": word(str(lo["pricing"])),
+        "spread_gpu": _("{gpu} ({interconnect})", gpu=spread["gpu_name"],
+                        interconnect=word(spread["interconnect_class"]))})
 
 
 def charged_facts(table: PriceTable) -> Facts:
@@ -436,15 +802,23 @@ def charged_facts(table: PriceTable) -> Facts:
     pairs, lowest, highest and median premium) and ``charged_range`` (lowest to highest), both text."""
     charged = premium.charged_premiums(table)
     if charged.empty:
-        return {"charged_sentence": "The file has no such pair, so it does not say what the faster interconnect "
-                                    "is charged; the break-even premiums below do not need it, since they come "
-                                    "from the model alone.",
-                "charged_range": "this file has no such pair"}
+        return glue.per_language(lambda: {
+            "charged_sentence": _("The file has no such pair, so it does not say what the faster interconnect is "
+                                  "charged; the break-even premiums below do not need it, since they come from the "
+                                  "model alone."),
+            "charged_range": _("this file has no such pair")})
     lo, hi, mid = (float(charged["premium_pct"].agg(f)) for f in ("min", "max", "median"))
-    pairs = f"{len(charged)} such same-provider pair{'s' if len(charged) != 1 else ''}"
-    return {"charged_sentence": f"The file has {pairs}, with premiums from {lo:.1f} % to {hi:.1f} % "
-                                f"(median {mid:.1f} %). That is the number to beat.",
-            "charged_range": f"{lo:.1f} % to {hi:.1f} % in this file"}
+    n = len(charged)
+
+    def text() -> Facts:
+        pairs = (_("{count} such same-provider pairs", count=n) if n != 1 else
+                 _("{count} such same-provider pair", count=n))
+        return {"charged_sentence": _("The file has {pairs}, with premiums from {low:.1f} % to {high:.1f} % (median "
+                                      "{median:.1f} %). That is the number to beat.", pairs=pairs, low=lo, high=hi,
+                                      median=mid),
+                "charged_range": _("{low:.1f} % to {high:.1f} % in this file", low=lo, high=hi)}
+
+    return glue.per_language(text)
 
 
 def break_even_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
@@ -452,188 +826,364 @@ def break_even_facts(table: PriceTable, cal: Calibration | None = None) -> Facts
     ``be_train_min`` / ``be_train_max`` (one-node training on the A100 pair), ``be_train_70b``,
     ``be_serve_8b``, ``be_mesh_max`` (NVSwitch over the H200 mesh, any workload), numbers; as text
     ``be_serve_70b_2k`` ("359 %" or "unbounded"), ``serve_70b_8k`` (the premium, or why PCIe cannot serve),
-    the layouts ``train_layout_8b``, ``train_layout_70b``, ``serve_layout_8b``, and ``be_vs_charged``: the
-    workloads whose break-even premium exceeds every premium ``table`` charges."""
+    the layouts ``train_layout_8b``, ``train_layout_70b`` (the same in both editions), ``serve_layout_8b``, and
+    ``be_vs_charged``: the workloads whose break-even premium exceeds every premium ``table`` charges."""
     value = interconnect_values(cal)
     a100 = value[value["nvlink_system"] == VALUE_PAIRS[0][0]].set_index("workload")
     one_node = [w for w in a100.index if workloads.workload(w).kind == "train" and workloads.workload(w).gpus <= 8]
     train = a100.loc[one_node, "break_even_premium_pct"]
     be_8k = float(a100.loc[SERVE_70B, "break_even_premium_pct"])
+    be_2k = float(a100.loc[SERVE_70B_2K, "break_even_premium_pct"])
     out: Facts = {
         "be_train_min": float(train.min()), "be_train_max": float(train.max()),
         "be_train_70b": float(a100.loc[TRAIN_70B, "break_even_premium_pct"]),
         "be_serve_8b": float(a100.loc[SERVE_8B, "break_even_premium_pct"]),
-        "be_serve_70b_2k": fmt(float(a100.loc[SERVE_70B_2K, "break_even_premium_pct"]), ".0f", " %"),
-        "serve_70b_8k": (f"the PCIe box cannot meet the floor at all ({a100.loc[SERVE_70B, 'pcie_reason']})"
-                         if math.isinf(be_8k) else f"the break-even premium is {be_8k:.0f} %"),
         "train_layout_8b": str(a100.loc[TRAIN_8B, "nvlink_layout"]),
         "train_layout_70b": str(a100.loc[TRAIN_70B, "nvlink_layout"]),
-        "serve_layout_8b": f"{a100.loc[SERVE_8B, 'nvlink_layout']} on the NVSwitch board, "
-                           f"{a100.loc[SERVE_8B, 'pcie_layout']} on PCIe",
         "be_mesh_max": float(value[value["nvlink_system"] == VALUE_PAIRS[1][0]]["break_even_premium_pct"].max()),
     }
     charged = premium.charged_premiums(table)
-    if charged.empty:
-        out["be_vs_charged"] = "the price file has no same-provider pair to compare them with"
-    else:
-        top = float(charged["premium_pct"].max())
-        above = [w for w, v in zip(a100.index, a100["break_even_premium_pct"]) if v > top]
-        out["be_vs_charged"] = "the break-even premium exceeds every premium charged for " + (
-            ", ".join(f"`{w}`" for w in above) if above else "none of the workloads")
-    return out
+    top = None if charged.empty else float(charged["premium_pct"].max())
+    above = [] if top is None else [w for w, v in zip(a100.index, a100["break_even_premium_pct"]) if v > top]
+
+    def text() -> Facts:
+        if top is None:
+            vs = _("the price file has no same-provider pair to compare them with")
+        else:
+            vs = _("the break-even premium exceeds every premium charged for {workloads}",
+                   workloads=_joined(f"`{w}`" for w in above) if above else _("none of the workloads"))
+        return {
+            "be_serve_70b_2k": fmt(be_2k, ".0f", " %"),
+            "serve_70b_8k": (_("the break-even premium is {premium:.0f} %", premium=be_8k) if not math.isinf(be_8k)
+                             # the model's reason is English: the Chinese says what it means, chapter 3 says why
+                             else _("the PCIe box cannot meet the floor at all ({reason})",
+                                    reason=a100.loc[SERVE_70B, "pcie_reason"]) if lang.current() == "en"
+                             else _("the PCIe box cannot meet the floor at all")),
+            "serve_layout_8b": _("{nvlink} on the NVSwitch board, {pcie} on PCIe",
+                                 nvlink=a100.loc[SERVE_8B, "nvlink_layout"], pcie=a100.loc[SERVE_8B, "pcie_layout"]),
+            "be_vs_charged": vs}
+
+    return out | glue.per_language(text)
 
 
 def job_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
     """Cost per job and per million tokens (:func:`job_summary`) at the reference pricing type
     (``job_pricing``, :func:`multigpu.evidence.guide.reference_pricing`), as text: ``cost_8b`` (USD per job, the
-    8B pre-training job's cheapest offer), ``offer_8b`` (that offer by provider, instance and pricing type),
-    ``time_8b_days`` (days), ``class_8b``, ``offer_70b_serve``, ``cost_70b_serve`` (USD per
-    million output tokens), ``class_70b_serve`` ("n/a" where nothing can run it); as numbers:
-    ``job_spread_min`` / ``job_spread_max`` (dearest over cheapest feasible offer of a workload, a factor),
-    ``n_cases`` (workload-offer combinations) and ``n_infeasible`` (those that cannot run)."""
-    jobs = job_summary(table=table, cal=cal, pricing=guide.reference_pricing(table)).set_index("workload")
+    8B pre-training job's cheapest offer; ``cost_8b_zh`` CNY, then USD), ``offer_8b`` (that offer by provider,
+    instance and pricing type), ``time_8b_days`` (days), ``class_8b``, ``offer_70b_serve``, ``cost_70b_serve``
+    (USD per million output tokens; ``_zh`` CNY, then USD), ``class_70b_serve`` ("n/a" where nothing can run it);
+    as numbers: ``job_spread_min`` / ``job_spread_max`` (dearest over cheapest feasible offer of a workload, a
+    factor), ``n_cases`` (workload-offer combinations) and ``n_infeasible`` (those that cannot run)."""
+    pricing = guide.reference_pricing(table)
+    jobs = job_summary(table=table, cal=cal, pricing=pricing).set_index("workload")
     spread = (jobs["max_cost_usd"] / jobs["cost_usd"]).dropna()
     every = cost.cost_table(table=table, cal=cal)
-    return {"job_pricing": guide.reference_pricing(table),
-            "offer_8b": fmt(jobs.loc[TRAIN_8B, "cheapest"], "s"),
-            "offer_70b_serve": fmt(jobs.loc[SERVE_70B, "cheapest"], "s"),
-            "cost_8b": fmt(jobs.loc[TRAIN_8B, "cost_usd"], ",.0f"),
-            "time_8b_days": fmt(jobs.loc[TRAIN_8B, "time_h"] / 24, ".0f"),
-            "class_8b": fmt(jobs.loc[TRAIN_8B, "cheapest_class"], "s"),
-            "cost_70b_serve": fmt(jobs.loc[SERVE_70B, "cost_usd"], ".2f"),
-            "class_70b_serve": fmt(jobs.loc[SERVE_70B, "cheapest_class"], "s"),
-            "job_spread_min": float(spread.min()) if len(spread) else math.nan,
-            "job_spread_max": float(spread.max()) if len(spread) else math.nan,
-            "n_infeasible": int((~every["feasible"].astype(bool)).sum()), "n_cases": len(every)}
+    train, serve = jobs.loc[TRAIN_8B], jobs.loc[SERVE_70B]
+
+    def name(offer: Any) -> str:
+        return offer_name(offer) if isinstance(offer, str) else fmt(offer, "s")
+
+    def text() -> Facts:
+        return {"job_pricing": word(pricing), "offer_8b": name(train["cheapest"]),
+                "offer_70b_serve": name(serve["cheapest"]), "cost_8b": money(train["cost_usd"], table, ",.0f"),
+                "time_8b_days": fmt(train["time_h"] / 24, ".0f"),
+                "class_8b": word(train["cheapest_class"]) if isinstance(train["cheapest_class"], str) else fmt(None),
+                "cost_70b_serve": money(serve["cost_usd"], table, ".2f"),
+                "class_70b_serve": (word(serve["cheapest_class"]) if isinstance(serve["cheapest_class"], str)
+                                    else fmt(None))}
+
+    return glue.per_language(text) | {
+        "job_spread_min": float(spread.min()) if len(spread) else math.nan,
+        "job_spread_max": float(spread.max()) if len(spread) else math.nan,
+        "n_infeasible": int((~every["feasible"].astype(bool)).sum()), "n_cases": len(every)}
 
 
 def market_sentence(table: PriceTable, currency: str = "CNY") -> str:
     """How many offers the price table quotes in ``currency``, the FX rate they are converted at (units of
-    ``currency`` per USD, with its date) and the lowest of them per GPU-hour, in ``currency``."""
+    ``currency`` per USD, with its date; in Chinese the page states it once, :func:`price_facts`) and the lowest
+    of them per GPU-hour, in ``currency`` (in Chinese with USD alongside), in the current language."""
     quoted = market_table(currency, (), table)
     if quoted.empty:
-        return f"The file has no offer in {currency}."
+        return _("The file has no offer in {currency}.", currency=currency)
     rate = table.fx[currency]
     low = quoted.sort_values(f"price_{currency}_per_gpu_hour", kind="stable").iloc[0]
     types = quoted["pricing"].value_counts()
-    kinds = ", ".join(f"{n} {p}" for p, n in types.items())
+    kinds = _joined(_("{count} {pricing}", count=n, pricing=word(p)) for p, n in types.items())
     missing = [p for p in ("on-demand",) if p not in types]
-    gap = (f" None is {missing[0]}: the file has no dated {missing[0]} offer in {currency} to compare with, so the "
-           f"{currency} market is priced only under the other types." if missing else "")
-    return (f"The file has {len(quoted)} offer{'s' if len(quoted) != 1 else ''} in {currency} ({kinds}), converted "
-            f"at {1 / rate.usd_per_unit:.4f} {currency} per USD (rate of {rate.date.isoformat()}); the lowest is "
-            f"{low[f'price_{currency}_per_gpu_hour']:.2f} {currency} per GPU-hour ({low['gpu']}, {low['pricing']})."
-            + gap)
+    gap = (_(" None is {pricing}: the file has no dated {pricing} offer in {currency} to compare with, so the "
+             "{currency} market is priced only under the other types.", pricing=word(missing[0]), currency=currency)
+           if missing else "")
+    offers = (_("{count} offers", count=len(quoted)) if len(quoted) != 1 else _("{count} offer", count=len(quoted)))
+    price = low[f"price_{currency}_per_gpu_hour"]
+    if lang.current() == "en":
+        converted = _("converted at {rate:.4f} {currency} per USD (rate of {date})", rate=1 / rate.usd_per_unit,
+                      currency=currency, date=rate.date.isoformat())
+        lowest = f"{price:.2f} {currency}"
+    else:  # the Chinese edition states the rate once, with the price file (price_facts)
+        converted = _("converted at the rate stated with the price file above")
+        local = f"¥{price:.2f}" if currency == LOCAL_CURRENCY else f"{price:.2f} {currency}"
+        usd = DOLLAR + format(low["price_USD_per_gpu_hour"], ".2f")
+        lowest = _("{local} ({usd})", local=local, usd=usd)
+    return _("The file has {offers} in {currency} ({kinds}), {converted}; the lowest is {lowest} per GPU-hour ({gpu}, "
+             "{pricing}).{gap}", offers=offers, currency=currency, kinds=kinds, converted=converted, lowest=lowest,
+             gpu=low["gpu"], pricing=word(low["pricing"]), gap=gap)
 
 
 def market_facts(table: PriceTable) -> Facts:
     """The China market: ``cny_sentence`` (:func:`market_sentence` for CNY; prices in CNY per GPU-hour)."""
-    return {"cny_sentence": market_sentence(table, "CNY")}
+    return glue.per_language(lambda: {"cny_sentence": market_sentence(table, "CNY")})
 
 
 def tornado_text(tornado: pd.DataFrame | None, table: PriceTable) -> str:
-    """One tornado chart in words: the pair of offers, the base NVLink / PCIe cost ratio (dimensionless; below
-    1 the NVLink offer is cheaper), the widest bar with its two ratios, and the inputs that flip the ranking
-    within the ranges tried. ``table`` is the price table the tornado was computed from (for the offers' names)."""
+    """One tornado chart in words, in the current language: the pair of offers, the base NVLink / PCIe cost ratio
+    (dimensionless; below 1 the NVLink offer is cheaper), the widest bar with its two ratios, and the inputs that
+    flip the ranking within the ranges tried. ``table`` is the price table the tornado was computed from (for
+    the offers' names)."""
     if tornado is None:
-        return "the price file has no NVLink / PCIe pair for it"
+        return _("the price file has no NVLink / PCIe pair for it")
     labels = cost.offers(table).set_index("offer")["label"]
     nv, pc = labels.loc[tornado.attrs["nvlink_offer"]], labels.loc[tornado.attrs["pcie_offer"]]
     top = tornado.iloc[0]
-    side = "cheaper" if top["ratio_base"] < 1 else "dearer"
     crosses = [f for f, a, b in zip(tornado["factor"], tornado["ratio_low"], tornado["ratio_high"])
                if min(a, b) < 1 < max(a, b)]
-    flip = ("; within the ranges tried, the ranking flips with the " + ", the ".join(crosses)
-            if crosses else "; no single input flips the ranking within the ranges tried")
-    return (f"{nv} against {pc}: the NVLink offer costs {top['ratio_base']:.2f} times the PCIe one per job "
-            f"({side}); the widest bar is the {top['factor']} ({top['ratio_low']:.2f} to {top['ratio_high']:.2f})"
-            + flip)
+    flip = (_("; within the ranges tried, the ranking flips with the {factors}",
+              factors=_(", the ").join(word(f) for f in crosses))
+            if crosses else _("; no single input flips the ranking within the ranges tried"))
+    return _("{nvlink} against {pcie}: the NVLink offer costs {base:.2f} times the PCIe one per job ({side}); the "
+             "widest bar is the {factor} ({low:.2f} to {high:.2f}){flip}", nvlink=offer_name(nv), pcie=offer_name(pc),
+             base=top["ratio_base"], side=_("cheaper") if top["ratio_base"] < 1 else _("dearer"),
+             factor=word(top["factor"]), low=top["ratio_low"], high=top["ratio_high"], flip=flip)
 
 
 def tornado_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
     """The tornado charts in words (:func:`tornados`): ``tornado_train`` and ``tornado_serve``
     (:func:`tornado_text`), and ``tornado_compare``: the widest spread (in the dimensionless cost ratio) of
     the market inputs (:data:`MARKET_FACTORS`) against that of the model's efficiency and bandwidth."""
-    charts = [t for _, _, t in tornados(table, cal)]
-    out: Facts = {"tornado_train": tornado_text(charts[0], table), "tornado_serve": tornado_text(charts[1], table)}
+    charts = [t for _kind, _workload, t in tornados(table, cal)]
     present = [t for t in charts if t is not None]
-    if not present:
-        out["tornado_compare"] = "with no pair in the price file, there is nothing to compare"
+    market = model = math.nan
+    if present:
+        spreads = pd.concat(present)
+        market = float(spreads[spreads["factor"].isin(MARKET_FACTORS)]["spread"].max())
+        model = float(spreads[~spreads["factor"].isin(MARKET_FACTORS)]["spread"].max())
+
+    def text() -> Facts:
+        out: Facts = {"tornado_train": tornado_text(charts[0], table), "tornado_serve": tornado_text(charts[1], table)}
+        if not present:
+            out["tornado_compare"] = _("with no pair in the price file, there is nothing to compare")
+            return out
+        which = (_("the prices and how busy the instances will be decide more than the model's constants do")
+                 if market > model else _("the model's constants decide as much as the prices do"))
+        out["tornado_compare"] = _(
+            "the price and utilisation bars span up to {market:.2f} in the ratio, the model's efficiency and "
+            "bandwidth bars up to {model:.2f}: {which}", market=market, model=model, which=which)
         return out
-    spreads = pd.concat(present)
-    market = float(spreads[spreads["factor"].isin(MARKET_FACTORS)]["spread"].max())
-    model = float(spreads[~spreads["factor"].isin(MARKET_FACTORS)]["spread"].max())
-    out["tornado_compare"] = (
-        f"the price and utilisation bars span up to {market:.2f} in the ratio, the model's efficiency and "
-        f"bandwidth bars up to {model:.2f}: " + (
-            "the prices and how busy the instances will be decide more than the model's constants do"
-            if market > model else "the model's constants decide as much as the prices do"))
-    return out
+
+    return glue.per_language(text)
+
+
+#: The texts of C24's and C26's tests as :mod:`multigpu.evidence.claims.cost` writes them, with ``{name}`` for
+#: each value: the Chinese edition's "what decided it" (:func:`translated`, :data:`TEST_SLOTS`).
+TEST_TEMPLATES = (
+    N_("the price file has NVLink-class offers that charge more per GPU-hour than a PCIe-only offer of a comparable "
+       "GPU and run one of the book's workloads ({n} such pairs)"),
+    N_("NVLink-class offers charging more per GPU-hour are sometimes cheaper per job ({n_cheaper} of {n_cases})"),
+    N_("often: in at least half of the pairs of some kind of workload ({shares})"),
+    N_("not for {kind} ({n_share} %)"),
+    N_("a pricing type in which some model can be trained on both a PCIe and an NVLink-class option ({n} in the "
+       "file)"),
+    N_("for some pricing type PCIe is the cheapest way to train the smaller models and an NVLink class the larger "
+       "ones ({lines})"),
+    N_("the line falls at {size}B for some pricing type ({types})"),
+    N_("job length moves the pick: training {model} on {short}x its token budget goes to PCIe and on {long}x to an "
+       "NVLink class, for some pricing type ({types})"),
+    N_("not for every pricing type"),
+)
+
+
+def _pricing_list(text: str) -> str:
+    """A list of pricing types (or "none") as the checks print it, in the current language."""
+    return _("none") if text == "none" else _joined(word(p) for p in text.split(", "))
+
+
+def _shares(text: str) -> str:
+    """C24's "train 33 %, serve 67 %" in the current language."""
+    return _joined(f"{word(kind)} {share}" for kind, share in (part.split(" ", 1) for part in text.split(", ")))
+
+
+def _size_lines(text: str) -> str:
+    """C26's "on-demand: <= 1.2, reserved: 70.6-174.6" (or "; " between) in the current language."""
+    separator = "; " if "; " in text else ", "
+    return _joined(_("{pricing}: {line}", pricing=word(p), line=_("none") if v == "none" else v)
+                   for p, v in (part.split(": ", 1) for part in text.split(separator)))
+
+
+#: How :data:`TEST_TEMPLATES`' lists and words are translated.
+TEST_SLOTS = {"shares": _shares, "kind": word, "lines": _size_lines, "types": _pricing_list}
+
+
+def tests_markdown(verdict: claims.Verdict) -> str:
+    """What decided ``verdict`` as Markdown in the current language: English exactly
+    :func:`multigpu.book.glue.tests_markdown`; Chinese each test translated by :data:`TEST_TEMPLATES`."""
+    if lang.current() == "en":
+        return glue.tests_markdown(verdict)
+    tests = getattr(verdict.rule, "tests", ())
+    sentences = []
+    for group, kinds, passed in glue.TEST_GROUPS:
+        texts = [translated(t.text, TEST_TEMPLATES, TEST_SLOTS) for t in tests if t.kind in kinds and t.passed == passed]
+        if texts:
+            sentences.append(_("*{label}:* {tests}. ", label=lang.label(group), tests=_("; ").join(texts)))
+    return "".join(sentences).rstrip()
+
+
+#: The checks' accounts (:class:`multigpu.evidence.claims.Verdict`'s ``explanation``) as
+#: :mod:`multigpu.evidence.claims.cost` writes them, with ``{name}`` for each value.
+EXPLANATION_TEMPLATES = (
+    N_("With {file} (sha256 {sha}), over the book's workloads and the {basis} in which the NVLink-class offer charges "
+       "more per GPU-hour than a PCIe-only offer of a comparable GPU, the NVLink offer is cheaper per job (or per "
+       "million tokens) in {n_cheaper} of {n_cases} cases ({n_share} %): training {train}, serving {serve}. It is "
+       "cheaper exactly when the premium charged is below the break-even premium, the PCIe offer's GPU-hours over "
+       "the NVLink offer's, minus one: {detail}. Where tensor parallelism sits on the critical path (serving a large "
+       "model at a per-user speed floor) the break-even premium is large or infinite (the PCIe box cannot meet the "
+       "floor); where data parallelism hides its communication behind the backward pass (training on one node) it "
+       "is a few per cent, below what providers charge."),
+    N_("The price file {file} (sha256 {sha}) has no NVLink-class offer that charges more per GPU-hour than a "
+       "PCIe-only offer of a comparable GPU and can run one of the book's workloads, so the claim cannot be checked "
+       "with it."),
+    N_("With {file} (sha256 {sha}), the selection guide's training jobs ({n_tokens} tokens per parameter, within "
+       "{n_days} days) per pricing type: {lines}. The article's line at {size}B falls inside that bracket for "
+       "{n_inside} of the {n_types} pricing types ({types}). Job length: training {model} on {short}x and on {long}x "
+       "its token budget, the pick moves from PCIe to an NVLink class for {n_flips} of the pricing types; cost is "
+       "proportional to the tokens while the layout stays, so a longer job changes the pick only where the deadline "
+       "forces more GPUs."),
+    N_("With {file} (sha256 {sha}), the selection guide's training jobs ({n_tokens} tokens per parameter, within "
+       "{n_days} days) per pricing type: {lines}. The article's line at {size}B falls inside that bracket for "
+       "{n_inside} of the {n_types} pricing types. Job length: training {model} on {short}x and on {long}x its token "
+       "budget, the pick moves from PCIe to an NVLink class for {n_flips} of the pricing types; cost is proportional "
+       "to the tokens while the layout stays, so a longer job changes the pick only where the deadline forces more "
+       "GPUs."),
+    N_("The price file {file} (sha256 {sha}) has no pricing type in which the guide's training jobs run on both a "
+       "PCIe and an NVLink-class option."),
+)
+#: The parts of those accounts: one workload's premiums (C24), a share of cases, one size line (C26).
+DETAIL_TEMPLATES = (N_("{workload}: break-even {premium} against {n_low}-{n_high} % charged, cheaper in {n_cheaper} "
+                       "of {n_cases}"),)
+PART_TEMPLATES = (N_("no case"), N_("{n_cheaper} of {n_cases} ({n_share} %)"))
+LINE_TEMPLATES = (N_("no model has a feasible option"),
+                  N_("PCIe is still the pick at {size}B, the largest size with a feasible option"),
+                  N_("an NVLink class is the pick from the smallest model ({size}B) up"),
+                  N_("the line falls between {below}B and {size}B"))
+
+
+def _premium(text: str) -> str:
+    return word(text) if text == "unbounded (PCIe misses the floor)" else text
+
+
+def _details(text: str) -> str:
+    return _("; ").join(translated(d, DETAIL_TEMPLATES, {"premium": _premium}) for d in text.split("; "))
+
+
+def _guide_lines(text: str) -> str:
+    lines = (part.split(": ", 1) for part in text.split("; "))
+    return _("; ").join(_("{pricing}: {line}", pricing=word(p), line=translated(t, LINE_TEMPLATES)) for p, t in lines)
+
+
+#: How :data:`EXPLANATION_TEMPLATES`' parts are translated.
+EXPLANATION_SLOTS = {"basis": word, "train": lambda t: translated(t, PART_TEMPLATES),
+                     "serve": lambda t: translated(t, PART_TEMPLATES), "detail": _details, "lines": _guide_lines,
+                     "types": _pricing_list}
+
+
+def explanation(verdict: claims.Verdict) -> str:
+    """A cost check's full account in the current language (English: the check's own)."""
+    return translated(verdict.explanation, EXPLANATION_TEMPLATES, EXPLANATION_SLOTS)
 
 
 def c24_summary(table: PriceTable, cal: Calibration | None = None) -> str:
-    """C24 in one sentence: over the book's workloads and the NVLink / PCIe pairs in which the NVLink-class
-    offer charges more per GPU-hour (:func:`multigpu.evidence.claims.cost.premium_cases`), in how many cases
-    (count and %) it is still cheaper per job, overall and for training and serving apart."""
-    cases = cost_claims.premium_cases(table, cal)
+    """C24 in one sentence, in the current language: over the book's workloads and the NVLink / PCIe pairs in
+    which the NVLink-class offer charges more per GPU-hour (:func:`multigpu.evidence.claims.cost.premium_cases`),
+    in how many cases (count and %) it is still cheaper per job, overall and for training and serving apart."""
+    return _c24_summary(cost_claims.premium_cases(table, cal))
+
+
+def _c24_summary(cases: Mapping[str, Any]) -> str:
     if not cases["cases"]:
-        return ("The price file has no NVLink-class offer that charges more per GPU-hour than a comparable "
-                "PCIe-only offer, so there is no case to count.")
-    return (f"Over the book's workloads and the pairs in which the NVLink-class offer charges more per GPU-hour "
-            f"than its PCIe reference, it is cheaper per job in {cases['cheaper']} of {cases['cases']} cases "
-            f"({cases['share_pct']:.0f} %): {fmt(cases['train_share_pct'], '.0f', ' %')} of the training cases "
-            f"and {fmt(cases['serve_share_pct'], '.0f', ' %')} of the serving ones.")
+        return _("The price file has no NVLink-class offer that charges more per GPU-hour than a comparable "
+                 "PCIe-only offer, so there is no case to count.")
+    return _("Over the book's workloads and the pairs in which the NVLink-class offer charges more per GPU-hour "
+             "than its PCIe reference, it is cheaper per job in {cheaper} of {cases} cases ({share:.0f} %): {train} "
+             "of the training cases and {serve} of the serving ones.", cheaper=cases["cheaper"], cases=cases["cases"],
+             share=cases["share_pct"], train=fmt(cases["train_share_pct"], ".0f", " %"),
+             serve=fmt(cases["serve_share_pct"], ".0f", " %"))
 
 
 def claims_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
     """The article's cost claims checked with ``table``: ``c24_verdict`` and ``c26_verdict`` (bold Markdown),
-    ``c24_explanation`` and ``c26_explanation`` (the checks' accounts, with the price file's name and hash),
-    and ``c24_summary`` (:func:`c24_summary`; counts and %)."""
-    inputs = claims.Inputs(cal=cal, prices=table)
-    out: Facts = {}
-    for claim_id in ("C24", "C26"):
-        verdict = claims.check(claim_id, inputs)
-        out.update(verdict_facts({claim_id: verdict}))
-        out[f"{claim_id.lower()}_explanation"] = verdict.explanation
-    out["c24_summary"] = c24_summary(table, cal)
-    out["length_takeaway"] = length_takeaway(table, cal)
-    return out
+    ``c24_tests`` and ``c26_tests`` (what decided them), ``c24_explanation`` and ``c26_explanation`` (the
+    checks' accounts, with the price file's name and hash), ``c24_summary`` (:func:`c24_summary`; counts and
+    %) and ``length_takeaway``; each with its Chinese as ``<name>_zh``."""
+    checked = dict(zip(("C24", "C26"), cost_verdicts(table, cal)))
+    cases = cost_claims.premium_cases(table, cal)
+    length = cost_claims.length_test(table, cal)
+
+    def text() -> Facts:
+        out: Facts = {}
+        for claim_id, verdict in checked.items():
+            out[f"{claim_id.lower()}_verdict"] = f"**{lang.label(verdict.verdict)}**"
+            out[f"{claim_id.lower()}_tests"] = tests_markdown(verdict)
+            out[f"{claim_id.lower()}_explanation"] = explanation(verdict)
+        out["c24_summary"] = _c24_summary(cases)
+        out["length_takeaway"] = _length_takeaway(*length)
+        return out
+
+    return glue.per_language(text)
 
 
 def length_takeaway(table: PriceTable, cal: Calibration | None = None) -> str:
-    """Whether job length moves the pick, from C26's length test: a sentence with the model, the token
-    multiples tried and the pricing types at which the pick moves from PCIe to an NVLink class."""
-    near, picks, flips = cost_claims.length_test(table, cal)
+    """Whether job length moves the pick, from C26's length test, in the current language: a sentence with the
+    model, the token multiples tried and the pricing types at which the pick moves from PCIe to an NVLink class."""
+    return _length_takeaway(*cost_claims.length_test(table, cal))
+
+
+def _length_takeaway(near: str, picks: pd.DataFrame, flips: list[str]) -> str:
     short, long = cost_claims.LENGTH_SCALES[0], cost_claims.LENGTH_SCALES[-1]
     n = picks["pricing"].nunique()
-    moved = (f"moves the pick from PCIe to an NVLink class at {', '.join(flips)} prices ({len(flips)} of {n} "
-             f"pricing types)" if flips else f"moves the pick between PCIe and an NVLink class at none of the {n} "
-             f"pricing types of this file")
-    return (f"Cost per job is proportional to the job's tokens while its layout stays; training {near} on "
-            f"{short:g}x instead of {long:g}x its token budget (the guide's deadline applies) {moved}.")
+    moved = (_("moves the pick from PCIe to an NVLink class at {types} prices ({count} of {total} pricing types)",
+               types=_joined(word(f) for f in flips), count=len(flips), total=n) if flips else
+             _("moves the pick between PCIe and an NVLink class at none of the {total} pricing types of this file",
+               total=n))
+    return _("Cost per job is proportional to the job's tokens while its layout stays; training {model} on {short:g}x "
+             "instead of {long:g}x its token budget (the guide's deadline applies) {moved}.", model=near, short=short,
+             long=long, moved=moved)
 
 
-def exercise_facts(cal: Calibration | None = None) -> Facts:
+def exercise_facts(cal: Calibration | None = None, table: PriceTable | None = None) -> Facts:
     """The exercises' numbers. Break-even (70B pre-training, A100 NVSwitch against A100 PCIe nodes):
     ``ex1_hn`` and ``ex1_hp`` (GPU-hours per job), ``ex1_price`` (the assumed PCIe price, USD per GPU-hour),
-    ``ex1_be`` (break-even price, USD per GPU-hour), ``ex1_pct`` (break-even premium, %). Utilisation:
+    ``ex1_pct`` (break-even premium, %). Utilisation:
     ``ex2_od`` and ``ex2_spot`` (assumed prices, USD per GPU-hour) and ``ex2_u`` (the break-even utilisation,
     %). Job length (8B pre-training on one A100 NVSwitch node): ``ex3_tokens_B`` (billion tokens),
-    ``ex3_days`` and ``ex3_days_2x`` (days, as given and with twice the tokens). No price file is used."""
+    ``ex3_days`` and ``ex3_days_2x`` (days, as given and with twice the tokens). The prices as prose text
+    (:func:`price`; Chinese CNY first by ``table``'s FX table, None: the packaged one): ``ex1_pcie_price``,
+    ``ex1_break_even_price`` (the break-even price), ``ex2_od_price``, ``ex2_spot_price``. No offer of a price file is used."""
     ex = premium.interconnect_value(*VALUE_PAIRS[0], [TRAIN_70B], cal=cal).iloc[0]
     plan8 = cost.plan(TRAIN_8B, VALUE_PAIRS[0][0], 8, cal)
     days = plan8.time_h() / 24
-    return {"ex1_price": EXERCISE_PCIE_USD, "ex1_hn": float(ex["nvlink_gpu_hours"]),
-            "ex1_hp": float(ex["pcie_gpu_hours"]),
-            "ex1_be": EXERCISE_PCIE_USD * float(ex["pcie_gpu_hours"]) / float(ex["nvlink_gpu_hours"]),
-            "ex1_pct": float(ex["break_even_premium_pct"]),
-            "ex2_od": EXERCISE_ON_DEMAND_USD, "ex2_spot": EXERCISE_SPOT_USD,
-            "ex2_u": 100 * EXERCISE_SPOT_USD / EXERCISE_ON_DEMAND_USD,
-            "ex3_tokens_B": workloads.workload(TRAIN_8B).tokens / 1e9, "ex3_days": days, "ex3_days_2x": 2 * days}
+    out: Facts = {"ex1_price": EXERCISE_PCIE_USD, "ex1_hn": float(ex["nvlink_gpu_hours"]),
+                  "ex1_hp": float(ex["pcie_gpu_hours"]), "ex1_pct": float(ex["break_even_premium_pct"]),
+                  "ex2_od": EXERCISE_ON_DEMAND_USD, "ex2_spot": EXERCISE_SPOT_USD,
+                  "ex2_u": 100 * EXERCISE_SPOT_USD / EXERCISE_ON_DEMAND_USD,
+                  "ex3_tokens_B": workloads.workload(TRAIN_8B).tokens / 1e9, "ex3_days": days, "ex3_days_2x": 2 * days}
+    table = prices.resolve(table)
+    break_even = EXERCISE_PCIE_USD * out["ex1_hp"] / out["ex1_hn"]  # USD per GPU-hour
+    return out | glue.per_language(lambda: {
+        "ex1_pcie_price": price(out["ex1_price"], table), "ex1_break_even_price": price(break_even, table),
+        "ex2_od_price": price(out["ex2_od"], table), "ex2_spot_price": price(out["ex2_spot"], table)})
 
 
 def facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
-    """Every fact the chapter's prose cites (the union of the section functions above), by glue name."""
+    """Every fact the chapter's prose cites (the union of the section functions above), by glue name: numbers
+    once, text in English and, as ``<name>_zh``, in Chinese (dates, GPU names and layouts once, for both)."""
     return {**intro_facts(table, cal), **landscape_facts(table), **charged_facts(table), **break_even_facts(table, cal),
             **job_facts(table, cal), **market_facts(table), **tornado_facts(table, cal),
-            **claims_facts(table, cal), **exercise_facts(cal)}
+            **claims_facts(table, cal), **exercise_facts(cal, table)}

@@ -10,6 +10,13 @@ computes once and hands to every table, figure and facts function. The
 notebook glues each dict with :func:`multigpu.book.glue.glue_all`. Nothing here
 reads the environment.
 
+Both editions from one execution (:mod:`multigpu.book.lang`): each text fact is there in English and, as
+``<name>_zh``, in Chinese (:func:`multigpu.book.glue.per_language`); each figure function draws in the current
+language (the notebook shows both with ``plotting.show_both``); the tables' Chinese headers and label cells are
+the messages of :data:`TABLE_HEADERS` and :data:`CLASS_WORDS` and the like. The guide's own English phrases
+(size lines, claim tests and explanations) are translated by templates (:func:`translate`), with the pricing
+types and classes inside them translated too.
+
 Units: model sizes in billions of parameters (``_B``); training costs in USD
 per job, serving costs in USD per hour or per million output tokens; times in
 hours (``_h``) or days; tokens per step in units of 2**20 tokens (``_M``);
@@ -18,17 +25,19 @@ shares in per cent (``_pct``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from multigpu.book import plotting
-from multigpu.book.glue import Facts, verdict_facts
+from multigpu.book import glue, lang, plotting, tables
+from multigpu.book.glue import Facts
+from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import models
-from multigpu.evidence import guide
+from multigpu.evidence import claims, guide
 from multigpu.evidence.claims import Verdict
 from multigpu.evidence.claims import cost as cost_claims
 from multigpu.hardware import catalog
@@ -53,11 +62,239 @@ TIGHT_DEADLINE_H = 7 * 24
 FAST_FLOOR = 50.0
 
 
+# ------------------------------------------------------------------ the chapter's words, as messages
+
+#: The guide's classes (:data:`multigpu.evidence.guide.CLASSES` and "none feasible"), the recommender's
+#: interconnect classes (:data:`multigpu.market.cost.CLASS_BY_TOPOLOGY`) and the side that is cheaper
+#: (:func:`multigpu.evidence.guide.flip_scales`): label words of the figures, tables and sentences.
+CLASS_WORDS = (N_("PCIe"), N_("NVLink bridge"), N_("GPU mesh node"), N_("NVSwitch node"), N_("multi-node / NVL72"),
+               N_("none feasible"), N_("NVSwitch"), N_("GPU mesh"), N_("PCIe only"), N_("NVLink class"))
+#: Each guide class's short name, the first line of its cells in the decision matrix.
+SHORT_CLASS = {"PCIe": N_("PCIe"), "NVLink bridge": N_("bridge"), "GPU mesh node": N_("mesh"),
+               "NVSwitch node": N_("NVSwitch"), "multi-node / NVL72": N_("multi-node"), "none feasible": N_("none")}
+#: The pricing types of :data:`multigpu.market.prices.PRICING`.
+PRICING_WORDS = (N_("on-demand"), N_("spot"), N_("reserved"), N_("community"))
+#: The workloads' titles (:data:`multigpu.evidence.guide.KIND_TITLES`), their short names on the matrix's axis
+#: and their cost units (:func:`multigpu.evidence.guide.cost_unit`).
+KIND_WORDS = (N_("training"), N_("real-time serving"), N_("train"), N_("serve"), N_("USD per job"),
+              N_("USD per 1M output tokens"))
+#: The words after a count (singular, plural), and the unit of a ratio in alt text.
+COUNT_WORDS = {"offer": (N_("offer"), N_("offers")), "option": (N_("option"), N_("options")),
+               "instance": (N_("instance"), N_("instances"))}
+TIMES = N_("times")
+
+#: The headers of the chapter's tables (:func:`multigpu.book.tables.header` of their columns), as messages.
+TABLE_HEADERS = (
+    N_("Model"), N_("Parameters (billions)"), N_("Cheapest class"), N_("GPU"), N_("Instances x GPUs"),
+    N_("Layout"), N_("Time (days)"), N_("Cost (USD per job)"), N_("Cost (USD per 1M tokens)"),
+    N_("NVLink / PCIe cost"), N_("Workload"), N_("Cheaper"), N_("NVLink pick"), N_("PCIe price x to flip"),
+    N_("PCIe price x"), N_("ID"), N_("Verdict"), N_("Seed value"), N_("Model value"), N_("Unit"), N_("Confidence"),
+)
+#: The tables' columns whose cells are words to translate (classes, workloads, verdicts; the rest is data).
+LABEL_COLUMNS = ("cheapest class", "workload", "cheaper", "nvlink_pick", "verdict")
+
+
+def word(text: str | None) -> str:
+    """A class, pricing type or workload word in the current language (:func:`multigpu.book.lang.label`);
+    a missing one (None) as "—"."""
+    return "—" if text is None or (isinstance(text, float) and pd.isna(text)) else lang.label(text)
+
+
+def and_list(words: list[str]) -> str:
+    """Words joined as a list in the current language: "a, b and c" / "a、b和c"."""
+    if len(words) == 1:
+        return words[0]
+    return _("{first} and {last}", first=_(", ").join(words[:-1]), last=words[-1])
+
+
+def count_word(n: Any, noun: str) -> str:
+    """The word after a count ``n`` in the current language: ``noun`` of :data:`COUNT_WORDS`, singular or plural."""
+    singular, plural = COUNT_WORDS[noun]
+    return lang.label(singular if n == 1 else plural)
+
+
+# ------------------------------------------------------------------ the guide's English phrases, translated
+
+
+def translate(text: str, templates: Iterable[str], **convert: Callable[[str], str]) -> str:
+    """``text``, an English phrase built by the evidence layer, in the current language:
+    :func:`multigpu.book.lang.from_english` with ``convert`` translating some fields' values first."""
+    return lang.from_english(text, templates, convert)
+
+
+#: The size lines of :func:`multigpu.evidence.guide.thresholds` (its ``text``).
+LINE_TEMPLATES = (
+    N_("no model has a feasible option"),
+    N_("PCIe is still the pick at {size}B, the largest size with a feasible option"),
+    N_("an NVLink class is the pick from the smallest model ({size}B) up"),
+    N_("the line falls between {below}B and {threshold}B"),
+)
+
+
+def line_text(text: str) -> str:
+    """A size line of :func:`multigpu.evidence.guide.thresholds` in the current language."""
+    return translate(text, LINE_TEMPLATES)
+
+
+def lines_phrase(limits: pd.DataFrame) -> str:
+    """:func:`multigpu.evidence.guide.lines_phrase` in the current language: each distinct size line of
+    ``limits`` (one kind of workload) once, with the pricing types it holds for (English: the guide's own)."""
+    if lang.current() == "en":
+        return guide.lines_phrase(limits)
+    groups: dict[str, list[str]] = {}
+    for pricing, text in zip(limits["pricing"], limits["text"]):
+        groups.setdefault(text, []).append(pricing)
+    return _("; ").join(_("at {types} prices {text}", types=and_list([word(p) for p in types]), text=line_text(text))
+                        for text, types in groups.items())
+
+
+def _pricing_list(text: str) -> str:
+    """"on-demand, spot" (or "none") in the current language."""
+    return _("none") if text == "none" else _(", ").join(word(p) for p in text.split(", "))
+
+
+def _pricing_values(text: str) -> str:
+    """"on-demand: <= 1.2, reserved: 70.6-174.6" in the current language (the values as they are)."""
+    parts = [item.split(": ", 1) for item in text.split(", ")]
+    return _(", ").join(_("{pricing}: {value}", pricing=word(p), value=_("none") if v == "none" else v)
+                        for p, v in parts)
+
+
+def _pricing_lines(text: str) -> str:
+    """"on-demand: <size line>; reserved: <size line>" in the current language."""
+    parts = [item.split(": ", 1) for item in text.split("; ")]
+    return _("; ").join(_("{pricing}: {value}", pricing=word(p), value=line_text(t)) for p, t in parts)
+
+
+def _pricing_brackets(text: str) -> str:
+    """" (on-demand, spot)" or nothing, in the current language."""
+    return _(" ({types})", types=_pricing_list(text[2:-1])) if text else ""
+
+
+#: The tests of claims C26 and C27 as :mod:`multigpu.evidence.claims.cost` and ``.workloads`` write them.
+TEST_TEMPLATES = (
+    N_("a pricing type in which some model can be trained on both a PCIe and an NVLink-class option ({n} in the "
+       "file)"),
+    N_("for some pricing type PCIe is the cheapest way to train the smaller models and an NVLink class the larger "
+       "ones ({values})"),
+    N_("the line falls at {line}B for some pricing type ({types})"),
+    N_("job length moves the pick: training {model} on {short}x its token budget goes to PCIe and on {long}x to an "
+       "NVLink class, for some pricing type ({types})"),
+    N_("not for every pricing type"),
+    N_("data parallelism is insensitive to latency (doubled: +{dp} %, at most 5)"),
+    N_("tensor parallelism needs bandwidth and low latency (halved bandwidth: +{tp} %, over 3x DP's; doubled "
+       "latency in decode: +{decode} %, over 10)"),
+    N_("tensor parallelism of 4 under one PCIe switch stays workable without NVLink (batch-1 decode communication "
+       "/ compute: {ratio})"),
+)
+#: The explanations of claims C26 and C27 (:class:`multigpu.evidence.claims.Verdict`'s ``explanation``).
+EXPLANATION_TEMPLATES = (
+    N_("With {name} (sha256 {sha}), the selection guide's training jobs ({tpp} tokens per parameter, within {days} "
+       "days) per pricing type: {lines}. The article's line at {line}B falls inside that bracket for {n_at} of the "
+       "{n_lines} pricing types{at_list}. Job length: training {near} on {short}x and on {long}x its token budget, "
+       "the pick moves from PCIe to an NVLink class for {n_flips} of the pricing types; cost is proportional to the "
+       "tokens while the layout stays, so a longer job changes the pick only where the deadline forces more GPUs."),
+    N_("The price file {name} (sha256 {sha}) has no pricing type in which the guide's training jobs run on both a "
+       "PCIe and an NVLink-class option."),
+    N_("Per training step a data-parallel GPU sends {dp_gb} GB of gradients and weights once, mostly behind the "
+       "backward pass; a tensor-parallel GPU sends {tp_gb} GB in all-reduces on the critical path of every layer. "
+       "On the PCIe server halving every link's bandwidth lengthens the DP step by {dp_bw} % and the TP step by "
+       "{tp_bw} %; doubling every latency changes the DP step by {dp_lat} % and a batch-1 TP decode step by "
+       "{dec_lat} % (its all-reduces are tiny, so latency is what they cost). Behind NVSwitch the same changes cost "
+       "DP {dp_nv} %, TP training {tp_nv} % and decode {dec_nv} %. So the claim holds for TP across a whole "
+       "server; TP of 2 or 4 kept under one PCIe switch, or pipeline parallelism, is workable without NVLink."),
+)
+#: The claims table's texts: the article's values, the model's (C27's), the units and the confidences.
+CLAIM_TABLE_TEMPLATES = (
+    N_("under 10B and short: PCIe; larger or long: NVLink"),
+    N_("data parallelism is insensitive to latency; tensor parallelism needs bandwidth and low latency: NVLink"),
+    N_("no market"),
+    N_("PCIe, bandwidth halved: DP +{dp_bw} %, TP training +{tp_bw} %; latency doubled: DP +{dp_lat} %, TP decode "
+       "+{dec_lat} %"),
+    N_("billion parameters"),
+    N_("billion parameters (training size line per pricing type)"),
+    N_("% longer step (Llama 3.1 8B training on 8 GPUs; Llama 3.1 70B decode, batch 1), 8x A100 PCIe"),
+    N_("price-based: no comparable market in this file"),
+    N_("robust: NVLink / PCIe cost for {model} at {pricing} prices {value} against {threshold} is {gap} % away, "
+       "beyond the {spread} % spread of one GPU's prices in the file"),
+    N_("sensitive to prices: NVLink / PCIe cost for {model} at {pricing} prices {value} against {threshold} is "
+       "within the {spread} % spread of one GPU's prices in the file"),
+    N_("robust: the decode step's latency sensitivity (%) {value} is {gap} % from {threshold}, beyond the held-out "
+       "serving throughput error ({band} %)"),
+    N_("sensitive to the decode step's latency sensitivity (%): {value} against {threshold}, within the held-out "
+       "serving throughput error ({band} %)"),
+)
+#: How the fields of the templates above are translated (the rest are numbers and names).
+_CONVERT = {"values": _pricing_values, "types": _pricing_list, "lines": _pricing_lines, "at_list": _pricing_brackets,
+            "pricing": word}
+
+
+def test_text(text: str) -> str:
+    """A test, explanation or claims-table text of C26 or C27 in the current language."""
+    return translate(text, (*TEST_TEMPLATES, *EXPLANATION_TEMPLATES, *CLAIM_TABLE_TEMPLATES), **_CONVERT)
+
+
+def model_value_text(value: Any) -> str:
+    """A claim's model value as the claims table shows it, in the current language: C26's size lines per
+    pricing type ("on-demand: <= 1.2; reserved: 70.6-174.6"), C27's sentence, or a number as it is."""
+    if not isinstance(value, str) or lang.current() == "en":
+        return value
+    if re.fullmatch(r"[a-z-]+: .*", value) and all(": " in part for part in value.split("; ")):
+        parts = [item.split(": ", 1) for item in value.split("; ")]
+        return _("; ").join(_("{pricing}: {value}", pricing=word(p), value=_("none") if v == "none" else v)
+                            for p, v in parts)
+    return test_text(value)
+
+
+def tests_markdown(verdict: Verdict) -> str:
+    """What decided ``verdict`` as Markdown sentences in the current language: in English exactly
+    :func:`multigpu.evidence.claims.tests_markdown`; in Chinese each test by :func:`test_text`."""
+    if lang.current() == "en":
+        return claims.tests_markdown(verdict)
+    tests = getattr(verdict.rule, "tests", ())
+    sentences = []
+    for group, kinds, passed in glue.TEST_GROUPS:
+        texts = [test_text(t.text) for t in tests if t.kind in kinds and t.passed == passed]
+        if texts:
+            sentences.append(_("*{label}:* {tests}. ", label=lang.label(group), tests=_("; ").join(texts)))
+    return "".join(sentences).rstrip()
+
+
+# ------------------------------------------------------------------ the price file, named
+
+
+def source(table: PriceTable) -> str:
+    """The figures' source line for a price table, in the current language: its file name and the first 12 hex
+    digits of its SHA-256 (English: :meth:`multigpu.market.prices.PriceTable.source_label`)."""
+    if lang.current() == "en":
+        return table.source_label()
+    stamp = table.stamp()
+    return _("price file {name} (sha256 {sha})", name=stamp["name"], sha=stamp["sha256_12"])
+
+
+def price_stamp(table: PriceTable) -> str:
+    """The sentence that names the price file (Markdown), in the current language (English:
+    :meth:`multigpu.market.prices.PriceTable.stamp_markdown`): its name, hash, offers, dates and FX rates."""
+    if lang.current() == "en":
+        return table.stamp_markdown()
+    s = table.stamp()
+    rates = _("; ").join(translate(r, (N_("{rate} {currency} per USD ({date})"),)) for r in s["fx_rates"].split("; ")
+                         ) if s["fx_rates"] else ""
+    fx = _("; converted with `{fx}`, {rates}", fx=s["fx_name"], rates=rates) if rates else ""
+    return _("Prices: `{name}` (sha256 {sha}), {offers} {offer_word} observed {start} to {end}{fx}.", name=s["name"],
+             sha=s["sha256_12"], offers=s["offers"], offer_word=count_word(s["offers"], "offer"),
+             start=s["observed_from"], end=s["observed_to"], fx=fx)
+
+
 def _short_gpu(gpu_id: str) -> str:
     """A GPU's name without vendor, brand and memory size: 'H100 SXM5', 'RTX 4090', 'A100 PCIe'."""
     words = catalog.gpu(gpu_id).name.replace("GeForce ", "").replace("NVIDIA ", "").split(" (")[0].split()
     return " ".join(w for w in words if not w.upper().endswith("GB")) or gpu_id
 
+
+# ------------------------------------------------------------------ figures
+# Each draws in the current language (multigpu.book.lang): plotting.show_both(lambda: figure_...(...)) shows
+# both editions. The data are computed before (decisions, class_cost_frames, pareto_options), once.
 
 
 def plot_decision_matrix(ax: Any, table: pd.DataFrame) -> None:
@@ -69,26 +306,26 @@ def plot_decision_matrix(ax: Any, table: pd.DataFrame) -> None:
     columns = list(dict.fromkeys(zip(table["kind"], table["pricing"])))
     model_ids = list(dict.fromkeys(table.sort_values("params_B", kind="stable")["model"]))
     cells = table.set_index(["model", "kind", "pricing"])
-    # each class: a light Okabe-Ito tint (black text reads on all) and the short name its cells start with
-    fills = {"PCIe": ("#ffffff", "PCIe"), "NVLink bridge": (plotting.tint(plotting.COLORS[1], 0.35), "bridge"),
-             "GPU mesh node": (plotting.tint(plotting.COLORS[4], 0.4), "mesh"),
-             "NVSwitch node": (plotting.tint(plotting.COLORS[5], 0.4), "NVSwitch"),
-             "multi-node / NVL72": (plotting.tint(plotting.COLORS[2], 0.45), "multi-node"),
-             "none feasible": ("#dddddd", "none")}
+    # each class: a light Okabe-Ito tint (black text reads on all)
+    fills = {"PCIe": "#ffffff", "NVLink bridge": plotting.tint(plotting.COLORS[1], 0.35),
+             "GPU mesh node": plotting.tint(plotting.COLORS[4], 0.4),
+             "NVSwitch node": plotting.tint(plotting.COLORS[5], 0.4),
+             "multi-node / NVL72": plotting.tint(plotting.COLORS[2], 0.45), "none feasible": "#dddddd"}
     for j, (kind, pricing) in enumerate(columns):
         for i, model_id in enumerate(model_ids):
             row = cells.loc[(model_id, kind, pricing)]
             cls = row["guide_class"]
-            ax.add_patch(Rectangle((j, i), 1, 1, facecolor=fills[cls][0], edgecolor="#777777", linewidth=0.8))
-            label = fills[cls][1]
+            ax.add_patch(Rectangle((j, i), 1, 1, facecolor=fills[cls], edgecolor="#777777", linewidth=0.8))
+            label = lang.label(SHORT_CLASS[cls])
             if cls != "none feasible":
                 label += f"\n{_short_gpu(row['gpu'])}\nx{int(row['instances'])}"
             ax.text(j + 0.5, i + 0.5, label, ha="center", va="center", fontsize=plotting.SMALL_PT,
-                    linespacing=1.15, color=plotting.text_color_on(fills[cls][0]))
+                    linespacing=1.15, color=plotting.text_color_on(fills[cls]))
     ax.set_xlim(0, len(columns))
     ax.set_ylim(len(model_ids), 0)
     ax.set_xticks([j + 0.5 for j in range(len(columns))],
-                  [f"{'train' if k == 'train' else 'serve'}\n{p}" for k, p in columns], fontsize=plotting.SMALL_PT)
+                  [f"{word('train' if k == 'train' else 'serve')}\n{word(p)}" for k, p in columns],
+                  fontsize=plotting.SMALL_PT)
     names = [models.model(m).name.split(" (")[0] for m in model_ids]
     ax.set_yticks([i + 0.5 for i in range(len(model_ids))], ["\n".join(n.rsplit(" ", 1)) for n in names],
                   fontsize=plotting.SMALL_PT + 1)
@@ -96,14 +333,17 @@ def plot_decision_matrix(ax: Any, table: pd.DataFrame) -> None:
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
-    kinds = [k for k, _ in columns]
+    kinds = [k for k, _p in columns]
     if "train" in kinds and "serve" in kinds:
         ax.axvline(kinds.index("serve"), color="black", linewidth=2.0)
     present = [c for c in (*guide.CLASSES, "none feasible") if c in set(table["guide_class"])]
-    handles = [Patch(facecolor=fills[c][0], edgecolor="#777777",
-                     label=c if fills[c][1] == c else f"{fills[c][1]}: {c}") for c in present]
-    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.01), ncols=3, fontsize=plotting.SMALL_PT + 0.5,
-              title="cheapest class (first line of each cell)", title_fontsize=plotting.SMALL_PT + 0.5)
+    handles = [Patch(facecolor=fills[c], edgecolor="#777777",
+                     label=word(c) if SHORT_CLASS[c] == c else _("{short}: {name}", short=word(SHORT_CLASS[c]),
+                                                                 name=word(c)))
+               for c in present]
+    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.01), ncols=3,
+              fontsize=plotting.SMALL_PT + 0.5, title=_("cheapest class (first line of each cell)"),
+              title_fontsize=plotting.SMALL_PT + 0.5)
 
 
 def plot_class_costs(ax: Any, frame: pd.DataFrame) -> None:
@@ -116,12 +356,12 @@ def plot_class_costs(ax: Any, frame: pd.DataFrame) -> None:
         part = frame[frame["guide_class"] == cls].sort_values("params_B", kind="stable")
         if part.empty:
             continue
-        ax.plot(part["params_B"], part["relative"], label=cls, color=plotting.COLORS[i * 2 % len(plotting.COLORS)],
-                linestyle=plotting.LINESTYLES[i], marker=plotting.MARKERS[i], zorder=5 - i)
+        ax.plot(part["params_B"], part["relative"], label=word(cls),
+                color=plotting.COLORS[i * 2 % len(plotting.COLORS)], linestyle=plotting.LINESTYLES[i],
+                marker=plotting.MARKERS[i], zorder=5 - i)
     ax.axhline(1.0, color="#444444", linewidth=0.8)
     ax.set_xscale("log")
     ax.legend(fontsize=8)
-
 
 
 def plot_pareto(ax: Any, frame: pd.DataFrame, title: str, deadline_h: float | None = None,
@@ -131,7 +371,7 @@ def plot_pareto(ax: Any, frame: pd.DataFrame, title: str, deadline_h: float | No
     with no option that runs gives an empty panel that says so."""
     ran = frame.dropna(subset=["cost_usd", "time_h"])
     if ran.empty:
-        ax.text(0.5, 0.5, "no option runs", transform=ax.transAxes, ha="center", va="center", fontsize=9)
+        ax.text(0.5, 0.5, _("no option runs"), transform=ax.transAxes, ha="center", va="center", fontsize=9)
         ax.set_title(title, fontsize=9)
         return
     for i, cls in enumerate(guide.CLASSES):
@@ -140,11 +380,11 @@ def plot_pareto(ax: Any, frame: pd.DataFrame, title: str, deadline_h: float | No
             continue
         color = plotting.COLORS[i * 2 % len(plotting.COLORS)]
         ax.scatter(part["time_h"], part["cost_usd"], s=14, marker=plotting.MARKERS[i], facecolors="none",
-                   edgecolors=color, linewidths=0.9, label=cls)
+                   edgecolors=color, linewidths=0.9, label=word(cls))
     front = recommend.pareto(ran).sort_values("time_h", kind="stable")
-    ax.step(front["time_h"], front["cost_usd"], where="post", color="black", linewidth=1.2, label="Pareto front")
+    ax.step(front["time_h"], front["cost_usd"], where="post", color="black", linewidth=1.2, label=_("Pareto front"))
     if deadline_h is not None:
-        ax.axvline(deadline_h, color="#444444", linestyle="--", linewidth=1.0, label="deadline")
+        ax.axvline(deadline_h, color="#444444", linestyle="--", linewidth=1.0, label=_("deadline"))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_title(title, fontsize=9)
@@ -152,51 +392,55 @@ def plot_pareto(ax: Any, frame: pd.DataFrame, title: str, deadline_h: float | No
         ax.legend(fontsize=plotting.SMALL_PT, loc="center left", bbox_to_anchor=(1.02, 0.5))
 
 
-# ------------------------------------------------------------------ figures of the chapter
-
-
-def source(table: PriceTable) -> str:
-    """The figures' source line for a price table: its file name and the first 12 hex digits of its SHA-256."""
-    return table.source_label()
-
-
 def figure_decision_matrix(decided: pd.DataFrame, table: PriceTable) -> Figure:
     """The decision matrix (:func:`plot_decision_matrix`) of :func:`multigpu.evidence.guide.decisions` on
-    ``table``, with the chapter's title and source line."""
+    ``table``, with the chapter's title and source line, in the current language."""
     fig, ax = plotting.figure(
-        "Cheapest interconnect class by model, workload and pricing type", "workload and pricing type", "model",
-        source=f"{source(table)}; multigpu.evidence.guide.decisions (cell: GPU and instances rented)",
+        _("Cheapest interconnect class by model, workload and pricing type"), _("workload and pricing type"),
+        _("model"), source=_("{source}; multigpu.evidence.guide.decisions (cell: GPU and instances rented)",
+                             source=source(table)),
         figsize=(6.8, 6.4))
     plot_decision_matrix(ax, decided)
     counts = decided["guide_class"].value_counts()
-    classes = ", ".join(f"{c} {counts[c]}" for c in (*guide.CLASSES, "none feasible") if c in counts)
-    return plotting.set_alt(fig, f"Grid of {decided['model'].nunique()} models (rows) by "
-                                 f"{len(set(zip(decided['kind'], decided['pricing'])))} workload and pricing "
-                                 f"columns; each cell names the cheapest interconnect class, the GPU and how many "
-                                 f"are rented. Cells per class: {classes}.")
+    classes = _(", ").join(_("{cls} {n}", cls=word(c), n=counts[c])
+                           for c in (*guide.CLASSES, "none feasible") if c in counts)
+    return plotting.set_alt(fig, _("Grid of {models} models (rows) by {columns} workload and pricing columns; each "
+                                   "cell names the cheapest interconnect class, the GPU and how many are rented. "
+                                   "Cells per class: {classes}.", models=decided["model"].nunique(),
+                                   columns=len(set(zip(decided["kind"], decided["pricing"]))), classes=classes))
 
 
-def figure_class_costs(table: PriceTable, pricing: str, model_ids: tuple[str, ...] | None = None,
-                       cal: Calibration | None = None) -> Figure:
-    """Training (USD per job) and real-time serving (USD per million output tokens) side by side: each guide
-    class's cheapest option at ``pricing`` prices over the cheapest of all, against model size (billion
-    parameters), for ``model_ids`` (default :data:`multigpu.evidence.guide.MODELS`)."""
+def class_cost_frames(table: PriceTable, pricing: str, model_ids: tuple[str, ...] | None = None,
+                      cal: Calibration | None = None) -> dict[str, pd.DataFrame]:
+    """:func:`multigpu.evidence.guide.class_costs` of training (USD per job) and real-time serving (USD per
+    million output tokens) at ``pricing`` prices for ``model_ids`` (default :data:`multigpu.evidence.guide.MODELS`),
+    keyed by kind: what :func:`figure_class_costs` draws."""
     model_ids = guide.MODELS if model_ids is None else model_ids
+    return {kind: guide.class_costs(model_ids, kind, pricing, table, cal=cal) for kind in ("train", "serve")}
+
+
+def figure_class_costs(frames: Mapping[str, pd.DataFrame], table: PriceTable, pricing: str) -> Figure:
+    """Training (USD per job) and real-time serving (USD per million output tokens) side by side, from
+    :func:`class_cost_frames`: each guide class's cheapest option at ``pricing`` prices over the cheapest of
+    all, against model size (billion parameters)."""
     fig, axes = plotting.figure(
-        "Cheapest option of each class, relative to the cheapest overall", "model size (billion parameters, log scale)",
-        "cost / cheapest option's cost", nrows=2, figsize=(6.8, 7.4),
-        source=f"{source(table)}, {pricing} offers; multigpu.evidence.guide.class_costs")
+        _("Cheapest option of each class, relative to the cheapest overall"),
+        _("model size (billion parameters, log scale)"), _("cost / cheapest option's cost"), nrows=2,
+        figsize=(6.8, 7.4), source=_("{source}, {pricing} offers; multigpu.evidence.guide.class_costs",
+                                     source=source(table), pricing=word(pricing)))
     worst, sizes = [], []
     for ax, kind in zip(axes, ("train", "serve")):
-        frame = guide.class_costs(model_ids, kind, pricing, table, cal=cal)
+        frame = frames[kind]
         plot_class_costs(ax, frame)
-        ax.set_title(f"{guide.KIND_TITLES[kind]} ({guide.cost_unit(kind)})", fontsize=10)
+        ax.set_title(_("{kind} ({unit})", kind=word(guide.KIND_TITLES[kind]), unit=word(guide.cost_unit(kind))),
+                     fontsize=10)
         relative = frame["cost"] / frame.groupby("model")["cost"].transform("min")
-        worst.append(f"{guide.KIND_TITLES[kind]} up to {plotting.span([relative.max()], 'times')}")
+        worst.append(_("{kind} up to {span}", kind=word(guide.KIND_TITLES[kind]),
+                       span=plotting.span([relative.max()], lang.label(TIMES))))
         sizes += list(frame["params_B"])
-    return plotting.set_alt(fig, "Two line charts: each interconnect class's cheapest option over the cheapest "
-                                 f"overall against model size ({plotting.span(sizes, 'billion')} "
-                                 f"parameters), 1 being the cheapest; {'; '.join(worst)}.")
+    return plotting.set_alt(fig, _("Two line charts: each interconnect class's cheapest option over the cheapest "
+                                   "overall against model size ({sizes} billion parameters), 1 being the cheapest; "
+                                   "{worst}.", sizes=plotting.span(sizes), worst=_("; ").join(worst)))
 
 
 def pareto_options(table: PriceTable, pricing: str, cal: Calibration | None = None) -> dict[str, pd.DataFrame]:
@@ -211,37 +455,59 @@ def pareto_options(table: PriceTable, pricing: str, cal: Calibration | None = No
 
 def figure_pareto(frames: Mapping[str, pd.DataFrame], table: PriceTable, pricing: str) -> Figure:
     """Cost (USD per job) against time (hours) of every training option of :func:`pareto_options`, one panel
-    per model, with the Pareto front and the guide's deadline."""
+    per model, with the Pareto front and the guide's deadline, in the current language."""
     fig, axes = plotting.figure(
-        "Cost against time of every training option", "job time (hours, log scale)",
-        "cost (USD per job, log scale)", nrows=len(frames), figsize=(6.8, 0.8 + 3.4 * len(frames)),
-        source=f"{source(table)}, {pricing} offers; multigpu.market.recommend.train and pareto")
+        _("Cost against time of every training option"), _("job time (hours, log scale)"),
+        _("cost (USD per job, log scale)"), nrows=len(frames), figsize=(6.8, 0.8 + 3.4 * len(frames)),
+        source=_("{source}, {pricing} offers; multigpu.market.recommend.train and pareto", source=source(table),
+                 pricing=word(pricing)))
     words = []
+    runs = [i for i, frame in enumerate(frames.values()) if frame.dropna(subset=["cost_usd", "time_h"]).size]
     for i, (ax, (model_id, frame)) in enumerate(zip(axes if len(frames) > 1 else [axes], frames.items())):
-        plot_pareto(ax, frame, models.model(model_id).name, guide.DEADLINE_DAYS * 24, legend=i == len(frames) - 1)
+        name = models.model(model_id).name
+        # the legend once, on the last panel with options (an empty panel has nothing to name)
+        plot_pareto(ax, frame, name, guide.DEADLINE_DAYS * 24, legend=bool(runs) and i == runs[-1])
         ran = frame.dropna(subset=["cost_usd", "time_h"])
-        words.append(f"{models.model(model_id).name}: {len(ran)} options, "
-                     f"{plotting.span(ran['time_h'], 'hours')}, {plotting.span(ran['cost_usd'], 'USD')}"
-                     if len(ran) else f"{models.model(model_id).name}: no option runs")
-    return plotting.set_alt(fig, "Scatter plots, log-log, one per model: cost per training job against job time "
-                                 f"with the Pareto front and the deadline. {'; '.join(words)}.")
+        words.append(_("{name}: {n} options, {hours} hours, {cost} USD", name=name, n=len(ran),
+                       hours=plotting.span(ran["time_h"]), cost=plotting.span(ran["cost_usd"]))
+                     if len(ran) else _("{name}: no option runs", name=name))
+    return plotting.set_alt(fig, _("Scatter plots, log-log, one per model: cost per training job against job time "
+                                   "with the Pareto front and the deadline. {panels}.", panels=_("; ").join(words)))
+
+
+# ------------------------------------------------------------------ tables, in both editions
+
+
+def show_editions(make: Callable[[], pd.DataFrame], **kw: Any) -> None:
+    """Display a table whose cells are built in the current language (``make()``, called once per language:
+    :func:`multigpu.book.tables.table_html` of it with ``kw``), one per edition, as one output."""
+    from IPython.display import HTML, display
+
+    display(HTML(lang.editions_html(lang.per_language(lambda: tables.table_html(make(), **kw)))))
+
+
+def claims_frame(verdicts: Mapping[str, Verdict]) -> pd.DataFrame:
+    """The claims table of ``verdicts`` in the current language: ``id``, ``verdict``, ``seed_value``,
+    ``model_value``, ``unit`` and ``confidence`` (texts of :func:`test_text`; numbers as they are)."""
+    rows = []
+    for v in verdicts.values():
+        rows.append({"id": v.id, "verdict": v.verdict, "seed_value": test_text(v.seed_value),
+                     "model_value": model_value_text(v.model_value), "unit": test_text(v.unit),
+                     "confidence": test_text(v.confidence)})
+    return pd.DataFrame(rows, columns=["id", "verdict", "seed_value", "model_value", "unit", "confidence"])
 
 
 # ------------------------------------------------------------------ facts for the prose, one function per section
 
 
-def _plural(n: Any, word: str) -> str:
-    return f"{word}{'s' if n != 1 else ''}"
-
-
 def intro_facts(table: PriceTable) -> Facts:
-    """The chapter's opening and method facts: the price stamp (Markdown), the guide's model sizes (billion
-    parameters), its settings (tokens per parameter, deadline in days, GPU limit, tie in per cent, the serving
-    query in tokens, tokens per second per user and queries per second) and the recommender's defaults
-    (GPU limit; tokens per step in units of 2**20 tokens, by model size in billion parameters)."""
-    (small_B, small_t), (mid_B, mid_t), (_, large_t) = recommend.TOKENS_PER_STEP
+    """The chapter's opening and method facts: the price stamp (Markdown, both languages), the guide's model
+    sizes (billion parameters), its settings (tokens per parameter, deadline in days, GPU limit, tie in per cent,
+    the serving query in tokens, tokens per second per user and queries per second) and the recommender's
+    defaults (GPU limit; tokens per step in units of 2**20 tokens, by model size in billion parameters)."""
+    (small_B, small_t), (mid_B, mid_t), (_big, large_t) = recommend.TOKENS_PER_STEP
     return {
-        "price_stamp": table.stamp_markdown(),
+        **glue.per_language(lambda: {"price_stamp": price_stamp(table)}),
         "smallest_B": models.model(guide.MODELS[0]).params_total / 1e9,
         "largest_B": models.model(guide.MODELS[-1]).params_total / 1e9,
         "n_models": len(guide.MODELS),
@@ -272,12 +538,30 @@ def training_example(table: PriceTable, pricing: str, cal: Calibration | None = 
                            deadline_h=ex["deadline_h"] if deadline_h is None else deadline_h, cal=cal)
 
 
+def _instances(top: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields every pick sentence names: instances (and the word after the count), GPUs per instance, the
+    GPU and its interconnect class in the current language."""
+    return {"n": top["instances"], "instance_word": count_word(top["instances"], "instance"),
+            "per": top["gpus_per_instance"], "gpu": top["gpu"], "cls": word(top["interconnect_class"])}
+
+
+def _training_pick(top: Mapping[str, Any] | None) -> str:
+    """The training example's pick as a Markdown phrase in the current language (days, USD per job, exposed
+    communication in per cent of the step)."""
+    if top is None:
+        return _("no option meets the deadline")
+    return _("{n} {instance_word} of {per} {gpu} GPUs ({cls}) with layout `{layout}`: {days:.1f} days and USD "
+             "{cost:,.0f}, with exposed communication {comm:.0f} % of the step", **_instances(top),
+             layout=top["layout"], days=top["time_h"] / 24, cost=top["cost_usd"], comm=top["exposed_comm_pct"])
+
+
 def training_example_facts(ex: pd.DataFrame) -> Facts:
     """Facts of the training example (:func:`training_example`): its tokens (billions), deadline (days), GPU
-    limit, the options shown, counted and split (feasible, late, cannot run), the layouts timed, the pick
-    (days, USD per job, exposed communication in per cent of the step) and ``ex_front`` (:func:`front_sentence`),
-    the last two as Markdown sentences."""
-    facts: Facts = {
+    limit, the options shown, counted and split (feasible, late, cannot run), the layouts timed, and in both
+    languages the pick (``ex_best``: days, USD per job, exposed communication in per cent of the step) and
+    ``ex_front`` (:func:`front_sentence`), as Markdown."""
+    top, front = recommend.best(ex), recommend.pareto(ex)
+    return {
         "ex_tokens_B": ex.attrs["tokens"] / 1e9,
         "ex_days": ex.attrs["deadline_h"] / 24,
         "ex_max_gpus": int(ex.attrs["max_gpus"]),
@@ -288,39 +572,30 @@ def training_example_facts(ex: pd.DataFrame) -> Facts:
         "ex_feasible": int(ex["feasible"].sum()),
         "ex_late": int((~ex["feasible"] & ex["cost_usd"].notna()).sum()),
         "ex_cannot": int(ex["cost_usd"].isna().sum()),
+        **glue.per_language(lambda: {"ex_best": _training_pick(top), "ex_front": front_sentence(front)}),
     }
-    top = recommend.best(ex)
-    if top is None:
-        facts["ex_best"] = "no option meets the deadline"
-    else:
-        facts["ex_best"] = (
-            f"{top['instances']} {_plural(top['instances'], 'instance')} of {top['gpus_per_instance']} "
-            f"{top['gpu']} GPUs ({top['interconnect_class']}) with layout `{top['layout']}`: "
-            f"{top['time_h'] / 24:.1f} days and USD {top['cost_usd']:,.0f}, with exposed communication "
-            f"{top['exposed_comm_pct']:.0f} % of the step")
-    facts["ex_front"] = front_sentence(recommend.pareto(ex))
-    return facts
 
 
 def front_sentence(front: pd.DataFrame) -> str:
-    """What the Pareto front of cost against time says, as a Markdown sentence: how many options sit on it and
-    whether time can be bought (the fastest over the cheapest cost), in words that fit the numbers."""
+    """What the Pareto front of cost against time says, as a Markdown sentence in the current language: how many
+    options sit on it and whether time can be bought (the fastest over the cheapest cost), in words that fit
+    the numbers."""
     front = front[front["feasible"]] if "feasible" in front else front
     if front.empty:
-        return "No option meets the deadline, so there is no front to read."
+        return _("No option meets the deadline, so there is no front to read.")
     fast, cheap = front.sort_values("time_h", kind="stable").iloc[0], front["cost_usd"].min()
-    ratio = fast["cost_usd"] / cheap
+    values = {"n": len(front), "hours": fast["time_h"], "cost": fast["cost_usd"], "ratio": fast["cost_usd"] / cheap}
     if len(front) == 1:
-        return (f"Of the feasible options, only one sits on the Pareto front of cost against time: the cheapest, "
-                f"{fast['time_h']:.1f} hours for USD {fast['cost_usd']:,.0f}, is also the fastest, so time costs "
-                f"nothing extra here.")
-    if ratio < 1.005:
-        return (f"Of the feasible options, {len(front)} sit on the Pareto front of "
-                f"cost against time; the fastest, {fast['time_h']:.1f} hours for USD {fast['cost_usd']:,.0f}, costs "
-                f"no more than the cheapest, so time costs nothing extra here.")
-    return (f"Of the feasible options, {len(front)} sit on the Pareto front of cost against time; the fastest takes "
-            f"{fast['time_h']:.1f} hours for USD {fast['cost_usd']:,.0f}, {ratio:.2f} times the cheapest cost: that "
-            f"is the price of time here.")
+        return _("Of the feasible options, only one sits on the Pareto front of cost against time: the cheapest, "
+                 "{hours:.1f} hours for USD {cost:,.0f}, is also the fastest, so time costs nothing extra here.",
+                 **values)
+    if values["ratio"] < 1.005:
+        return _("Of the feasible options, {n} sit on the Pareto front of cost against time; the fastest, "
+                 "{hours:.1f} hours for USD {cost:,.0f}, costs no more than the cheapest, so time costs nothing "
+                 "extra here.", **values)
+    return _("Of the feasible options, {n} sit on the Pareto front of cost against time; the fastest takes "
+             "{hours:.1f} hours for USD {cost:,.0f}, {ratio:.2f} times the cheapest cost: that is the price of time "
+             "here.", **values)
 
 
 def serving_example(table: PriceTable, pricing: str, cal: Calibration | None = None) -> pd.DataFrame:
@@ -331,33 +606,33 @@ def serving_example(table: PriceTable, pricing: str, cal: Calibration | None = N
                            table.of_pricing(pricing), cal=cal)
 
 
-def serving_example_facts(sv: pd.DataFrame) -> Facts:
-    """Facts of the serving example (:func:`serving_example`): the pick as a Markdown sentence (instances,
-    layout, USD per hour, USD per million output tokens, load in per cent) and the counts of offers that
-    cannot serve, that are too slow for the floor, and of those the PCIe-only ones."""
-    top = recommend.best(sv)
+def _serving_pick(top: Mapping[str, Any] | None) -> str:
+    """The serving example's pick as a Markdown phrase in the current language."""
     if top is None:
-        best = "no offer can carry the load at the floor"
-    else:
-        best = (f"{top['instances']} {_plural(top['instances'], 'instance')} of {top['gpus_per_instance']} "
-                f"{top['gpu']} GPUs ({top['interconnect_class']}), each replica on `{top['layout']}`, for USD "
-                f"{top['cost_per_hour_usd']:,.2f} per hour or USD {top['cost_per_million_tokens_usd']:.2f} per "
-                f"million output tokens; the instances are loaded to {top['load_pct']:.0f} %")
+        return _("no offer can carry the load at the floor")
+    return _("{n} {instance_word} of {per} {gpu} GPUs ({cls}), each replica on `{layout}`, for USD {hour:,.2f} per "
+             "hour or USD {million:.2f} per million output tokens; the instances are loaded to {load:.0f} %",
+             **_instances(top), layout=top["layout"], hour=top["cost_per_hour_usd"],
+             million=top["cost_per_million_tokens_usd"], load=top["load_pct"])
+
+
+def serving_example_facts(sv: pd.DataFrame) -> Facts:
+    """Facts of the serving example (:func:`serving_example`): the pick as a Markdown sentence in both languages
+    (instances, layout, USD per hour, USD per million output tokens, load in per cent) and the counts of offers
+    that cannot serve, that are too slow for the floor, and of those the PCIe-only ones."""
+    top = recommend.best(sv)
     cannot = sv[sv["cost_per_hour_usd"].isna()]
     slow = cannot[cannot["reason"].str.contains("too slow")]
-    return {"sv_best": best, "sv_cannot": len(cannot), "sv_slow": len(slow),
-            "sv_slow_pcie": int((slow["interconnect_class"] == cost.PCIE_CLASS).sum())}
+    return {**glue.per_language(lambda: {"sv_best": _serving_pick(top)}), "sv_cannot": len(cannot),
+            "sv_slow": len(slow), "sv_slow_pcie": int((slow["interconnect_class"] == cost.PCIE_CLASS).sum())}
 
 
 def _lines(limits: pd.DataFrame, kind: str) -> str:
-    return guide.lines_phrase(limits[limits["kind"] == kind])
+    return lines_phrase(limits[limits["kind"] == kind])
 
 
-def guide_facts(decided: pd.DataFrame, pricing: str) -> Facts:
-    """Facts of the decision guide (:func:`multigpu.evidence.guide.decisions`), as Markdown: the reference
-    pricing type, the size line of each workload at every pricing type and at ``pricing``, and the sentences
-    on PCIe serving picks (largest model in billion parameters, tensor-parallel degree), the sizes from which
-    no PCIe option can serve, the multi-node training picks and the jobs no option can train in time."""
+def _guide_texts(decided: pd.DataFrame, pricing: str) -> Facts:
+    """:func:`guide_facts`' texts in the current language."""
     limits = guide.thresholds(decided)
     ref_limits = limits[limits["pricing"] == pricing].set_index("kind")["text"]
     serve = decided[decided["kind"] == "serve"]
@@ -367,46 +642,62 @@ def guide_facts(decided: pd.DataFrame, pricing: str) -> Facts:
     slow_n = int((blocked["pcie_reason"] == "too slow").sum())
     multi = train[(train["pricing"] == pricing) & (train["guide_class"] == "multi-node / NVL72")]
     none_train = train[train["guide_class"] == "none feasible"]
+    nothing = "no model has a feasible option"
     return {
-        "ref": pricing,
-        "in_short": f"For training, {_lines(limits, 'train')}. For real-time serving, {_lines(limits, 'serve')}.",
+        "ref": word(pricing),
+        "in_short": _("For training, {train}. For real-time serving, {serve}.", train=_lines(limits, "train"),
+                      serve=_lines(limits, "serve")),
         "train_lines": _lines(limits, "train"),
         "serve_lines": _lines(limits, "serve"),
-        "ref_train_line": ref_limits.get("train", "no model has a feasible option"),
-        "ref_serve_line": ref_limits.get("serve", "no model has a feasible option"),
-        "pcie_serve_sentence": (f"PCIe picks serve models up to {pcie_serve['params_B'].max():.1f}B, with tensor "
-                                f"parallelism of at most tp{int(pcie_serve['tp'].max())}.") if len(pcie_serve)
-        else "at these prices no serving pick is a PCIe box.",
-        "pcie_blocked_sentence": (f"from {blocked['params_B'].min():.1f}B up no PCIe option can serve at all, too "
-                                  f"slow for the floor in {slow_n} of those {len(blocked)} cases and too small in "
-                                  f"the rest.") if len(blocked)
-        else "even so, some PCIe option stays feasible at every size here.",
-        "train_multi_sentence": (f"From {multi['params_B'].min():.1f}B up the pick spans several NVLink nodes: one "
-                                 f"node is too small or too slow for the deadline.") if len(multi) else "",
-        "none_train_sentence": ("No option meets the deadline for " + ", ".join(
-            f"`{m}` at {p} prices" for m, p in zip(none_train["model"], none_train["pricing"]))
-            + ": the job needs more GPUs than the guide allows, or more time.") if len(none_train) else "",
+        "ref_train_line": line_text(ref_limits.get("train", nothing)),
+        "ref_serve_line": line_text(ref_limits.get("serve", nothing)),
+        "pcie_serve_sentence": _("PCIe picks serve models up to {size:.1f}B, with tensor parallelism of at most "
+                                 "tp{tp}.", size=pcie_serve["params_B"].max(), tp=int(pcie_serve["tp"].max()))
+        if len(pcie_serve) else _("at these prices no serving pick is a PCIe box."),
+        "pcie_blocked_sentence": _("from {size:.1f}B up no PCIe option can serve at all, too slow for the floor in "
+                                   "{slow} of those {n} cases and too small in the rest.",
+                                   size=blocked["params_B"].min(), slow=slow_n, n=len(blocked)) if len(blocked)
+        else _("even so, some PCIe option stays feasible at every size here."),
+        "train_multi_sentence": _("From {size:.1f}B up the pick spans several NVLink nodes: one node is too small "
+                                  "or too slow for the deadline.", size=multi["params_B"].min()) if len(multi) else "",
+        "none_train_sentence": _("No option meets the deadline for {cases}: the job needs more GPUs than the guide "
+                                 "allows, or more time.", cases=_(", ").join(
+                                     _("`{model}` at {pricing} prices", model=m, pricing=word(p))
+                                     for m, p in zip(none_train["model"], none_train["pricing"])))
+        if len(none_train) else "",
     }
 
 
+def guide_facts(decided: pd.DataFrame, pricing: str) -> Facts:
+    """Facts of the decision guide (:func:`multigpu.evidence.guide.decisions`), as Markdown in both languages:
+    the reference pricing type, the size line of each workload at every pricing type and at ``pricing``, and
+    the sentences on PCIe serving picks (largest model in billion parameters, tensor-parallel degree), the sizes
+    from which no PCIe option can serve, the multi-node training picks and the jobs no option can train in time."""
+    return glue.per_language(lambda: _guide_texts(decided, pricing))
+
+
 def front_text(front: pd.DataFrame) -> str:
-    """A Pareto front (:func:`multigpu.market.recommend.pareto` of guide options) in one Markdown phrase: its
-    size, its cheapest option (USD per job, days, class, GPUs), its fastest (hours, times the cheapest cost,
-    class, GPUs) and the classes on it."""
+    """A Pareto front (:func:`multigpu.market.recommend.pareto` of guide options) in one Markdown phrase in the
+    current language: its size, its cheapest option (USD per job, days, class, GPUs), its fastest (hours, times
+    the cheapest cost, class, GPUs) and the classes on it."""
     if front.empty:
-        return "no option runs"
+        return _("no option runs")
     cheap, quick = front.iloc[0], front.sort_values("time_h", kind="stable").iloc[0]
     classes = sorted(set(front["guide_class"]))
-    return (f"{len(front)} {_plural(len(front), 'option')} on the front, from USD {cheap['cost_usd']:,.0f} in "
-            f"{cheap['time_h'] / 24:,.1f} days ({cheap['guide_class']}, {int(cheap['gpus'])} GPUs) to "
-            f"{quick['time_h']:,.1f} hours for {quick['cost_usd'] / cheap['cost_usd']:.1f} times the cost "
-            f"({quick['guide_class']}, {int(quick['gpus'])} GPUs); classes on the front: {', '.join(classes)}")
+    return _("{n} {option_word} on the front, from USD {cost:,.0f} in {days:,.1f} days ({cls}, {gpus} GPUs) to "
+             "{hours:,.1f} hours for {ratio:.1f} times the cost ({quick_cls}, {quick_gpus} GPUs); classes on the "
+             "front: {classes}", n=len(front), option_word=count_word(len(front), "option"),
+             cost=cheap["cost_usd"], days=cheap["time_h"] / 24, cls=word(cheap["guide_class"]),
+             gpus=int(cheap["gpus"]), hours=quick["time_h"], ratio=quick["cost_usd"] / cheap["cost_usd"],
+             quick_cls=word(quick["guide_class"]), quick_gpus=int(quick["gpus"]),
+             classes=_(", ").join(word(c) for c in classes))
 
 
 def front_facts(frames: Mapping[str, pd.DataFrame]) -> Facts:
-    """The Pareto front of each job of :func:`pareto_options` as a Markdown phrase (:func:`front_text`), under
-    the glue names of :data:`PARETO_MODELS`."""
-    return {name: front_text(recommend.pareto(frames[model_id])) for name, model_id in PARETO_MODELS.items()}
+    """The Pareto front of each job of :func:`pareto_options` as a Markdown phrase (:func:`front_text`) in
+    both languages, under the glue names of :data:`PARETO_MODELS`."""
+    fronts = {name: recommend.pareto(frames[model_id]) for name, model_id in PARETO_MODELS.items()}
+    return glue.per_language(lambda: {name: front_text(front) for name, front in fronts.items()})
 
 
 def flip_demo(decided: pd.DataFrame, table: PriceTable, pricing: str,
@@ -422,124 +713,141 @@ def flip_demo(decided: pd.DataFrame, table: PriceTable, pricing: str,
                            cal=cal)
 
 
-def flip_facts(decided: pd.DataFrame, pricing: str) -> Facts:
-    """Facts of the section on prices and of exercise 1, as Markdown: the closest flip case of ``pricing``
-    (:func:`multigpu.evidence.guide.flip_case`): the PCIe price factor that flips it and the cut in per cent,
-    and the exercise's question and answer with the two costs (USD per job or per million output tokens)."""
-    case = guide.flip_case(decided, pricing)
+def _flip_texts(case: Mapping[str, Any] | None, pricing: str) -> Facts:
+    """:func:`flip_facts`' texts in the current language."""
     if case is None:
         return {
-            "flip_sentence": "No case at these prices has an NVLink-class pick with a feasible PCIe option to flip "
-                             "to, so there is nothing to demonstrate.",
-            "flip_sentence_short": "no case at these prices can flip",
-            "ex1_question": "Take any case of the guide with both a PCIe and an NVLink-class option. By how much "
-                            "must every PCIe price change for the two to cost the same?",
-            "ex1_answer": "By the ratio of the two costs: every cost is GPU-hours x price, and the GPU-hours do not "
-                          "depend on the price. This price file has no case to compute it on.",
+            "flip_sentence": _("No case at these prices has an NVLink-class pick with a feasible PCIe option to flip "
+                               "to, so there is nothing to demonstrate."),
+            "flip_sentence_short": _("no case at these prices can flip"),
+            "ex1_question": _("Take any case of the guide with both a PCIe and an NVLink-class option. By how much "
+                              "must every PCIe price change for the two to cost the same?"),
+            "ex1_answer": _("By the ratio of the two costs: every cost is GPU-hours x price, and the GPU-hours do not "
+                            "depend on the price. This price file has no case to compute it on."),
         }
-    scale, title = case["pcie_price_scale_to_flip"], guide.KIND_TITLES[case["kind"]]
-    cut = 100 * (1 - scale)
+    scale = case["pcie_price_scale_to_flip"]
+    values = {"title": word(guide.KIND_TITLES[case["kind"]]), "model": case["model"], "scale": scale,
+              "cut": 100 * (1 - scale), "pricing": word(pricing), "nvlink": case["nvlink_cost"],
+              "pcie": case["pcie_cost"], "unit": word(guide.cost_unit(case["kind"]))}
     return {
-        "flip_sentence": f"The closest case is {title} of `{case['model']}`: PCIe prices must fall to {scale:.3f} "
-                         f"times their level, a cut of {cut:.1f} %. Rerunning the guide with every PCIe price "
-                         f"scaled shows the pick holding just above that factor and flipping just below it:",
-        "flip_sentence_short": f"here a PCIe price cut of {cut:.1f} % flips the closest case",
-        "ex1_question": f"For {title} of `{case['model']}` at {pricing} prices, the cheapest NVLink-class option "
-                        f"costs {case['nvlink_cost']:,.2f} and the cheapest PCIe option {case['pcie_cost']:,.2f} "
-                        f"({guide.cost_unit(case['kind'])}). By how much must every PCIe price fall for the PCIe "
-                        f"option to be the cheaper one, and why does nothing else in the search change?",
-        "ex1_answer": f"To {case['nvlink_cost']:,.2f} / {case['pcie_cost']:,.2f} = {scale:.3f} times their level, "
-                      f"a cut of {cut:.1f} %. A price enters the cost only as a factor: the layouts, step times and "
-                      f"instance counts that the search finds do not depend on it, so scaling every PCIe price "
-                      f"scales every PCIe cost by the same factor and leaves the NVLink-class costs alone. The table "
-                      f"in the section on prices reruns the guide just above and just below the factor and shows "
-                      f"the flip.",
+        "flip_sentence": _("The closest case is {title} of `{model}`: PCIe prices must fall to {scale:.3f} times their "
+                           "level, a cut of {cut:.1f} %. Rerunning the guide with every PCIe price scaled shows the "
+                           "pick holding just above that factor and flipping just below it:", **values),
+        "flip_sentence_short": _("here a PCIe price cut of {cut:.1f} % flips the closest case", **values),
+        "ex1_question": _("For {title} of `{model}` at {pricing} prices, the cheapest NVLink-class option costs "
+                          "{nvlink:,.2f} and the cheapest PCIe option {pcie:,.2f} ({unit}). By how much must every "
+                          "PCIe price fall for the PCIe option to be the cheaper one, and why does nothing else in the "
+                          "search change?", **values),
+        "ex1_answer": _("To {nvlink:,.2f} / {pcie:,.2f} = {scale:.3f} times their level, a cut of {cut:.1f} %. A price "
+                        "enters the cost only as a factor: the layouts, step times and instance counts that the search "
+                        "finds do not depend on it, so scaling every PCIe price scales every PCIe cost by the same "
+                        "factor and leaves the NVLink-class costs alone. The table in the section on prices reruns the "
+                        "guide just above and just below the factor and shows the flip.", **values),
     }
 
 
-def claims_facts(verdicts: Mapping[str, Verdict], decided: pd.DataFrame) -> Facts:
-    """Facts of the section on claims C26 and C27, as Markdown unless numbers: each verdict (bold) and its
-    explanation; the article's size line (billion parameters), how many of the guide's size brackets (workload
-    x pricing type) hold it and which; and the tensor-parallel degrees and exposed communication (per cent of
-    the step) of the guide's PCIe and NVLink-class picks."""
+def flip_facts(decided: pd.DataFrame, pricing: str) -> Facts:
+    """Facts of the section on prices and of exercise 1, as Markdown in both languages: the closest flip case
+    of ``pricing`` (:func:`multigpu.evidence.guide.flip_case`): the PCIe price factor that flips it and the cut
+    in per cent, and the exercise's question and answer with the two costs (USD per job or per million output
+    tokens)."""
+    case = guide.flip_case(decided, pricing)
+    return glue.per_language(lambda: _flip_texts(case, pricing))
+
+
+def _claims_texts(verdicts: Mapping[str, Verdict], decided: pd.DataFrame) -> Facts:
+    """:func:`claims_facts`' texts in the current language."""
     facts: Facts = {}
     for claim_id in ("C26", "C27"):
-        facts.update(verdict_facts({claim_id: verdicts[claim_id]}))
-        facts[f"{claim_id.lower()}_explanation"] = verdicts[claim_id].explanation
+        facts[f"{claim_id.lower()}_verdict"] = f"**{lang.label(verdicts[claim_id].verdict)}**"
+        facts[f"{claim_id.lower()}_tests"] = tests_markdown(verdicts[claim_id])
+        facts[f"{claim_id.lower()}_explanation"] = test_text(verdicts[claim_id].explanation)
     line = cost_claims.SIZE_LINE_B
     limits = guide.thresholds(decided)
     inside = limits[[b is not None and not pd.isna(b) and b < line <= t
                      for b, t in zip(limits["below_B"], limits["threshold_B"])]]
-    in_serve, in_train = int((inside["kind"] == "serve").sum()), int((inside["kind"] == "train").sum())
-    n_serve, n_train = int((limits["kind"] == "serve").sum()), int((limits["kind"] == "train").sum())
-    facts.update({
-        "size_line_B": line,
-        "line_inside": len(inside),
-        "line_cases": len(limits),
-        "c26_where": f"That is {in_serve} of {n_serve} pricing types for real-time serving and {in_train} of "
-                     f"{n_train} for training.",
-        "line_inside_list": ", ".join(f"{guide.KIND_TITLES[k]} at {p} prices"
-                                      for k, p in zip(inside["kind"], inside["pricing"])) or "none of them",
-    })
+    facts["c26_where"] = _("That is {serve_in} of {serve_n} pricing types for real-time serving and {train_in} of "
+                           "{train_n} for training.", serve_in=int((inside["kind"] == "serve").sum()),
+                           serve_n=int((limits["kind"] == "serve").sum()),
+                           train_in=int((inside["kind"] == "train").sum()),
+                           train_n=int((limits["kind"] == "train").sum()))
+    facts["line_inside_list"] = _(", ").join(
+        _("{kind} at {pricing} prices", kind=word(guide.KIND_TITLES[k]), pricing=word(p))
+        for k, p in zip(inside["kind"], inside["pricing"])) or _("none of them")
     train_picks = decided[(decided["kind"] == "train") & (decided["guide_class"] != "none feasible")]
     pcie_train = train_picks[train_picks["guide_class"] == "PCIe"]
     nvl_train = train_picks[train_picks["guide_class"] != "PCIe"]
     train_parts = []
     if len(pcie_train):
-        train_parts.append(f"the PCIe picks for training use tensor parallelism of at most "
-                           f"tp{int(pcie_train['tp'].max())}, with up to {pcie_train['exposed_comm_pct'].max():.0f} "
-                           f"% of the step in exposed communication, and leave the rest of the scale-out to data and "
-                           f"pipeline parallelism")
+        train_parts.append(_("the PCIe picks for training use tensor parallelism of at most tp{tp}, with up to "
+                             "{comm:.0f} % of the step in exposed communication, and leave the rest of the scale-out "
+                             "to data and pipeline parallelism", tp=int(pcie_train["tp"].max()),
+                             comm=pcie_train["exposed_comm_pct"].max()))
     if len(nvl_train):
-        train_parts.append(f"the NVLink-class picks use up to tp{int(nvl_train['tp'].max())}")
-    facts["c27_train"] = ("; ".join(train_parts) + ".") if train_parts else "no training option is feasible here."
+        train_parts.append(_("the NVLink-class picks use up to tp{tp}", tp=int(nvl_train["tp"].max())))
+    facts["c27_train"] = (_("{parts}.", parts=_("; ").join(train_parts)) if train_parts
+                          else _("no training option is feasible here."))
     serve = decided[decided["kind"] == "serve"]
     pcie_serve = serve[serve["guide_class"] == "PCIe"]
     blocked = serve[serve["pcie_reason"].isin(["too slow", "does not fit"])]
     serve_parts = []
     if len(pcie_serve):
-        serve_parts.append(f"the PCIe picks use at most tp{int(pcie_serve['tp'].max())}")
+        serve_parts.append(_("the PCIe picks use at most tp{tp}", tp=int(pcie_serve["tp"].max())))
     if len(blocked):
-        serve_parts.append(f"from {blocked['params_B'].min():.1f}B up no PCIe option can serve at the floor at all")
-    facts["c27_serve"] = (("For serving, " + ", and ".join(serve_parts) + ".") if serve_parts
-                          else "For serving, no size separates the two at these prices.")
+        serve_parts.append(_("from {size:.1f}B up no PCIe option can serve at the floor at all",
+                             size=blocked["params_B"].min()))
+    facts["c27_serve"] = (_("For serving, {parts}.", parts=_(", and ").join(serve_parts)) if serve_parts
+                          else _("For serving, no size separates the two at these prices."))
     return facts
+
+
+def claims_facts(verdicts: Mapping[str, Verdict], decided: pd.DataFrame) -> Facts:
+    """Facts of the section on claims C26 and C27, as Markdown in both languages unless numbers: each verdict
+    (bold), what decided it and its explanation; the article's size line (billion parameters), how many of the
+    guide's size brackets (workload x pricing type) hold it and which; and the tensor-parallel degrees and
+    exposed communication (per cent of the step) of the guide's PCIe and NVLink-class picks."""
+    limits = guide.thresholds(decided)
+    inside = sum(b is not None and not pd.isna(b) and b < cost_claims.SIZE_LINE_B <= t
+                 for b, t in zip(limits["below_B"], limits["threshold_B"]))
+    return {**glue.per_language(lambda: _claims_texts(verdicts, decided)), "size_line_B": cost_claims.SIZE_LINE_B,
+            "line_inside": int(inside), "line_cases": len(limits)}
+
+
+def _deadline_answer(ex: pd.DataFrame, tight: pd.DataFrame, tight_h: float) -> str:
+    """Exercise 2's answer in the current language (Markdown)."""
+    loose_top, tight_top = recommend.best(ex), recommend.best(tight)
+    if tight_top is None or loose_top is None:
+        return _("No option meets a {days:.0f}-day deadline within {gpus} GPUs at these prices: the job needs more "
+                 "GPUs (raise `--max-gpus`) or more time.", days=tight_h / 24, gpus=tight.attrs["max_gpus"])
+    same = (tight_top["offer"], tight_top["instances"]) == (loose_top["offer"], loose_top["instances"])
+    missed = int(((ex["time_h"] > tight_h) & ex["feasible"]).sum())
+    first = _("The cheapest option is now {n} x {per} {gpu} ({cls}, `{layout}`): {days:.1f} days for USD {cost:,.0f}, "
+              "{ratio:.2f} times the {old:.0f}-day pick's cost. ", **_instances(tight_top), layout=tight_top["layout"],
+              days=tight_top["time_h"] / 24, cost=tight_top["cost_usd"],
+              ratio=tight_top["cost_usd"] / loose_top["cost_usd"], old=ex.attrs["deadline_h"] / 24)
+    second = (_("It is the same option as before: it already met the tighter deadline. ") if same else
+              _("{missed} of the options that met the longer deadline miss the shorter one, among them the earlier "
+                "pick, so the ranking moves to faster, dearer ones. ", missed=missed))
+    return first + second + _("A deadline can only remove options, never make one cheaper: the cost of meeting it "
+                              "is the gap between the two picks.")
 
 
 def deadline_exercise_facts(ex: pd.DataFrame, table: PriceTable, pricing: str,
                             cal: Calibration | None = None, tight_h: float = TIGHT_DEADLINE_H) -> Facts:
     """Exercise 2: the training example (``ex``, :func:`training_example` of ``table`` at ``pricing``) rerun
-    with a deadline of ``tight_h`` hours: the deadline in days and hours, and the answer as Markdown (the new
-    pick's days and USD per job, its cost over the earlier pick's, and how many options the tighter deadline
-    removes)."""
+    with a deadline of ``tight_h`` hours: the deadline in days and hours, and the answer as Markdown in both
+    languages (the new pick's days and USD per job, its cost over the earlier pick's, and how many options the
+    tighter deadline removes)."""
     tight = training_example(table, pricing, cal=cal, deadline_h=tight_h)
-    loose_top, tight_top = recommend.best(ex), recommend.best(tight)
-    facts: Facts = {"ex2_days": tight_h / 24, "ex2_hours": tight_h}
-    if tight_top is None or loose_top is None:
-        facts["ex2_answer"] = (f"No option meets a {tight_h / 24:.0f}-day deadline within {tight.attrs['max_gpus']} "
-                               f"GPUs at these prices: the job needs more GPUs (raise `--max-gpus`) or more time.")
-        return facts
-    same = (tight_top["offer"], tight_top["instances"]) == (loose_top["offer"], loose_top["instances"])
-    missed = int(((ex["time_h"] > tight_h) & ex["feasible"]).sum())
-    facts["ex2_answer"] = (
-        f"The cheapest option is now {tight_top['instances']} x {tight_top['gpus_per_instance']} "
-        f"{tight_top['gpu']} ({tight_top['interconnect_class']}, `{tight_top['layout']}`): "
-        f"{tight_top['time_h'] / 24:.1f} days for USD {tight_top['cost_usd']:,.0f}, "
-        f"{tight_top['cost_usd'] / loose_top['cost_usd']:.2f} times the {ex.attrs['deadline_h'] / 24:.0f}-day "
-        f"pick's cost. "
-        + ("It is the same option as before: it already met the tighter deadline. " if same else
-           f"{missed} of the options that met the longer deadline miss the shorter one, among them the earlier "
-           f"pick, so the ranking moves to faster, dearer ones. ")
-        + "A deadline can only remove options, never make one cheaper: the cost of meeting it is the gap between "
-          "the two picks.")
-    return facts
+    return {"ex2_days": tight_h / 24, "ex2_hours": tight_h,
+            **glue.per_language(lambda: {"ex2_answer": _deadline_answer(ex, tight, tight_h)})}
 
 
 def floor_exercise_facts(decided: pd.DataFrame, table: PriceTable, pricing: str, cal: Calibration | None = None,
                          floor: float = FAST_FLOOR) -> Facts:
     """Exercise 3: the guide's serving decisions for the models of ``decided`` rerun with a floor of ``floor``
-    tokens per second per user: the floor, the size line at ``pricing`` prices before and after (Markdown
-    phrases, billion parameters) and the models whose class changes."""
+    tokens per second per user: the floor, and in both languages the size line at ``pricing`` prices before
+    and after (Markdown phrases, billion parameters) and the models whose class changes."""
     model_ids = tuple(dict.fromkeys(decided["model"]))
     faster = guide.decisions(table, model_ids, kinds=("serve",), serve={"tokens_per_s_per_user": floor}, cal=cal)
     limits = guide.thresholds(decided)
@@ -549,10 +857,15 @@ def floor_exercise_facts(decided: pd.DataFrame, table: PriceTable, pricing: str,
     moved = faster[faster["pricing"] == pricing].set_index("model")["guide_class"]
     before = decided[(decided["kind"] == "serve") & (decided["pricing"] == pricing)].set_index("model")["guide_class"]
     changed = [m for m in moved.index if moved[m] != before.get(m)]
-    return {
-        "ex3_floor": floor,
-        "ex3_line_30": line_30.iloc[0] if len(line_30) else "no model has a feasible option",
-        "ex3_line_50": line_50.iloc[0] if len(line_50) else "no model has a feasible option",
-        "ex3_changed": ", ".join(f"`{m}` ({before.get(m)} to {moved[m]})" for m in changed) if changed
-        else "none of the models",
-    }
+    nothing = "no model has a feasible option"
+
+    def texts() -> Facts:
+        return {
+            "ex3_line_30": line_text(line_30.iloc[0] if len(line_30) else nothing),
+            "ex3_line_50": line_text(line_50.iloc[0] if len(line_50) else nothing),
+            "ex3_changed": _(", ").join(_("`{model}` ({before} to {after})", model=m, before=word(before.get(m)),
+                                          after=word(moved[m])) for m in changed) if changed
+            else _("none of the models"),
+        }
+
+    return {"ex3_floor": floor, **glue.per_language(texts)}

@@ -16,11 +16,17 @@ All-reduce schematics
 Every figure has a title and a source line, is at most 7 inches wide, uses no
 text under 8 pt, draws in :data:`multigpu.book.plotting.COLORS` and puts node
 labels on fills they contrast with at WCAG AA (:func:`contrast_ratio` >= 4.5).
+
+Words come in the current language (:mod:`multigpu.book.lang`, catalog
+``multigpu.po``): a figure or alt text made inside ``lang.using("zh")`` is
+Chinese (``plotting.show_both`` draws both editions); ids, numbers and units
+stay as they are.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 
 import matplotlib.pyplot as plt
@@ -29,7 +35,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyBboxPatch
 
-from multigpu.book import plotting
+from multigpu.book import lang, plotting
+from multigpu.book.lang import N_, _, text_width
 from multigpu.common.errors import InputError
 from multigpu.hardware import topology
 
@@ -62,19 +69,23 @@ ROLES: dict[str, tuple[str, str, str]] = {
     "leaf": (SKY, BLACK, "rail leaf switch"),
 }
 #: link kind -> (line colour, name in the legend)
+#: (English: a message, translated by :func:`multigpu.book.lang.label` when drawn)
 KINDS: dict[str, tuple[str, str]] = {
-    "nvswitch": (BLUE, "NVLink to switch"),
-    "nvlink": (BLUE, "NVLink"),
-    "nvlink-capped": (BLUE, "NVLink (capped)"),
-    "nvlink-bridge": (PINK, "NVLink bridge"),
-    "infinity-fabric": (BLUE, "Infinity Fabric"),
-    "c2c": (BLUE, "NVLink-C2C"),
-    "pcie": (GREY, "PCIe"),
-    "inter-socket": (ORANGE, "CPU socket link"),
-    "infiniband": (GREEN, "InfiniBand NIC"),
-    "ethernet": (GREEN, "Ethernet NIC"),
-    "uplink": (SKY, "Leaf uplink, non-blocking (sum of its NICs)"),
+    "nvswitch": (BLUE, N_("NVLink to switch")),
+    "nvlink": (BLUE, N_("NVLink")),
+    "nvlink-capped": (BLUE, N_("NVLink (capped)")),
+    "nvlink-bridge": (PINK, N_("NVLink bridge")),
+    "infinity-fabric": (BLUE, N_("Infinity Fabric")),
+    "c2c": (BLUE, N_("NVLink-C2C")),
+    "pcie": (GREY, N_("PCIe")),
+    "inter-socket": (ORANGE, N_("CPU socket link")),
+    "infiniband": (GREEN, N_("InfiniBand NIC")),
+    "ethernet": (GREEN, N_("Ethernet NIC")),
+    "uplink": (SKY, N_("Leaf uplink, non-blocking (sum of its NICs)")),
 }
+#: topology kind (:attr:`multigpu.hardware.topology.Topology.kind`, shown in English as it is) -> message id:
+#: the id itself, whose translation names the class in another language
+TOPOLOGY_KINDS = (N_("nvswitch"), N_("mesh"), N_("hybrid-cube-mesh"), N_("pcie-tree"), N_("pcie-bridged"))
 #: GPUs per compute tray of an NVL72 rack (catalogue notes of gb200-nvl72: 18 trays of 4 GPUs)
 TRAY_GPUS = 4
 #: all-reduce algorithms drawn here -> the name :mod:`multigpu.comm.collectives` gives them
@@ -126,10 +137,24 @@ def _bytes(value: float) -> str:
     return f"{value:.3g} B"
 
 
+def _wrap(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` half-width characters (a CJK character counts two): English as
+    :func:`textwrap.fill` breaks it; text with CJK characters broken between them too, never inside a word."""
+    if text_width(text) == len(text):
+        return textwrap.fill(text, width)
+    lines = [""]
+    for token in re.findall(r"[^\s\u2e80-\uffef]+|\s+|.", text):
+        if text_width(lines[-1] + token) > width and lines[-1].strip():
+            lines.append("")
+            token = token.lstrip()
+        lines[-1] += token
+    return "\n".join(line.rstrip() for line in lines)
+
+
 def _finish(fig: Figure, title: str, source: str) -> Figure:
-    """Add the title and the wrapped source line (house style, >= 8 pt)."""
+    """Add the title and the wrapped source line (house style, >= 8 pt), in the current language."""
     fig.suptitle(title, fontsize=TITLE_PT)
-    fig.text(0.01, -0.02, textwrap.fill(f"Source: {source}", 105), fontsize=SOURCE_PT, color="#444444",
+    fig.text(0.01, -0.02, _wrap(_("Source: {source}", source=source), 105), fontsize=SOURCE_PT, color="#444444",
              ha="left", va="top")
     return fig
 
@@ -145,17 +170,19 @@ def _blank_axes(fig: Figure, rect: tuple[float, float, float, float]):
 def _draw_vertices(graph: nx.Graph, pos: dict, ax, labels: dict[str, str] | None = None) -> None:
     """Vertices as labelled rounded boxes filled by role; label colour chosen for contrast."""
     labels = labels or {v: _vertex_label(v) for v in graph}
-    for name, (fill, ink, _) in ROLES.items():
+    for name, (fill, ink, _what) in ROLES.items():
         members = {v: labels[v] for v in graph if graph.nodes[v].get("role", role(v)) == name and v in labels}
         if members:
             nx.draw_networkx_labels(graph, pos, members, ax=ax, font_size=LABEL_PT, font_color=ink,
+                                    font_family=plt.rcParams["font.family"],  # the house fonts, CJK fallback too
                                     bbox={"boxstyle": "round,pad=0.3", "fc": fill, "ec": "none"})
 
 
 def _vertex_label(vertex: str) -> str:
-    """Display name: gpu3 -> 'GPU3', pcisw1 -> 'PCIe1', nvswitch -> 'NVSwitch', net -> 'fabric'."""
-    names = {"gpu": "GPU", "pcisw": "PCIe", "cpu": "CPU", "nic": "NIC", "leaf": "leaf"}
-    fixed = {"nvswitch": "NVSwitch", "sys": "UPI/xGMI", "net": "fabric"}
+    """Display name: gpu3 -> 'GPU3', pcisw1 -> 'PCIe1', nvswitch -> 'NVSwitch', net -> 'fabric' (words in the
+    current language)."""
+    names = {"gpu": "GPU", "pcisw": "PCIe", "cpu": "CPU", "nic": "NIC", "leaf": _("leaf")}
+    fixed = {"nvswitch": "NVSwitch", "sys": "UPI/xGMI", "net": _("fabric")}
     return fixed.get(vertex) or names.get(role(vertex), role(vertex)) + vertex[len(role(vertex)):]
 
 
@@ -233,17 +260,23 @@ def _draw_links(graph: nx.Graph, pos: dict, ax) -> list[Line2D]:
         groups.setdefault((data["kind"], data["link_id"], data["bw_GBps_per_dir"]), []).append((a, b))
     handles = []
     for (kind, link_id, bw), edges in sorted(groups.items(), key=lambda item: -item[0][2]):
-        colour, name = KINDS[kind]
+        colour, name = KINDS[kind][0], lang.label(KINDS[kind][1])
         for a, b in edges:
             direct = role(a) == role(b) == "gpu"
             a, b = (a, b) if pos[a][0] <= pos[b][0] else (b, a)
             nx.draw_networkx_edges(graph, pos, [(a, b)], ax=ax, width=edge_width(bw), edge_color=colour,
                                    arrows=True, arrowstyle="-", node_size=0,
                                    connectionstyle=_arc(pos[a], pos[b]) if direct else "arc3,rad=0.0")
+        name = _("{name} ({link_id})", name=name, link_id=link_id) if link_id else name
         handles.append(Line2D([], [], color=colour, linewidth=edge_width(bw),
-                              label=f"{name}{f' ({link_id})' if link_id else ''}: {_gbps(bw)} GB/s per direction"
-                              f", {len(edges)} link{'s' if len(edges) > 1 else ''}"))
+                              label=_("{name}: {rate} GB/s per direction, {links}", name=name, rate=_gbps(bw),
+                                      links=_links(len(edges)))))
     return handles
+
+
+def _links(k: int) -> str:
+    """'1 link', '8 links' (current language)."""
+    return _("{count} link", count=k) if k == 1 else _("{count} links", count=k)
 
 
 def wiring_figure(system_id: str) -> Figure:
@@ -266,7 +299,8 @@ def wiring_figure(system_id: str) -> Figure:
     ax.set_ylim(_lowest_arc(graph, pos) - 0.4, 5.4)
     ax.set_xlim(-0.7, len(_gpus(graph)) - 0.3)
     fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=1, fontsize=LABEL_PT)
-    return _finish(fig, f"Wiring of {system_id} ({topology.for_system(system_id).kind})", _wiring_source(system_id))
+    return _finish(fig, _("Wiring of {system} ({kind})", system=system_id,
+                          kind=lang.label(topology.for_system(system_id).kind)), _wiring_source(system_id))
 
 
 def _lowest_arc(graph: nx.Graph, pos: dict) -> float:
@@ -279,9 +313,10 @@ def _lowest_arc(graph: nx.Graph, pos: dict) -> float:
     return low
 
 
-def _wiring_source(system_id: str) -> str:
-    return (f"multigpu.book.diagrams.wiring_figure drawn from multigpu.hardware.topology.for_system('{system_id}') "
-            "(catalogue data/systems.csv and data/links.csv; raw line rates, GB = 1e9 bytes)")
+def _wiring_source(system_id: str, function: str = "wiring_figure") -> str:
+    return _("multigpu.book.diagrams.{function} drawn from multigpu.hardware.topology.for_system('{system}') "
+             "(catalogue data/systems.csv and data/links.csv; raw line rates, GB = 1e9 bytes)",
+             function=function, system=system_id)
 
 
 def _rack_figure(system_id: str, graph: nx.Graph) -> Figure:
@@ -295,24 +330,26 @@ def _rack_figure(system_id: str, graph: nx.Graph) -> Figure:
         angle = math.pi / 2 - 2 * math.pi * t / trays
         members = gpus[t * TRAY_GPUS:(t + 1) * TRAY_GPUS]
         _draw_tray(ax, pos, members, angle)
-        ax.text(3.55 * math.cos(angle), 3.55 * math.sin(angle), f"GPUs {t * TRAY_GPUS}-{t * TRAY_GPUS + len(members) - 1}",
+        ax.text(3.55 * math.cos(angle), 3.55 * math.sin(angle),
+                _("GPUs {first}-{last}", first=t * TRAY_GPUS, last=t * TRAY_GPUS + len(members) - 1),
                 fontsize=LABEL_PT, ha="center", va="center")
     sub = graph.subgraph(gpus + ["nvswitch"])
     bw = next(d["bw_GBps_per_dir"] for _, _, d in sub.edges(data=True))
     link_id = next(d["link_id"] for _, _, d in sub.edges(data=True))
     edges = sorted(tuple(sorted(e)) for e in sub.edges())  # a subgraph iterates in hash order: fix it
     nx.draw_networkx_edges(sub, pos, edgelist=edges, ax=ax, width=edge_width(bw) / 3, edge_color=BLUE, alpha=0.6)
-    _draw_vertices(graph.subgraph(["nvswitch"]), pos, ax, {"nvswitch": "NVLink\nswitch"})
+    _draw_vertices(graph.subgraph(["nvswitch"]), pos, ax, {"nvswitch": _("NVLink\nswitch")})
     ax.set_xlim(-4.3, 4.3)
     ax.set_ylim(-4.0, 4.0)
     handle = Line2D([], [], color=BLUE, linewidth=edge_width(bw) / 3,
-                    label=f"NVLink to switch ({link_id}): {_gbps(bw)} GB/s per direction per GPU, "
-                          f"{len(gpus)} links (drawn at 1/3 width)")
-    dot = Line2D([], [], color=BLUE, marker="o", linestyle="none", label=f"GPU ({TRAY_GPUS} per compute tray)")
+                    label=_("NVLink to switch ({link_id}): {rate} GB/s per direction per GPU, {links} (drawn at 1/3 "
+                            "width)", link_id=link_id, rate=_gbps(bw), links=_links(len(gpus))))
+    dot = Line2D([], [], color=BLUE, marker="o", linestyle="none",
+                 label=_("GPU ({count} per compute tray)", count=TRAY_GPUS))
     fig.legend(handles=[handle, dot], loc="lower center", bbox_to_anchor=(0.5, 0.04), fontsize=LABEL_PT)
     fig.text(0.5, 0.02, _host_summary(graph), fontsize=LABEL_PT, ha="center", va="center")
-    return _finish(fig, f"Wiring of {system_id}: {len(gpus)} GPUs in {trays} trays on one NVLink switch",
-                   _wiring_source(system_id))
+    return _finish(fig, _("Wiring of {system}: {gpus} GPUs in {trays} trays on one NVLink switch", system=system_id,
+                          gpus=len(gpus), trays=trays), _wiring_source(system_id))
 
 
 def _draw_tray(ax, pos: dict, members: list[str], angle: float) -> None:
@@ -331,14 +368,17 @@ def _host_summary(graph: nx.Graph) -> str:
     """One line on the host side of a rack: CPUs, PCIe and NICs, from the graph."""
     pcie = _edge_rates(graph, "gpu", "pcisw")
     nic = _edge_rates(graph, "nic", "net")
-    text = f"Host side (not drawn): {len(_of_role(graph, 'cpu'))} CPUs; each GPU on PCIe at {_rates(pcie)} GB/s"
-    return text + (f"; {_count(len(_of_role(graph, 'nic')), 'NIC')} at {_rates(nic)} GB/s" if nic else "") + \
-        " (per direction)"
+    cpus = len(_of_role(graph, "cpu"))
+    if not nic:
+        return _("Host side (not drawn): {cpus} CPUs; each GPU on PCIe at {pcie} GB/s (per direction)", cpus=cpus,
+                 pcie=_rates(pcie))
+    return _("Host side (not drawn): {cpus} CPUs; each GPU on PCIe at {pcie} GB/s; {nics} at {nic} GB/s (per "
+             "direction)", cpus=cpus, pcie=_rates(pcie), nics=_nics(len(_of_role(graph, "nic"))), nic=_rates(nic))
 
 
-def _count(k: int, noun: str) -> str:
-    """'1 NIC', '8 NICs'."""
-    return f"{k} {noun}{'' if k == 1 else 's'}"
+def _nics(k: int) -> str:
+    """'1 NIC', '8 NICs' (current language)."""
+    return _("{count} NIC", count=k) if k == 1 else _("{count} NICs", count=k)
 
 
 def _edge_rates(graph: nx.Graph, role_a: str, role_b: str) -> list[float]:
@@ -347,18 +387,21 @@ def _edge_rates(graph: nx.Graph, role_a: str, role_b: str) -> list[float]:
 
 
 def _rates(rates: list[float]) -> str:
-    return " or ".join(_gbps(r) for r in rates)
+    return _(" or ").join(_gbps(r) for r in rates)
 
 
 def wiring_alt_text(system_id: str) -> str:
     """One or two sentences saying what :func:`wiring_figure` shows, computed from the graph (GB/s per direction)."""
     graph = wiring_graph(system_id)
     n = len(_gpus(graph))
-    host = (f"each GPU on PCIe at {_rates(_edge_rates(graph, 'gpu', 'pcisw'))} GB/s per direction under "
-            f"{len(_of_role(graph, 'pcisw'))} PCIe switches or root ports and {len(_of_role(graph, 'cpu'))} CPU sockets")
+    host = _("each GPU on PCIe at {pcie} GB/s per direction under {switches} PCIe switches or root ports and {cpus} "
+             "CPU sockets", pcie=_rates(_edge_rates(graph, "gpu", "pcisw")), switches=len(_of_role(graph, "pcisw")),
+             cpus=len(_of_role(graph, "cpu")))
     nic = _edge_rates(graph, "nic", "net")
-    nics = f"; {_count(len(_of_role(graph, 'nic')), 'NIC')} at {_rates(nic)} GB/s per direction to the fabric" if nic else ""
-    return f"Wiring of {system_id}: {n} GPUs, {_gpu_fabric(graph)}. Host side: {host}{nics}."
+    nics = _("; {nics} at {rate} GB/s per direction to the fabric", nics=_nics(len(_of_role(graph, "nic"))),
+             rate=_rates(nic)) if nic else ""
+    return _("Wiring of {system}: {gpus} GPUs, {fabric}. Host side: {host}{nics}.", system=system_id, gpus=n,
+             fabric=_gpu_fabric(graph), host=host, nics=nics)
 
 
 def _gpu_fabric(graph: nx.Graph) -> str:
@@ -366,21 +409,23 @@ def _gpu_fabric(graph: nx.Graph) -> str:
     gpus = _gpus(graph)
     switch = _edge_rates(graph, "gpu", "nvswitch")
     if switch:
-        return f"each linked to one NVLink switch at {_rates(switch)} GB/s per direction"
+        return _("each linked to one NVLink switch at {rate} GB/s per direction", rate=_rates(switch))
     direct = graph.subgraph(gpus).copy()
     if direct.number_of_edges() == 0:
-        return "with no GPU-to-GPU links: all GPU traffic crosses the PCIe tree"
+        return _("with no GPU-to-GPU links: all GPU traffic crosses the PCIe tree")
     rates = _rates(sorted({d["bw_GBps_per_dir"] for _, _, d in direct.edges(data=True)}))
     groups = [len(c) for c in nx.connected_components(direct)]
     pairs = len(gpus) * (len(gpus) - 1) // 2
     if len(groups) > 1 and direct.number_of_edges() == sum(g * (g - 1) // 2 for g in groups):
-        return (f"joined in {len(groups)} groups of {groups[0]} by direct links at {rates} GB/s per direction; "
-                "groups talk over PCIe")
+        return _("joined in {groups} groups of {size} by direct links at {rate} GB/s per direction; groups talk over "
+                 "PCIe", groups=len(groups), size=groups[0], rate=rates)
     if direct.number_of_edges() == pairs:
-        return f"every pair linked directly (full mesh, {pairs} links) at {rates} GB/s per direction"
-    degree = sorted({d for _, d in direct.degree()})
-    return (f"each linked directly to {_rates(degree)} others at {rates} GB/s per direction; "
-            f"{pairs - direct.number_of_edges()} of {pairs} pairs have no direct link")
+        return _("every pair linked directly (full mesh, {pairs} links) at {rate} GB/s per direction", pairs=pairs,
+                 rate=rates)
+    degree = sorted({d for _v, d in direct.degree()})
+    return _("each linked directly to {degree} others at {rate} GB/s per direction; {missing} of {pairs} pairs have "
+             "no direct link", degree=_rates(degree), rate=rates, missing=pairs - direct.number_of_edges(),
+             pairs=pairs)
 
 
 # ------------------------------------------------------------------ multi-node
@@ -409,8 +454,20 @@ def multinode_figure(system_id: str, nodes: int = 2) -> Figure:
     ax.set_xlim(-0.8, nodes * (topo.gpus_per_node + 1) - 1.2)
     ax.set_ylim(-1.7, 4.0)
     fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), fontsize=LABEL_PT)
-    return _finish(fig, f"{nodes} nodes of {system_id}, rail-optimised: NIC m of every node on leaf m",
-                   _wiring_source(system_id).replace("wiring_figure", "multinode_figure"))
+    return _finish(fig, _("{nodes} nodes of {system}, rail-optimised: NIC m of every node on leaf m", nodes=nodes,
+                          system=system_id), _wiring_source(system_id, "multinode_figure"))
+
+
+def multinode_alt_text(system_id: str, nodes: int = 2) -> str:
+    """One sentence saying what :func:`multinode_figure` shows: the nodes, leaves and NIC rate (GB/s per
+    direction), in the current language."""
+    graph, _pos = multinode_graph(system_id, nodes)
+    leaves = _of_role(graph, "leaf")
+    nic = sorted({d["bw_GBps_per_dir"] for a, b, d in graph.edges(data=True)
+                  if {role(a.split(":")[-1]), role(b.split(":")[-1])} == {"nic", "leaf"}})
+    return _("{nodes} nodes of {system} joined rail by rail: NIC m of each node links to leaf switch m ({leaves} "
+             "leaf switches, {rate} GB/s per direction per NIC).", nodes=nodes, system=system_id,
+             leaves=len(leaves), rate=_rates(nic))
 
 
 def multinode_graph(system_id: str, nodes: int = 2) -> tuple[nx.Graph, dict[str, tuple[float, float]]]:
@@ -482,7 +539,7 @@ def _node_frames(ax, topo: topology.Topology, nodes: int) -> None:
         x0 = k * (topo.gpus_per_node + 1) - 0.5
         ax.add_patch(FancyBboxPatch((x0, -1.45), topo.gpus_per_node, 2.95, boxstyle="round,pad=0.05",
                                     fc="none", ec=GREY, lw=0.8, zorder=0))
-        ax.text(x0 + 0.05, -1.62, f"node {k}", fontsize=LABEL_PT, ha="left", va="top")
+        ax.text(x0 + 0.05, -1.62, _("node {k}", k=k), fontsize=LABEL_PT, ha="left", va="top")
 
 
 # ------------------------------------------------------------------ all-reduce traffic
@@ -581,7 +638,7 @@ def _text_box(ax, text: str) -> tuple[float, float]:
     span_x, span_y = abs(ax.get_xlim()[1] - ax.get_xlim()[0]), abs(ax.get_ylim()[1] - ax.get_ylim()[0])
     inches_per_unit = min(box.width * fig_w / span_x, box.height * fig_h / span_y)
     lines = text.split("\n")
-    width_in = (max(len(line) for line in lines) * 0.62 + 0.8) * LABEL_PT / 72
+    width_in = (max(text_width(line) for line in lines) * 0.62 + 0.8) * LABEL_PT / 72
     return width_in / inches_per_unit, (len(lines) * 1.25 + 0.4) * LABEL_PT / 72 / inches_per_unit
 
 
@@ -604,7 +661,8 @@ def _place_label(ax, a, b, text: str, placed: list, colour: str = BLACK) -> None
 
 def _obstacles(ax, pos: dict) -> list:
     """The vertex boxes, as (centre, size) for :func:`_place_label` to avoid."""
-    return [(xy, _text_box(ax, _vertex_label(v) if v != "nvswitch" else "NVSwitch\n(reduces)")) for v, xy in pos.items()]
+    return [(xy, _text_box(ax, _vertex_label(v) if v != "nvswitch" else _("NVSwitch\n(reduces)")))
+            for v, xy in pos.items()]
 
 
 def _gpu_graph(n: int, pos: dict) -> nx.DiGraph:
@@ -653,7 +711,7 @@ def _nvls_panel(ax, n: int, s: float) -> None:
     placed = _obstacles(ax, pos)
     for a, b in spokes:
         _place_label(ax, pos[a], pos[b], _bytes(value), placed, BLUE)
-    _draw_vertices(graph, pos, ax, {**{v: _vertex_label(v) for v in pos}, "nvswitch": "NVSwitch\n(reduces)"})
+    _draw_vertices(graph, pos, ax, {**{v: _vertex_label(v) for v in pos}, "nvswitch": _("NVSwitch\n(reduces)")})
 
 
 def _tree_panel(ax, n: int, tree: list[tuple[int, int]], s: float, colour: str) -> None:
@@ -707,17 +765,18 @@ def allreduce_schematic(algorithm: str, n: int = 4, size_bytes: float = 1e9) -> 
         ax.set_xlim(-1.45, 1.45)
         ax.set_ylim(-1.45, 1.45)
     _draw_schematic(axes, algorithm, n, float(size_bytes))
-    fig.text(0.5, 0.07, textwrap.fill(_schematic_caption(algorithm, n, size_bytes, totals), 95), fontsize=LABEL_PT,
+    fig.text(0.5, 0.07, _wrap(_schematic_caption(algorithm, n, size_bytes, totals), 95), fontsize=LABEL_PT,
              ha="center", va="center")
-    return _finish(fig, f"{_TITLES[algorithm]} all-reduce of {_bytes(size_bytes)} on {n} GPUs",
-                   "multigpu.book.diagrams.link_bytes (closed forms; per-GPU totals as multigpu.comm.collectives: "
-                   "busbw_factor and the ring, one-shot, two-shot and NVLS plans). Bytes per direction per link.")
+    return _finish(fig, _("{algorithm} all-reduce of {size} on {n} GPUs", algorithm=lang.label(_TITLES[algorithm]),
+                          size=_bytes(size_bytes), n=n),
+                   _("multigpu.book.diagrams.link_bytes (closed forms; per-GPU totals as multigpu.comm.collectives: "
+                     "busbw_factor and the ring, one-shot, two-shot and NVLS plans). Bytes per direction per link."))
 
 
 #: all-pairs schematics label every link up to this many GPUs; beyond, GPU 0's links (all links carry the same)
 PAIR_LABELS_UP_TO = 5
-_TITLES = {"ring": "Ring", "tree": "Double binary tree", "nvls": "NVLS (in-switch reduction)",
-           "oneshot": "One-shot", "twoshot": "Two-shot"}
+_TITLES = {"ring": N_("Ring"), "tree": N_("Double binary tree"), "nvls": N_("NVLS (in-switch reduction)"),
+           "oneshot": N_("One-shot"), "twoshot": N_("Two-shot")}
 
 
 def _draw_schematic(axes: list, algorithm: str, n: int, s: float) -> None:
@@ -728,33 +787,39 @@ def _draw_schematic(axes: list, algorithm: str, n: int, s: float) -> None:
     elif algorithm == "oneshot":
         _pairs_panel(axes[0], n, s, BLUE)
     elif algorithm == "twoshot":
-        for ax, phase, colour in zip(axes, ("1. reduce-scatter", "2. all-gather"), (BLUE, VERMILLION)):
+        for ax, phase, colour in zip(axes, (_("1. reduce-scatter"), _("2. all-gather")), (BLUE, VERMILLION)):
             _pairs_panel(ax, n, s / n, colour)
-            ax.set_title(f"{phase}:\nS/n to each peer, each way", fontsize=10)
+            ax.set_title(_("{phase}:\nS/n to each peer, each way", phase=phase), fontsize=10)
     else:
         for k, (ax, tree, colour) in enumerate(zip(axes, double_binary_tree(n), (BLUE, VERMILLION))):
             _tree_panel(ax, n, tree, s, colour)
-            ax.set_title(f"tree {k + 1}, half the data: S/2 up each edge\n(reduce), S/2 down (broadcast)",
+            ax.set_title(_("tree {k}, half the data: S/2 up each edge\n(reduce), S/2 down (broadcast)", k=k + 1),
                          fontsize=10)
 
 
 def _schematic_caption(algorithm: str, n: int, s: float, totals: dict) -> str:
-    """The per-GPU totals under a schematic (bytes)."""
+    """The per-GPU totals under a schematic (bytes), in the current language."""
     most = max(totals["send"].values())
     forms = {"ring": "2(n-1)/n x S", "oneshot": "(n-1) x S", "twoshot": "2(n-1)/n x S", "nvls": "(n+1)/n x S",
-             "tree": "up to 2 x S (S with 2 GPUs)"}
+             "tree": _("up to 2 x S (S with 2 GPUs)")}
     alike = algorithm in ("oneshot", "twoshot") and n > PAIR_LABELS_UP_TO
-    return f"S = {_bytes(s)} per GPU; labels: bytes per link per direction" + \
-        (" (GPU0's links labelled; every link carries the same)" if alike else "") + ". Each GPU sends " + \
-        f"{forms[algorithm]} = {_bytes(most)}" + (" at most" if algorithm == "tree" else "") + " and receives as much."
+    note = _(" (GPU0's links labelled; every link carries the same)") if alike else ""
+    labels = _("S = {size} per GPU; labels: bytes per link per direction{note}.", size=_bytes(s), note=note)
+    if algorithm == "tree":
+        sends = _("Each GPU sends {form} = {most} at most and receives as much.", form=forms[algorithm],
+                  most=_bytes(most))
+    else:
+        sends = _("Each GPU sends {form} = {most} and receives as much.", form=forms[algorithm], most=_bytes(most))
+    return _("{first} {second}", first=labels, second=sends)
 
 
 def schematic_alt_text(algorithm: str, n: int = 4, size_bytes: float = 1e9) -> str:
-    """One or two sentences saying what :func:`allreduce_schematic` shows (bytes per direction)."""
+    """One or two sentences saying what :func:`allreduce_schematic` shows (bytes per direction), in the current
+    language."""
     totals = link_bytes(algorithm, n, size_bytes)
     per_link = sorted(set(totals["links"].values()))
-    links = " or ".join(_bytes(b) for b in per_link)
+    links = _(" or ").join(_bytes(b) for b in per_link)
     most = _bytes(max(totals["send"].values()))
-    return (f"{_TITLES[algorithm]} all-reduce of {_bytes(size_bytes)} on {n} GPUs: "
-            f"{len(totals['links'])} directed links, each carrying {links}; "
-            f"each GPU sends at most {most} and receives as much.")
+    return _("{algorithm} all-reduce of {size} on {n} GPUs: {links} directed links, each carrying {per_link}; each "
+             "GPU sends at most {most} and receives as much.", algorithm=lang.label(_TITLES[algorithm]),
+             size=_bytes(size_bytes), n=n, links=len(totals["links"]), per_link=links, most=most)

@@ -1,26 +1,56 @@
 """The introduction's answer: five computed lines and the decision table (:mod:`multigpu.evidence.answer`).
 
-The introduction is an executed page: the notebook calls :func:`facts` and :func:`decision_frame` with the
+The introduction is an executed page: the notebook calls :func:`facts` and :func:`show_decision_table` with the
 build's price table, so that its summary and table follow the model and the prices like every chapter.
+
+Both editions from one execution (:mod:`multigpu.book.lang`): every text fact is there in English and, as
+``<name>_zh``, in Chinese, and the decision table is shown once per language (:func:`decision_frame` builds its
+cells in the current language: the workloads' ``title_zh``, the verdicts and confidences translated). The five
+lines are built here from the decision table's numbers with :func:`multigpu.book.lang._`; in English they are
+exactly :func:`multigpu.evidence.answer.summary`'s (tests/test_answer.py checks it).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
+from multigpu.book import glue, lang, tables
+from multigpu.book.ch05_guide import lines_phrase, price_stamp
 from multigpu.book.glue import Facts
+from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
 from multigpu.evidence import answer, guide
 from multigpu.hardware import catalog
+from multigpu.market import workloads
 from multigpu.market.prices import PriceTable
 
-#: Column headers of the decision table as the reader sees them.
-LABELS = {"title": "Workload", "break_even": "Break-even premium (%)", "charged": "Premium charged (%)",
-          "verdict": "Verdict", "confidence": "Confidence", "chapter": "Where the work is shown"}
+#: Column headers of the decision table as the reader sees them (English; the Chinese are their messages).
+LABELS = {"title": N_("Workload"), "break_even": N_("Break-even premium (%)"), "charged": N_("Premium charged (%)"),
+          "verdict": N_("Verdict"), "confidence": N_("Confidence"), "chapter": N_("Where the work is shown")}
 #: The chapter titles the table links to, by page.
-PAGES = {"chapters/03-communication-bottlenecks": "Chapter 3", "chapters/04-cost-benefit": "Chapter 4"}
+PAGES = {"chapters/03-communication-bottlenecks": N_("Chapter 3"), "chapters/04-cost-benefit": N_("Chapter 4")}
+#: The verdicts of :data:`multigpu.evidence.answer.VERDICTS`, as messages.
+VERDICT_WORDS = (N_("NVLink-class cheaper"), N_("PCIe cheaper"), N_("too close to call"), N_("PCIe cannot run it"),
+                 N_("neither runs it"), N_("no pair to price"))
+#: The confidences :func:`multigpu.evidence.answer.confidence` writes, with ``{name}`` for each number.
+CONFIDENCE_TEMPLATES = (
+    N_("robust: no premium makes the PCIe system meet the target"),
+    N_("robust: the NVLink system cannot run it either (chapter 4 says why)"),
+    N_("robust: all {n} pairs agree"),
+    N_("sensitive to the offer: {differ} of {n} pairs differ; the answer flips at a premium of {premium} %"),
+)
+#: :data:`multigpu.evidence.answer.RULE` as the page states it (a sentence; tests/test_answer.py checks that it
+#: is the rule's own words).
+RULE = N_("The verdict is \"NVLink-class cheaper\" when the premium charged is below the break-even premium by "
+          "more than the model's out-of-sample error, \"PCIe cheaper\" when it is above by more than that error, "
+          "and \"too close to call\" in between.")
+#: The leads of the summary's lines per workload kind, and the kinds' error bands (:data:`answer.BAND`).
+KIND_LEADS = {"train": N_("Training"), "serve": N_("Serving at a per-user speed floor")}
+BAND_WORDS = (N_("training"), N_("serving"))
 
 
 def decision(table: PriceTable, cal: Calibration | None = None) -> pd.DataFrame:
@@ -29,34 +59,143 @@ def decision(table: PriceTable, cal: Calibration | None = None) -> pd.DataFrame:
 
 
 def _premium(value: float) -> str:
+    """A premium (%) rounded to whole per cent, in the current language: "unbounded" for inf, "—" for NaN."""
     if math.isinf(value):
-        return "unbounded"
+        return _("unbounded")
     return "—" if math.isnan(value) else f"{value:.0f}"
 
 
+def _title(workload_id: str) -> str:
+    """A workload's title in the current language (data/cost_workloads.csv: ``title``, or ``title_zh``)."""
+    w = workloads.workload(workload_id)
+    return w.title if lang.current() == "en" else (w.title_zh or w.title)
+
+
+def confidence_text(text: str) -> str:
+    """A confidence of :func:`multigpu.evidence.answer.confidence` in the current language ("—" as it is)."""
+    return text if text == "—" else lang.from_english(text, CONFIDENCE_TEMPLATES)
+
+
 def decision_frame(decided: pd.DataFrame) -> pd.DataFrame:
-    """The decision table as the introduction shows it: one row per workload, premiums rounded to whole per
-    cent ("unbounded" where the PCIe system cannot run the workload, "—" where the file prices no pair), and
-    the page that shows the work (``chapter``, its title, and ``href``, its address relative to the intro)."""
-    return pd.DataFrame({"title": decided["title"], "break_even": decided["break_even_premium_pct"].map(_premium),
-                         "charged": decided["charged_premium_pct"].map(_premium), "verdict": decided["verdict"],
-                         "confidence": decided["confidence"],
-                         "chapter": decided["chapter"].map(lambda page: PAGES.get(page, page)),
+    """The decision table as the introduction shows it, in the current language: one row per workload, premiums
+    rounded to whole per cent ("unbounded" where the PCIe system cannot run the workload, "—" where the file
+    prices no pair), and the page that shows the work (``chapter``, its title, and ``href``, its address relative
+    to the intro)."""
+    return pd.DataFrame({"title": decided["workload"].map(_title),
+                         "break_even": decided["break_even_premium_pct"].map(_premium),
+                         "charged": decided["charged_premium_pct"].map(_premium),
+                         "verdict": decided["verdict"].map(lang.label),
+                         "confidence": decided["confidence"].map(confidence_text),
+                         "chapter": decided["chapter"].map(lambda page: lang.label(PAGES[page]) if page in PAGES
+                                                           else page),
                          "href": decided["chapter"] + ".html"})
 
 
-def facts(decided: pd.DataFrame, table: PriceTable, cal: Calibration | None = None) -> Facts:
-    """The introduction's prose values: ``answer_1`` .. ``answer_5`` (:func:`multigpu.evidence.answer.summary`,
-    Markdown), ``rule`` (the decision rule in words), ``nvlink_name`` and ``pcie_name`` (the compared systems),
-    ``price_stamp`` (the price file), and ``no_pair_note`` (a sentence when the file prices no pair, else
-    empty)."""
-    lines = answer.summary(decided, guide.training_size_lines(table, cal))
+def decision_table_html(decided: pd.DataFrame) -> str:
+    """The decision table in both editions as one HTML output (:func:`multigpu.book.lang.editions_html`): the
+    English table has the id ``decision-table``, the Chinese ``decision-table-zh``."""
+    def one() -> str:
+        own_id = "decision-table" if lang.current() == "en" else f"decision-table-{lang.current()}"
+        return tables.table_html(decision_frame(decided), key=["title"], columns=list(LABELS), labels=LABELS,
+                                 links={"chapter": "href"}, csv_name="decision-table", table_id=own_id)
+
+    return lang.editions_html(lang.per_language(one))
+
+
+def show_decision_table(decided: pd.DataFrame) -> None:
+    """Display :func:`decision_table_html` in the notebook."""
+    from IPython.display import HTML, display
+
+    display(HTML(decision_table_html(decided)))
+
+
+# ------------------------------------------------------------------ the five lines, in the current language
+
+
+def _span(values: pd.Series) -> str:
+    """The span of break-even premiums (%), as :func:`multigpu.evidence.answer.summary` words it."""
+    values = values.dropna()  # workloads neither system runs have no premium
+    finite = values[~values.isin([math.inf])]
+    text = (_("{low:.0f} to {high:.0f} %", low=finite.min(), high=finite.max()) if len(finite)
+            else _("unbounded"))
+    return text + (_(" (unbounded where PCIe cannot run it)") if len(finite) < len(values) and len(finite) else "")
+
+
+def _count(frame: pd.DataFrame) -> str:
+    """How many workloads get each verdict, in :data:`multigpu.evidence.answer.VERDICTS` order."""
+    counts = frame["verdict"].value_counts()
+    return _(", ").join(_("{verdict} for {n}", verdict=lang.label(v), n=counts[v])
+                        for v in answer.VERDICTS if v in counts)
+
+
+def _line_kind(frame: pd.DataFrame, kind: str) -> str:
+    """The summary's line for one workload kind: the span of break-even premiums and the verdicts' counts."""
+    lead = lang.label(KIND_LEADS[kind])
+    if frame.empty:
+        return _("**{lead}:** no named workload.", lead=lead)
+    span = _span(frame["break_even_premium_pct"])
+    body = (_("the NVLink-class board is worth {span} more per GPU-hour than the PCIe server", span=span)
+            if kind == "train" else _("it is worth {span}", span=span))
+    return _("**{lead}:** {body} ({n} workloads; {counts}).", lead=lead, body=body, n=len(frame),
+             counts=_count(frame))
+
+
+def _name(system_id: str) -> str:
+    return catalog.system(system_id).name
+
+
+def _line_charged(row: Mapping[str, Any]) -> str:
+    names = {"nvlink": _name(row["nvlink_system"]), "pcie": _name(row["pcie_system"])}
+    if not row["charged_pairs"]:
+        return _("**Premium charged:** the price file has no same-provider pair of {nvlink} and {pcie} offers, so no "
+                 "verdict can be priced.", **names)
+    return _("**Premium charged:** a median {pct:.0f} % over {pairs} same-provider, same-pricing-type pairs of "
+             "{nvlink} and {pcie} offers.", pct=row["charged_premium_pct"], pairs=row["charged_pairs"], **names)
+
+
+def _line_size(lines: pd.DataFrame) -> str:
+    if lines.empty:
+        return _("**By model size:** no comparable offers.")
+    return _("**By model size (training on any GPU the file rents, chapter 5):** {lines}.", lines=lines_phrase(lines))
+
+
+def _line_error(decided: pd.DataFrame) -> str:
+    bands = decided.drop_duplicates("kind").set_index("kind")["error_band_pct"]
+    parts = _(" and ").join(_("{pct:.0f} % for {band}", pct=bands[k], band=lang.label(answer.BAND[k]))
+                            for k in bands.index)
+    return _("**How sure:** a verdict is called only when the premiums differ by more than the model's median error "
+             "on published results it was not fitted on: {parts}.", parts=parts)
+
+
+def summary(decided: pd.DataFrame, size_lines: pd.DataFrame) -> list[str]:
+    """The introduction's five lines as Markdown in the current language, from the decision table and the guide's
+    training size lines (:func:`multigpu.evidence.guide.training_size_lines`); in English exactly
+    :func:`multigpu.evidence.answer.summary`."""
     first = decided.iloc[0]
-    out: Facts = {f"answer_{i}": line for i, line in enumerate(lines, start=1)}
-    out.update(rule=answer.RULE[0].upper() + answer.RULE[1:] + ".",
-               nvlink_name=catalog.system(first["nvlink_system"]).name,
-               pcie_name=catalog.system(first["pcie_system"]).name, price_stamp=table.stamp_markdown(),
+    train, serve = decided[decided["kind"] == "train"], decided[decided["kind"] == "serve"]
+    return [_line_kind(train, "train"), _line_kind(serve, "serve"), _line_charged(first), _line_size(size_lines),
+            _line_error(decided)]
+
+
+def _texts(decided: pd.DataFrame, size_lines: pd.DataFrame, table: PriceTable) -> Facts:
+    """:func:`facts` in the current language."""
+    first = decided.iloc[0]
+    out: Facts = {f"answer_{i}": line for i, line in enumerate(summary(decided, size_lines), start=1)}
+    out.update(rule=lang.label(RULE), nvlink_name=_name(first["nvlink_system"]),
+               pcie_name=_name(first["pcie_system"]), price_stamp=price_stamp(table),
                no_pair_note=("" if first["charged_pairs"] else
-                             "The price file rents no such pair from one provider, so the premium charged is "
-                             "shown as — and no verdict is priced."))
+                             _("The price file rents no such pair from one provider, so the premium charged is shown "
+                               "as — and no verdict is priced.")))
     return out
+
+
+def facts(decided: pd.DataFrame, table: PriceTable, cal: Calibration | None = None,
+          size_lines: pd.DataFrame | None = None) -> Facts:
+    """The introduction's prose values, Markdown, each in English and, as ``<name>_zh``, in Chinese:
+    ``answer_1`` .. ``answer_5`` (:func:`summary`), ``rule`` (the decision rule in words), ``nvlink_name`` and
+    ``pcie_name`` (the compared systems, names as the catalogue spells them), ``price_stamp`` (the price file),
+    and ``no_pair_note`` (a sentence when the file prices no pair, else empty). ``size_lines``: the guide's
+    training size lines if already computed (default: :func:`multigpu.evidence.guide.training_size_lines`)."""
+    size_lines = guide.training_size_lines(table, cal) if size_lines is None else size_lines
+    return glue.per_language(lambda: _texts(decided, size_lines, table))
+

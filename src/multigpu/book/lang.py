@@ -140,25 +140,30 @@ def label(text: str, language: str | None = None) -> str:
 
 
 def _pattern(template: str) -> re.Pattern[str]:
-    """A template's ``{name}`` fields as named groups of any text, the rest literal."""
+    """A template's ``{name}`` fields as named groups, the rest literal: ``n`` and ``n_*`` match a number, any
+    other field any text (possibly empty)."""
     parts = re.split(r"\{(\w+)\}", template)
-    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)))
+    return re.compile("".join(
+        re.escape(p) if i % 2 == 0 else (rf"(?P<{p}>[\d.,]+)" if p == "n" or p.startswith("n_") else f"(?P<{p}>.*?)")
+        for i, p in enumerate(parts)))
 
 
-def from_english(text: str, templates: Iterable[str]) -> str:
+def from_english(text: str, templates: Iterable[str], convert: Mapping[str, Callable[[str], str]] | None = None) -> str:
     """``text``, an English sentence built outside the book (a claim test, say), in the current language.
 
     ``templates`` are message ids that spell such sentences with ``{name}`` where a value goes, e.g.
     ``"NVLink 1 came in 2016 (catalogue: {year})"``. The first one that matches the whole text is translated
-    (:func:`label`) and filled with the values exactly as the English prints them, so the numbers are the same.
-    English: ``text`` itself. No template matching: LookupError.
+    (:func:`label`) and filled with the values exactly as the English prints them, so the numbers are the same;
+    a field named in ``convert`` is passed through that function first (a list of pricing types, a nested
+    phrase). English: ``text`` itself. No template matching: LookupError.
     """
     if current() == "en":
         return text
     for template in templates:
         found = _pattern(template).fullmatch(text)
         if found:
-            return label(template).format(**found.groupdict())
+            values = {k: convert[k](v) if convert and k in convert else v for k, v in found.groupdict().items()}
+            return label(template).format(**values)
     raise LookupError(f"no template matches {text!r}: add one (with N_()) and its translation")
 
 

@@ -1,0 +1,61 @@
+"""Test helper: the checks each page's two editions share. A page module computes every text fact twice, in
+English as ``name`` and in Chinese as ``name_zh``; the page's Chinese catalog cites the ``_zh`` twins."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from babel.messages import pofile
+
+ROOT = Path(__file__).resolve().parents[1]
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_CITATION = re.compile(r"\{glue:(\w+)\}`([^`:]+)")
+
+
+def catalog(page: str) -> Path:
+    """The Chinese catalog of a book page (``page``: its path under ``book/`` without suffix, "chapters/..."."""
+    return ROOT / "book" / "locales" / "zh_CN" / "LC_MESSAGES" / "book" / f"{page}.po"
+
+
+def catalog_citations(page: str) -> list[tuple[str, str]]:
+    """Every ``{glue:role}`name``` the translations of a page's catalog cite: (role, name)."""
+    with catalog(page).open("rb") as handle:
+        translated = " ".join(m.string for m in pofile.read_po(handle) if m.id and m.string)
+    return _CITATION.findall(translated)
+
+
+def text_names(facts: Mapping[str, Any]) -> set[str]:
+    """The names of the English text facts (strings whose name has no ``_zh``)."""
+    return {name for name, value in facts.items() if isinstance(value, str) and not name.endswith("_zh")}
+
+
+def check_chinese_twins(facts: Mapping[str, Any], required: Iterable[str] = (), data: Iterable[str] = ()) -> None:
+    """Each English text fact has a Chinese twin holding the same numbers, written in Chinese unless both are
+    empty or the fact is data (``data``: names, ids, refs, the same in both); every ``_zh`` fact is text."""
+    names = text_names(facts)
+    assert set(required) <= names, sorted(set(required) - names)
+    for name in names:
+        chinese = facts[f"{name}_zh"]
+        assert bool(chinese) == bool(facts[name]), name
+        if chinese and name not in data:
+            assert CHINESE.search(chinese), (name, chinese)
+        assert sorted(NUMBER.findall(chinese)) == sorted(NUMBER.findall(facts[name])), (name, chinese)
+    assert not [name for name in facts if name.endswith("_zh") and not isinstance(facts[name], str)]
+
+
+def check_catalog_cites_twins(facts: Mapping[str, Any], page: str, english: Iterable[str] | None = None,
+                              neutral: Iterable[str] = ()) -> None:
+    """The page's Chinese cites, as Markdown, the ``_zh`` twin of each English text fact (``english``: those
+    the English page cites; default: all of them) and, by their own name, numbers and ``neutral`` facts."""
+    neutral = set(neutral)
+    cited = catalog_citations(page)
+    assert cited, f"{page}: the catalog cites no fact"
+    for role, name in cited:
+        assert name in facts, name
+        assert (role == "md") == (name.endswith("_zh") or name in neutral), (role, name)
+    english = text_names(facts) if english is None else set(english)
+    assert {name for role, name in cited if role == "md"} == {f"{n}_zh" for n in english - neutral} | neutral
