@@ -9,8 +9,10 @@ until the new one is complete (what ``make book`` runs).
 2. Jupyter Book builds the whole book (``--all -W -n --keep-going``: any
    warning fails) into a fixed temporary folder, ``_build/.next``, once per
    edition: English, then Chinese (``zh/``, prose from the catalogs in
-   ``book/locales``). The notebooks run once, in the English build; the
-   Chinese one reads their outputs from that build's jupyter-cache.
+   ``book/locales``). The notebooks run once, before either edition: all of
+   them at the same time, one process per core, into the build's
+   jupyter-cache, which both editions read (a notebook that fails there runs
+   again in the English build, whose log then shows the error).
 3. Only when every edition builds does it replace ``_build/html``; a failed
    build leaves the previous site as it was and says where its log is.
 
@@ -19,11 +21,14 @@ Paths may contain spaces. The same inputs give a byte-identical site.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import yaml
 
 from multigpu.book import i18n, inputs
 from multigpu.common.errors import InputError
@@ -48,11 +53,40 @@ def check_prices() -> prices.PriceTable:
 EDITIONS = (("en", ""), (i18n.LANGUAGE, "zh"))
 
 
+CACHE = NEXT / "jupyter_cache"
+
+
+def notebooks() -> list[Path]:
+    """The book's notebooks (those ``make notebooks`` executes), sorted."""
+    return sorted(p for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def execute_notebooks() -> None:
+    """Run every notebook once into the build's fresh jupyter-cache (:data:`CACHE`), as many at a time as there
+    are cores, with the execution timeout of ``_config.yml``; each edition's build then reads their outputs.
+    A notebook that fails is left out of the cache, so the English build runs it again and reports it."""
+    from jupyter_cache import get_cache
+    from jupyter_cache.executors import load_executor
+
+    timeout = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["execute"]["timeout"]
+    cache = get_cache(str(CACHE))
+    for path in notebooks():
+        cache.add_nb_to_project(str(path))
+    logger = logging.getLogger("multigpu.book.build")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("book: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    result = load_executor("local-parallel", cache, logger=logger).run_and_cache(timeout=timeout)
+    for path in result.excepted + result.errored:
+        logger.info("%s failed here; the English build runs it again", path)
+
+
 def _build_edition(jupyter_book: str, language: str) -> tuple[int, Path]:
-    """Build one edition into ``NEXT/<language>``; the notebooks run once, in the first edition's build (a
-    fresh jupyter-cache in NEXT), and the next edition reads their outputs from that cache."""
-    config = i18n.config(NEXT / f"_config.{language}.yml", language=language, execute="cache",
-                         cache=NEXT / "jupyter_cache")
+    """Build one edition into ``NEXT/<language>``, the notebooks' outputs read from :data:`CACHE` (a notebook
+    missing there runs, and is cached, in this build)."""
+    config = i18n.config(NEXT / f"_config.{language}.yml", language=language, execute="cache", cache=CACHE)
     contents = i18n.toc(NEXT / f"_toc.{language}.yml", language)
     out = NEXT / language
     command = [jupyter_book, "build", str(ROOT), "--all", "-W", "-n", "--keep-going", "--config", str(config),
@@ -65,6 +99,7 @@ def build(jupyter_book: str) -> int:
     :data:`SITE` (the English edition at the root, the others in their folders). Returns the exit status."""
     shutil.rmtree(NEXT, ignore_errors=True)
     os.environ[inputs.SEARCH_CACHE_ENV] = str(NEXT / "searches")  # the notebooks of this build share searches
+    execute_notebooks()
     built = {}
     for language, folder in EDITIONS:
         status, html = _build_edition(jupyter_book, language)

@@ -29,6 +29,7 @@ import functools
 import hashlib
 import itertools
 import math
+import os
 import pickle
 import time
 from collections.abc import Callable, Iterable
@@ -104,11 +105,13 @@ def data_digest() -> str:
 
 
 def save_memo(folder: str | Path) -> Path:
-    """Write :data:`MEMO` to ``folder/searches-<digest>.pickle`` (the folder is created; the file is replaced
-    whole, never left half-written); return the path."""
+    """Write :data:`MEMO`, with what another process saved there meanwhile, to ``folder/searches-<digest>.pickle``
+    (the folder is created; the file is replaced whole, never left half-written, even by processes saving at
+    the same time); return the path."""
     path = Path(folder) / f"searches-{data_digest()}.pickle"
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
+    load_memo(folder)
+    partial = path.with_suffix(f".{os.getpid()}.partial")
     with partial.open("wb") as handle:
         pickle.dump(MEMO.tables, handle, protocol=pickle.HIGHEST_PROTOCOL)
     partial.replace(path)
