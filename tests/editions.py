@@ -59,3 +59,13 @@ def check_catalog_cites_twins(facts: Mapping[str, Any], page: str, english: Iter
         assert (role == "md") == (name.endswith("_zh") or name in neutral), (role, name)
     english = text_names(facts) if english is None else set(english)
     assert {name for role, name in cited if role == "md"} == {f"{n}_zh" for n in english - neutral} | neutral
+
+
+def in_chinese(label_columns: Any, column: str, text: str) -> str:
+    """A translated column's cell text as the Chinese table shows it: by the column's own function where the
+    page maps its columns to one (``label_columns`` of :mod:`multigpu.book.tables`), else as a message."""
+    from multigpu.book import lang
+
+    translate = label_columns[column] if isinstance(label_columns, Mapping) else lang.label
+    with lang.using("zh"):
+        return text if text in ("", "—") else str(translate(text))

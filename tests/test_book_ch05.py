@@ -347,13 +347,16 @@ def test_every_table_has_chinese_headers_labels_and_the_same_numbers(runs, make)
 
 def test_the_claims_table_is_chinese_in_the_chinese_edition(runs):
     verdicts = runs["default"].verdicts
+    """The confidence in the frame, the claims' values and units by the table's :data:`ch05.LABEL_COLUMNS`."""
     with lang.using("zh"):
         frame = ch05.claims_frame(verdicts)
+        shown = {column: [ch05.LABEL_COLUMNS[column](v) for v in frame[column]]
+                 for column in ("seed_value", "model_value", "unit")} | {"confidence": list(frame["confidence"])}
     english_frame = ch05.claims_frame(verdicts)
     assert list(english_frame["seed_value"]) == [v.seed_value for v in verdicts.values()]
     assert list(english_frame["confidence"]) == [v.confidence for v in verdicts.values()]
-    for column in ("seed_value", "model_value", "unit", "confidence"):
-        for value in frame[column]:
+    for column, values in shown.items():
+        for value in values:
             assert CHINESE.search(str(value)) and not ENGLISH_WORDS.search(str(value)), (column, value)
 
 

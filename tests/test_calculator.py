@@ -18,7 +18,7 @@ import pytest
 
 from multigpu.book import calculator as calc
 from multigpu.book.ch04_cost import VALUE_PAIRS
-from multigpu.market import premium, workloads
+from multigpu.market import cost, premium, workloads
 
 A100, H200 = (" / ".join(p) for p in VALUE_PAIRS)
 TRAIN, SERVE = "train-llama3.1-8b", "serve-llama3.1-70b-30tps"
@@ -274,3 +274,30 @@ def test_the_chinese_widget_names_the_workloads_in_chinese(hours):
     for w in workloads.workloads_table().values():
         assert w.title_zh and html.escape(w.title_zh) in zh and html.escape(w.title) not in zh
         assert html.escape(w.title) in en
+
+
+def test_the_chinese_widget_says_why_in_chinese(hours):
+    """Each reason a workload cannot run is translated with its numbers as they are, in the Chinese widget's
+    data and static table; the English widget keeps the model's words."""
+    reasons = sorted({r for r in hours["reason"] if r})
+    assert reasons
+    chinese = _embedded(calc.widget_html(hours, lang="zh", currency="CNY", usd_per_unit=0.14))
+    english = _embedded(calc.widget_html(hours))
+    assert {r["reason"] for r in english["rows"]} - {""} == set(reasons)
+    for reason in reasons:
+        translated = calc.reason_text(reason, "zh")
+        assert re.search(r"[\u4e00-\u9fff]", translated) and not re.search(r"\b(?:the|of|and|per)\b", translated)
+        assert sorted(re.findall(r"\d+(?:\.\d+)?", translated)) == sorted(re.findall(r"\d+(?:\.\d+)?", reason))
+        assert translated in {r["reason"] for r in chinese["rows"]}
+    assert calc.reason_text("", "zh") == "" and calc.reason_text(reasons[0], "en") == reasons[0]
+
+
+@pytest.mark.parametrize("reason", [
+    "does not fit: the leanest layout of 64 GPUs needs 95 GB per GPU, the NVIDIA A100 80GB has 80 GB",
+    "too slow: the fastest layout gives 12.5 tokens/s per user at batch 1, below the floor of 30",
+    cost.no_network_reason(64, 8),
+])
+def test_every_kind_of_reason_has_its_chinese(reason):
+    translated = calc.reason_text(reason, "zh")
+    assert re.search(r"[\u4e00-\u9fff]", translated)
+    assert sorted(re.findall(r"\d+(?:\.\d+)?", translated)) == sorted(re.findall(r"\d+(?:\.\d+)?", reason))

@@ -507,3 +507,23 @@ def test_a_chinese_query_finds_the_chinese_pages(context_at, site_url: str):
     assert links and all(f"/{ZH}" in link for link in links), links
     chapters = [link for link in links if "/book/chapters/" in link]
     assert len(chapters) >= 2, f"bandwidth is in most chapters; the search found {links}"
+
+
+#: Three or more English words in a row: text the Chinese edition forgot to translate ("code cell source").
+ENGLISH_RUN = re.compile(r"(?:\b[a-z][a-z'-]+\b[ ,;:]+){2,}[a-z][a-z'-]+\b")
+#: Pages whose English is meant: the glossary gives each term's English, the references cite works by title.
+ENGLISH_ON_PURPOSE = ("book/appendix/glossary.html", "book/appendix/references.html")
+
+
+@pytest.mark.parametrize("page_path", [p for p in english_pages()
+                                       if p.startswith("book/") and p not in ENGLISH_ON_PURPOSE])
+def test_the_chinese_edition_shows_no_english_sentences(page_path):
+    """What a reader sees of a Chinese page (its English twins, hidden there, and code left out) holds no run of
+    three English words: prose, tables, computed sentences and the notebook's prompts are all Chinese."""
+    from bs4 import BeautifulSoup
+
+    article = BeautifulSoup((SITE / ZH / page_path).read_text(encoding="utf-8"), "html.parser").find("article")
+    for hidden in article.select("script, style, svg, pre, code, .mg-lang-en, [lang=en]"):
+        hidden.decompose()
+    runs = ENGLISH_RUN.findall(" ".join(article.get_text(" ").split()))
+    assert not runs, f"{page_path}: English left in the Chinese edition: {runs[:5]}"

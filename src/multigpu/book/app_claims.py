@@ -20,7 +20,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from multigpu.book import glue, i18n, lang, plotting, tables
+from multigpu.book import claim_values, glue, i18n, lang, plotting, tables
 from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
 from multigpu.evidence import claims
@@ -171,8 +171,9 @@ def claim_markdown(row: Mapping[str, object], chapter_title: str, link: str, lev
     if english:
         lines += [f"> {_md(row['claim_zh'])}", ""]
     lines += [
-        _("- **Article:** {value}", value=_md(row["seed_value"])),
-        _("- **Model or catalogue:** {value}", value=_md(format_value(row["model_value"], str(row["unit"])))),
+        _("- **Article:** {value}", value=_md(claim_values.translate(row["seed_value"]))),
+        _("- **Model or catalogue:** {value}", value=_md(format_value(claim_values.translate(row["model_value"]),
+                                                                     str(claim_values.translate(row["unit"]))))),
         _("- **Verdict:** **{verdict}**", verdict=lang.label(str(row["verdict"]))),
         "",
     ]
@@ -293,8 +294,8 @@ def show_claim_sections(table: pd.DataFrame, titles: Mapping[str, str],
 #: The page's table headers, as messages (:mod:`multigpu.book.tables` translates headers by them).
 TABLE_HEADERS = (N_("Verdict"), N_("Claims"), N_("Share (%)"), N_("ID"), N_("Seed value"), N_("Model value"),
                  N_("Unit"), N_("Chapter"))
-#: Columns whose cells are words to translate (the verdicts).
-LABEL_COLUMNS = ("verdict",)
+#: Columns whose cells are translated: the verdicts, the claims' values and units.
+LABEL_COLUMNS = claim_values.label_columns("verdict")
 
 
 def show_counts(table: pd.DataFrame) -> None:

@@ -31,7 +31,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from multigpu.book import lang, plotting
+from multigpu.book import ch02_topology, lang, plotting
 from multigpu.book.glue import Facts, plain
 from multigpu.book.lang import N_, _
 from multigpu.comm import calibration, collectives
@@ -180,16 +180,8 @@ CELL_WORDS = (
     N_("all-gather busbw (ring)"), N_("reduce-scatter busbw (ring)"), N_("all-to-all busbw (direct)"),
     N_("GPU-GPU copy, one way"), N_("GPU-GPU copy, both ways"), N_("host-to-GPU copy"),
     N_("all-to-all, per-GPU NIC rate"),
-    # the out-of-sample checks (multigpu.evidence.measurements.OUT_OF_SAMPLE)
-    N_("8x A100 ring all-reduce busbw"), N_("8x B200 NVLS all-reduce busbw"), N_("8x B200 ring all-reduce busbw"),
-    N_("8x H800 NVLS all-reduce busbw"), N_("NDR 400G: all-reduce busbw per NIC (1 GPU per node, 2 nodes)"),
-    N_("8x MI300X all-reduce busbw (RCCL)"), N_("2x MI300X all-reduce busbw (RCCL)"),
-    N_("4x RTX 4090, P2P patched on, all-reduce busbw"),
-    N_("8x RTX 5090 all-reduce busbw (variant: 4 GPUs per PCIe switch)"),
-    N_("8x RTX 5090 all-reduce busbw (GPUs on CPU root ports)"),
-    N_("4x RTX 5090 all-reduce busbw (GPUs on CPU root ports)"),
-    N_("2x H100 PCIe NVLink-bridged all-reduce busbw (variant: 12 bridge links)"),
-    N_("2x H100 PCIe NVLink-bridged all-reduce busbw (6 bridge links, NV6)"),
+    # the out-of-sample checks (multigpu.evidence.measurements.OUT_OF_SAMPLE): chapter 2's messages
+    *ch02_topology.CHECK_LABELS,
     # their documented misses
     N_("P2P off sends every hop up the x16 switch uplink, 4 flows share it: ~12 GB/s. The measured box cannot "
        "have that wiring (4 GPUs reached 35 GB/s each, more than one x16 uplink carries), so the catalogue's "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.figure import Figure
 
-from multigpu.book import glue, lang, plotting
+from multigpu.book import claim_values, glue, lang, plotting
 from multigpu.book.glue import Facts, plain, verdict_facts
 from multigpu.book.lang import N_, _
 from multigpu.evidence import claims, generations
@@ -179,7 +179,7 @@ TABLE_HEADERS = (
     N_("FP8 dense (EFLOPS)"), N_("FP4 dense (EFLOPS)"), N_("FP4 peak (EFLOPS)"),
 )
 #: The claims table's columns whose cells are words to translate (the rest is data).
-LABEL_COLUMNS = ("verdict",)
+LABEL_COLUMNS = claim_values.label_columns("verdict")
 
 
 # ------------------------------------------------------------------ the article's claims

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from multigpu.book import diagrams, glue, lang, plotting
+from multigpu.book import claim_values, diagrams, glue, lang, plotting
 from multigpu.book.glue import Facts, plain
 from multigpu.book.glue import verdict_facts as glue_verdicts
 from multigpu.book.lang import N_, _
@@ -70,7 +70,7 @@ UNIT_LABELS = (
     N_("x NVLink / HDR port, per GPU, one direction (H100)"))
 #: The columns whose cells are words to translate, in every table the notebook shows through
 #: :func:`multigpu.book.tables.use_for_dataframes` (the rest is data: numbers, ids, system names).
-LABEL_COLUMNS = ("verdict", "algorithm", "pattern", "rows", "what", "check", "unit")
+LABEL_COLUMNS = claim_values.label_columns("verdict", "algorithm", "pattern", "rows", "what", "check", "known_miss")
 #: The wiring table's label column too (elsewhere ``system`` holds catalogue ids): the notebook shows it with
 #: :func:`multigpu.book.tables.show_table`.
 WIRING_LABEL_COLUMNS = ("system",)

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from multigpu.book import glue, lang, plotting
+from multigpu.book import claim_values, glue, lang, plotting
 from multigpu.book.glue import Facts, plain, verdict_facts
 from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
@@ -76,7 +76,9 @@ WHY_LABELS = (
        "the layout are not in the file"))
 #: The columns whose cells are words to translate, in every table the notebook shows through
 #: :func:`multigpu.book.tables.use_for_dataframes` (the rest is data: numbers, ids, model names).
-LABEL_COLUMNS = ("setup", "layout", "case", "method", "source", "why", "verdict")
+LABEL_COLUMNS = claim_values.label_columns("setup", "layout", "case", "method", "source", "why", "verdict")
+#: The units of the published training measurements (:func:`multigpu.evidence.bottlenecks.training_measurements`).
+MEASUREMENT_UNITS = (N_("TFLOP/s/GPU (44% of 312)"), N_("minutes"))
 #: The same for the table of :func:`multigpu.evidence.bottlenecks.training_validation`, whose ``layout`` is data
 #: ("8 x 16 x 8"): the notebook shows it with :func:`multigpu.book.tables.show_table`.
 VALIDATION_LABEL_COLUMNS = ("run", "source")

@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from multigpu.book import glue, lang, plotting, tables
+from multigpu.book import claim_values, glue, lang, plotting, tables
 from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
@@ -82,20 +82,13 @@ ANSWER_VERDICTS = (N_("NVLink-class cheaper"), N_("PCIe cheaper"), N_("too close
                    N_("neither runs it"), N_("no pair to price"))
 #: The training methods of ``data/cost_workloads.csv`` (a LoRA method keeps its rank: "lora r16").
 METHODS = {"pretrain": N_("pretrain"), "full": N_("full fine-tuning")}
-#: The price-type words inside offer labels and size lines, for :func:`pricing_words`.
+#: The price-type words inside offer labels, for :func:`offer_name`.
 _PRICING = re.compile(r"\b(on-demand|spot|reserved|community)\b")
 
 
 def word(text: str) -> str:
     """A word of :data:`VOCABULARY` (or a verdict) in the current language."""
     return lang.label(text)
-
-
-def pricing_words(text: str) -> str:
-    """``text`` (an offer label, a size line) with its pricing types in the current language; English as it is."""
-    if lang.current() == "en":
-        return text
-    return _PRICING.sub(lambda m: word(m.group(1)), text)
 
 
 def offer_name(label: str) -> str:
@@ -540,8 +533,8 @@ def tornados(table: PriceTable, cal: Calibration | None = None) -> list[tuple[st
 # shows both editions with show_tables(make, ...). In Chinese a CNY column comes before each USD column.
 
 #: Columns whose cells are words of :data:`VOCABULARY` (or verdicts), translated in Chinese; the rest is data.
-LABEL_COLUMNS = ("kind", "pricing", "interconnect_class", "cheapest_class", "provider_type", "factor", "unit",
-                 "verdict")
+LABEL_COLUMNS = claim_values.label_columns("kind", "pricing", "interconnect_class", "cheapest_class",
+                                           "provider_type", "factor", "verdict")
 #: The headers of the chapter's tables (:func:`multigpu.book.tables.header` of their columns), as messages:
 #: the Chinese edition's headers (a header missing here fails the notebook, not just the catalog check).
 TABLE_HEADERS = (
@@ -703,12 +696,11 @@ def cost_verdicts(table: PriceTable, cal: Calibration | None = None) -> list[cla
 
 
 def claims_html(verdicts: Iterable[claims.Verdict]) -> str:
-    """The cost claims' table: verdict, the article's value, the model's, unit and confidence (in Chinese the
-    verdict, unit and confidence translated, the model's pricing types too; the article's value as quoted)."""
+    """The cost claims' table: verdict, the article's value, the model's, unit and confidence, each in the
+    current language (:mod:`multigpu.book.claim_values`; the confidence by :data:`CONFIDENCE_TEMPLATES`)."""
     frame = pd.DataFrame([v.to_dict() for v in verdicts])
     if lang.current() != "en":
-        frame = frame.assign(model_value=[pricing_words(v) if isinstance(v, str) else v for v in frame["model_value"]],
-                             confidence=[_confidence(c) for c in frame["confidence"]])
+        frame = frame.assign(confidence=[_confidence(c) for c in frame["confidence"]])
     return _html(frame, key=["id"], columns=["verdict", "seed_value", "model_value", "unit", "confidence"],
                  csv_name="ch4-cost-claims")
 
@@ -1023,17 +1015,9 @@ TEST_SLOTS = {"shares": _shares, "kind": word, "lines": _size_lines, "types": _p
 
 
 def tests_markdown(verdict: claims.Verdict) -> str:
-    """What decided ``verdict`` as Markdown in the current language: English exactly
-    :func:`multigpu.book.glue.tests_markdown`; Chinese each test translated by :data:`TEST_TEMPLATES`."""
-    if lang.current() == "en":
-        return glue.tests_markdown(verdict)
-    tests = getattr(verdict.rule, "tests", ())
-    sentences = []
-    for group, kinds, passed in glue.TEST_GROUPS:
-        texts = [translated(t.text, TEST_TEMPLATES, TEST_SLOTS) for t in tests if t.kind in kinds and t.passed == passed]
-        if texts:
-            sentences.append(_("*{label}:* {tests}. ", label=lang.label(group), tests=_("; ").join(texts)))
-    return "".join(sentences).rstrip()
+    """What decided ``verdict`` as Markdown in the current language (:func:`multigpu.book.glue.tests_markdown`,
+    each test translated by :data:`TEST_TEMPLATES` and :data:`TEST_SLOTS`)."""
+    return glue.tests_markdown(verdict, TEST_TEMPLATES, TEST_SLOTS)
 
 
 #: The checks' accounts (:class:`multigpu.evidence.claims.Verdict`'s ``explanation``) as

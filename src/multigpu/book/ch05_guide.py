@@ -25,19 +25,18 @@ shares in per cent (``_pct``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from multigpu.book import glue, lang, plotting, tables
+from multigpu.book import claim_values, glue, lang, plotting, tables
 from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import models
-from multigpu.evidence import claims, guide
+from multigpu.evidence import guide
 from multigpu.evidence.claims import Verdict
 from multigpu.evidence.claims import cost as cost_claims
 from multigpu.hardware import catalog
@@ -91,7 +90,7 @@ TABLE_HEADERS = (
     N_("PCIe price x"), N_("ID"), N_("Verdict"), N_("Seed value"), N_("Model value"), N_("Unit"), N_("Confidence"),
 )
 #: The tables' columns whose cells are words to translate (classes, workloads, verdicts; the rest is data).
-LABEL_COLUMNS = ("cheapest class", "workload", "cheaper", "nvlink_pick", "verdict")
+LABEL_COLUMNS = claim_values.label_columns("cheapest class", "workload", "cheaper", "nvlink_pick", "verdict")
 
 
 def word(text: str | None) -> str:
@@ -209,8 +208,6 @@ CLAIM_TABLE_TEMPLATES = (
     N_("under 10B and short: PCIe; larger or long: NVLink"),
     N_("data parallelism is insensitive to latency; tensor parallelism needs bandwidth and low latency: NVLink"),
     N_("no market"),
-    N_("PCIe, bandwidth halved: DP +{dp_bw} %, TP training +{tp_bw} %; latency doubled: DP +{dp_lat} %, TP decode "
-       "+{dec_lat} %"),
     N_("billion parameters"),
     N_("billion parameters (training size line per pricing type)"),
     N_("% longer step (Llama 3.1 8B training on 8 GPUs; Llama 3.1 70B decode, batch 1), 8x A100 PCIe"),
@@ -229,35 +226,19 @@ _CONVERT = {"values": _pricing_values, "types": _pricing_list, "lines": _pricing
             "pricing": word}
 
 
+#: Every template :func:`test_text` tries, in order.
+TEST_TEXT_TEMPLATES = (*TEST_TEMPLATES, *EXPLANATION_TEMPLATES, *CLAIM_TABLE_TEMPLATES, *claim_values.MODEL_TEMPLATES)
+
+
 def test_text(text: str) -> str:
     """A test, explanation or claims-table text of C26 or C27 in the current language."""
-    return translate(text, (*TEST_TEMPLATES, *EXPLANATION_TEMPLATES, *CLAIM_TABLE_TEMPLATES), **_CONVERT)
-
-
-def model_value_text(value: Any) -> str:
-    """A claim's model value as the claims table shows it, in the current language: C26's size lines per
-    pricing type ("on-demand: <= 1.2; reserved: 70.6-174.6"), C27's sentence, or a number as it is."""
-    if not isinstance(value, str) or lang.current() == "en":
-        return value
-    if re.fullmatch(r"[a-z-]+: .*", value) and all(": " in part for part in value.split("; ")):
-        parts = [item.split(": ", 1) for item in value.split("; ")]
-        return _("; ").join(_("{pricing}: {value}", pricing=word(p), value=_("none") if v == "none" else v)
-                            for p, v in parts)
-    return test_text(value)
+    return translate(text, TEST_TEXT_TEMPLATES, **_CONVERT)
 
 
 def tests_markdown(verdict: Verdict) -> str:
-    """What decided ``verdict`` as Markdown sentences in the current language: in English exactly
-    :func:`multigpu.evidence.claims.tests_markdown`; in Chinese each test by :func:`test_text`."""
-    if lang.current() == "en":
-        return claims.tests_markdown(verdict)
-    tests = getattr(verdict.rule, "tests", ())
-    sentences = []
-    for group, kinds, passed in glue.TEST_GROUPS:
-        texts = [test_text(t.text) for t in tests if t.kind in kinds and t.passed == passed]
-        if texts:
-            sentences.append(_("*{label}:* {tests}. ", label=lang.label(group), tests=_("; ").join(texts)))
-    return "".join(sentences).rstrip()
+    """What decided ``verdict`` as Markdown sentences in the current language
+    (:func:`multigpu.book.glue.tests_markdown`, each test as :func:`test_text` translates it)."""
+    return glue.tests_markdown(verdict, TEST_TEXT_TEMPLATES, _CONVERT)
 
 
 # ------------------------------------------------------------------ the price file, named
@@ -487,13 +468,13 @@ def show_editions(make: Callable[[], pd.DataFrame], **kw: Any) -> None:
 
 
 def claims_frame(verdicts: Mapping[str, Verdict]) -> pd.DataFrame:
-    """The claims table of ``verdicts`` in the current language: ``id``, ``verdict``, ``seed_value``,
-    ``model_value``, ``unit`` and ``confidence`` (texts of :func:`test_text`; numbers as they are)."""
+    """The claims table of ``verdicts``: ``id``, ``verdict``, ``seed_value``, ``model_value``, ``unit`` (as the
+    checks write them; :data:`LABEL_COLUMNS` translates them) and ``confidence`` (in the current language,
+    :func:`test_text`)."""
     rows = []
     for v in verdicts.values():
-        rows.append({"id": v.id, "verdict": v.verdict, "seed_value": test_text(v.seed_value),
-                     "model_value": model_value_text(v.model_value), "unit": test_text(v.unit),
-                     "confidence": test_text(v.confidence)})
+        rows.append({"id": v.id, "verdict": v.verdict, "seed_value": v.seed_value, "model_value": v.model_value,
+                     "unit": v.unit, "confidence": test_text(v.confidence)})
     return pd.DataFrame(rows, columns=["id", "verdict", "seed_value", "model_value", "unit", "confidence"])
 
 

@@ -69,15 +69,17 @@ TEST_GROUPS = ((N_("Holds"), ("fact", "conclusion"), True), (N_("Fails"), ("fact
                (N_("Caveat"), ("caveat",), True), (N_("Missing"), ("input",), False))
 
 
-def tests_markdown(verdict: Verdict, templates: Iterable[str] = ()) -> str:
+def tests_markdown(verdict: Verdict, templates: Iterable[str] = (),
+                   convert: Mapping[str, Callable[[str], str]] | None = None) -> str:
     """What decided ``verdict`` as Markdown sentences in the current language: in English exactly
     :func:`multigpu.evidence.claims.tests_markdown`; in another, each test's text translated by ``templates``
-    (:func:`multigpu.book.lang.from_english`: LookupError where none matches)."""
+    and ``convert`` (:func:`multigpu.book.lang.from_english`: LookupError where none matches)."""
     templates = tuple(templates)
     tests = getattr(verdict.rule, "tests", ())
     sentences = []
     for group, kinds, passed in TEST_GROUPS:
-        texts = [lang.from_english(t.text, templates) for t in tests if t.kind in kinds and t.passed == passed]
+        texts = [lang.from_english(t.text, templates, convert) for t in tests
+                 if t.kind in kinds and t.passed == passed]
         if texts:
             sentences.append(_("*{label}:* {tests}. ", label=lang.label(group), tests=_("; ").join(texts)))
     return "".join(sentences).rstrip()

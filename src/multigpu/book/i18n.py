@@ -43,6 +43,11 @@ def _bin(name: str) -> str:
     return str(Path(sys.executable).with_name(name))
 
 
+#: myst-nb's prompts on a folded code cell ("Show code cell source"), shown in a translated edition without the
+#: English word for what is folded.
+CODE_PROMPTS = {"nb_code_prompt_show": lang.N_("Show code cell"), "nb_code_prompt_hide": lang.N_("Hide code cell")}
+
+
 def config(path: Path, *, language: str | None = None, execute: str | None = None,
            cache: Path | None = None) -> Path:
     """Write the book's ``_config.yml`` to ``path`` with ``language`` (Sphinx's), the notebooks' execution mode
@@ -57,6 +62,9 @@ def config(path: Path, *, language: str | None = None, execute: str | None = Non
     if language:
         sphinx["config"]["language"] = language
         settings["title"] = translate(settings["title"], language)
+        short = {locale: code for code, locale in lang.LOCALES.items()}.get(language)
+        if short:
+            sphinx["config"].update({key: lang.label(text, short) for key, text in CODE_PROMPTS.items()})
     if execute:
         settings["execute"]["execute_notebooks"] = execute
     if cache:

@@ -36,8 +36,8 @@ import io
 import math
 import numbers
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Union
 
 import pandas as pd
 
@@ -47,6 +47,9 @@ from multigpu.common.csvout import csv_cell
 
 #: The text shown for a missing value.
 MISSING = "—"
+#: Columns whose cells are translated: names (each cell a message, :func:`multigpu.book.lang.label`), or each
+#: name with the function that translates its cells' text.
+LabelColumns = Union[Sequence[str], Mapping[str, Callable[[str], object]]]
 
 #: Unit suffixes: the last words of a snake_case column name -> the unit, shown in brackets after the rest
 #: ("cost_usd" -> "Cost (USD)"). Matched case-sensitively; the longest matching suffix wins.
@@ -289,7 +292,7 @@ def _head_width_em(label: str) -> float:
 def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[str] | None = None,
                labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 2, csv_name: str,
                caption: str | None = None, table_id: str | None = None,
-               links: Mapping[str, str] | None = None, label_columns: Sequence[str] = ()) -> str:
+               links: Mapping[str, str] | None = None, label_columns: LabelColumns = ()) -> str:
     """The table as HTML in the book's style and the current language, with a CSV download of the whole frame
     (see the module doc).
 
@@ -300,7 +303,8 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
     table; ``table_id``: the ``id`` of the ``<table>``; ``links``: shown column -> the column holding each cell's
     link target (a relative URL; that column is in the CSV but shown only if ``columns`` names it);
     ``label_columns``: columns whose cells are words of a fixed vocabulary (verdicts), translated outside
-    English. Raises ValueError for a bad ``csv_name`` or ``table_id``, an unknown column in ``key`` or
+    English by :func:`multigpu.book.lang.label`, or a mapping of columns to the function that translates
+    their cells' text (a claim's value, say: :func:`multigpu.book.claim_values.translate`). Raises ValueError for a bad ``csv_name`` or ``table_id``, an unknown column in ``key`` or
     ``columns``, or bad ``digits``; LookupError outside English for a header or label without a translation.
     """
     _check_slug(csv_name)
@@ -308,6 +312,7 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
     if table_id is not None and not _HTML_ID.fullmatch(table_id):
         raise ValueError(f"table_id {table_id!r} is not a plain HTML id (a letter, then letters, digits, - or _)")
     labels = labels or {}
+    translators = label_columns if isinstance(label_columns, Mapping) else dict.fromkeys(label_columns, lang.label)
     frame = _full_frame(df)
     shown = _shown(frame, key, columns)
     keys = {str(c) for c in key}
@@ -319,8 +324,8 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
         places = digits.get(name, 2) if isinstance(digits, Mapping) else digits
         values = list(frame[column])
         texts = [cell_text(v, places) for v in values]
-        if name in label_columns:
-            texts = [t if _missing(v) else lang.label(t) for t, v in zip(texts, values)]
+        if name in translators:
+            texts = [t if _missing(v) or not t else str(translators[name](t)) for t, v in zip(texts, values)]
         present = [v for v in values if not _missing(v)]
         numeric = bool(present) and all(_is_number(v) for v in present)
         style = _NUMBER_STYLE if numeric else _TEXT_STYLE
@@ -382,7 +387,7 @@ def editions_html(df: pd.DataFrame, *, table_id: str | None = None, caption: str
 def show_table(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[str] | None = None,
                labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 2, csv_name: str,
                caption: str | None = None, table_id: str | None = None,
-               links: Mapping[str, str] | None = None, label_columns: Sequence[str] = (),
+               links: Mapping[str, str] | None = None, label_columns: LabelColumns = (),
                editions: bool = False) -> None:
     """Display :func:`table_html` of the same arguments in the notebook (IPython HTML output); with
     ``editions``, :func:`editions_html` (one table per language of the book)."""
@@ -403,7 +408,7 @@ def flat_columns(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def use_for_dataframes(prefix: str, digits: int = 2, *, editions: bool = False,
-                       label_columns: Sequence[str] = ()) -> None:
+                       label_columns: LabelColumns = ()) -> None:
     """Show every DataFrame a notebook cell returns in the book's table style: a named index becomes the key
     columns, and each table's CSV download is named ``<prefix>-<n>`` (n counts this notebook's tables in
     order, so the names are the same on every run). With ``editions``, each is :func:`editions_html` (one
