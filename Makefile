@@ -10,6 +10,8 @@ STAMP := $(VENV)/.installed
 NOTEBOOKS := $(shell find book -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
 CJK_FONT := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# The package tests and nbval run on every core (pytest-xdist), each test file (each notebook) on one worker.
+XDIST := -n auto --dist loadfile
 APT_INSTALL := $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends
 
 # `make book PRICES=file` points every page at another price file (and rebuilds everything); the path may hold spaces.
@@ -39,10 +41,10 @@ test: setup browser
 
 test-package: setup
 	PYTHONPATH=src $(VENV)/bin/lint-imports --no-cache
-	$(PY) -m pytest tests --ignore=tests/website -q
+	$(PY) -m pytest tests --ignore=tests/website -q $(XDIST)
 
 test-notebooks: setup
-	$(if $(NOTEBOOKS),$(PY) -m pytest -q -p no:cacheprovider --nbval --nbval-current-env $(NOTEBOOKS),@echo "no notebooks in book/")
+	$(if $(NOTEBOOKS),$(PY) -m pytest -q -p no:cacheprovider --nbval --nbval-current-env $(XDIST) $(NOTEBOOKS),@echo "no notebooks in book/")
 
 test-site: setup browser
 	$(PY) -m pytest tests/website -q -p no:cacheprovider
