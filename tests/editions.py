@@ -69,3 +69,18 @@ def in_chinese(label_columns: Any, column: str, text: str) -> str:
     translate = label_columns[column] if isinstance(label_columns, Mapping) else lang.label
     with lang.using("zh"):
         return text if text in ("", "—") else str(translate(text))
+
+
+def stored_pages(notebook: Path) -> tuple[list[str], list[str]]:
+    """The HTML outputs stored in an executed notebook, each checked to hold both editions (an English div,
+    then a Chinese one), and those that are figures, each with its Chinese source line ("来源")."""
+    import nbformat
+
+    cells = nbformat.read(notebook, as_version=4).cells
+    pages = [o["data"]["text/html"] for c in cells if c.cell_type == "code" for o in c.get("outputs", [])
+             if "text/html" in o.get("data", {})]
+    for page in pages:
+        assert page.startswith('<div class="mg-lang-en"') and '<div class="mg-lang-zh" lang="zh-CN">' in page
+    figures = [p for p in pages if "mg-figure" in p]
+    assert all("来源" in p for p in figures)
+    return pages, figures

