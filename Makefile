@@ -32,7 +32,9 @@ report: setup
 bench: setup
 	$(PY) -m multigpu.book.bench
 
-## test: set up, then package tests, nbval over every notebook, the site build and the site check
+## test: set up, then package tests, nbval over every notebook, the site build and the site check; every phase
+## shares one memo of layout searches (exact: keyed by every argument, the model's code and its data files)
+test: export MULTIGPU_SEARCH_CACHE = $(CURDIR)/_build/test-searches
 test: setup browser
 	$(MAKE) --no-print-directory test-package
 	$(MAKE) --no-print-directory test-notebooks
@@ -47,7 +49,7 @@ test-notebooks: setup
 	$(if $(NOTEBOOKS),$(PY) -m pytest -q -p no:cacheprovider --nbval --nbval-current-env $(XDIST) $(NOTEBOOKS),@echo "no notebooks in book/")
 
 test-site: setup browser
-	$(PY) -m pytest tests/website -q -p no:cacheprovider
+	$(PY) -m pytest tests/website -q -p no:cacheprovider -n auto --dist load
 
 ## setup: the virtual environment with pinned requirements and the package, and a CJK font
 setup: $(STAMP) font

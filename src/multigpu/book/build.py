@@ -98,7 +98,9 @@ def build(jupyter_book: str) -> int:
     """Build every edition of :data:`EDITIONS` into :data:`NEXT`; only when all succeed swap them in as
     :data:`SITE` (the English edition at the root, the others in their folders). Returns the exit status."""
     shutil.rmtree(NEXT, ignore_errors=True)
-    os.environ[inputs.SEARCH_CACHE_ENV] = str(NEXT / "searches")  # the notebooks of this build share searches
+    # the notebooks of this build share searches; `make test` names one folder for all its phases (results are
+    # keyed by the model's code and data, so a reused one is exact)
+    os.environ.setdefault(inputs.SEARCH_CACHE_ENV, str(NEXT / "searches"))
     execute_notebooks()
     built = {}
     for language, folder in EDITIONS:
