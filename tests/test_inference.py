@@ -93,3 +93,55 @@ def test_closed_loop_users_see_the_other_users_prefills():
     # 25 users: 24 other prefills and 500 decode steps between the first and the last token of one answer
     one = inf.run("llama3.1-70b", "hgx-h100", 2, 25, 5000, 500, dtype="fp8")
     assert inf.closed_loop(one).itl_s == pytest.approx((24 * one.ttft_s + 500 * one.decode_step_s) / 500)
+
+
+def test_the_stack_decides_the_all_reduce_kernels():
+    """``--stack``: TensorRT-LLM takes the fastest of NCCL, one-shot and two-shot; vLLM its own kernels below
+    8 MiB by its size rule (vllm custom_all_reduce.py: one-shot below 512 KiB on 4 ranks, two-shot up to
+    max_size 8 MiB, NCCL above); NCCL alone is never faster than either."""
+    from multigpu.comm import calibration, collectives
+    cal = calibration.default()
+    sizes = np.array([64e3, 2**20, 16 * 2**20])
+    times = {name: inference._allreduce_us("hgx-h100", 4, sizes, cal, name) for name in inference.STACKS}
+    nccl = collectives.time_us("allreduce", "hgx-h100", 4, sizes, cal=cal)
+    one, two = (collectives.time_us("allreduce", "hgx-h100", 4, sizes, algorithm=a, cal=cal)
+                for a in ("direct", "two-shot"))
+    assert times["nccl"] == pytest.approx(nccl)
+    assert times["tensorrt-llm"] == pytest.approx(np.minimum(nccl, np.minimum(one, two)))
+    assert times["vllm"] == pytest.approx([one[0], two[1], nccl[2]])
+    assert np.all(times["tensorrt-llm"] <= times["vllm"] + 1e-9)
+    assert np.all(times["tensorrt-llm"] <= times["nccl"] + 1e-9)
+    # PCIe beyond two GPUs: no custom kernel, so every stack runs NCCL
+    pcie = {name: inference._allreduce_us("pcie-a100-8", 4, sizes, cal, name) for name in inference.STACKS}
+    assert pcie["vllm"] == pytest.approx(pcie["nccl"]) and pcie["tensorrt-llm"] == pytest.approx(pcie["nccl"])
+
+
+def test_cli_infer_takes_a_stack_and_names_it():
+    base = [sys.executable, "-m", "multigpu", "infer", "--model", "llama3.1-70b", "--system", "hgx-h100", "--tp",
+            "4", "--batch", "1", "--input-tokens", "2048", "--output-tokens", "128", "--format", "json"]
+    rows = {}
+    for name in ("tensorrt-llm", "nccl"):
+        out = subprocess.run(base + ["--stack", name], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        rows[name] = json.loads(out.stdout)
+    assert rows["nccl"]["stack"] == "nccl" and rows["tensorrt-llm"]["stack"] == "tensorrt-llm"
+    assert rows["nccl"]["decode_comm_s"] > rows["tensorrt-llm"]["decode_comm_s"]
+    bad = subprocess.run(base + ["--stack", "tgi"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--stack" in bad.stderr
+    with pytest.raises(InputError, match="serving stack"):
+        inference.run("llama3.1-70b", "hgx-h100", 4, 1, 128, 16, stack_name="tgi")
+
+
+def test_the_serving_search_follows_the_stack():
+    """NCCL alone is slower than TensorRT-LLM's kernels at decode sizes, so every tensor-parallel degree serves a
+    user more slowly and the best option is never better."""
+    trt = search.serve("llama3.1-70b", "hgx-h100", 8, 2048, 256, 20.0, dtype="fp8")
+    nccl = search.serve("llama3.1-70b", "hgx-h100", 8, 2048, 256, 20.0, dtype="fp8", stack="nccl")
+    assert (trt.stack, nccl.stack) == ("tensorrt-llm", "nccl")
+    for a, b in zip(trt.options, nccl.options):
+        assert a.tp == b.tp
+        assert (b.tokens_per_s_per_user_at_1 < a.tokens_per_s_per_user_at_1) if a.tp > 1 else \
+            (b.tokens_per_s_per_user_at_1 == a.tokens_per_s_per_user_at_1)
+    assert nccl.best.tokens_per_s_per_gpu <= trt.best.tokens_per_s_per_gpu
+    with pytest.raises(InputError, match="serving stack"):
+        search.serve("llama3.1-70b", "hgx-h100", 8, 2048, 256, 20.0, stack="tgi")

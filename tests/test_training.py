@@ -92,3 +92,30 @@ def test_cli_train_json_and_exit_2():
     assert set(row["exposed_comm_s"]) == {"tp", "pp", "dp", "ep", "cp"}
     bad = subprocess.run(base + ["--gpus", "1000"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and bad.stdout == ""
+
+
+def test_fp8_speedup_is_below_its_peak_ratio_and_shrinks_with_the_hidden_size():
+    """FP8 training doubles the GEMM peak but not the memory traffic: Transformer Engine keeps activations, norms
+    and residuals in BF16 and casts each GEMM operand on the way in. So FP8's compute speedup over BF16 stays below
+    the ratio of their measured matmul ceilings (x peaks), and is smallest where traffic weighs most: a small
+    hidden size per GPU (MPT 3B's 2560 against Llama 3.1 405B's 16384 over TP 8 = 2048 is the same order; 2560
+    against 16384 on one GPU is the contrast)."""
+    import numpy as np
+
+    from multigpu.compute import gemm
+    from multigpu.hardware import catalog
+
+    gpu = catalog.gpu("h100-sxm")
+    peak_ratio = (training.peak_flops(gpu, "fp8") * gemm.relative_ceiling(gpu.id, "fp8")
+                  / (training.peak_flops(gpu, "bf16") * gemm.relative_ceiling(gpu.id, "bf16")))
+
+    def speedup(model_id: str) -> float:
+        model = models.model(model_id)
+        lay = {dtype: training.Layouts(*(np.array([v]) for v in (1, 1, 8, 4, 1, 1)), global_batch=32, seq=2048,
+                                       recompute="none", sequence_parallel=False, dtype=dtype, zero_stage=1)
+               for dtype in ("bf16", "fp8")}
+        rate = {d: training.peak_flops(gpu, d) * training._fraction(model, gpu, lay[d], d)[0] for d in lay}
+        return float(rate["fp8"] / rate["bf16"])
+
+    small, large = speedup("mpt-3b"), speedup("llama3.1-405b")
+    assert 1.0 < small < large < peak_ratio

@@ -10,9 +10,10 @@
   reads every weight and the whole KV cache once (memory-bound) at an
   achievable fraction of HBM bandwidth, unless its FLOPs take longer; then it
   pays two all-reduces per layer of ``batch x hidden`` elements, which are
-  small and latency-bound. The algorithm is the fastest the system offers
-  (NCCL's ``auto``, or the one-shot and two-shot kernels of TensorRT-LLM
-  and vLLM).
+  small and latency-bound. Which all-reduce runs is the serving stack's
+  (:data:`STACKS`, ``infer --stack``): TensorRT-LLM (the default) the fastest
+  of NCCL and its one-shot and two-shot kernels; vLLM its one-shot / two-shot
+  kernels below 8 MiB by its own size rule, NCCL above; ``nccl`` NCCL alone.
 - **What a user sees**: the time to first token (TTFT, the prefill of their
   prompt, no queueing) and then one token per decode step: the time per
   output token is the decode step (``tpot_s``; decode only) and
@@ -61,25 +62,75 @@ from multigpu.hardware import catalog
 #: Typical of memory-bound GEMV and paged-attention kernels (about 80-90 % in STREAM-like copies on
 #: H100/H200; nvbandwidth and vendor guidance); 0.8 taken, stated here as an assumption.
 HBM_EFFICIENCY = 0.8
-ALLREDUCE_CHOICES = ("auto", "direct", "two-shot")
 
 
-def _allreduce_us(system_id: str, tp: int, nbytes: np.ndarray, cal: Calibration) -> np.ndarray:
-    """Fastest all-reduce among NCCL's choice and the one-/two-shot kernels, microseconds per size."""
+@dataclass(frozen=True)
+class Stack:
+    """A serving stack's tensor-parallel all-reduce: which kernels it runs at which message size.
+
+    ``custom_max_bytes``: messages below it take the stack's own one-shot / two-shot kernels (where the GPUs
+    allow them: one node, NVLink between every pair beyond 2 GPUs, ``custom_ranks``), larger ones NCCL; None
+    means the fastest of NCCL and both kernels at every size. ``one_shot_below``: (ranks up to, bytes) pairs,
+    the one-shot / two-shot crossover; two ranks always run one-shot."""
+
+    name: str
+    custom: bool
+    custom_max_bytes: float | None
+    custom_ranks: tuple[int, ...]
+    one_shot_below: tuple[tuple[int, float], ...]
+    source: str
+
+
+#: The serving stacks ``infer --stack`` takes; the first is the default.
+STACKS = {
+    "tensorrt-llm": Stack(
+        "tensorrt-llm", True, None, (2, 4, 8, 16), (),
+        "assumption: TensorRT-LLM's AUTO all-reduce strategy picks NCCL, one-shot or two-shot by a tuned "
+        "heuristic; taken as the fastest of the three at every size"),
+    "vllm": Stack(
+        "vllm", True, 8 * 2**20, (2, 4, 6, 8), ((4, 512 * 2**10), (8, 256 * 2**10)),
+        "vllm-project/vllm vllm/distributed/device_communicators/custom_all_reduce.py: CustomAllreduce "
+        "(_SUPPORTED_WORLD_SIZES 2, 4, 6, 8; max_size 8192 x 1024 bytes, NCCL above; should_fuse_ar_norm's "
+        "one-shot / two-shot crossover of custom_all_reduce.cuh: 512 KiB up to 4 ranks, 256 KiB beyond)"),
+    "nccl": Stack(
+        "nccl", False, None, (), (),
+        "NCCL only: torch.distributed without custom kernels (e.g. vLLM with --disable-custom-all-reduce)"),
+}
+DEFAULT_STACK = "tensorrt-llm"
+
+
+def stack(name: str) -> Stack:
+    """The serving stack ``name`` (:data:`STACKS`); an unknown name is an :class:`InputError`."""
+    if name not in STACKS:
+        raise InputError(f"unknown serving stack '{name}'; expected one of {', '.join(STACKS)}")
+    return STACKS[name]
+
+
+def _allreduce_us(system_id: str, tp: int, nbytes: np.ndarray, cal: Calibration,
+                  stack_name: str = DEFAULT_STACK) -> np.ndarray:
+    """One tensor-parallel all-reduce as ``stack_name`` runs it, microseconds per size (bytes)."""
     if tp < 2:
         return np.zeros(np.atleast_1d(nbytes).shape)
-    return np.asarray(_allreduce_cached(system_id, tp, tuple(np.atleast_1d(nbytes).tolist()), cal))
+    return np.asarray(_allreduce_cached(system_id, tp, tuple(np.atleast_1d(nbytes).tolist()), cal, stack_name))
 
 
 @lru_cache(maxsize=4096)
-def _allreduce_cached(system_id: str, tp: int, sizes: tuple[float, ...], cal: Calibration) -> tuple[float, ...]:
-    best = np.full(len(sizes), np.inf)
-    for algorithm in ALLREDUCE_CHOICES:
-        if algorithm != "auto" and algorithm not in collectives.available("allreduce", system_id, tp, cal=cal):
-            continue
-        best = np.minimum(best, collectives.time_us("allreduce", system_id, tp, np.array(sizes),
-                                                    algorithm=algorithm, cal=cal))
-    return tuple(best.tolist())
+def _allreduce_cached(system_id: str, tp: int, sizes: tuple[float, ...], cal: Calibration,
+                      stack_name: str) -> tuple[float, ...]:
+    run_as = stack(stack_name)
+    nbytes = np.array(sizes)
+    nccl = collectives.time_us("allreduce", system_id, tp, nbytes, cal=cal)
+    usable = run_as.custom and tp in run_as.custom_ranks and \
+        "direct" in collectives.available("allreduce", system_id, tp, cal=cal)
+    if not usable:
+        return tuple(np.atleast_1d(nccl).tolist())
+    one_shot, two_shot = (collectives.time_us("allreduce", system_id, tp, nbytes, algorithm=a, cal=cal)
+                          for a in ("direct", "two-shot"))
+    if run_as.custom_max_bytes is None:
+        return tuple(np.minimum(nccl, np.minimum(one_shot, two_shot)).tolist())
+    crossover = next((b for ranks, b in run_as.one_shot_below if tp <= ranks), 0.0)
+    custom = np.where((tp == 2) | (nbytes < crossover), one_shot, two_shot)
+    return tuple(np.where(nbytes < run_as.custom_max_bytes, custom, nccl).tolist())
 
 
 def tp_bytes_per_query_per_gpu(model_id: str, tp: int, input_tokens: int, output_tokens: int,
@@ -129,6 +180,7 @@ class ServingRun:
     input_tokens: int
     output_tokens: int
     dtype: str
+    stack: str  #: the serving stack whose all-reduce kernels the tensor-parallel traffic runs on (:data:`STACKS`)
     ttft_s: Any  #: time to first token: the prefill of the user's prompt (no queueing)
     tpot_s: Any  #: time per output token a user sees: one decode step of the batch (decode only)
     tokens_per_s_per_user: Any  #: 1 / tpot_s
@@ -150,9 +202,11 @@ class ServingRun:
 
 
 def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, output_tokens: int,
-        pp: int = 1, dtype: str = "bf16", cal: Calibration | None = None) -> ServingRun:
-    """Latency and throughput of serving ``batch`` concurrent queries (``batch`` may be an array):
-    a :class:`ServingRun`."""
+        pp: int = 1, dtype: str = "bf16", cal: Calibration | None = None,
+        stack_name: str = DEFAULT_STACK) -> ServingRun:
+    """Latency and throughput of serving ``batch`` concurrent queries (``batch`` may be an array) with the
+    all-reduce kernels of the serving stack ``stack_name`` (:data:`STACKS`): a :class:`ServingRun`."""
+    stack(stack_name)
     model, system = models.model(model_id), catalog.system(system_id)
     gpu = catalog.gpu(system.gpu)
     cal = calibration.resolve(cal)
@@ -162,28 +216,31 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     math_dtype = compute_dtype(gpu, dtype)
     peak = peak_flops(gpu, math_dtype)
     width = models.dtype_bytes(dtype)
-    # achievable_fraction prices operand traffic at 16 bits per element; an 8-bit format moves half the
-    # bytes, i.e. the same elements at twice the bandwidth (else FP8 decode re-reads weights at BF16 width)
-    operand_bw_Bps = gpu.mem_bw_GBps * 1e9 * models.dtype_bytes("bf16") / width
+    # weights held in 8 bits stream twice the elements per byte (else FP8 decode re-reads weights at BF16
+    # width); activations, norms and residuals stay 16-bit, as achievable_fraction prices them
+    activation_bw_Bps = gpu.mem_bw_GBps * 1e9
+    weight_bw_Bps = activation_bw_Bps * models.dtype_bytes("bf16") / width
     layers_allreduces = 2 * model.layers  # every layer's all-reduces are on the token's path, whatever pp
 
     # prefill of one prompt
     ceiling = gemm.relative_ceiling(gpu.id, math_dtype)  # the A100 fit carried over by the GPU's matmul ceiling
-    prefill_fraction = models.achievable_fraction(peak, model.hidden / tp, input_tokens, operand_bw_Bps, ceiling)
+    prefill_fraction = models.achievable_fraction(peak, model.hidden / tp, input_tokens, activation_bw_Bps, ceiling,
+                                                  weight_bw_Bps)
     prefill_compute = models.prefill_flops(model, input_tokens) / gpus / (peak * prefill_fraction)
     wire = models.dtype_bytes(WIRE_DTYPE.get(dtype, dtype))  # all-reduces carry 16-bit activations under FP8
     prefill_comm = layers_allreduces * _allreduce_us(system.id, tp, np.asarray(input_tokens * model.hidden * wire,
-                                                                              dtype=float), cal)[0] * 1e-6
+                                                                              dtype=float), cal, stack_name)[0] * 1e-6
     ttft = prefill_compute + prefill_comm
 
     # one decode step for the whole batch, at the mean KV length over the output
     kv_len = input_tokens + output_tokens / 2
     read = models.decode_bytes_per_step(model, b, kv_len, dtype, dtype)
     memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / gpus / (gpu.mem_bw_GBps * 1e9 * HBM_EFFICIENCY)
-    decode_fraction = models.achievable_fraction(peak, model.hidden / tp, b, operand_bw_Bps, ceiling)
+    decode_fraction = models.achievable_fraction(peak, model.hidden / tp, b, activation_bw_Bps, ceiling,
+                                                 weight_bw_Bps)
     flops_s = b * models.decode_flops_per_token(model, kv_len) / gpus / (peak * decode_fraction)
     decode_compute = np.maximum(memory_s, flops_s)
-    decode_comm = layers_allreduces * _allreduce_us(system.id, tp, b * model.hidden * wire, cal) * 1e-6
+    decode_comm = layers_allreduces * _allreduce_us(system.id, tp, b * model.hidden * wire, cal, stack_name) * 1e-6
     decode_step = decode_compute + decode_comm
 
     # what a user sees (decode only between tokens), and the steady-state cycle of in-flight batching
@@ -195,7 +252,7 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     memory_GB = np.asarray(memory["total_bytes"], dtype=float) / 1e9
     out = {
         "model": model.id, "system": system.id, "tp": tp, "pp": pp, "batch": b, "input_tokens": input_tokens,
-        "output_tokens": output_tokens, "dtype": dtype,
+        "output_tokens": output_tokens, "dtype": dtype, "stack": stack_name,
         "ttft_s": ttft * np.ones_like(b), "tpot_s": tpot, "tokens_per_s_per_user": 1.0 / tpot,
         "tokens_per_s_per_gpu": b * output_tokens / cycle / gpus, "decode_step_s": decode_step,
         "query_time_s": ttft + output_tokens * tpot, "cycle_s": cycle,

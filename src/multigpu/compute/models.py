@@ -886,7 +886,8 @@ def efficiency_constants(path: Path = EFFICIENCY_CSV) -> EfficiencyConstants:
 
 
 def achievable_fraction(gpu_flops_peak: ArrayLike, hidden_per_gpu: ArrayLike, tokens_per_microbatch: ArrayLike,
-                        mem_bw_Bps: ArrayLike | None = None, ceiling_scale: ArrayLike = 1.0) -> Number:
+                        mem_bw_Bps: ArrayLike | None = None, ceiling_scale: ArrayLike = 1.0,
+                        weight_bw_Bps: ArrayLike | None = None) -> Number:
     """Fraction of dense peak FLOP/s a transformer layer's compute reaches on one GPU (communication excluded).
 
     An additive roofline: time per FLOP is the GEMM time at its best efficiency
@@ -908,6 +909,9 @@ def achievable_fraction(gpu_flops_peak: ArrayLike, hidden_per_gpu: ArrayLike, to
     ``data/compute_efficiency.csv``) on A100 runs; ``ceiling_scale`` carries
     ``eta_max`` to another GPU and precision, as its measured matmul ceiling
     over the A100's (:func:`multigpu.compute.gemm.relative_ceiling`).
+    ``weight_bw_Bps`` (default ``mem_bw_Bps``) prices the weight reads apart:
+    weights held in 8 bits (FP8 serving) stream twice the elements per byte,
+    while activations, norms and residuals stay 16-bit (``mem_bw_Bps``).
     Communication, the pipeline bubble and the optimizer step are not in this
     fraction.
     """
@@ -920,5 +924,6 @@ def achievable_fraction(gpu_flops_peak: ArrayLike, hidden_per_gpu: ArrayLike, to
     if np.any(hidden <= 0) or np.any(tokens <= 0) or np.any(peak <= 0):
         raise InputError("gpu_flops_peak, hidden_per_gpu and tokens_per_microbatch must be positive")
     eta = c.gemm_efficiency_max * np.asarray(ceiling_scale, dtype=float)
-    inverse = 1.0 / eta + balance * (1.0 / tokens + c.traffic_per_hidden / hidden)
+    weight_balance = balance if weight_bw_Bps is None else peak / np.asarray(weight_bw_Bps, dtype=float)
+    inverse = 1.0 / eta + weight_balance / tokens + balance * c.traffic_per_hidden / hidden
     return _out(1.0 / inverse)

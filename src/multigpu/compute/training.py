@@ -526,12 +526,13 @@ class Layouts:
 
 def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layouts, dtype: str) -> np.ndarray:
     """Achievable fraction of ``gpu``'s dense ``dtype`` peak for the layouts' GEMMs: the A100 fit carried over by
-    the GPU's measured matmul ceiling (:func:`multigpu.compute.gemm.relative_ceiling`)."""
-    # the fit prices operand traffic at 16 bits per element: 8-bit operands move the same elements in half the
-    # bytes (as multigpu.compute.inference does for FP8 weights)
-    operand_bw_Bps = gpu.mem_bw_GBps * 1e9 * models.dtype_bytes("bf16") / models.dtype_bytes(dtype)
+    the GPU's measured matmul ceiling (:func:`multigpu.compute.gemm.relative_ceiling`).
+
+    The memory traffic is priced at 16 bits per element in every precision: FP8 training (Transformer Engine)
+    keeps weights, activations, norms and residuals in BF16 and casts each GEMM's operands to FP8 on the way in,
+    reading the 16-bit tensor (the casts' own writes are not charged: a lower bound on FP8's traffic)."""
     return np.asarray(models.achievable_fraction(peak_flops(gpu, dtype), model.hidden / lay.tp,
-                                                 lay.micro_batch * lay.seq / lay.cp, operand_bw_Bps,
+                                                 lay.micro_batch * lay.seq / lay.cp, gpu.mem_bw_GBps * 1e9,
                                                  ceiling_scale=gemm.relative_ceiling(gpu.id, dtype)))
 
 

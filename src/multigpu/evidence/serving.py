@@ -202,6 +202,7 @@ class ModelCall:
     assumption: str  #: what was assumed to make the call ("" if nothing)
     source: str
     closed_loop: bool = False  #: a fixed-concurrency row: latencies under load (:func:`inference.closed_loop`)
+    stack: str = inference.DEFAULT_STACK  #: the serving stack whose all-reduce kernels the row ran
 
 
 @dataclass(frozen=True)
@@ -284,12 +285,23 @@ def map_row(row: ServingRow, max_load_batch: bool = True) -> ModelCall | str:
         measured, unit = measured_value(row)
     except InputError as exc:
         return exc.message
+    stack_name = serving_stack(row.stack)
+    if stack_name is None:
+        stack_name = inference.DEFAULT_STACK
+        assumptions.append(f"serving stack '{row.stack or ''}' not modelled: {stack_name}'s all-reduce kernels")
     closed = (row.scenario or "").lower() == CLOSED_LOOP_SCENARIO and batch is not None
     if closed and kind != "throughput":
         assumptions.append(f"{batch} users at fixed concurrency: the closed-loop model's latencies under load")
     return ModelCall(row.id, row.kind, row.split, kind, model_id, stand_in, row.system_id, row.tp, pp, batch,
                      row.input_tokens, output, row.dtype, measured, unit, "; ".join(assumptions), row.source,
-                     closed_loop=closed)
+                     closed_loop=closed, stack=stack_name)
+
+
+def serving_stack(text: str | None) -> str | None:
+    """The model's serving stack (:data:`multigpu.compute.inference.STACKS`) for a row's ``stack`` as the source
+    names it ("nim (tensorrt-llm)" runs TensorRT-LLM), or None when no modelled stack is named."""
+    named = (text or "").lower()
+    return next((name for name in inference.STACKS if name in named), None)
 
 
 def _value(run: inference.ServingRun, metric: str, closed_loop: bool = False) -> float:
@@ -306,7 +318,8 @@ def predict(call: ModelCall, cal: Calibration | None = None) -> Prediction:
     first finds the largest batch up to :data:`MAX_BATCH` that fits; if none does, batch 1 (``fits`` False).
     Raises the model's :class:`InputError` (e.g. a dtype it has no rate for)."""
     args = dict(model_id=call.model_id, system_id=call.system_id, tp=call.tp, input_tokens=call.input_tokens,
-                output_tokens=call.output_tokens, pp=call.pp, dtype=call.dtype, cal=cal)
+                output_tokens=call.output_tokens, pp=call.pp, dtype=call.dtype, cal=cal,
+                stack_name=call.stack)
     batch = call.batch
     if batch is None:
         fits = np.asarray(inference.run(batch=np.arange(1, MAX_BATCH + 1), **args).fits, dtype=bool)

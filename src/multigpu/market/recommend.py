@@ -52,7 +52,7 @@ import pandas as pd
 
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
-from multigpu.compute import models, training
+from multigpu.compute import inference, models, training
 from multigpu.hardware import catalog
 from multigpu.market import cost, search
 from multigpu.market.prices import PriceTable
@@ -317,7 +317,7 @@ def serve(model_id: str, tokens_per_s_per_user: float, requests_per_s: float, ta
           input_tokens: int = DEFAULT_INPUT_TOKENS, output_tokens: int = DEFAULT_OUTPUT_TOKENS,
           max_gpus: int = DEFAULT_MAX_GPUS, budget_usd_per_hour: float | None = None, dtype: str = "bf16",
           rank_by: str = "cost", max_ttft_s: float | None = None, cal: Calibration | None = None,
-          progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+          progress: Callable[[int, int], None] | None = None, stack: str = inference.DEFAULT_STACK) -> pd.DataFrame:
     """Every offer's cheapest way to serve ``requests_per_s`` queries (``input_tokens`` in, ``output_tokens``
     out) with each user seeing at least ``tokens_per_s_per_user`` (one token per decode step) and, if given,
     the first token within ``max_ttft_s`` seconds, ranked.
@@ -325,9 +325,11 @@ def serve(model_id: str, tokens_per_s_per_user: float, requests_per_s: float, ta
     Per offer: the serving search's best tensor-parallel degree and batch (:func:`multigpu.market.search.serve`);
     ``instances`` = the load over one instance's capacity, rounded up. Options over
     ``max_gpus`` GPUs or ``budget_usd_per_hour`` stay in the table, ``feasible`` False. ``rank_by``: ``cost``
-    (USD per hour) or ``time`` (time per output token, ms). Columns :data:`SERVE_COLUMNS`.
+    (USD per hour) or ``time`` (time per output token, ms). ``stack``: the serving stack, whose all-reduce
+    kernels tensor parallelism runs on (:data:`multigpu.compute.inference.STACKS`). Columns :data:`SERVE_COLUMNS`.
     """
     model = models.model(model_id)
+    inference.stack(stack)
     rate = parse_amount(tokens_per_s_per_user, "tokens per second per user")
     load = parse_amount(requests_per_s, "requests per second")
     _check_common(max_gpus, rank_by, None, budget_usd_per_hour)
@@ -339,7 +341,8 @@ def serve(model_id: str, tokens_per_s_per_user: float, requests_per_s: float, ta
     rows = []
     records = listed.to_dict("records")
     for i, offer in enumerate(records):
-        rows.append(_serve_offer(model, offer, rate, demand_tps, input_tokens, output_tokens, dtype, max_ttft_s, cal))
+        rows.append(_serve_offer(model, offer, rate, demand_tps, input_tokens, output_tokens, dtype, max_ttft_s, cal,
+                                 stack))
         if progress is not None:
             progress(i + 1, len(records))
     frame = pd.DataFrame(rows, columns=[c for c in SERVE_COLUMNS if c != "rank"] + ["_tier"])
@@ -355,20 +358,21 @@ def serve(model_id: str, tokens_per_s_per_user: float, requests_per_s: float, ta
             frame.loc[i, ["feasible", "_tier", "reason"]] = [False, MISSES_LIMIT, "; ".join(missed)]
     frame = rank(frame, rank_by, "cost_per_hour_usd", "tpot_ms")
     frame.attrs.update(kind="serve", model=model.id, tokens_per_s_per_user=rate, requests_per_s=load,
-                       input_tokens=input_tokens, output_tokens=output_tokens, max_gpus=max_gpus,
+                       input_tokens=input_tokens, output_tokens=output_tokens, max_gpus=max_gpus, stack=stack,
                        budget_usd_per_hour=budget_usd_per_hour, rank_by=rank_by, offers=len(records),
                        seconds=time.perf_counter() - start, path=listed.attrs.get("path"))
     return frame
 
 
 def _serve_offer(model: models.Model, offer: dict[str, Any], rate: float, demand_tps: float, input_tokens: int,
-                 output_tokens: int, dtype: str, max_ttft_s: float | None, cal: Calibration | None) -> dict[str, Any]:
+                 output_tokens: int, dtype: str, max_ttft_s: float | None, cal: Calibration | None,
+                 stack: str = inference.DEFAULT_STACK) -> dict[str, Any]:
     system = catalog.system(offer["system"])
     per = int(offer["gpus_per_instance"])
     price_hour = float(offer["price_per_gpu_hour_usd"]) * per
     base = _base_row(offer)
     found = search.serve(model.id, system.id, per, input_tokens, output_tokens, rate, dtype=dtype,
-                         max_ttft_s=max_ttft_s, cal=cal)
+                         max_ttft_s=max_ttft_s, cal=cal, stack=stack)
     best = found.best
     if best is None:
         return dict(base, instances=None, gpus=None, layout="", feasible=False, reason=f"cannot run: {found.reason}",

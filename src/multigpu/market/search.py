@@ -410,9 +410,10 @@ def _pick(tp: int, floor: float, output_tokens: int, ttft_s: float, decode_nonco
 
 @MEMO
 def _serving_option(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int, floor: float,
-                    dtype: str, cal: Calibration) -> ServingOption:
+                    dtype: str, cal: Calibration, stack: str = inference.DEFAULT_STACK) -> ServingOption:
     batches = np.arange(1, MAX_BATCH + 1)
-    r = inference.run(model_id, system_id, tp, batches, input_tokens, output_tokens, dtype=dtype, cal=cal)
+    r = inference.run(model_id, system_id, tp, batches, input_tokens, output_tokens, dtype=dtype, cal=cal,
+                      stack_name=stack)
     decode = np.asarray(r.decode_step_s, dtype=float)
     decode_comm = np.asarray(r.decode_comm_s, dtype=float)
     cycle = np.asarray(r.cycle_s, dtype=float)
@@ -424,10 +425,11 @@ def _serving_option(model_id: str, system_id: str, tp: int, input_tokens: int, o
 
 def serving_option(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int,
                    min_tokens_per_s_per_user: float, *, dtype: str = "bf16",
-                   cal: Calibration | None = None) -> ServingOption:
-    """Serving on ``tp`` GPUs of a system at the largest batch that meets ``min_tokens_per_s_per_user``."""
+                   cal: Calibration | None = None, stack: str = inference.DEFAULT_STACK) -> ServingOption:
+    """Serving on ``tp`` GPUs of a system at the largest batch that meets ``min_tokens_per_s_per_user``, with the
+    all-reduce kernels of the serving ``stack`` (:data:`multigpu.compute.inference.STACKS`)."""
     return _serving_option(model_id, system_id, tp, input_tokens, output_tokens, float(min_tokens_per_s_per_user),
-                           dtype, calibration.resolve(cal))
+                           dtype, calibration.resolve(cal), inference.stack(stack).name)
 
 
 @dataclass(frozen=True)
@@ -446,33 +448,36 @@ class ServingSearch:
     best: ServingOption | None
     reason: str
     max_ttft_s: float | None = None  #: the ceiling on time to first token (None: no ceiling), seconds
+    stack: str = inference.DEFAULT_STACK  #: the serving stack (its tensor-parallel all-reduce kernels)
 
 
 def serve(model_id: str, system_id: str, gpus: int, input_tokens: int, output_tokens: int,
           min_tokens_per_s_per_user: float, *, dtype: str = "bf16", max_ttft_s: float | None = None,
-          cal: Calibration | None = None) -> ServingSearch:
+          cal: Calibration | None = None, stack: str = inference.DEFAULT_STACK) -> ServingSearch:
     """The best way to serve on an instance of ``gpus`` GPUs: every tensor-parallel degree that divides the
     instance, the model's heads, and fits in one node; a serving target is the per-user floor (one token per
     decode step) and, if given, a ceiling ``max_ttft_s`` on the time to first token. The most tokens/s per
-    GPU wins (then the faster per-user speed, then the smaller degree)."""
+    GPU wins (then the faster per-user speed, then the smaller degree). ``stack``: the serving stack, whose
+    all-reduce kernels the tensor-parallel traffic runs on (:data:`multigpu.compute.inference.STACKS`)."""
     ceiling = None if max_ttft_s is None else float(max_ttft_s)
     return _serve(model_id, system_id, gpus, input_tokens, output_tokens, float(min_tokens_per_s_per_user), dtype,
-                  ceiling, calibration.resolve(cal))
+                  ceiling, calibration.resolve(cal), inference.stack(stack).name)
 
 
 @MEMO
 def _serve(model_id: str, system_id: str, gpus: int, input_tokens: int, output_tokens: int, floor: float,
-           dtype: str, max_ttft_s: float | None, cal: Calibration) -> ServingSearch:
+           dtype: str, max_ttft_s: float | None, cal: Calibration,
+           stack: str = inference.DEFAULT_STACK) -> ServingSearch:
     model, system = models.model(model_id), catalog.system(system_id)
     tps = [tp for tp in _divisors(gpus) if tp <= system.gpus_per_node and not model.heads % tp]
-    options = tuple(_serving_option(model.id, system.id, tp, input_tokens, output_tokens, floor, dtype, cal)
+    options = tuple(_serving_option(model.id, system.id, tp, input_tokens, output_tokens, floor, dtype, cal, stack)
                     for tp in tps)
     quick = [o for o in options if max_ttft_s is None or o.ttft_s <= max_ttft_s]
     ok = [o for o in quick if o.batch]
     best = max(ok, key=lambda o: (o.tokens_per_s_per_gpu, o.tokens_per_s_per_user, -o.tp)) if ok else None
     reason = "" if best is not None else _why_not(options, quick, gpus, system, floor, max_ttft_s)
     return ServingSearch(model.id, system.id, gpus, input_tokens, output_tokens, floor, dtype, options, best, reason,
-                         max_ttft_s)
+                         max_ttft_s, stack)
 
 
 def _why_not(options: tuple[ServingOption, ...], quick: list[ServingOption], gpus: int, system: catalog.System,

@@ -28,6 +28,7 @@ _DECIMALS = {"time_h": 1, "cost_usd": 0, "capacity_tokens_per_s": 0, "cost_per_h
              "cost_per_million_tokens_usd": 3}
 
 from multigpu.cli import args as types
+from multigpu.compute import inference
 
 
 def register(subparsers: argparse._SubParsersAction, add_command) -> None:
@@ -44,6 +45,9 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--requests-per-s", metavar="Q", type=types.positive, help="queries per second to carry (with --serve)")
     parser.add_argument("--max-ttft-s", metavar="S", type=types.positive,
                         help="the longest time to first token a user may wait, seconds (with --serve; default: none)")
+    parser.add_argument("--stack", choices=tuple(inference.STACKS), default=None,
+                        help="serving stack, which decides the tensor-parallel all-reduce kernels (with --serve; "
+                             f"default {inference.DEFAULT_STACK}; see infer --help)")
     parser.add_argument("--max-gpus", metavar="N", type=types.count, default=None,
                         help="the most GPUs an option may rent (default 1024)")
     parser.add_argument("--deadline-h", metavar="H", type=types.positive, help="training must finish within H hours")
@@ -89,7 +93,7 @@ def _check(args: argparse.Namespace) -> None:
                   "--global-batch": args.global_batch, "--method": args.method, "--lora-rank": args.lora_rank}
     serve_only = {"--tokens-per-s-per-user": args.tokens_per_s_per_user, "--requests-per-s": args.requests_per_s,
                   "--input-tokens": args.input_tokens, "--output-tokens": args.output_tokens,
-                  "--max-ttft-s": args.max_ttft_s}
+                  "--max-ttft-s": args.max_ttft_s, "--stack": args.stack}
     if args.train:
         if args.tokens is None:
             raise InputError("recommend: --train needs --tokens T (e.g. 2e11)")
@@ -144,7 +148,7 @@ def _options(args: argparse.Namespace, recommend: Any, table: Any, max_gpus: int
     return recommend.serve(args.serve, args.tokens_per_s_per_user, args.requests_per_s, table,
                            input_tokens=input_tokens, output_tokens=output_tokens, max_gpus=max_gpus,
                            budget_usd_per_hour=args.budget, dtype=args.dtype, rank_by=args.rank_by,
-                           max_ttft_s=args.max_ttft_s, progress=update)
+                           max_ttft_s=args.max_ttft_s, progress=update, stack=args.stack or inference.DEFAULT_STACK)
 
 
 def _header(options: Any) -> str:

@@ -41,6 +41,10 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     infer.add_argument("--input-tokens", type=types.count, required=True)
     infer.add_argument("--output-tokens", type=types.count, required=True)
     infer.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
+    infer.add_argument("--stack", choices=tuple(inference.STACKS), default=inference.DEFAULT_STACK,
+                       help="serving stack, which decides the tensor-parallel all-reduce kernels: tensorrt-llm "
+                            "(the fastest of NCCL, one-shot and two-shot), vllm (its custom kernels below 8 MiB, "
+                            "NCCL above), nccl (NCCL only); default %(default)s")
     infer.epilog = INFER_FIELDS
     infer.formatter_class = argparse.RawDescriptionHelpFormatter
     infer.set_defaults(handler=_infer)
@@ -82,4 +86,4 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
 
 def _infer(args: argparse.Namespace) -> dict[str, Any]:
     return inference.run(args.model, args.system, args.tp, args.batch, args.input_tokens, args.output_tokens,
-                         pp=args.pp, dtype=args.dtype).to_dict()
+                         pp=args.pp, dtype=args.dtype, stack_name=args.stack).to_dict()
