@@ -145,3 +145,18 @@ def test_the_serving_search_follows_the_stack():
     assert nccl.best.tokens_per_s_per_gpu <= trt.best.tokens_per_s_per_gpu
     with pytest.raises(InputError, match="serving stack"):
         search.serve("llama3.1-70b", "hgx-h100", 8, 2048, 256, 20.0, stack="tgi")
+
+
+def test_vllm_keeps_a_16_bit_kv_cache_under_fp8_weights():
+    """vLLM's --kv-cache-dtype defaults to 'auto' (the model's 16-bit type): serving FP8 weights, its KV cache holds
+    and reads twice the bytes of TensorRT-LLM's FP8 one, so long contexts decode more slowly and fewer queries fit;
+    BF16 weights are the same on both."""
+    trt, vllm = (inference.run("llama3.1-70b", "hgx-h100", 8, 64, 8192, 1024, dtype="fp8", stack_name=s)
+                 for s in ("tensorrt-llm", "vllm"))
+    kv = models.inference_memory_per_gpu_bytes("llama3.1-70b", tp=8, kv_tokens=64 * (8192 + 1024),
+                                               weight_dtype="fp8", kv_dtype="fp8")["kv_cache_bytes"] / 1e9
+    assert vllm.memory_per_gpu_GB - trt.memory_per_gpu_GB == pytest.approx(kv, rel=1e-6)
+    assert vllm.decode_compute_s > trt.decode_compute_s
+    bf16 = [inference.run("llama3.1-70b", "hgx-h100", 8, 64, 8192, 1024, stack_name=s).memory_per_gpu_GB
+            for s in ("tensorrt-llm", "vllm")]
+    assert bf16[0] == bf16[1]

@@ -14,6 +14,9 @@
   (:data:`STACKS`, ``infer --stack``): TensorRT-LLM (the default) the fastest
   of NCCL and its one-shot and two-shot kernels; vLLM its one-shot / two-shot
   kernels below 8 MiB by its own size rule, NCCL above; ``nccl`` NCCL alone.
+  The stack also decides the KV cache's precision under FP8 weights: FP8
+  with TensorRT-LLM (its FP8 checkpoints carry an FP8 KV cache; assumed),
+  BF16 with vLLM (its ``--kv-cache-dtype auto`` default).
 - **What a user sees**: the time to first token (TTFT, the prefill of their
   prompt, no queueing) and then one token per decode step: the time per
   output token is the decode step (``tpot_s``; decode only) and
@@ -79,6 +82,11 @@ class Stack:
     custom_ranks: tuple[int, ...]
     one_shot_below: tuple[tuple[int, float], ...]
     source: str
+    kv_cache_16_bit: bool = False  #: the KV cache stays 16-bit under FP8 weights unless asked (vLLM's "auto")
+
+    def kv_dtype(self, dtype: str) -> str:
+        """The KV cache's precision when serving weights of ``dtype``."""
+        return "bf16" if self.kv_cache_16_bit and dtype == "fp8" else dtype
 
 
 #: The serving stacks ``infer --stack`` takes; the first is the default.
@@ -91,7 +99,10 @@ STACKS = {
         "vllm", True, 8 * 2**20, (2, 4, 6, 8), ((4, 512 * 2**10), (8, 256 * 2**10)),
         "vllm-project/vllm vllm/distributed/device_communicators/custom_all_reduce.py: CustomAllreduce "
         "(_SUPPORTED_WORLD_SIZES 2, 4, 6, 8; max_size 8192 x 1024 bytes, NCCL above; should_fuse_ar_norm's "
-        "one-shot / two-shot crossover of custom_all_reduce.cuh: 512 KiB up to 4 ranks, 256 KiB beyond)"),
+        "one-shot / two-shot crossover of custom_all_reduce.cuh: 512 KiB up to 4 ranks, 256 KiB beyond); "
+        "KV cache: --kv-cache-dtype defaults to 'auto', the model's own 16-bit type, so FP8 weights keep a "
+        "BF16 KV cache unless fp8 is asked for (engine arguments, https://docs.vllm.ai/en/v0.4.2/models/engine_args.html)",
+        kv_cache_16_bit=True),
     "nccl": Stack(
         "nccl", False, None, (), (),
         "NCCL only: torch.distributed without custom kernels (e.g. vLLM with --disable-custom-all-reduce)"),
@@ -234,7 +245,8 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
 
     # one decode step for the whole batch, at the mean KV length over the output
     kv_len = input_tokens + output_tokens / 2
-    read = models.decode_bytes_per_step(model, b, kv_len, dtype, dtype)
+    kv_dtype = stack(stack_name).kv_dtype(dtype)
+    read = models.decode_bytes_per_step(model, b, kv_len, dtype, kv_dtype)
     memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / gpus / (gpu.mem_bw_GBps * 1e9 * HBM_EFFICIENCY)
     decode_fraction = models.achievable_fraction(peak, model.hidden / tp, b, activation_bw_Bps, ceiling,
                                                  weight_bw_Bps)
@@ -248,7 +260,7 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     cycle = b * ttft + output_tokens * decode_step
     comm = b * prefill_comm + output_tokens * decode_comm
     memory = models.inference_memory_per_gpu_bytes(model, tp=tp, pp=pp, kv_tokens=b * (input_tokens + output_tokens),
-                                                      weight_dtype=dtype, kv_dtype=dtype)
+                                                      weight_dtype=dtype, kv_dtype=kv_dtype)
     memory_GB = np.asarray(memory["total_bytes"], dtype=float) / 1e9
     out = {
         "model": model.id, "system": system.id, "tp": tp, "pp": pp, "batch": b, "input_tokens": input_tokens,

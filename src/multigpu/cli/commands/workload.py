@@ -44,7 +44,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     infer.add_argument("--stack", choices=tuple(inference.STACKS), default=inference.DEFAULT_STACK,
                        help="serving stack, which decides the tensor-parallel all-reduce kernels: tensorrt-llm "
                             "(the fastest of NCCL, one-shot and two-shot), vllm (its custom kernels below 8 MiB, "
-                            "NCCL above), nccl (NCCL only); default %(default)s")
+                            "NCCL above; under fp8 a BF16 KV cache, its --kv-cache-dtype auto), nccl (NCCL only); "
+                            "default %(default)s")
     infer.epilog = INFER_FIELDS
     infer.formatter_class = argparse.RawDescriptionHelpFormatter
     infer.set_defaults(handler=_infer)
