@@ -160,3 +160,15 @@ def test_vllm_keeps_a_16_bit_kv_cache_under_fp8_weights():
     bf16 = [inference.run("llama3.1-70b", "hgx-h100", 8, 64, 8192, 1024, stack_name=s).memory_per_gpu_GB
             for s in ("tensorrt-llm", "vllm")]
     assert bf16[0] == bf16[1]
+
+
+def test_serving_memory_follows_the_engine_default_share():
+    """TensorRT-LLM gives the KV cache 0.9 of the memory the weights leave free; vLLM takes 0.9 of the whole GPU
+    (and serves FP8 weights on GPUs without FP8 tensor cores). DeepSeek-V3 in FP8 (671 GB of weights) therefore
+    fits 8 H20 (96 GB) and 8 H200, not 8 A100 80GB, whose 85 GB each it would need 99 % of."""
+    fits = {s: inference.run("deepseek-v3", s, 8, 1, 8192, 256, dtype="fp8").fits
+            for s in ("dgx-a100", "hgx-h20", "hgx-h200")}
+    assert fits == {"dgx-a100": False, "hgx-h20": True, "hgx-h200": True}
+    trt, vllm = (inference.STACKS[s] for s in ("tensorrt-llm", "vllm"))
+    assert trt.memory_budget_GB(85.0, 70.0) == pytest.approx(70.0 + 0.9 * 15.0)
+    assert vllm.memory_budget_GB(85.0, 70.0) == pytest.approx(0.9 * 85.0)

@@ -173,3 +173,20 @@ def test_fsdp_over_all_data_parallel_ranks_is_zero_3():
         assert reasons == [] and call.zero_stage == 3 and call.dp == GPUS
     call, _ = runs.plan(synthetic("T-synthetic-ddp", runs.STEP_S, 5.0))
     assert call.zero_stage == 1  # Megatron's distributed optimizer, the default
+
+
+def test_published_layouts_that_ran_fit_but_three_near_misses():
+    """Memory is checked against what a program can allocate: the stated "80 GB" is 80 GiB, of which CUDA's
+    deviceQuery shows 85,045,477,376 bytes on an H100 80GB HBM3. Every published layout of the fit and holdout
+    runs then fits except three Llama 3.1 405B runs, each within 3.5 % of the GPU (see CATALOG-NOTES.md)."""
+    from multigpu.hardware import catalog
+
+    assert catalog.gpu("h100-sxm").usable_memory_GB * 1e9 == pytest.approx(85_045_477_376)
+    comparison = runs.compare()
+    misses = comparison[~comparison["fits"]]
+    assert set(misses["id"]) == {"T-mb2511-b200-llama3.1-405b-fp8-128", "T-dgxc2504-h100-llama31-405b-bf16-512",
+                                 "T-dgxc2504-h100-llama31-405b-fp8-512"}
+    for _, row in misses.iterrows():
+        call, _ = runs.plan(next(r for r in runs.runs() if r.id == row["id"]))
+        step = runs.model_step(call)
+        assert step.memory_per_gpu_GB / step.gpu_memory_GB < 1.035

@@ -53,7 +53,7 @@ def test_infeasible_layouts_never_rank():
     table = result.table
     assert not table[table["fits"]].empty
     for layout in result.top:
-        assert layout.memory_per_gpu_GB <= catalog.gpu("h100-sxm").memory_GB
+        assert layout.memory_per_gpu_GB <= catalog.gpu("h100-sxm").usable_memory_GB
 
 
 def test_a_job_that_fits_nowhere_says_why():

@@ -65,6 +65,11 @@ from multigpu.hardware import catalog
 #: Typical of memory-bound GEMV and paged-attention kernels (about 80-90 % in STREAM-like copies on
 #: H100/H200; nvbandwidth and vendor guidance); 0.8 taken, stated here as an assumption.
 HBM_EFFICIENCY = 0.8
+#: Share of GPU memory a serving engine takes by default: vLLM's ``gpu_memory_utilization`` (0.9 of the GPU's memory,
+#: https://docs.vllm.ai/en/v0.4.2/models/engine_args.html) and TensorRT-LLM's ``KvCacheConfig.free_gpu_memory_fraction``
+#: (0.9 of the memory free once the model is loaded, for the KV cache; tensorrt_llm/llmapi/llm_args.py). The rest is
+#: the engine's activations, workspaces and CUDA graphs.
+MEMORY_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -83,10 +88,19 @@ class Stack:
     one_shot_below: tuple[tuple[int, float], ...]
     source: str
     kv_cache_16_bit: bool = False  #: the KV cache stays 16-bit under FP8 weights unless asked (vLLM's "auto")
+    memory_of_free: bool = False  #: the memory share is of what the weights leave free (TensorRT-LLM), else of all
 
     def kv_dtype(self, dtype: str) -> str:
         """The KV cache's precision when serving weights of ``dtype``."""
         return "bf16" if self.kv_cache_16_bit and dtype == "fp8" else dtype
+
+    def memory_budget_GB(self, usable_GB: float, weights_GB: Any) -> Any:
+        """What weights and KV cache may take on a GPU with ``usable_GB`` (GB = 1e9 bytes): the engine's default
+        share (:data:`MEMORY_SHARE`) of all of it (vLLM's ``gpu_memory_utilization``), or the weights plus that
+        share of what they leave free (TensorRT-LLM's ``free_gpu_memory_fraction`` for the KV cache)."""
+        if self.memory_of_free:
+            return weights_GB + MEMORY_SHARE * (usable_GB - np.asarray(weights_GB))
+        return MEMORY_SHARE * usable_GB * np.ones_like(np.asarray(weights_GB, dtype=float))
 
 
 #: The serving stacks ``infer --stack`` takes; the first is the default.
@@ -94,7 +108,7 @@ STACKS = {
     "tensorrt-llm": Stack(
         "tensorrt-llm", True, None, (2, 4, 8, 16), (),
         "assumption: TensorRT-LLM's AUTO all-reduce strategy picks NCCL, one-shot or two-shot by a tuned "
-        "heuristic; taken as the fastest of the three at every size"),
+        "heuristic; taken as the fastest of the three at every size", memory_of_free=True),
     "vllm": Stack(
         "vllm", True, 8 * 2**20, (2, 4, 6, 8), ((4, 512 * 2**10), (8, 256 * 2**10)),
         "vllm-project/vllm vllm/distributed/device_communicators/custom_all_reduce.py: CustomAllreduce "
@@ -204,8 +218,8 @@ class ServingRun:
     decode_comm_s: Any  #: all-reduces of one decode step
     decode_compute_s: Any  #: weights and KV cache read (or FLOPs) of one decode step
     memory_per_gpu_GB: Any
-    gpu_memory_GB: float
-    fits: Any  #: memory per GPU within the GPU's
+    gpu_memory_GB: float  #: what a program can allocate on the GPU, GB (1e9 bytes; catalog.Gpu.usable_memory_GB)
+    fits: Any  #: weights and KV cache within the stack's share of that memory (Stack.memory_budget_GB)
 
     def to_dict(self) -> dict[str, Any]:
         """The run as a flat dict of plain values (arrays as lists), for JSON and CSV."""
@@ -262,6 +276,9 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     memory = models.inference_memory_per_gpu_bytes(model, tp=tp, pp=pp, kv_tokens=b * (input_tokens + output_tokens),
                                                       weight_dtype=dtype, kv_dtype=kv_dtype)
     memory_GB = np.asarray(memory["total_bytes"], dtype=float) / 1e9
+    # FP8 weights on a GPU without FP8 tensor cores run on vLLM's Marlin kernels (compute_dtype): its memory rule
+    engine = stack("vllm") if math_dtype != dtype else stack(stack_name)
+    budget = engine.memory_budget_GB(gpu.usable_memory_GB, np.asarray(memory["weights_bytes"], dtype=float) / 1e9)
     out = {
         "model": model.id, "system": system.id, "tp": tp, "pp": pp, "batch": b, "input_tokens": input_tokens,
         "output_tokens": output_tokens, "dtype": dtype, "stack": stack_name,
@@ -271,7 +288,7 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
         "tp_bytes_per_query_per_gpu": tp_bytes_per_query_per_gpu(model.id, tp, input_tokens, output_tokens, dtype),
         "comm_fraction": comm / cycle,
         "decode_comm_s": decode_comm, "decode_compute_s": decode_compute,
-        "memory_per_gpu_GB": memory_GB, "gpu_memory_GB": gpu.memory_GB, "fits": memory_GB <= gpu.memory_GB,
+        "memory_per_gpu_GB": memory_GB, "gpu_memory_GB": gpu.usable_memory_GB, "fits": memory_GB <= budget,
     }
     if np.ndim(batch) == 0:
         out = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in out.items()}

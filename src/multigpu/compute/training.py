@@ -591,7 +591,7 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
         "step_time_s": step_s, "model_tflops_per_gpu": model_flops / step_s / gpus / 1e12,
         "mfu": model_flops / step_s / gpus / peak, "compute_s": m * compute_mb, "compute_fraction_of_peak": fraction,
         "bubble_s": bubble, "tp_s": m * tp_mb, "pp_s": pp_s, "dp_s": dp_s, "ep_s": m * ep_mb, "cp_s": m * cp_mb,
-        "memory_per_gpu_GB": memory_GB, "fits": memory_GB <= gpu.memory_GB,
+        "memory_per_gpu_GB": memory_GB, "fits": memory_GB <= gpu.usable_memory_GB,
     }
 
 
@@ -639,7 +639,7 @@ class TrainingStep:
     bubble_s: float
     exposed_comm_s: ExposedComm
     memory_per_gpu_GB: float
-    gpu_memory_GB: float
+    gpu_memory_GB: float  #: what a program can allocate on the GPU, GB (1e9 bytes; catalog.Gpu.usable_memory_GB)
     fits: bool
     cp: int = 1  #: context-parallel degree
 
@@ -671,5 +671,5 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
         model.id, system.id, gpus, lay.tp, lay.pp, lay.dp, lay.ep, lay.global_batch, lay.micro_batch, lay.seq,
         lay.microbatches, lay.recompute, lay.sequence_parallel, lay.interleave, lay.dtype, r["step_time_s"],
         r["model_tflops_per_gpu"], r["mfu"], r["compute_s"], r["compute_fraction_of_peak"], r["bubble_s"],
-        ExposedComm(r["tp_s"], r["pp_s"], r["dp_s"], r["ep_s"], r["cp_s"]), r["memory_per_gpu_GB"], gpu.memory_GB,
+        ExposedComm(r["tp_s"], r["pp_s"], r["dp_s"], r["ep_s"], r["cp_s"]), r["memory_per_gpu_GB"], gpu.usable_memory_GB,
         bool(r["fits"]), lay.cp)

@@ -122,6 +122,13 @@ class Link(_Record):
         return 2 * self.per_gpu_GBps_per_dir
 
 
+GIB = 2**30
+#: Share of the stated (binary) memory a CUDA program sees: CUDA's deviceQuery on an "NVIDIA H100 80GB HBM3" reports
+#: 85,045,477,376 bytes of global memory, 0.990 of 80 GiB (thamada/nvidia-smi, nvsim/H100SXMx8_deviceQuery.py, a
+#: captured deviceQuery of an 8x H100 SXM node); taken for every GPU.
+USABLE_MEMORY_FRACTION = 85_045_477_376 / (80 * GIB)
+
+
 @dataclass(frozen=True)
 class Gpu(_Record):
     """One GPU model. Compute in dense TFLOPS, memory in GB, bandwidth in GB/s (1e9 B/s)."""
@@ -135,7 +142,7 @@ class Gpu(_Record):
     bf16_dense_TFLOPS: float | None  #: dense BF16 tensor rate; None if no BF16
     fp16_dense_TFLOPS: float | None  #: dense FP16 tensor rate (FP32 accumulate on GeForce)
     fp8_dense_TFLOPS: float | None  #: dense FP8 tensor rate; None if no FP8
-    memory_GB: float  #: HBM / VRAM capacity, 1e9 bytes
+    memory_GB: float  #: HBM / VRAM capacity as the vendor states it ("80 GB"): a binary size, GiB (see usable_memory_GB)
     memory_type: str
     mem_bw_GBps: float  #: memory bandwidth, GB/s
     nvlink: str | None  #: link id of the GPU-to-GPU fabric (NVLink, bridge, Infinity Fabric)
@@ -159,6 +166,13 @@ class Gpu(_Record):
     def nvlink_GBps_bidir(self) -> float:
         """GPU-to-GPU fabric per GPU, both directions added, GB/s."""
         return 2 * self.nvlink_GBps_per_dir
+
+    @property
+    def usable_memory_GB(self) -> float:
+        """Memory a program can allocate, GB (1e9 bytes): the stated capacity read as GiB (memory chips come in
+        binary sizes: an "80 GB" H100 holds 80 GiB), less what the driver keeps (:data:`USABLE_MEMORY_FRACTION`).
+        What fits in a GPU is decided against this figure."""
+        return self.memory_GB * GIB / 1e9 * USABLE_MEMORY_FRACTION
 
 
 @dataclass(frozen=True)
@@ -208,6 +222,13 @@ class System(_Record):
     def nvlink_GBps_bidir(self) -> float:
         """GPU-to-GPU fabric per GPU, both directions added, GB/s."""
         return 2 * self.nvlink_GBps_per_dir
+
+    @property
+    def usable_memory_GB(self) -> float:
+        """Memory a program can allocate, GB (1e9 bytes): the stated capacity read as GiB (memory chips come in
+        binary sizes: an "80 GB" H100 holds 80 GiB), less what the driver keeps (:data:`USABLE_MEMORY_FRACTION`).
+        What fits in a GPU is decided against this figure."""
+        return self.memory_GB * GIB / 1e9 * USABLE_MEMORY_FRACTION
 
 
 R = TypeVar("R", Link, Gpu, System)

@@ -340,7 +340,7 @@ def _train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int
     if valid.empty:
         gpu = catalog.gpu(catalog.system(system_id).gpu)
         reason = (f"does not fit: the leanest layout of {gpus} GPUs needs {table['memory_per_gpu_GB'].min():.0f} GB "
-                  f"per GPU, the {gpu.name} has {gpu.memory_GB:g} GB")
+                  f"per GPU, the {gpu.name} has {gpu.usable_memory_GB:.0f} GB")
     best = tuple(_layout(r) for r in valid.head(top).to_dict("records"))
     return TrainingSearch(models.model(model_id).id, system_id, gpus, global_batch, seq, dtype, zero_stages,
                           len(table), len(valid), time.perf_counter() - start, best, reason,
@@ -487,7 +487,7 @@ def _why_not(options: tuple[ServingOption, ...], quick: list[ServingOption], gpu
     gpu = catalog.gpu(system.gpu)
     fitting = [o for o in options if o.fits_one]
     if not fitting:
-        return (f"does not fit: the weights and one query's KV cache exceed {gpus} x {gpu.memory_GB:g} GB "
+        return (f"does not fit: the weights and one query's KV cache exceed {gpus} x {gpu.usable_memory_GB:.0f} GB "
                 f"(tp up to {min(gpus, system.gpus_per_node)})")
     if not any(o.fits_one for o in quick):
         fastest = min(o.ttft_s for o in fitting)
