@@ -103,3 +103,9 @@ def test_fit_error(holdout):
     fit = sweeps.summary(sweeps.compare(("fit",))).set_index("size_class")
     assert fit.loc["large", "median_abs_error"] <= 0.06
     assert fit.loc["small", "median_abs_error"] <= 0.16
+
+
+def test_the_sealed_sweeps_are_compared_only_when_named():
+    """A plain ``compare()`` never opens the sealed third (seen once, at the end), though sealed sweeps exist."""
+    assert any(s.split == "sealed" for s in sweeps.sweeps())
+    assert set(sweeps.compare()["split"]) == {"fit", "holdout"}
