@@ -94,12 +94,11 @@ def test_cli_train_json_and_exit_2():
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and bad.stdout == ""
 
 
-def test_fp8_speedup_is_below_its_peak_ratio_and_shrinks_with_the_hidden_size():
+def test_fp8_speedup_is_below_its_peak_ratio_and_grows_with_the_hidden_size():
     """FP8 training doubles the GEMM peak but not the memory traffic: Transformer Engine keeps activations, norms
     and residuals in BF16 and casts each GEMM operand on the way in. So FP8's compute speedup over BF16 stays below
-    the ratio of their measured matmul ceilings (x peaks), and is smallest where traffic weighs most: a small
-    hidden size per GPU (MPT 3B's 2560 against Llama 3.1 405B's 16384 over TP 8 = 2048 is the same order; 2560
-    against 16384 on one GPU is the contrast)."""
+    the ratio of the two measured matmul rates (peak x ceiling), and is smallest where traffic weighs most: a
+    small hidden size (MPT 3B's 2560 against Llama 3.1 405B's 16384, both on one GPU)."""
     import numpy as np
 
     from multigpu.compute import gemm

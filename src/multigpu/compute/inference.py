@@ -77,14 +77,14 @@ class Stack:
     """A serving stack's tensor-parallel all-reduce: which kernels it runs at which message size.
 
     ``custom_max_bytes``: messages below it take the stack's own one-shot / two-shot kernels (where the GPUs
-    allow them: one node, NVLink between every pair beyond 2 GPUs, ``custom_ranks``), larger ones NCCL; None
+    allow them: one node, NVLink between every pair beyond 2 GPUs; ``custom_ranks`` if given), larger ones NCCL; None
     means the fastest of NCCL and both kernels at every size. ``one_shot_below``: (ranks up to, bytes) pairs,
     the one-shot / two-shot crossover; two ranks always run one-shot."""
 
     name: str
     custom: bool
     custom_max_bytes: float | None
-    custom_ranks: tuple[int, ...]
+    custom_ranks: tuple[int, ...] | None  #: the group sizes the kernels take (None: any the GPUs allow)
     one_shot_below: tuple[tuple[int, float], ...]
     source: str
     kv_cache_16_bit: bool = False  #: the KV cache stays 16-bit under FP8 weights unless asked (vLLM's "auto")
@@ -106,7 +106,7 @@ class Stack:
 #: The serving stacks ``infer --stack`` takes; the first is the default.
 STACKS = {
     "tensorrt-llm": Stack(
-        "tensorrt-llm", True, None, (2, 4, 8, 16), (),
+        "tensorrt-llm", True, None, None, (),
         "assumption: TensorRT-LLM's AUTO all-reduce strategy picks NCCL, one-shot or two-shot by a tuned "
         "heuristic; taken as the fastest of the three at every size", memory_of_free=True),
     "vllm": Stack(
@@ -118,7 +118,7 @@ STACKS = {
         "BF16 KV cache unless fp8 is asked for (engine arguments, https://docs.vllm.ai/en/v0.4.2/models/engine_args.html)",
         kv_cache_16_bit=True),
     "nccl": Stack(
-        "nccl", False, None, (), (),
+        "nccl", False, None, None, (),
         "NCCL only: torch.distributed without custom kernels (e.g. vLLM with --disable-custom-all-reduce)"),
 }
 DEFAULT_STACK = "tensorrt-llm"
@@ -145,7 +145,7 @@ def _allreduce_cached(system_id: str, tp: int, sizes: tuple[float, ...], cal: Ca
     run_as = stack(stack_name)
     nbytes = np.array(sizes)
     nccl = collectives.time_us("allreduce", system_id, tp, nbytes, cal=cal)
-    usable = run_as.custom and tp in run_as.custom_ranks and \
+    usable = run_as.custom and (run_as.custom_ranks is None or tp in run_as.custom_ranks) and \
         "direct" in collectives.available("allreduce", system_id, tp, cal=cal)
     if not usable:
         return tuple(np.atleast_1d(nccl).tolist())
@@ -231,7 +231,7 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
         stack_name: str = DEFAULT_STACK) -> ServingRun:
     """Latency and throughput of serving ``batch`` concurrent queries (``batch`` may be an array) with the
     all-reduce kernels of the serving stack ``stack_name`` (:data:`STACKS`): a :class:`ServingRun`."""
-    stack(stack_name)
+    run_as = stack(stack_name)
     model, system = models.model(model_id), catalog.system(system_id)
     gpu = catalog.gpu(system.gpu)
     cal = calibration.resolve(cal)
@@ -259,7 +259,7 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
 
     # one decode step for the whole batch, at the mean KV length over the output
     kv_len = input_tokens + output_tokens / 2
-    kv_dtype = stack(stack_name).kv_dtype(dtype)
+    kv_dtype = run_as.kv_dtype(dtype)
     read = models.decode_bytes_per_step(model, b, kv_len, dtype, kv_dtype)
     memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / gpus / (gpu.mem_bw_GBps * 1e9 * HBM_EFFICIENCY)
     decode_fraction = models.achievable_fraction(peak, model.hidden / tp, b, activation_bw_Bps, ceiling,
@@ -277,7 +277,7 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
                                                       weight_dtype=dtype, kv_dtype=kv_dtype)
     memory_GB = np.asarray(memory["total_bytes"], dtype=float) / 1e9
     # FP8 weights on a GPU without FP8 tensor cores run on vLLM's Marlin kernels (compute_dtype): its memory rule
-    engine = stack("vllm") if math_dtype != dtype else stack(stack_name)
+    engine = STACKS["vllm"] if math_dtype != dtype else run_as
     budget = engine.memory_budget_GB(gpu.usable_memory_GB, np.asarray(memory["weights_bytes"], dtype=float) / 1e9)
     out = {
         "model": model.id, "system": system.id, "tp": tp, "pp": pp, "batch": b, "input_tokens": input_tokens,

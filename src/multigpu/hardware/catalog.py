@@ -223,13 +223,6 @@ class System(_Record):
         """GPU-to-GPU fabric per GPU, both directions added, GB/s."""
         return 2 * self.nvlink_GBps_per_dir
 
-    @property
-    def usable_memory_GB(self) -> float:
-        """Memory a program can allocate, GB (1e9 bytes): the stated capacity read as GiB (memory chips come in
-        binary sizes: an "80 GB" H100 holds 80 GiB), less what the driver keeps (:data:`USABLE_MEMORY_FRACTION`).
-        What fits in a GPU is decided against this figure."""
-        return self.memory_GB * GIB / 1e9 * USABLE_MEMORY_FRACTION
-
 
 R = TypeVar("R", Link, Gpu, System)
 _Row = tuple[int, Any]  # (line number, record)
