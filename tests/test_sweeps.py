@@ -86,17 +86,18 @@ def holdout():
 
 
 def test_holdout_error_on_large_messages(holdout):
-    """Out of sample, from 64 MiB: median |error| 13 % over 9 held-out sweeps (the model before the fit and
-    the ramp: 17 %). The bound keeps it there."""
+    """Out of sample, from 64 MiB: median |error| 12 % over 9 held-out sweeps (the model before the fit and
+    the ramp: 17 %; before RCCL's network latency was told apart from RoCE's: 13 %). The bound keeps it there."""
     assert holdout.loc["large", "points"] >= 50
-    assert holdout.loc["large", "median_abs_error"] <= 0.15
+    assert holdout.loc["large", "median_abs_error"] <= 0.13
 
 
 def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
     """Below 64 MiB latency rules, and it depends on the deployment (cloud RoCE, TCP and EFA stacks measure
-    10-20x the bare-metal figure): 66 % median. The bound only stops it getting worse unnoticed."""
+    10-20x the bare-metal figure): 49 % median (66 % while RCCL's network latency was charged to RoCE, and so to
+    NCCL over RoCE too). The bound only stops it getting worse unnoticed."""
     assert holdout.loc["small", "points"] >= 100
-    assert holdout.loc["small", "median_abs_error"] <= 0.75
+    assert holdout.loc["small", "median_abs_error"] <= 0.55
 
 
 def test_fit_error(holdout):

@@ -201,6 +201,12 @@ class Calibration:
                 return self.value("nvls_efficiency", key)
         return self.value("nvls_efficiency", "default")
 
+    def library_net_latency_us(self, arch: str) -> float:
+        """What the collective library's network path adds to each network hop, us: 0 for NCCL (its tuner's
+        network latencies are its own), RCCL's proxy path on AMD CDNA fitted apart (0 if it has no row)."""
+        library = "rccl" if arch.startswith("cdna") else "nccl"
+        return self.value("library_net_latency_us", library) if self.has("library_net_latency_us", library) else 0.0
+
     def latency_scale(self, arch: str) -> float:
         """Measured collective latencies over NCCL's tuner figures for GPUs of ``arch``: NCCL's own (fitted)
         on NVIDIA GPUs; RCCL keeps its own tables on AMD CDNA."""

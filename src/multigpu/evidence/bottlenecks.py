@@ -333,7 +333,8 @@ def scaled_network(bandwidth: float = 1.0, latency: float = 1.0, cal: Calibratio
     for c in base.constants:
         if c.name in ("sm_efficiency", "ce_efficiency", "ll_max_bw_GBps"):
             values[(c.name, c.key)] = c.value * bandwidth
-        elif c.name in ("base_latency_us", "hop_latency_us", "custom_latency_us", "fabric_latency_us") or (
+        elif c.name in ("base_latency_us", "hop_latency_us", "custom_latency_us", "fabric_latency_us",
+                        "library_net_latency_us") or (
                 c.name == "bounce" and c.key == "hop_latency_us"):
             values[(c.name, c.key)] = c.value * latency
     return base.replace(values, note=f"network what-if: bandwidth x{bandwidth:g}, latency x{latency:g}")

@@ -48,7 +48,7 @@ FITTED: tuple[Parameter, ...] = (
     Parameter("bandwidth_ramp", "exponent", 0.2, 0.0, 0.9),
     Parameter("bandwidth_ramp", "bytes_per_rank", 2.0**24, 2.0**14, 2.0**32, log=True),
     Parameter("latency_scale", "nccl", 1.0, 0.25, 8.0),
-    Parameter("fabric_latency_us", "roce", 1.0, 0.0, 500.0),
+    Parameter("library_net_latency_us", "rccl", 1.0, 0.0, 500.0),
     Parameter("custom_latency_us", "launch", 6.6, 0.0, 100.0),
     Parameter("custom_latency_us", "sync", 0.6, 0.0, 100.0),
     Parameter("sm_efficiency", "net", 0.95, 0.3, 1.0),
