@@ -68,6 +68,22 @@ def test_memory_and_fit():
     assert training.step(**GPT3).fits
 
 
+def test_bf16_gradients_halve_the_gradient_buffer_and_the_reduction_bytes():
+    """grad_reduce_in_fp32 = False (NVIDIA's performance recipes): the gradient buffer holds 2 bytes per parameter
+    instead of 4, so memory falls by 2 bytes x the stage's parameters (ZeRO 1 keeps the buffer whole), and the
+    data-parallel reduce-scatter carries half the bytes, so it is never slower. FP32 stays the default."""
+    layout = dict(model_id="llama3.1-70b", system_id="hgx-h100", gpus=64, tp=4, pp=4, global_batch=64, micro_batch=1,
+                  seq=4096)
+    fp32, bf16 = training.step(**layout), training.step(**layout, grad_dtype="bf16")
+    assert fp32 == training.step(**layout, grad_dtype="fp32")
+    per_gpu_params = models.model("llama3.1-70b").params_total / (4 * 4)
+    assert fp32.memory_per_gpu_GB - bf16.memory_per_gpu_GB == pytest.approx(2 * per_gpu_params / 1e9, rel=0.05)
+    assert 0 < bf16.exposed_comm_s.dp <= fp32.exposed_comm_s.dp
+    assert bf16.step_time_s <= fp32.step_time_s
+    with pytest.raises(InputError, match="gradient precision 'fp8'"):
+        training.step(**layout, grad_dtype="fp8")
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(gpus=1000), "not divisible"),
     (dict(tp=7, gpus=7 * 16 * 8), "heads"),

@@ -75,6 +75,11 @@ from multigpu.hardware import catalog
 #: Bytes per gradient element in the data-parallel reduction: Megatron-LM keeps FP32 main
 #: gradients (``accumulate_allreduce_grads_in_fp32``) for BF16 training.
 GRAD_REDUCE_BYTES = 4.0
+#: Precisions of the gradient buffer and its data-parallel reduction (``grad_dtype``): ``fp32``, Megatron-LM's
+#: default (:data:`GRAD_REDUCE_BYTES`); ``bf16``, as NVIDIA's performance recipes run (Megatron-Bridge
+#: ``scripts/performance/utils/overrides.py`` ``set_basic_perf_overrides``: every recipe; NeMo
+#: ``scripts/performance/helpers.py`` ``set_precision_configs``: FP8 recipes; ``grad_reduce_in_fp32 = False``).
+GRAD_DTYPES = ("fp32", "bf16")
 #: What frameworks send between GPUs for each training precision: FP8 training (Transformer Engine) keeps BF16
 #: activations and parameters on the wire; only the GEMMs run in FP8.
 WIRE_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
@@ -118,6 +123,7 @@ class Layout:
     method: str = "pretrain"  #: training method (:data:`METHODS`)
     lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
     etp: int = 0  #: expert tensor parallelism: 0 = ``tp`` (experts split like the dense layers), 1 = whole experts
+    grad_dtype: str = "fp32"  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
 
     @property
     def microbatches(self) -> int:
@@ -153,6 +159,8 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
     check_method(options.get("method", "pretrain"), options.get("lora_rank", 0))
     if options.get("etp", 0) not in (0, 1, tp):
         raise InputError(f"expert tensor parallelism {options['etp']} is neither 1 nor tp {tp}")
+    if options.get("grad_dtype", "fp32") not in GRAD_DTYPES:
+        raise InputError(f"unknown gradient precision '{options['grad_dtype']}'; expected {' or '.join(GRAD_DTYPES)}")
     return Layout(gpus, tp, pp, dp, global_batch, micro_batch, **options)
 
 
@@ -428,10 +436,11 @@ def _reduce_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, strid
 
 def _reduce_parts_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, stride: ArrayLike, lay: Layouts,
                     cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
-    """(gradients, updated parameters) of :func:`_reduce_s`: ZeRO 0 all-reduces FP32 gradients; ZeRO 1-3 (the
-    distributed optimizer) reduce-scatter them and all-gather the updated parameters, s."""
+    """(gradients, updated parameters) of :func:`_reduce_s`: ZeRO 0 all-reduces the gradients (``lay.grad_dtype``,
+    FP32 by default); ZeRO 1-3 (the distributed optimizer) reduce-scatter them and all-gather the updated
+    parameters, s."""
     nodes = placement(system, ranks, stride)
-    grads = np.asarray(params) * GRAD_REDUCE_BYTES
+    grads = np.asarray(params) * models.dtype_bytes(lay.grad_dtype)
     weights = np.asarray(params) * _wire_bytes(lay.dtype)
     if lay.zero_stage == 0:
         return _times_s("allreduce", system, ranks, nodes, grads, cal), np.zeros(np.shape(grads))
@@ -512,6 +521,7 @@ class Layouts:
     method: str = "pretrain"  #: training method (:data:`METHODS`)
     lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
     etp: int = 0  #: expert tensor parallelism (0: each layout's tp; 1: whole experts)
+    grad_dtype: str = "fp32"  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
 
     @property
     def expert_tp(self) -> np.ndarray:
@@ -579,8 +589,8 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
     memory = models.memory_per_gpu_bytes(
         model, tp=lay.tp, pp=lay.pp, dp=lay.dp * lay.cp, micro_batch=lay.micro_batch, seq=lay.seq / lay.cp,
         recompute=lay.recompute, sequence_parallel=lay.sequence_parallel, zero_stage=lay.zero_stage,
-        ep=lay.ep, num_microbatches=m, virtual_stages=lay.interleave, grad_dtype="fp32", attention=lay.attention,
-        etp=lay.expert_tp)
+        ep=lay.ep, num_microbatches=m, virtual_stages=lay.interleave, grad_dtype=lay.grad_dtype,
+        attention=lay.attention, etp=lay.expert_tp)
     total_bytes = np.asarray(memory["total_bytes"], dtype=float)
     if lora:  # frozen 16-bit weights and the activations; FP32 adapters, their gradients and Adam moments
         total_bytes = (np.asarray(memory["weights_bytes"], dtype=float)
@@ -653,7 +663,8 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     """Time, throughput and memory of one training step (the ``train`` command's object, :class:`TrainingStep`).
 
     ``options``: seq, recompute, sequence_parallel, interleave, dtype, zero_stage, ep, etp (expert tensor
-    parallelism, 0 = tp, or 1), attention, cp, method (:data:`METHODS`), lora_rank.
+    parallelism, 0 = tp, or 1), attention, cp, method (:data:`METHODS`), lora_rank, grad_dtype
+    (:data:`GRAD_DTYPES`).
     """
     model = models.model(model_id)
     system = catalog.system(system_id)
@@ -665,7 +676,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     one = lambda x: np.array([x])  # noqa: E731
     arrays = Layouts(one(lay.tp), one(lay.pp), one(lay.dp), one(lay.micro_batch), one(lay.interleave), one(lay.ep),
                      lay.global_batch, lay.seq, lay.recompute, lay.sequence_parallel, lay.dtype, lay.zero_stage,
-                     lay.attention, lay.cp, lay.method, lay.lora_rank, lay.etp)
+                     lay.attention, lay.cp, lay.method, lay.lora_rank, lay.etp, lay.grad_dtype)
     r = {k: np.asarray(v).item() for k, v in evaluate(model, system, arrays, cal).items()}
     return TrainingStep(
         model.id, system.id, gpus, lay.tp, lay.pp, lay.dp, lay.ep, lay.global_batch, lay.micro_batch, lay.seq,

@@ -171,6 +171,7 @@ class ModelCall:
     cp: int = 1
     attention: str = "flash"  #: the notes' ``attention materialised`` for runs before FlashAttention
     etp: int = 0  #: expert tensor parallelism: the notes' ``ETP n``; 0 (unpublished) is tp, Megatron's default
+    grad_dtype: str = "fp32"  #: gradient precision of the framework's recipe (:func:`grad_dtype`)
     assumed: tuple[str, ...] = field(default=())  #: layout values not published, taken by the rules of the module
 
     @property
@@ -182,7 +183,8 @@ class ModelCall:
         """The layout in words, e.g. ``TP4 PP8 DP2 VP5 EP1, mb 1, gbs 128, seq 8192, recompute none, SP on, ZeRO 1``."""
         return (f"TP{self.tp} CP{self.cp} PP{self.pp} DP{self.dp} VP{self.interleave} EP{self.ep}, mb {self.micro_batch}, "
                 f"gbs {self.global_batch}, seq {self.seq}, recompute {self.recompute}, "
-                f"SP {'on' if self.sequence_parallel else 'off'}, ZeRO {self.zero_stage}")
+                f"SP {'on' if self.sequence_parallel else 'off'}, ZeRO {self.zero_stage}"
+                + (f", {self.grad_dtype.upper()} grads" if self.grad_dtype != "fp32" else ""))
 
 
 def model_id(row: TrainingRunRow) -> str | None:
@@ -191,6 +193,16 @@ def model_id(row: TrainingRunRow) -> str | None:
     if match:
         return match.group(1).rstrip(".-")
     return MODEL_IDS.get(row.model)
+
+
+def grad_dtype(row: TrainingRunRow) -> str:
+    """The precision ``row``'s framework keeps and reduces gradients in (:data:`multigpu.compute.training.GRAD_DTYPES`):
+    BF16 where NVIDIA's performance recipes set ``grad_reduce_in_fp32 = False`` (Megatron-Bridge: every recipe,
+    ``scripts/performance/utils/overrides.py``; NeMo and the DGX Cloud benchmarks built on it: FP8 recipes,
+    ``scripts/performance/helpers.py``), else Megatron-LM's FP32."""
+    if row.framework.startswith("Megatron-Bridge") or (row.framework.startswith("NeMo") and row.dtype == "fp8"):
+        return "bf16"
+    return "fp32"
 
 
 def flop_convention(row: TrainingRunRow) -> str | None:
@@ -276,7 +288,7 @@ def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
     sp = row.sequence_parallel if row.sequence_parallel is not None else tp > 1
     call = ModelCall(row.id, m.id, row.system_id, row.gpus, tp, pp, dp, row.global_batch, row.micro_batch, row.seq,
                      recompute, sp, vp, row.dtype, ep=ep, zero_stage=3 if fsdp else 1, cp=cp,
-                     attention=_attention(row), etp=_etp(row, 0), assumed=assumed)
+                     attention=_attention(row), etp=_etp(row, 0), grad_dtype=grad_dtype(row), assumed=assumed)
     return call, []
 
 
@@ -286,7 +298,7 @@ def model_step(call: ModelCall, cal: Calibration | None = None) -> training.Trai
                          call.micro_batch, dp=call.dp, cal=cal, seq=call.seq, recompute=call.recompute,
                          sequence_parallel=call.sequence_parallel, interleave=call.interleave, dtype=call.dtype,
                          zero_stage=call.zero_stage, ep=call.ep, cp=call.cp, attention=call.attention,
-                         etp=call.etp)
+                         etp=call.etp, grad_dtype=call.grad_dtype)
 
 
 # ----------------------------------------------------------------------------- units
