@@ -95,6 +95,20 @@ def test_closed_loop_users_see_the_other_users_prefills():
     assert inf.closed_loop(one).itl_s == pytest.approx((24 * one.ttft_s + 500 * one.decode_step_s) / 500)
 
 
+def test_closed_loop_ttft_waits_for_half_the_others_when_prefills_fill_the_engine():
+    """The wait ahead of a user's prefill is an M/D/1 queue (Pollaczek-Khinchine): it vanishes with the others'
+    load and, when prefills are all the engine does (no decode steps), equals half of the other users'
+    prefills, what a user arriving at a random point of a round of ``batch`` prefills waits on average."""
+    import types
+
+    from multigpu.compute import inference as inf
+    for users in (2, 10, 50):
+        alone = types.SimpleNamespace(batch=users, ttft_s=1.0, cycle_s=users * 1.0, output_tokens=100)
+        assert inf.closed_loop(alone).ttft_s == pytest.approx(1.0 + (users - 1) / 2)
+    light = types.SimpleNamespace(batch=50, ttft_s=1.0, cycle_s=1e6, output_tokens=100)
+    assert inf.closed_loop(light).ttft_s == pytest.approx(1.0, rel=1e-4)
+
+
 def test_the_stack_decides_the_all_reduce_kernels():
     """``--stack``: TensorRT-LLM takes the fastest of NCCL, one-shot and two-shot; vLLM its own kernels below
     8 MiB by its size rule (vllm custom_all_reduce.py: one-shot below 512 KiB on 4 ranks, two-shot up to
