@@ -43,12 +43,13 @@ def test_held_out_serving_throughput():
 
 def test_held_out_serving_latencies():
     """TPOT and TTFT on held-out vendor rows, fixed-concurrency rows through the closed-loop model: TPOT 3.3 %
-    (1 row, NIM at 25 users). TTFT 14.9 % at the median over 3 rows, within the issue's 15 % since the
-    closed-loop wait became an M/D/1 queue of prefills (it was 28.7 %); a 128-token prompt's TTFT (TensorRT-LLM
-    0.5) is still half the measured. Three rows are thin evidence; the bounds hold both where they are."""
+    (1 row, NIM at 25 users). TTFT 13.2 % at the median over 6 rows (TensorRT-LLM 0.5's LLaMA 7B, Llama 2 70B
+    and Falcon 180B, NIM at 25 users), within the issue's 15 % since the closed-loop wait became an M/D/1 queue
+    of prefills (28.7 % over the 3 rows there were before). 128-token prompts in FP8 on H100 take 1.5-2x the
+    model's time (a fixed cost the model lacks); in FP16 on A100 they are within 12 %. The bounds hold both."""
     data = serving.compare()
     held = data[data["split"] == "holdout"]
     tpot = held[held["metric"] == "tpot"]["rel_error"].abs()
     ttft = held[held["metric"] == "ttft"]["rel_error"].abs()
     assert len(tpot) >= 1 and tpot.median() <= 0.05
-    assert len(ttft) >= 3 and ttft.median() <= 0.15
+    assert len(ttft) >= 6 and ttft.median() <= 0.15
