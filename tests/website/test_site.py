@@ -16,6 +16,7 @@ The intro (where ``index.html`` leads) holds the decision table.
 from __future__ import annotations
 
 import html
+import posixpath
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -30,6 +31,14 @@ SKIP_DIRS = {"_static", "_sources", "_images", "_sphinx_design_static"}
 TOLERANCE_PX = 1  # how far an element may pass the column's edge (sub-pixel rounding)
 MIN_TEXT_PX = 9  # the smallest text a figure may show
 INTRO = "book/intro.html"
+_REFRESH = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"', re.IGNORECASE)
+
+
+def redirect_target(page_path: str) -> str | None:
+    """Where a page's meta refresh leads, relative to the site root (each edition's ``index.html`` leads to its
+    intro), or None."""
+    match = _REFRESH.search((SITE / page_path).read_text(encoding="utf-8"))
+    return posixpath.normpath(posixpath.join(posixpath.dirname(page_path), match.group(1))) if match else None
 
 
 def pages() -> list[str]:
@@ -244,8 +253,9 @@ def measure(context, base_url: str, page_path: str) -> Layout:
     page.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
     try:
         page.goto(f"{base_url}/{page_path}", wait_until="load")
-        if page_path == "index.html":  # the root redirects to the intro
-            page.wait_for_url(f"**/{INTRO}", timeout=10_000)
+        target = redirect_target(page_path)  # an edition's root redirects to its intro: measure that page, once
+        if target:
+            page.wait_for_url(f"**/{target}", timeout=10_000)
         page.wait_for_timeout(300)
         page.wait_for_load_state("load")
         data = page.evaluate(LAYOUT_JS, {"tolerance": TOLERANCE_PX})
@@ -271,6 +281,14 @@ def layout(context_at, site_url: str):
 
 def _list(items: list) -> str:
     return "\n  " + "\n  ".join(str(i) for i in items)
+
+
+def test_each_edition_root_redirects_to_its_intro():
+    """The layout checks wait for these redirects before they measure (a page that navigates away while it is
+    measured fails at random)."""
+    assert redirect_target("index.html") == INTRO
+    if (SITE / "zh" / "index.html").exists():
+        assert redirect_target("zh/index.html") == f"zh/{INTRO}"
 
 
 @pytest.mark.parametrize("width", WIDTHS)
