@@ -81,13 +81,30 @@ def test_no_layout_is_an_error():
         search.train("llama3.1-8b", "hgx-h100", 12, 64)
 
 
+def test_bf16_gradients_never_slow_the_best_layout_and_let_more_layouts_fit():
+    """``grad_dtype="bf16"`` (NVIDIA's performance recipes): each layout's gradient buffer and reduction halve, so
+    as many layouts fit or more, and the best is never slower; the search agrees with the scalar model."""
+    fp32 = search.train("llama3.1-70b", "hgx-h100", 32, 64)
+    bf16 = search.train("llama3.1-70b", "hgx-h100", 32, 64, grad_dtype="bf16")
+    assert bf16.grad_dtype == "bf16" and fp32.grad_dtype == "fp32"
+    assert bf16.valid >= fp32.valid and bf16.best.step_time_s <= fp32.best.step_time_s
+    b = bf16.best
+    r = training.step("llama3.1-70b", "hgx-h100", 32, b.tp, b.pp, 64, b.micro_batch, recompute=b.recompute,
+                      sequence_parallel=b.sequence_parallel, interleave=b.interleave, zero_stage=b.zero_stage,
+                      grad_dtype="bf16")
+    assert r.step_time_s == pytest.approx(b.step_time_s, rel=1e-12)
+    with pytest.raises(InputError, match="gradient precision"):
+        search.train("llama3.1-70b", "hgx-h100", 32, 64, grad_dtype="fp16")
+
+
 def test_cli_search_json():
     out = subprocess.run([sys.executable, "-m", "multigpu", "search", "--model", "llama3.1-8b", "--system",
-                          "hgx-h100", "--gpus", "16", "--global-batch", "64", "--format", "json", "--top", "2"],
-                         capture_output=True, text=True)
+                          "hgx-h100", "--gpus", "16", "--global-batch", "64", "--format", "json", "--top", "2",
+                          "--grad-dtype", "bf16"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stderr == ""  # no progress output in json
     result = json.loads(out.stdout)
+    assert result["grad_dtype"] == "bf16"
     for key in ("evaluated", "valid", "seconds", "best"):
         assert key in result
     for key in ("tp", "pp", "dp", "micro_batch", "step_time_s", "mfu"):

@@ -159,9 +159,14 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
     check_method(options.get("method", "pretrain"), options.get("lora_rank", 0))
     if options.get("etp", 0) not in (0, 1, tp):
         raise InputError(f"expert tensor parallelism {options['etp']} is neither 1 nor tp {tp}")
-    if options.get("grad_dtype", "fp32") not in GRAD_DTYPES:
-        raise InputError(f"unknown gradient precision '{options['grad_dtype']}'; expected {' or '.join(GRAD_DTYPES)}")
+    check_grad_dtype(options.get("grad_dtype", "fp32"))
     return Layout(gpus, tp, pp, dp, global_batch, micro_batch, **options)
+
+
+def check_grad_dtype(grad_dtype: str) -> None:
+    """An InputError unless ``grad_dtype`` is one of :data:`GRAD_DTYPES`."""
+    if grad_dtype not in GRAD_DTYPES:
+        raise InputError(f"unknown gradient precision '{grad_dtype}'; expected {' or '.join(GRAD_DTYPES)}")
 
 
 def check_method(method: str, lora_rank: int) -> None:

@@ -215,6 +215,7 @@ class TrainingSearch:
     table: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     method: str = "pretrain"  #: training method: pretrain, full (fine-tune) or lora
     lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
+    grad_dtype: str = "fp32"  #: gradient buffer and reduction precision (:data:`training.GRAD_DTYPES`)
 
     @property
     def best(self) -> TrainingLayout | None:
@@ -265,12 +266,14 @@ def _options(tp: np.ndarray, zero_stages: Iterable[int]) -> list[tuple[str, bool
 def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int = 2048, *,
                      dtype: str = "bf16", zero_stages: Iterable[int] = ZERO_STAGES, cal: Calibration | None = None,
                      progress: Progress | None = None, method: str = "pretrain",
-                     lora_rank: int = 0) -> pd.DataFrame:
+                     lora_rank: int = 0, grad_dtype: str = "fp32") -> pd.DataFrame:
     """Every layout of the job evaluated: one row per layout and option set, with the columns of
     :class:`TrainingLayout` and ``fits``. ``method``: pretrain, full (fine-tune) or lora with adapters of rank
-    ``lora_rank`` (:mod:`multigpu.compute.training`). Raises :class:`InputError` when the job cannot be split."""
+    ``lora_rank`` (:mod:`multigpu.compute.training`); ``grad_dtype``: the gradients' precision
+    (:data:`multigpu.compute.training.GRAD_DTYPES`). Raises :class:`InputError` when the job cannot be split."""
     model, system = models.model(model_id), catalog.system(system_id)
     training.check_method(method, lora_rank)
+    training.check_grad_dtype(grad_dtype)
     training.nodes_spanned(system, gpus)
     base = layouts(model, system, gpus, global_batch)
     if base.empty:
@@ -285,7 +288,7 @@ def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int
         arrays = training.Layouts(*(part[c] for c in ("tp", "pp", "dp", "micro_batch", "interleave")),
                                   ep=np.ones(n, dtype=int), global_batch=global_batch, seq=seq,
                                   recompute=recompute, sequence_parallel=sp, dtype=dtype, zero_stage=stage,
-                                  method=method, lora_rank=lora_rank)
+                                  method=method, lora_rank=lora_rank, grad_dtype=grad_dtype)
         result = training.evaluate(model, system, arrays, cal)
         extra = {"recompute": np.full(n, recompute, dtype=object), "sequence_parallel": np.full(n, sp),
                  "zero_stage": np.full(n, stage), "microbatches": global_batch // (part["micro_batch"] * part["dp"])}
@@ -304,7 +307,7 @@ def _layout(record: dict[str, Any]) -> TrainingLayout:
 def train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int = 2048, *, dtype: str = "bf16",
           zero_stages: Iterable[int] = ZERO_STAGES, top: int = 1, cal: Calibration | None = None,
           keep_table: bool = False, progress: Progress | None = None, method: str = "pretrain",
-          lora_rank: int = 0) -> TrainingSearch:
+          lora_rank: int = 0, grad_dtype: str = "fp32") -> TrainingSearch:
     """The fastest layouts of a training job of ``gpus`` GPUs on a system, over the ZeRO stages given.
 
     Ranked by step time (seconds; then fewer tensor and pipeline ranks, smaller
@@ -313,11 +316,12 @@ def train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int 
     cannot be split at all is an :class:`InputError`. ``keep_table`` keeps
     every evaluated layout in ``table`` (not cached). ``method``: pretrain
     (default), full (fine-tuning: the same maths) or lora, with adapters of
-    rank ``lora_rank`` (:mod:`multigpu.compute.training`); both are part of
-    the memo's key.
+    rank ``lora_rank`` (:mod:`multigpu.compute.training`); ``grad_dtype``
+    the gradients' precision (fp32, or bf16 as NVIDIA's performance recipes);
+    all are part of the memo's key.
     """
     key = (model_id, system_id, gpus, global_batch, seq, dtype, tuple(zero_stages), max(top, 1), method,
-           int(lora_rank or 0), calibration.resolve(cal))
+           int(lora_rank or 0), grad_dtype, calibration.resolve(cal))
     if keep_table or progress:
         return _train(*key, keep_table=keep_table, progress=progress)
     return _train_cached(*key)
@@ -329,11 +333,11 @@ def _train_cached(*key: Any) -> TrainingSearch:
 
 
 def _train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int, dtype: str,
-           zero_stages: tuple[int, ...], top: int, method: str, lora_rank: int, cal: Calibration,
+           zero_stages: tuple[int, ...], top: int, method: str, lora_rank: int, grad_dtype: str, cal: Calibration,
            keep_table: bool = False, progress: Progress | None = None) -> TrainingSearch:
     start = time.perf_counter()
     table = evaluate_layouts(model_id, system_id, gpus, global_batch, seq, dtype=dtype, zero_stages=zero_stages,
-                             cal=cal, progress=progress, method=method, lora_rank=lora_rank)
+                             cal=cal, progress=progress, method=method, lora_rank=lora_rank, grad_dtype=grad_dtype)
     valid = table[table["fits"]].sort_values(["step_time_s", "tp", "pp", "micro_batch", "zero_stage"],
                                              kind="stable")
     reason = ""
@@ -344,7 +348,7 @@ def _train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int
     best = tuple(_layout(r) for r in valid.head(top).to_dict("records"))
     return TrainingSearch(models.model(model_id).id, system_id, gpus, global_batch, seq, dtype, zero_stages,
                           len(table), len(valid), time.perf_counter() - start, best, reason,
-                          table if keep_table else None, method=method, lora_rank=lora_rank)
+                          table if keep_table else None, method=method, lora_rank=lora_rank, grad_dtype=grad_dtype)
 
 
 # ------------------------------------------------------------------- serving

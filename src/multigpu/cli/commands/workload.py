@@ -29,10 +29,7 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     train.add_argument("--cp", type=types.count, default=1,
                        help="context-parallel degree: each sequence split over CP GPUs (ring attention); "
                             "GPUs = tp x cp x pp x dp")
-    train.add_argument("--grad-dtype", choices=training.GRAD_DTYPES, default="fp32",
-                       help="precision of the gradient buffer and its data-parallel reduction: fp32 (default, "
-                            "Megatron-LM's), bf16 (grad_reduce_in_fp32=False, as NVIDIA's NeMo and Megatron-Bridge "
-                            "performance recipes run): half the gradient memory and reduction bytes")
+    add_grad_dtype(train)
     train.set_defaults(handler=_train)
 
     infer = add_command(subparsers, "infer", "latency and throughput of serving under tensor parallelism, "
@@ -80,6 +77,14 @@ def add_training_job(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--global-batch", type=types.count, required=True, help="sequences per step")
     parser.add_argument("--seq", type=types.count, default=2048, help="tokens per sequence (default 2048)")
     parser.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
+
+
+def add_grad_dtype(parser: argparse.ArgumentParser) -> None:
+    """``--grad-dtype``: the precision of the gradient buffer and its data-parallel reduction."""
+    parser.add_argument("--grad-dtype", choices=training.GRAD_DTYPES, default="fp32",
+                        help="precision of the gradient buffer and its data-parallel reduction: fp32 (default, "
+                             "Megatron-LM's), bf16 (grad_reduce_in_fp32=False, as NVIDIA's NeMo and Megatron-Bridge "
+                             "performance recipes run): half the gradient memory and reduction bytes")
 
 
 def _train(args: argparse.Namespace) -> dict[str, Any]:
