@@ -160,6 +160,32 @@ def test_multi_node_bandwidth_comes_from_the_nics():
     assert "infiniband-ndr" in a2a.bottleneck
 
 
+def test_a_tree_reduced_by_the_fabric_is_nccls_collnet_chain():
+    """Across nodes on a fabric that reduces (ib-sharp) the tree is NCCL's CollNetChain (NCCL 2.30 tuning.cc):
+    Simple only, latency base + 2 (ppn - 1) intraLat + interLat, bandwidth nChannels x bwIntra without the Tree
+    refinement (x 0.92). So SHARP is never slower once NCCL may pick any algorithm, its tree is never slower than
+    the plain one at large sizes, where the chain inside the node sets the pace, and one node is unchanged."""
+    cal = calibration.default()
+    for size in (8, 2**16, 2**24, 8 * GiB):
+        sharp = collectives.collective("allreduce", "hgx-h100@ib-sharp", 64, size, nodes=8)
+        plain = collectives.collective("allreduce", "hgx-h100", 64, size, nodes=8)
+        assert sharp.time_us <= plain.time_us
+    tree = collectives.collective("allreduce", "hgx-h100@ib-sharp", 64, 8 * GiB, nodes=8, algorithm="tree")
+    assert "CollNet" in tree.note and tree.protocol == "simple" and "nvswitch" in tree.bottleneck
+    assert tree.time_us <= collectives.collective("allreduce", "hgx-h100", 64, 8 * GiB, nodes=8,
+                                                  algorithm="tree").time_us
+    scale = cal.latency_scale("hopper")
+    chain = (cal.value("base_latency_us", "collnet.simple")
+             + 2 * 7 * cal.value("hop_latency_us", "nvlink.collnet.simple")
+             + cal.value("hop_latency_us", "net.collnet.simple")) * scale
+    collnet = [plan for plan in collectives.plans("allreduce", "hgx-h100@ib-sharp", 64, nodes=8, algorithm="tree")
+               if "CollNet" in plan.note]
+    assert len(collnet) == 1 and collnet[0].time_us(8.0) == pytest.approx(chain, rel=0.01)
+    assert not any("CollNet" in plan.note for plan in collectives.plans("allreduce", "hgx-h100", 64, nodes=8))
+    one_node = collectives.collective("allreduce", "hgx-h100@ib-sharp", 8, 2**16, algorithm="tree")
+    assert one_node.time_us == collectives.collective("allreduce", "hgx-h100", 8, 2**16, algorithm="tree").time_us
+
+
 def test_vectorised_sweep_equals_single_calls():
     result = collectives.evaluate("allgather", "dgx-a100", 8, SIZES)
     for i, size in enumerate(SIZES):

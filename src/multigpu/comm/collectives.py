@@ -413,14 +413,14 @@ def _nic(where: Placement) -> tuple[float, float, str]:
     return topology.nic_bandwidth(where.topo, where.gpus, where.efficiency())
 
 
-def _tree_inter_node_bytes(where: Placement) -> float:
+def _tree_inter_node_bytes(where: Placement, in_network: bool | None = None) -> float:
     """Bytes the busiest node sends (and receives) through its NICs per byte of a tree all-reduce across
-    ``k`` nodes: 1 where the fabric reduces in the network (SHARP); 1 on two nodes (each sends its half and
-    receives the other's); 2 from three nodes. NCCL's double binary tree gives each tree half the data and
-    makes every node an inner node (two children, one parent) of one tree and a leaf of the other: 3/2 S
-    up and down the inner tree plus S/2 as a leaf. A ring needs 2(k-1)/k, so on 3 or more nodes it, not
-    the tree, is the bandwidth plan."""
-    if where.topo.in_network_reduction or where.nodes == 2:
+    ``k`` nodes: 1 where the fabric reduces in the network (SHARP; ``in_network``, default: the fabric's); 1 on
+    two nodes (each sends its half and receives the other's); 2 from three nodes. NCCL's double binary tree
+    gives each tree half the data and makes every node an inner node (two children, one parent) of one tree and
+    a leaf of the other: 3/2 S up and down the inner tree plus S/2 as a leaf. A ring needs 2(k-1)/k, so on 3 or
+    more nodes it, not the tree, is the bandwidth plan."""
+    if (where.topo.in_network_reduction if in_network is None else in_network) or where.nodes == 2:
         return 1.0
     return 2.0
 
@@ -480,17 +480,32 @@ def _tree_plans(where: Placement) -> list[CollectivePlan]:
     routes = topology.pattern_routes(where.topo, where.gpus, "chain")
     intra_class = max((r.link_class for r in routes), key=topology.CLASS_ORDER.__getitem__, default="nvlink")
     bounce = any(r.bounce for r in routes)
-    if k > 1:  # each node sends (and receives) S through its NICs with in-network reduction, 2(k-1)/k S without
-        _, node_nic, nic_bottleneck = _nic(where)
-        if node_nic / _tree_inter_node_bytes(where) < bw:
-            bw, bottleneck = node_nic / _tree_inter_node_bytes(where), nic_bottleneck
     found = []
+    if k > 1:  # each node sends (and receives) 2 S through its NICs from 3 nodes on (S on 2), S with SHARP
+        _, node_nic, nic_bottleneck = _nic(where)
+        if where.topo.in_network_reduction:  # NCCL keeps its plain tree beside CollNet, and picks the faster
+            sharp_bw = min(bw, node_nic / _tree_inter_node_bytes(where, True))
+            found.append(_collnet_chain(where, sharp_bw, bottleneck if sharp_bw == bw else nic_bottleneck,
+                                        intra_class, bounce))
+        if node_nic / _tree_inter_node_bytes(where, False) < bw:
+            bw, bottleneck = node_nic / _tree_inter_node_bytes(where, False), nic_bottleneck
     for proto in _protocols("net" if k > 1 else intra_class, bounce, where):
         latency = _base(where, "tree", proto) + 2 * ((p - 1) * _lat(where, "tree", proto, intra_class, bounce)
                                               + math.log2(k) * _lat(where, "tree", proto, "net"))
         per_byte = 1.0 / (_proto_bw("tree", proto, bw, where) * 1e3)
         found.append(CollectivePlan("tree", proto, _ramped(where, latency, per_byte), bottleneck))
     return found
+
+
+def _collnet_chain(where: Placement, bw: float, bottleneck: str, intra_class: str, bounce: bool) -> CollectivePlan:
+    """A tree whose reduction the fabric does across nodes (SHARP): NCCL's CollNetChain (tuning.cc), Simple only.
+    Latency ``base + 2 (ppn - 1) intraLat + interLat`` (a chain inside the node, one trip through the switch);
+    bandwidth ``bw`` with none of the Tree refinements (``protocol_bw_factor/collnet.simple``)."""
+    latency = _base(where, "collnet", "simple") + 2 * (where.per_node - 1) * _lat(
+        where, "collnet", "simple", intra_class, bounce) + _lat(where, "collnet", "simple", "net")
+    per_byte = 1.0 / (bw * where.cal.value("protocol_bw_factor", "collnet.simple") * 1e3)
+    return CollectivePlan("tree", "simple", _ramped(where, latency, per_byte), bottleneck,
+                          "CollNetChain (in-network reduction)")
 
 
 def _nvls_plans(where: Placement) -> list[CollectivePlan]:
