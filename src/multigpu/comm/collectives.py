@@ -345,8 +345,7 @@ def host_copy_GBps(system: str | Topology, gpu: int = 0, *, to_gpu: bool = True,
 
 def _lat(where: Placement, algorithm: str, protocol: str, link_class: str, bounce: bool = False) -> float:
     """Per-step latency, us: NCCL's hardware latency for the class (plus the fabric's and the library's own
-    on a network hop);
-    at least a host bounce if any."""
+    on a network hop); at least a host bounce if any."""
     hop = where.cal.value("hop_latency_us", f"{link_class}.{algorithm}.{protocol}") * _latency_scale(where)
     if link_class == "net":
         hop += where.cal.fabric_latency_us(where.topo.fabric) + where.cal.library_net_latency_us(where.topo.arch)
