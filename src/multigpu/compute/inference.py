@@ -316,8 +316,7 @@ def closed_loop(run_: ServingRun) -> ClosedLoop:
     - TTFT = ``ttft_s`` + the wait for the other users' prefills, one at a time ahead of it: an M/D/1 queue
       (prefills of a fixed ``ttft_s`` arriving at random), whose mean wait is Pollaczek-Khinchine's
       ``rho ttft_s / (2 (1 - rho))``, ``rho = (batch - 1) ttft_s / cycle_s`` the share of the engine's time the
-      others' prefills take. (It used to count only the prefill found in progress, ``rho ttft_s / 2``, and not
-      those already waiting: 29-38 % short of NIM's measured TTFT at 25 and 50 users.)
+      others' prefills take (not only the prefill found in progress, ``rho ttft_s / 2``).
 
     No queue beyond the batch: a batch that does not fit in memory is the caller's to refuse."""
     b = np.asarray(run_.batch, dtype=float)

@@ -72,14 +72,15 @@ from multigpu.common.errors import InputError
 from multigpu.compute import gemm, models
 from multigpu.hardware import catalog
 
-#: Bytes per gradient element in the data-parallel reduction: Megatron-LM keeps FP32 main
-#: gradients (``accumulate_allreduce_grads_in_fp32``) for BF16 training.
-GRAD_REDUCE_BYTES = 4.0
-#: Precisions of the gradient buffer and its data-parallel reduction (``grad_dtype``): ``fp32``, Megatron-LM's
-#: default (:data:`GRAD_REDUCE_BYTES`); ``bf16``, as NVIDIA's performance recipes run (Megatron-Bridge
-#: ``scripts/performance/utils/overrides.py`` ``set_basic_perf_overrides``: every recipe; NeMo
-#: ``scripts/performance/helpers.py`` ``set_precision_configs``: FP8 recipes; ``grad_reduce_in_fp32 = False``).
+#: Precisions of the gradient buffer and its data-parallel reduction (``grad_dtype``), the default first:
+#: ``fp32``, Megatron-LM's (``accumulate_allreduce_grads_in_fp32`` for BF16 training); ``bf16``, as NVIDIA's
+#: performance recipes run (Megatron-Bridge ``scripts/performance/utils/overrides.py``
+#: ``set_basic_perf_overrides``: every recipe; NeMo ``scripts/performance/helpers.py`` ``set_precision_configs``:
+#: FP8 recipes; ``grad_reduce_in_fp32 = False``).
 GRAD_DTYPES = ("fp32", "bf16")
+DEFAULT_GRAD_DTYPE = GRAD_DTYPES[0]
+#: Bytes per gradient element in the default data-parallel reduction (FP32 main gradients).
+GRAD_REDUCE_BYTES = models.dtype_bytes(DEFAULT_GRAD_DTYPE)
 #: What frameworks send between GPUs for each training precision: FP8 training (Transformer Engine) keeps BF16
 #: activations and parameters on the wire; only the GEMMs run in FP8.
 WIRE_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
@@ -123,7 +124,7 @@ class Layout:
     method: str = "pretrain"  #: training method (:data:`METHODS`)
     lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
     etp: int = 0  #: expert tensor parallelism: 0 = ``tp`` (experts split like the dense layers), 1 = whole experts
-    grad_dtype: str = "fp32"  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
+    grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
 
     @property
     def microbatches(self) -> int:
@@ -159,7 +160,7 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
     check_method(options.get("method", "pretrain"), options.get("lora_rank", 0))
     if options.get("etp", 0) not in (0, 1, tp):
         raise InputError(f"expert tensor parallelism {options['etp']} is neither 1 nor tp {tp}")
-    check_grad_dtype(options.get("grad_dtype", "fp32"))
+    check_grad_dtype(options.get("grad_dtype", DEFAULT_GRAD_DTYPE))
     return Layout(gpus, tp, pp, dp, global_batch, micro_batch, **options)
 
 
@@ -526,7 +527,7 @@ class Layouts:
     method: str = "pretrain"  #: training method (:data:`METHODS`)
     lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
     etp: int = 0  #: expert tensor parallelism (0: each layout's tp; 1: whole experts)
-    grad_dtype: str = "fp32"  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
+    grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
 
     @property
     def expert_tp(self) -> np.ndarray:

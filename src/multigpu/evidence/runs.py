@@ -171,7 +171,7 @@ class ModelCall:
     cp: int = 1
     attention: str = "flash"  #: the notes' ``attention materialised`` for runs before FlashAttention
     etp: int = 0  #: expert tensor parallelism: the notes' ``ETP n``; 0 (unpublished) is tp, Megatron's default
-    grad_dtype: str = "fp32"  #: gradient precision of the framework's recipe (:func:`grad_dtype`)
+    grad_dtype: str = training.DEFAULT_GRAD_DTYPE  #: gradient precision of the framework's recipe (:func:`grad_dtype`)
     assumed: tuple[str, ...] = field(default=())  #: layout values not published, taken by the rules of the module
 
     @property
@@ -184,7 +184,7 @@ class ModelCall:
         return (f"TP{self.tp} CP{self.cp} PP{self.pp} DP{self.dp} VP{self.interleave} EP{self.ep}, mb {self.micro_batch}, "
                 f"gbs {self.global_batch}, seq {self.seq}, recompute {self.recompute}, "
                 f"SP {'on' if self.sequence_parallel else 'off'}, ZeRO {self.zero_stage}"
-                + (f", {self.grad_dtype.upper()} grads" if self.grad_dtype != "fp32" else ""))
+                + (f", {self.grad_dtype.upper()} grads" if self.grad_dtype != training.DEFAULT_GRAD_DTYPE else ""))
 
 
 def model_id(row: TrainingRunRow) -> str | None:
@@ -202,7 +202,7 @@ def grad_dtype(row: TrainingRunRow) -> str:
     ``scripts/performance/helpers.py``), else Megatron-LM's FP32."""
     if row.framework.startswith("Megatron-Bridge") or (row.framework.startswith("NeMo") and row.dtype == "fp8"):
         return "bf16"
-    return "fp32"
+    return training.DEFAULT_GRAD_DTYPE
 
 
 def flop_convention(row: TrainingRunRow) -> str | None:

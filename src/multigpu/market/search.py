@@ -215,7 +215,7 @@ class TrainingSearch:
     table: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     method: str = "pretrain"  #: training method: pretrain, full (fine-tune) or lora
     lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
-    grad_dtype: str = "fp32"  #: gradient buffer and reduction precision (:data:`training.GRAD_DTYPES`)
+    grad_dtype: str = training.DEFAULT_GRAD_DTYPE  #: gradient buffer and reduction precision (:data:`training.GRAD_DTYPES`)
 
     @property
     def best(self) -> TrainingLayout | None:
@@ -266,7 +266,7 @@ def _options(tp: np.ndarray, zero_stages: Iterable[int]) -> list[tuple[str, bool
 def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int = 2048, *,
                      dtype: str = "bf16", zero_stages: Iterable[int] = ZERO_STAGES, cal: Calibration | None = None,
                      progress: Progress | None = None, method: str = "pretrain",
-                     lora_rank: int = 0, grad_dtype: str = "fp32") -> pd.DataFrame:
+                     lora_rank: int = 0, grad_dtype: str = training.DEFAULT_GRAD_DTYPE) -> pd.DataFrame:
     """Every layout of the job evaluated: one row per layout and option set, with the columns of
     :class:`TrainingLayout` and ``fits``. ``method``: pretrain, full (fine-tune) or lora with adapters of rank
     ``lora_rank`` (:mod:`multigpu.compute.training`); ``grad_dtype``: the gradients' precision
@@ -307,7 +307,7 @@ def _layout(record: dict[str, Any]) -> TrainingLayout:
 def train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int = 2048, *, dtype: str = "bf16",
           zero_stages: Iterable[int] = ZERO_STAGES, top: int = 1, cal: Calibration | None = None,
           keep_table: bool = False, progress: Progress | None = None, method: str = "pretrain",
-          lora_rank: int = 0, grad_dtype: str = "fp32") -> TrainingSearch:
+          lora_rank: int = 0, grad_dtype: str = training.DEFAULT_GRAD_DTYPE) -> TrainingSearch:
     """The fastest layouts of a training job of ``gpus`` GPUs on a system, over the ZeRO stages given.
 
     Ranked by step time (seconds; then fewer tensor and pipeline ranks, smaller

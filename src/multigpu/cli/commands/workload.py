@@ -81,7 +81,7 @@ def add_training_job(parser: argparse.ArgumentParser) -> None:
 
 def add_grad_dtype(parser: argparse.ArgumentParser) -> None:
     """``--grad-dtype``: the precision of the gradient buffer and its data-parallel reduction."""
-    parser.add_argument("--grad-dtype", choices=training.GRAD_DTYPES, default="fp32",
+    parser.add_argument("--grad-dtype", choices=training.GRAD_DTYPES, default=training.DEFAULT_GRAD_DTYPE,
                         help="precision of the gradient buffer and its data-parallel reduction: fp32 (default, "
                              "Megatron-LM's), bf16 (grad_reduce_in_fp32=False, as NVIDIA's NeMo and Megatron-Bridge "
                              "performance recipes run): half the gradient memory and reduction bytes")
