@@ -27,7 +27,9 @@ def test_fp8_training_sends_bf16_activations_and_parameters():
         assert np.allclose(np.asarray(part(m, system, bf16, None)), np.asarray(part(m, system, fp8, None)))
 
 
-def test_attention_runs_at_the_16_bit_rate_under_fp8():
+def test_attention_and_the_vocabulary_projection_run_at_the_16_bit_rate_under_fp8():
+    """FP8 reaches the transformer layers' linear GEMMs only: FlashAttention and Megatron-Core's output layer
+    (a ColumnParallelLinear, outside Transformer Engine) run in BF16."""
     m, system = models.model("llama3.1-8b"), catalog.system("hgx-h100")
     gpu = catalog.gpu(system.gpu)
     lay = _lay(tp=np.array([1]), pp=np.array([1]), dp=np.array([8]), dtype="fp8", seq=8192, global_batch=8,
@@ -35,11 +37,24 @@ def test_attention_runs_at_the_16_bit_rate_under_fp8():
     r = training.evaluate(m, system, lay)
     _, hw = models.training_flops_per_step(m, 1, 8192)
     attention = models.attention_training_flops_per_step(m, 1, 8192)
+    head = 3 * 2 * m.vocab * m.hidden * 8192  # forward, backward-data, backward-weight of the output layer
+    assert models.head_training_flops_per_step(m, 1, 8192) == pytest.approx(head)
     fp8_rate = training.peak_flops(gpu, "fp8") * training._fraction(m, gpu, lay, "fp8")
     bf16_rate = training.peak_flops(gpu, "bf16") * training._fraction(m, gpu, lay, "bf16")
-    expected = lay.microbatches * ((hw - attention) / fp8_rate + attention / bf16_rate)
+    expected = lay.microbatches * ((hw - attention - head) / fp8_rate + (attention + head) / bf16_rate)
     assert r["compute_s"][0] == pytest.approx(expected[0])
     assert attention / hw > 0.1  # at 8K tokens attention is a real share of Llama 3.1 8B's FLOPs
+    assert head / hw > 0.05  # and a 128K vocabulary is a real share of an 8B model's
+
+
+def test_bf16_training_runs_every_gemm_at_one_rate():
+    m, system = models.model("llama3.1-8b"), catalog.system("hgx-h100")
+    gpu = catalog.gpu(system.gpu)
+    lay = _lay(tp=np.array([1]), pp=np.array([1]), dp=np.array([8]), seq=8192, global_batch=8,
+               sequence_parallel=False)
+    _, hw = models.training_flops_per_step(m, 1, 8192)
+    rate = training.peak_flops(gpu, "bf16") * training._fraction(m, gpu, lay, "bf16")
+    assert training.evaluate(m, system, lay)["compute_s"][0] == pytest.approx(lay.microbatches[0] * hw / rate)
 
 
 def test_flash_attention_stores_no_score_matrix():

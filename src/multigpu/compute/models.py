@@ -452,6 +452,16 @@ def attention_training_flops_per_step(model: Model | str, global_batch: ArrayLik
     return _out(_forward_score_flops(m, global_batch, seq, causal) * (3.0 if recompute == "none" else 4.0))
 
 
+def head_training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: ArrayLike,
+                                method_passes: float = 3.0) -> Number:
+    """The hardware FLOPs of :func:`training_flops_per_step` that are the vocabulary projection (the output
+    layer, ``2 * vocab * hidden`` per token forward): ``method_passes`` forward-equivalents (3: forward,
+    backward-data and backward-weight; 2 for a frozen head); never recomputed."""
+    m = _resolve(model)
+    tokens = np.asarray(global_batch, dtype=float) * np.asarray(seq, dtype=float)
+    return _out(method_passes * 2.0 * m.vocab * m.hidden * tokens)
+
+
 #: Bytes moved per attention-score element (one head, one query-key pair) when the score matrix is materialised
 #: (Megatron's fused scale-mask-softmax, before FlashAttention), by pass and by whether attention dropout runs:
 #:

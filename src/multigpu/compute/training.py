@@ -84,7 +84,11 @@ GRAD_REDUCE_BYTES = models.dtype_bytes(DEFAULT_GRAD_DTYPE)
 #: What frameworks send between GPUs for each training precision: FP8 training (Transformer Engine) keeps BF16
 #: activations and parameters on the wire; only the GEMMs run in FP8.
 WIRE_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
-#: The precision attention (FlashAttention) runs in for each training precision: 16-bit under FP8.
+#: The precision of the work FP8 does not reach, for each training precision: 16-bit under FP8. FP8 applies to
+#: the transformer layers' linear GEMMs (Transformer Engine modules) only. Attention (FlashAttention) runs in 16
+#: bits, and so does the vocabulary projection: Megatron-Core's output layer is a ``ColumnParallelLinear``
+#: (``megatron/core/models/gpt/gpt_model.py``), not a Transformer Engine module, so ``fp8_autocast`` leaves it
+#: in BF16.
 ATTENTION_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
 #: Share of a micro-batch's compute that is the backward weight-gradient GEMMs
 #: (forward : backward-data : backward-weight = 1 : 1 : 1), which backward TP comm can hide behind.
@@ -577,8 +581,10 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
                                                   lay.lora_rank)
     attention_dtype = ATTENTION_DTYPE.get(lay.dtype, lay.dtype)
     attention_rate = peak_flops(gpu, attention_dtype) * _fraction(model, gpu, lay, attention_dtype)
+    head_mb = models.head_training_flops_per_step(model, lay.micro_batch, lay.seq, 2.0 if lora else 3.0)
     shards = lay.tp * lay.cp * model.layers / stage_layers(model, lay)  # the busiest stage's share of the layers
-    compute_mb = ((hw_flops_mb - attention_mb) / (peak * fraction) + attention_mb / attention_rate) / shards
+    sixteen_bit_mb = attention_mb + head_mb  # at the 16-bit rate under FP8 (see ATTENTION_DTYPE)
+    compute_mb = ((hw_flops_mb - sixteen_bit_mb) / (peak * fraction) + sixteen_bit_mb / attention_rate) / shards
     compute_mb = compute_mb + _score_traffic_s(model, gpu, lay)
     tp_fwd, tp_bwd = _tp_comm_s(model, system, lay, cal)
     tp_mb = tp_fwd + np.maximum(0.0, tp_bwd - (LORA_WGRAD_SHARE if lora else WGRAD_SHARE) * compute_mb)
