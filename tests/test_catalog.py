@@ -99,6 +99,21 @@ def test_export_variants_point_at_their_parents():
     assert gpus["h800-sxm"].nvlink_GBps_bidir == 400
 
 
+def test_a3_mega_is_an_hgx_h100_on_gpudirect_tcpxo():
+    """Google Cloud's A3 Mega: the HGX H100 board with 1,600 Gb/s of GPUDirect-TCPXO networking per VM
+    (https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth), not the DGX's 8 x 400 Gb/s InfiniBand;
+    the packaged price file's A3 Mega offer names it."""
+    from multigpu.market import prices
+
+    a3, dgx = catalog.system("hgx-h100-a3mega"), catalog.system("hgx-h100")
+    assert a3.variant_of == "hgx-h100" and a3.nvlink_GBps_per_dir == dgx.nvlink_GBps_per_dir
+    assert a3.nics_per_node * a3.nic_GBps_per_dir * 8 == 1600  # Gb/s per VM
+    assert a3.fabric == "tcpxo" and dgx.fabric == "ib"
+    table = prices.load_table().offers
+    mega = table[table["instance"].str.startswith("a3-megagpu")]
+    assert not mega.empty and set(mega["system"]) == {"hgx-h100-a3mega"}
+
+
 def test_unknown_ids_name_the_known_ones():
     with pytest.raises(InputError, match=r"unknown system 'x'; known: .*dgx-a100"):
         catalog.system("x")

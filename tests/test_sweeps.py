@@ -86,10 +86,11 @@ def holdout():
 
 
 def test_holdout_error_on_large_messages(holdout):
-    """Out of sample, from 64 MiB: median |error| 12 % over 9 held-out sweeps (the model before the fit and
-    the ramp: 17 %; before RCCL's network latency was told apart from RoCE's: 13 %). The bound keeps it there."""
+    """Out of sample, from 64 MiB: median |error| 11.4 % over 9 held-out sweeps (the model before the fit and
+    the ramp: 17 %; before RCCL's network latency was told apart from RoCE's: 13 %; before A3 Mega was modelled
+    on its own 1,600 Gb/s of GPUDirect-TCPXO: 11.8 %). The bound keeps it there."""
     assert holdout.loc["large", "points"] >= 50
-    assert holdout.loc["large", "median_abs_error"] <= 0.13
+    assert holdout.loc["large", "median_abs_error"] <= 0.12
 
 
 def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):

@@ -50,8 +50,10 @@ VENDORS = ("nvidia", "amd")
 FORM_FACTORS = ("sxm", "pcie", "oam", "superchip")
 ARCHS = ("pascal", "volta", "ampere", "hopper", "ada", "blackwell", "rubin", "cdna2", "cdna3", "cdna4")
 TOPOLOGIES = ("nvswitch", "mesh", "hybrid-cube-mesh", "pcie-tree", "pcie-bridged")
-#: Scale-out fabrics: InfiniBand without and with in-network reduction (SHARP), RoCE, AWS EFA, plain TCP.
-FABRICS = ("ib", "ib-sharp", "roce", "efa", "tcp")
+#: Scale-out fabrics: InfiniBand without and with in-network reduction (SHARP), RoCE, AWS EFA, plain TCP
+#: (NCCL's socket transport, through host memory), and Google's GPUDirect-TCPXO (TCP with GPU memory straight
+#: to the NIC, A3 Mega).
+FABRICS = ("ib", "ib-sharp", "roce", "efa", "tcp", "tcpxo")
 #: Fabrics whose switches reduce data in the network (SHARP): only they let a collective across nodes send
 #: each byte once.
 IN_NETWORK_REDUCTION = ("ib-sharp",)
@@ -289,11 +291,14 @@ def system(system_id: str) -> System:
 
 def default_fabric(nic: Link | None) -> str | None:
     """The fabric a NIC gives when the catalogue names none: InfiniBand ``ib`` (no SHARP), a RoCE or
-    SuperNIC Ethernet port ``roce``, other Ethernet ``tcp``; None without a NIC."""
+    SuperNIC Ethernet port ``roce``, a GPUDirect-TCPXO port ``tcpxo``, other Ethernet ``tcp``; None without a
+    NIC."""
     if nic is None:
         return None
     if nic.category == "infiniband":
         return "ib"
+    if nic.id.startswith("tcpxo"):
+        return "tcpxo"
     return "roce" if nic.id.startswith(("roce", "connectx")) else "tcp"
 
 
