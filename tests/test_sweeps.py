@@ -86,11 +86,12 @@ def holdout():
 
 
 def test_holdout_error_on_large_messages(holdout):
-    """Out of sample, from 64 MiB: median |error| 11.4 % over 9 held-out sweeps (the model before the fit and
+    """Out of sample, from 64 MiB: median |error| 10.0 % over 9 held-out sweeps (the model before the fit and
     the ramp: 17 %; before RCCL's network latency was told apart from RoCE's: 13 %; before A3 Mega was modelled
-    on its own 1,600 Gb/s of GPUDirect-TCPXO: 11.8 %). The bound keeps it there."""
+    on its own 1,600 Gb/s of GPUDirect-TCPXO: 11.8 %; before collectives across nodes had a ramp of their own:
+    11.4 %). The bound keeps it there."""
     assert holdout.loc["large", "points"] >= 50
-    assert holdout.loc["large", "median_abs_error"] <= 0.12
+    assert holdout.loc["large", "median_abs_error"] <= 0.105
 
 
 def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
@@ -103,8 +104,8 @@ def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
 
 def test_fit_error(holdout):
     fit = sweeps.summary(sweeps.compare(("fit",))).set_index("size_class")
-    assert fit.loc["large", "median_abs_error"] <= 0.06
-    assert fit.loc["small", "median_abs_error"] <= 0.16
+    assert fit.loc["large", "median_abs_error"] <= 0.055
+    assert fit.loc["small", "median_abs_error"] <= 0.14
 
 
 def test_the_sealed_sweeps_are_compared_only_when_named():

@@ -386,10 +386,13 @@ def _ramped(where: Placement, latency: float, us_per_byte: float) -> TimeFn:
     collective reaches only ``ramp(S) = (S / S_full) ** bandwidth_ramp/exponent``
     of its bandwidth: it runs fewer channels and a shallower chunk pipeline on
     smaller messages (both constants fitted on the ``fit`` sweeps). Time still
-    grows with S (the exponent is below 1).
+    grows with S (the exponent is below 1). Collectives across nodes ramp on
+    their own pair of constants (``net.bytes_per_rank``, ``net.exponent``):
+    NCCL's network proxy keeps only a few chunks in flight per channel.
     """
-    full = where.cal.value("bandwidth_ramp", "bytes_per_rank") * where.per_node
-    q = where.cal.value("bandwidth_ramp", "exponent")
+    net = "net." if where.nodes > 1 else ""
+    full = where.cal.value("bandwidth_ramp", f"{net}bytes_per_rank") * where.per_node
+    q = where.cal.value("bandwidth_ramp", f"{net}exponent")
     if q <= 0:
         return lambda s: latency + us_per_byte * s
     return lambda s: latency + us_per_byte * np.where(s < full, s ** (1 - q) * full ** q, s)

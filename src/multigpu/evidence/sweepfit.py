@@ -47,6 +47,8 @@ class Parameter:
 FITTED: tuple[Parameter, ...] = (
     Parameter("bandwidth_ramp", "exponent", 0.2, 0.0, 0.9),
     Parameter("bandwidth_ramp", "bytes_per_rank", 2.0**24, 2.0**14, 2.0**32, log=True),
+    Parameter("bandwidth_ramp", "net.exponent", 0.2, 0.0, 0.9),
+    Parameter("bandwidth_ramp", "net.bytes_per_rank", 2.0**24, 2.0**14, 2.0**34, log=True),
     Parameter("latency_scale", "nccl", 1.0, 0.25, 8.0),
     Parameter("library_net_latency_us", "rccl", 1.0, 0.0, 500.0),
     Parameter("custom_latency_us", "launch", 6.6, 0.0, 100.0),
