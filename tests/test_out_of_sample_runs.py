@@ -16,17 +16,17 @@ def training():
 
 def test_held_out_training_runs(training):
     """21 held-out runs on A100, H100, B200 and GB200, in FP16, BF16 and FP8 (context parallelism, Llama 3.1
-    405B's uneven pipeline stages, PyTorch FSDP and Mixtral's expert parallelism among them): median 6.6 % of
-    the step time, within the issue's goal of 8 % (Mixtral on GB200 is 26 % too fast: MoE routing and dispatch
-    costs the model lacks). The worst, 35 % (llm-foundry's MPT 3B in FP8 on H100, 512-token sequences; 37 %
-    before the vocabulary projection ran at the 16-bit rate; its BF16 MPT 7B on H100 is next at 24 %), is over
-    the goal's 30 %: the bound holds it there until a structural fix brings it under."""
+    405B's uneven pipeline stages, PyTorch FSDP and Mixtral's expert parallelism among them): median 7.97 % of
+    the step time, within the issue's goal of 8 %, and worst 28.9 % (llm-foundry's MPT 3B in FP8 on H100,
+    512-token sequences), within its 30 %. Before FP8 paid for quantizing its GEMM operands the median was
+    6.6 % and the worst 35 %; the H100 FP8 rows with TP 4-8 are now the most too slow (+9 to +24 %: their
+    recipes overlap TP communication with the GEMMs, which the model does not)."""
     held = training[training["split"] == "holdout"]
     assert len(held) >= 20
     assert {"A100", "H100", "B200", "GB200"} <= set(held["gpu_family"])
     assert {"bf16", "fp8"} <= set(held["dtype"])
     error = held["rel_error"].abs()
-    assert error.median() <= 0.08 and error.max() <= 0.36
+    assert error.median() <= 0.08 and error.max() <= 0.30
 
 
 def test_no_sealed_row_is_compared(training):

@@ -47,6 +47,34 @@ def test_attention_and_the_vocabulary_projection_run_at_the_16_bit_rate_under_fp
     assert head / hw > 0.05  # and a 128K vocabulary is a real share of an 8B model's
 
 
+def test_fp8_pays_for_quantizing_its_gemm_operands():
+    """Each activation into an FP8 linear layer and each gradient out of one is read in BF16 and written in FP8
+    as it is and transposed: 4 bytes an element under delayed scaling, 6 under current scaling (one more read
+    for the amax). Per FLOP that is 4 x sum(d_in + d_out) / (6 x sum(d_in x d_out)) over the layer's GEMMs."""
+    m = models.model("llama3.1-8b")
+    shapes = training.lora_matrices(m)
+    per_flop = 4 * sum(n * (i + o) for i, o, n in shapes) / (6 * sum(n * i * o for i, o, n in shapes))
+    assert training.fp8_cast_bytes_per_flop(m, "delayed") == pytest.approx(per_flop)
+    assert training.fp8_cast_bytes_per_flop(m, "current") == pytest.approx(1.5 * per_flop)
+    assert 1e-4 < per_flop < 1e-3  # an 8B model: a few hundred bytes per MFLOP
+    system = catalog.system("hgx-h100")
+    base = dict(tp=np.array([1]), pp=np.array([1]), dp=np.array([8]), seq=8192, global_batch=8,
+                sequence_parallel=False)
+    step = {recipe: training.evaluate(m, system, _lay(dtype="fp8", fp8_recipe=recipe, **base))["compute_s"][0]
+            for recipe in training.FP8_RECIPES}
+    assert step["current"] > step["delayed"]
+    bf16 = [training.evaluate(m, system, _lay(fp8_recipe=recipe, **base))["compute_s"][0]
+            for recipe in training.FP8_RECIPES]
+    assert bf16[0] == bf16[1]  # BF16 training quantizes nothing
+
+
+def test_an_moe_token_quantizes_for_its_routed_experts_only():
+    m = models.model("mixtral-8x7b")
+    total, active = training.lora_matrices(m), training.lora_matrices(m, active=True)
+    assert sum(n for *_, n in active) < sum(n for *_, n in total)
+    assert training.fp8_cast_bytes_per_flop(m) > 0
+
+
 def test_bf16_training_runs_every_gemm_at_one_rate():
     m, system = models.model("llama3.1-8b"), catalog.system("hgx-h100")
     gpu = catalog.gpu(system.gpu)

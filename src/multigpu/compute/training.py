@@ -90,6 +90,17 @@ WIRE_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
 #: (``megatron/core/models/gpt/gpt_model.py``), not a Transformer Engine module, so ``fp8_autocast`` leaves it
 #: in BF16.
 ATTENTION_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
+#: Memory traffic of quantizing one element of an FP8 GEMM operand (bytes), by Transformer Engine's scaling
+#: recipe. Each activation entering an FP8 linear layer (forward) and each gradient leaving one (backward) is
+#: read in BF16 and written in FP8 twice, as it is and transposed (the backward's other GEMM takes the
+#: transpose on Hopper): 2 + 1 + 1 = 4 bytes under delayed scaling, whose scale comes from the amax history;
+#: current scaling (per tensor) first reads the tensor once more for its amax, 6 bytes. Weights are cast once per
+#: optimizer step (Megatron's ``is_first_microbatch``), so they are not charged.
+FP8_CAST_BYTES = {"delayed": 4.0, "current": 6.0}
+#: FP8 scaling recipes (:data:`FP8_CAST_BYTES`), the default first: delayed scaling, Transformer Engine's default
+#: recipe and NeMo's ``bf16_with_fp8_mixed``; Megatron-Bridge's performance pages name ``FP8-CS`` (current).
+FP8_RECIPES = ("delayed", "current")
+DEFAULT_FP8_RECIPE = FP8_RECIPES[0]
 #: Share of a micro-batch's compute that is the backward weight-gradient GEMMs
 #: (forward : backward-data : backward-weight = 1 : 1 : 1), which backward TP comm can hide behind.
 WGRAD_SHARE = 1.0 / 3.0
@@ -129,6 +140,7 @@ class Layout:
     lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
     etp: int = 0  #: expert tensor parallelism: 0 = ``tp`` (experts split like the dense layers), 1 = whole experts
     grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
+    fp8_recipe: str = DEFAULT_FP8_RECIPE  #: FP8 scaling recipe (:data:`FP8_RECIPES`); used only when dtype is fp8
 
     @property
     def microbatches(self) -> int:
@@ -165,6 +177,8 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
     if options.get("etp", 0) not in (0, 1, tp):
         raise InputError(f"expert tensor parallelism {options['etp']} is neither 1 nor tp {tp}")
     check_grad_dtype(options.get("grad_dtype", DEFAULT_GRAD_DTYPE))
+    if options.get("fp8_recipe", DEFAULT_FP8_RECIPE) not in FP8_RECIPES:
+        raise InputError(f"unknown FP8 recipe '{options['fp8_recipe']}'; expected {' or '.join(FP8_RECIPES)}")
     return Layout(gpus, tp, pp, dp, global_batch, micro_batch, **options)
 
 
@@ -185,7 +199,7 @@ def check_method(method: str, lora_rank: int) -> None:
 # ------------------------------------------------------------------ LoRA
 
 
-def lora_matrices(model: models.Model | str) -> list[tuple[int, int, int]]:
+def lora_matrices(model: models.Model | str, active: bool = False) -> list[tuple[int, int, int]]:
     """The linear layers LoRA adapts, as ``(d_in, d_out, count)``: every projection of every transformer block
     (attention Q, K, V, output, or MLA's down- and up-projections; each MLP's gate, up and down, each routed and
     shared expert included), not the embeddings, the vocabulary projection or the MoE router.
@@ -211,8 +225,19 @@ def lora_matrices(model: models.Model | str) -> list[tuple[int, int, int]]:
     if m.dense_layers:
         out += [(d_in, d_out, m.dense_layers) for d_in, d_out in mlp(m.ffn_hidden)]
     if m.moe_layers:
-        out += [(d_in, d_out, m.moe_layers * (m.experts + m.shared_experts)) for d_in, d_out in mlp(m.moe_ffn_hidden)]
+        experts = (m.experts_per_token if active else m.experts) + m.shared_experts
+        out += [(d_in, d_out, m.moe_layers * experts) for d_in, d_out in mlp(m.moe_ffn_hidden)]
     return out
+
+
+def fp8_cast_bytes_per_flop(model: models.Model | str, recipe: str = DEFAULT_FP8_RECIPE) -> float:
+    """Memory traffic of quantizing FP8 GEMM operands per FLOP of the linear layers (bytes/FLOP): each token's
+    inputs to every linear layer (forward) and gradients out of it (backward), :data:`FP8_CAST_BYTES` each, over
+    the layers' 6 x d_in x d_out training FLOPs per token (an MoE token counts its routed experts only)."""
+    shapes = lora_matrices(model, active=True)
+    elements = sum(n * (d_in + d_out) for d_in, d_out, n in shapes)
+    flops = sum(6.0 * n * d_in * d_out for d_in, d_out, n in shapes)
+    return FP8_CAST_BYTES[recipe] * elements / flops
 
 
 def lora_params(model: models.Model | str, rank: int, active: bool = False) -> float:
@@ -532,6 +557,7 @@ class Layouts:
     lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
     etp: int = 0  #: expert tensor parallelism (0: each layout's tp; 1: whole experts)
     grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
+    fp8_recipe: str = DEFAULT_FP8_RECIPE  #: FP8 scaling recipe (:data:`FP8_RECIPES`); used only when dtype is fp8
 
     @property
     def expert_tp(self) -> np.ndarray:
@@ -549,11 +575,16 @@ def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layouts, dtype: str) -
     the GPU's measured matmul ceiling (:func:`multigpu.compute.gemm.relative_ceiling`).
 
     The memory traffic is priced at 16 bits per element in every precision: FP8 training (Transformer Engine)
-    keeps weights, activations, norms and residuals in BF16 and casts each GEMM's operands to FP8 on the way in,
-    reading the 16-bit tensor (the casts' own writes are not charged: a lower bound on FP8's traffic)."""
-    return np.asarray(models.achievable_fraction(peak_flops(gpu, dtype), model.hidden / lay.tp,
-                                                 lay.micro_batch * lay.seq / lay.cp, gpu.mem_bw_GBps * 1e9,
-                                                 ceiling_scale=gemm.relative_ceiling(gpu.id, dtype)))
+    keeps weights, activations, norms and residuals in BF16. Under FP8 the quantization of each GEMM operand
+    adds its own traffic (:func:`fp8_cast_bytes_per_flop`, by ``lay.fp8_recipe``), at the GPU's memory
+    bandwidth."""
+    peak = peak_flops(gpu, dtype)
+    mem_bw = gpu.mem_bw_GBps * 1e9
+    fraction = np.asarray(models.achievable_fraction(peak, model.hidden / lay.tp, lay.micro_batch * lay.seq / lay.cp,
+                                                     mem_bw, ceiling_scale=gemm.relative_ceiling(gpu.id, dtype)))
+    if dtype != "fp8":
+        return fraction
+    return 1.0 / (1.0 / fraction + peak / mem_bw * fp8_cast_bytes_per_flop(model, lay.fp8_recipe))
 
 
 def _score_traffic_s(model: models.Model, gpu: catalog.Gpu, lay: Layouts) -> np.ndarray:
@@ -676,7 +707,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
 
     ``options``: seq, recompute, sequence_parallel, interleave, dtype, zero_stage, ep, etp (expert tensor
     parallelism, 0 = tp, or 1), attention, cp, method (:data:`METHODS`), lora_rank, grad_dtype
-    (:data:`GRAD_DTYPES`).
+    (:data:`GRAD_DTYPES`), fp8_recipe (:data:`FP8_RECIPES`).
     """
     model = models.model(model_id)
     system = catalog.system(system_id)
@@ -688,7 +719,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     one = lambda x: np.array([x])  # noqa: E731
     arrays = Layouts(one(lay.tp), one(lay.pp), one(lay.dp), one(lay.micro_batch), one(lay.interleave), one(lay.ep),
                      lay.global_batch, lay.seq, lay.recompute, lay.sequence_parallel, lay.dtype, lay.zero_stage,
-                     lay.attention, lay.cp, lay.method, lay.lora_rank, lay.etp, lay.grad_dtype)
+                     lay.attention, lay.cp, lay.method, lay.lora_rank, lay.etp, lay.grad_dtype, lay.fp8_recipe)
     r = {k: np.asarray(v).item() for k, v in evaluate(model, system, arrays, cal).items()}
     return TrainingStep(
         model.id, system.id, gpus, lay.tp, lay.pp, lay.dp, lay.ep, lay.global_batch, lay.micro_batch, lay.seq,

@@ -172,6 +172,7 @@ class ModelCall:
     attention: str = "flash"  #: the notes' ``attention materialised`` for runs before FlashAttention
     etp: int = 0  #: expert tensor parallelism: the notes' ``ETP n``; 0 (unpublished) is tp, Megatron's default
     grad_dtype: str = training.DEFAULT_GRAD_DTYPE  #: gradient precision of the framework's recipe (:func:`grad_dtype`)
+    fp8_recipe: str = training.DEFAULT_FP8_RECIPE  #: FP8 scaling recipe the row names (:func:`fp8_recipe`)
     assumed: tuple[str, ...] = field(default=())  #: layout values not published, taken by the rules of the module
 
     @property
@@ -203,6 +204,13 @@ def grad_dtype(row: TrainingRunRow) -> str:
     if row.framework.startswith("Megatron-Bridge") or (row.framework.startswith("NeMo") and row.dtype == "fp8"):
         return "bf16"
     return training.DEFAULT_GRAD_DTYPE
+
+
+def fp8_recipe(row: TrainingRunRow) -> str:
+    """The FP8 scaling recipe of ``row`` (:data:`multigpu.compute.training.FP8_RECIPES`): ``current`` where the
+    source names per-tensor current scaling (``FP8-CS``), else Transformer Engine's default, delayed scaling."""
+    notes = row.notes.lower()
+    return "current" if "current scaling" in notes or "fp8-cs" in notes else training.DEFAULT_FP8_RECIPE
 
 
 def flop_convention(row: TrainingRunRow) -> str | None:
@@ -288,7 +296,8 @@ def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
     sp = row.sequence_parallel if row.sequence_parallel is not None else tp > 1
     call = ModelCall(row.id, m.id, row.system_id, row.gpus, tp, pp, dp, row.global_batch, row.micro_batch, row.seq,
                      recompute, sp, vp, row.dtype, ep=ep, zero_stage=3 if fsdp else 1, cp=cp,
-                     attention=_attention(row), etp=_etp(row, 0), grad_dtype=grad_dtype(row), assumed=assumed)
+                     attention=_attention(row), etp=_etp(row, 0), grad_dtype=grad_dtype(row), fp8_recipe=fp8_recipe(row),
+                     assumed=assumed)
     return call, []
 
 
@@ -298,7 +307,7 @@ def model_step(call: ModelCall, cal: Calibration | None = None) -> training.Trai
                          call.micro_batch, dp=call.dp, cal=cal, seq=call.seq, recompute=call.recompute,
                          sequence_parallel=call.sequence_parallel, interleave=call.interleave, dtype=call.dtype,
                          zero_stage=call.zero_stage, ep=call.ep, cp=call.cp, attention=call.attention,
-                         etp=call.etp, grad_dtype=call.grad_dtype)
+                         etp=call.etp, grad_dtype=call.grad_dtype, fp8_recipe=call.fp8_recipe)
 
 
 # ----------------------------------------------------------------------------- units
