@@ -50,3 +50,17 @@ def test_error_names_file_line_and_column():
     error = InputError("price must be positive", file="prices.csv", line=7, column="price_per_hour")
     assert str(error) == "prices.csv:7: column 'price_per_hour': price must be positive"
     assert str(InputError("unknown system 'x'")) == "unknown system 'x'"
+
+
+def test_train_takes_the_fp8_recipe(capsys):
+    """``--fp8-recipe current`` reads each FP8 operand once more for its amax, so the step is longer than under
+    the default delayed scaling; a recipe not offered is a usage error (exit 2)."""
+    job = ["train", "--model", "llama3.1-8b", "--system", "hgx-h100", "--gpus", "8", "--tp", "1", "--pp", "1",
+           "--global-batch", "64", "--micro-batch", "1", "--seq", "8192", "--dtype", "fp8", "--format", "json"]
+    steps = {}
+    for recipe in ("delayed", "current"):
+        assert main(job + ["--fp8-recipe", recipe]) == 0
+        steps[recipe] = json.loads(capsys.readouterr().out)["step_time_s"]
+    assert steps["current"] > steps["delayed"]
+    assert main(job + ["--fp8-recipe", "mxfp8"]) == 2
+    assert "mxfp8" in capsys.readouterr().err

@@ -30,6 +30,9 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                        help="context-parallel degree: each sequence split over CP GPUs (ring attention); "
                             "GPUs = tp x cp x pp x dp")
     add_grad_dtype(train)
+    train.add_argument("--fp8-recipe", choices=training.FP8_RECIPES, default=training.DEFAULT_FP8_RECIPE,
+                       help="FP8 scaling recipe (with --dtype fp8): delayed (default, Transformer Engine's) or "
+                            "current (per-tensor current scaling, one more read of each operand for its amax)")
     train.set_defaults(handler=_train)
 
     infer = add_command(subparsers, "infer", "latency and throughput of serving under tensor parallelism, "
@@ -91,7 +94,7 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
     return training.step(args.model, args.system, args.gpus, args.tp, args.pp, args.global_batch, args.micro_batch,
                          dp=args.dp, seq=args.seq, recompute=args.recompute, sequence_parallel=args.sequence_parallel,
                          interleave=args.interleave, dtype=args.dtype, zero_stage=args.zero, ep=args.ep,
-                         etp=args.etp, cp=args.cp, grad_dtype=args.grad_dtype).to_dict()
+                         etp=args.etp, cp=args.cp, grad_dtype=args.grad_dtype, fp8_recipe=args.fp8_recipe).to_dict()
 
 
 def _infer(args: argparse.Namespace) -> dict[str, Any]:
