@@ -152,7 +152,8 @@ def compare(splits: tuple[str, ...] = OPEN_SPLITS, cal: Calibration | None = Non
 
     Columns: ``sweep, split, system, op, gpus, nodes, algorithm, bytes, size_class`` ("large" from 64 MiB),
     ``measured`` and ``predicted`` busbw (GB/s), ``rel_error`` = predicted / measured - 1, ``source``.
-    Points without a busbw are compared through their time (busbw = bytes / time x the nccl-tests factor).
+    A point's measured busbw comes from its time where the source gives one (bytes / time x the nccl-tests
+    factor: the printed busbw is rounded to 0.01 GB/s, which zeroes the smallest sizes), else from its busbw.
     """
     data = points()
     rows = []
@@ -161,9 +162,8 @@ def compare(splits: tuple[str, ...] = OPEN_SPLITS, cal: Calibration | None = Non
             continue
         part = data[data["sweep"] == sweep.sweep]
         factor = collectives.busbw_factor(sweep.op, sweep.gpus)
-        measured = part["busbw_GBps"].to_numpy()
         from_time = part["bytes"].to_numpy() / part["time_us"].to_numpy() / 1e3 * factor
-        measured = np.where(np.isnan(measured), from_time, measured)
+        measured = np.where(np.isnan(from_time), part["busbw_GBps"].to_numpy(), from_time)
         time = predict(sweep, part["bytes"].to_numpy(dtype=float), cal)
         predicted = part["bytes"].to_numpy() / time / 1e3 * factor
         for nbytes, m, p in zip(part["bytes"], measured, predicted):
