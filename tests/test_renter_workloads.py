@@ -240,7 +240,8 @@ def test_deepseek_v3_fits_h200_and_h20_nodes_not_a100_in_fp8():
 def test_fp8_without_fp8_tensor_cores_is_served_weight_only():
     # vLLM serves FP8 checkpoints on Ampere as W8A16 (FP8 Marlin): half the weight bytes, 16-bit GEMMs
     fp8, bf16 = (inference.run("llama3.1-8b", "dgx-a100", 1, 1, 2048, 128, dtype=d) for d in ("fp8", "bf16"))
-    assert fp8.memory_per_gpu_GB < 0.55 * bf16.memory_per_gpu_GB
+    # the linear layers halve; the two vocabulary tables (13 % of Llama 3.1 8B's weights) stay 16-bit
+    assert fp8.memory_per_gpu_GB < 0.6 * bf16.memory_per_gpu_GB
     assert fp8.decode_step_s < 0.6 * bf16.decode_step_s  # decode streams half the bytes
     assert fp8.ttft_s == pytest.approx(bf16.ttft_s, rel=0.15)  # prefill still runs at the BF16 rate
 

@@ -342,11 +342,40 @@ def test_inference_memory_under_tensor_parallelism():
     assert w.kv_cache_bytes_per_token_per_gpu(m, tp=16) == w.kv_cache_bytes_per_token_per_gpu(m, tp=8)
 
 
+def test_decode_streams_the_vocabulary_projection_not_the_input_embedding():
+    # An untied model's decode step multiplies by the whole vocabulary projection but only looks up the batch's
+    # rows of the input embedding: the table is not streamed
+    m = w.model("llama3.1-8b")
+    assert not m.tied_embeddings
+    table = m.vocab * m.hidden
+    bf16 = w.decode_bytes_per_step(m, 1, 0, "bf16")["weights_bytes"]
+    assert bf16 == pytest.approx((m.params_total - table) * 2)
+    # FP8 weights: the linear layers in one byte, the vocabulary projection left in 16 bits (ModelOpt's
+    # default FP8 config disables the *lm_head* quantizer)
+    fp8 = w.decode_bytes_per_step(m, 1, 0, "fp8")["weights_bytes"]
+    assert fp8 == pytest.approx((m.params_total - 2 * table) * 1 + table * 2)
+
+
+def test_tied_embedding_table_is_streamed_once_as_the_projection():
+    m = w.model("llama3.2-1b")
+    assert m.tied_embeddings
+    assert w.decode_bytes_per_step(m, 1, 0, "bf16")["weights_bytes"] == pytest.approx(m.params_total * 2)
+
+
+def test_fp8_weights_keep_the_vocabulary_tables_in_16_bits():
+    m = w.model("llama3.1-70b")
+    table = m.vocab * m.hidden
+    bf16, fp8 = (w.weights_bytes_per_gpu(m, tp=2, dtype=d) for d in ("bf16", "fp8"))
+    # the two tables (input embedding and untied projection) keep 2 bytes, the final norm too
+    assert bf16 - fp8 == pytest.approx((m.params_total - 2 * table - m.hidden) / 2)
+
+
 def test_moe_decode_reads_more_experts_with_larger_batches():
     small, large = w.decode_bytes_per_step("deepseek-v3", [1, 1024], 0)["weights_bytes"]
     m = w.model("deepseek-v3")
-    assert small == pytest.approx(m.params_active * 2, rel=0.01)
-    assert large == pytest.approx(m.params_total * 2, rel=0.01)
+    lookup = m.vocab * m.hidden  # the input embedding is looked up, not streamed
+    assert small == pytest.approx((m.params_active - lookup) * 2, rel=0.01)
+    assert large == pytest.approx((m.params_total - lookup) * 2, rel=0.01)
 
 
 # ----------------------------------------------------------------- compute efficiency

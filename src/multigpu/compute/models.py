@@ -597,12 +597,25 @@ def _stage_params(m: Model, pp: np.ndarray, first: bool) -> tuple[np.ndarray, np
     moe = layers - dense
     shared = dense * m.dense_layer_params + moe * m.moe_shared_params
     experts = moe * m.experts * m.expert_params
+    return shared + _stage_ends(m, pp, first), experts, layers
+
+
+def _stage_ends(m: Model, pp: np.ndarray, first: bool) -> np.ndarray:
+    """Params of the first or the last pipeline stage outside its transformer layers: the input embedding
+    (first), the vocabulary projection and the final norm (last); all of them with pp = 1."""
     ends = m.embedding_params + m.head_params + m.norm_params
     if first:
-        end = np.where(pp == 1, ends, m.embedding_params)
-    else:
-        end = np.where(pp == 1, ends, m.vocab * m.hidden + m.norm_params)
-    return shared + end, experts, layers
+        return np.where(pp == 1, ends, m.embedding_params)
+    return np.where(pp == 1, ends, m.vocab * m.hidden + m.norm_params)
+
+
+def vocabulary_table_bytes(dtype: str) -> float:
+    """Bytes per element of the vocabulary tables (input embedding, vocabulary projection) when the linear
+    layers are held in ``dtype``: 16 bits under 8-bit weights, since quantizers leave them out (NVIDIA Model
+    Optimizer's ``_default_disabled_quantizer_cfg`` disables ``*lm_head*`` and ``*output_layer*`` in every
+    preset, and an embedding is not a linear layer; NVIDIA/TensorRT-Model-Optimizer
+    modelopt/torch/quantization/config.py at 0991404), else ``dtype``'s own width."""
+    return max(dtype_bytes(dtype), dtype_bytes("bf16"))
 
 
 def weights_bytes_per_gpu(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 1, ep: ArrayLike = 1,
@@ -610,16 +623,19 @@ def weights_bytes_per_gpu(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike =
     """Bytes of weights on the most loaded GPU under tensor (tp), pipeline (pp) and expert (ep) parallelism.
 
     Everything is split ``tp`` ways (vocabulary-parallel embeddings included,
-    norms approximated as split); routed experts also ``ep`` ways.
+    norms approximated as split); routed experts also ``ep`` ways. The
+    vocabulary tables (and the final norm) stay 16-bit under 8-bit weights (:func:`vocabulary_table_bytes`).
     """
     m = _resolve(model)
     tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
     _check_positive(tp=tp, pp=pp, ep=ep)
+    width = dtype_bytes(dtype)
     per_stage = []
     for first in (True, False):
         shared, experts, _ = _stage_params(m, pp, first)
-        per_stage.append(shared / tp + experts / (tp * ep))
-    return _out(np.maximum(*per_stage) * dtype_bytes(dtype))
+        ends = _stage_ends(m, pp, first)
+        per_stage.append(((shared - ends) * width + ends * vocabulary_table_bytes(dtype)) / tp + experts * width / (tp * ep))
+    return _out(np.maximum(*per_stage))
 
 
 # --------------------------------------------------------------------------- memory: activations
@@ -841,18 +857,23 @@ def decode_bytes_per_step(model: Model | str, batch: ArrayLike, kv_len: ArrayLik
 
     ``weights_bytes``: every non-expert weight once, plus the routed experts
     the batch touches: with uniform independent routing, a layer's expected
-    distinct experts are ``E (1 - (1 - k/E)^batch)``. ``kv_cache_bytes``:
+    distinct experts are ``E (1 - (1 - k/E)^batch)``. The vocabulary
+    projection is read whole, 16-bit under 8-bit weights (:func:`vocabulary_table_bytes`);
+    the input embedding is a lookup of the batch's own rows, not a stream of
+    the table (those ``batch x hidden`` elements are left out). ``kv_cache_bytes``:
     ``batch * kv_len`` cached tokens. Whole model, not per GPU.
     """
     m = _resolve(model)
     batch = np.asarray(batch, dtype=float)
-    non_expert = m.params_total - m.expert_params_total
+    head = m.vocab * m.hidden  # the vocabulary projection (a tied embedding table serves as it)
+    lookup = m.embedding_params + m.head_params - head  # tables read a row per token: not streamed
+    layers = m.params_total - m.expert_params_total - lookup - head
     if m.is_moe:
         touched = m.experts * (1 - (1 - m.experts_per_token / m.experts) ** batch)
         experts = m.moe_layers * touched * m.expert_params
     else:
         experts = 0.0
-    weights = (non_expert + experts) * dtype_bytes(weight_dtype)
+    weights = (layers + experts) * dtype_bytes(weight_dtype) + head * vocabulary_table_bytes(weight_dtype)
     kv = batch * np.asarray(kv_len, dtype=float) * kv_cache_bytes_per_token(m, kv_dtype)
     return {"weights_bytes": _out(weights), "kv_cache_bytes": _out(kv)}
 
