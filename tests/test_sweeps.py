@@ -112,3 +112,14 @@ def test_the_sealed_sweeps_are_compared_only_when_named():
     """A plain ``compare()`` never opens the sealed third (seen once, at the end), though sealed sweeps exist."""
     assert any(s.split == "sealed" for s in sweeps.sweeps())
     assert set(sweeps.compare()["split"]) == {"fit", "holdout"}
+
+
+def test_small_message_latency_reads_the_sweeps_own_times():
+    # dstackai/dstack PR #3961: two AWS p6-b200 over EFA, all_reduce_perf 8-256 B at 50.58-57.14 us (median of
+    # the six rows 55.095); the model's EFA latency was fitted on that pair, so it lands within 10 %
+    efa = sweeps.small_message_latency("efa").set_index("sweep")
+    fitted = efa.loc["b200-16-2n-ar-efa-dstack3961"]
+    assert fitted["measured_us"] == pytest.approx(55.095)
+    assert fitted["predicted_us"] == pytest.approx(fitted["measured_us"], rel=0.10)
+    assert set(efa["split"]) <= {"fit", "holdout"}  # the sealed sweeps stay closed
+    assert sweeps.small_message_latency("no-such-fabric").empty

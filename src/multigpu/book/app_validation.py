@@ -398,6 +398,9 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     largest median error),
     ``sw_small_fast`` and ``sw_small_slow`` (held-out sweeps whose small messages the model makes faster or
     slower than measured by more than :data:`SIDE`, at the median);
+    the latency of the smallest messages on AWS EFA (:func:`multigpu.evidence.sweeps.small_message_latency`):
+    ``efa_lat_n`` sweeps, ``efa_lat_min_us`` and ``efa_lat_max_us`` (their medians, us), ``efa_lat_model_us``
+    (the model's, us);
     constants: ``sw_fitted`` (how many were fitted on the sweeps), ``ramp_exponent``, ``ramp_full_MiB`` (the
     size at which an 8-GPU node reaches its full bandwidth, MiB), ``latency_scale`` (measured NCCL latencies
     over the tuner's, x), ``harness_us`` (torch.distributed's cost per call, us).
@@ -419,6 +422,9 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     signed = small.groupby("sweep")["rel_error"].median()
     for name, side in (("sw_small_fast", signed > SIDE), ("sw_small_slow", signed < -SIDE)):
         out[name] = _(", ").join(f"`{sweep}`" for sweep in signed[side].index) or _("none")
+    efa = sweeps.small_message_latency("efa")
+    out.update({"efa_lat_n": len(efa), "efa_lat_min_us": efa["measured_us"].min(),
+                "efa_lat_max_us": efa["measured_us"].max(), "efa_lat_model_us": efa["predicted_us"].median()})
     out.update({"sw_fitted": len(sweepfit.FITTED), "ramp_exponent": cal.value("bandwidth_ramp", "exponent"),
                 "ramp_full_MiB": 8 * cal.value("bandwidth_ramp", "bytes_per_rank") / 2**20,
                 "latency_scale": cal.latency_scale("hopper"),

@@ -86,6 +86,7 @@ class Sweep:
     system: str | None
     reason: str  #: why the model cannot reproduce it ("" if it can)
     source: str
+    fabric: str = ""  #: the scale-out fabric named by the source ("" on one node or where none is named)
 
 
 @functools.cache
@@ -98,13 +99,14 @@ def sweeps() -> tuple[Sweep, ...]:
         if not algorithm:
             reason = reason or f"algorithm '{row.algorithm}' is not modelled"
         sweep = Sweep(row.sweep, row.split, row.op, row.gpus, row.nodes, algorithm, HARNESS.get(row.harness, ""),
-                      system, reason, row.source)
+                      system, reason, row.source, row.fabric or "")
         if not reason:
             try:
                 predict(sweep, np.array([1024.0]))
             except InputError as exc:  # the model cannot run it on this system (e.g. no peer-to-peer)
                 sweep = Sweep(*[getattr(sweep, f) for f in ("sweep", "split", "op", "gpus", "nodes", "algorithm",
-                                                            "harness", "system")], exc.message, sweep.source)
+                                                            "harness", "system")], exc.message, sweep.source,
+                          sweep.fabric)
         out.append(sweep)
     return tuple(out)
 
@@ -174,6 +176,25 @@ def compare(splits: tuple[str, ...] = OPEN_SPLITS, cal: Calibration | None = Non
                          "size_class": "large" if nbytes >= LARGE_BYTES else "small", "measured": float(m),
                          "predicted": float(p), "rel_error": float(p / m - 1), "source": sweep.source})
     return pd.DataFrame(rows)
+
+
+def small_message_latency(fabric: str, splits: tuple[str, ...] = OPEN_SPLITS,
+                          max_bytes: int = 256) -> pd.DataFrame:
+    """Per sweep over ``fabric`` in ``splits`` with printed times: the median measured time (us) of its points
+    up to ``max_bytes`` (where a collective's time is its latency) and the model's at the same sizes.
+    Columns ``sweep, split, system, measured_us, predicted_us``; empty if no such sweep."""
+    data = points()
+    rows = []
+    for sweep in sweeps():
+        if sweep.fabric != fabric or sweep.split not in splits or sweep.reason:
+            continue
+        part = data[(data["sweep"] == sweep.sweep) & (data["bytes"] <= max_bytes) & data["time_us"].notna()]
+        if part.empty:
+            continue
+        predicted = predict(sweep, part["bytes"].to_numpy(dtype=float))
+        rows.append({"sweep": sweep.sweep, "split": sweep.split, "system": sweep.system,
+                     "measured_us": float(part["time_us"].median()), "predicted_us": float(np.median(predicted))})
+    return pd.DataFrame(rows, columns=["sweep", "split", "system", "measured_us", "predicted_us"])
 
 
 def not_modelled() -> pd.DataFrame:
