@@ -422,7 +422,7 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     signed = small.groupby("sweep")["rel_error"].median()
     for name, side in (("sw_small_fast", signed > SIDE), ("sw_small_slow", signed < -SIDE)):
         out[name] = _(", ").join(f"`{sweep}`" for sweep in signed[side].index) or _("none")
-    efa = sweeps.small_message_latency("efa")
+    efa = sweeps.small_message_latency("efa", cal=cal)
     out.update({"efa_lat_n": len(efa), "efa_lat_min_us": efa["measured_us"].min(),
                 "efa_lat_max_us": efa["measured_us"].max(), "efa_lat_model_us": efa["predicted_us"].median()})
     out.update({"sw_fitted": len(sweepfit.FITTED), "ramp_exponent": cal.value("bandwidth_ramp", "exponent"),

@@ -13,6 +13,7 @@ it cannot model keeps a ``reason``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -104,9 +105,7 @@ def sweeps() -> tuple[Sweep, ...]:
             try:
                 predict(sweep, np.array([1024.0]))
             except InputError as exc:  # the model cannot run it on this system (e.g. no peer-to-peer)
-                sweep = Sweep(*[getattr(sweep, f) for f in ("sweep", "split", "op", "gpus", "nodes", "algorithm",
-                                                            "harness", "system")], exc.message, sweep.source,
-                          sweep.fabric)
+                sweep = dataclasses.replace(sweep, reason=exc.message)
         out.append(sweep)
     return tuple(out)
 
@@ -178,8 +177,8 @@ def compare(splits: tuple[str, ...] = OPEN_SPLITS, cal: Calibration | None = Non
     return pd.DataFrame(rows)
 
 
-def small_message_latency(fabric: str, splits: tuple[str, ...] = OPEN_SPLITS,
-                          max_bytes: int = 256) -> pd.DataFrame:
+def small_message_latency(fabric: str, splits: tuple[str, ...] = OPEN_SPLITS, max_bytes: int = 256,
+                          cal: Calibration | None = None) -> pd.DataFrame:
     """Per sweep over ``fabric`` in ``splits`` with printed times: the median measured time (us) of its points
     up to ``max_bytes`` (where a collective's time is its latency) and the model's at the same sizes.
     Columns ``sweep, split, system, measured_us, predicted_us``; empty if no such sweep."""
@@ -191,7 +190,7 @@ def small_message_latency(fabric: str, splits: tuple[str, ...] = OPEN_SPLITS,
         part = data[(data["sweep"] == sweep.sweep) & (data["bytes"] <= max_bytes) & data["time_us"].notna()]
         if part.empty:
             continue
-        predicted = predict(sweep, part["bytes"].to_numpy(dtype=float))
+        predicted = predict(sweep, part["bytes"].to_numpy(dtype=float), cal)
         rows.append({"sweep": sweep.sweep, "split": sweep.split, "system": sweep.system,
                      "measured_us": float(part["time_us"].median()), "predicted_us": float(np.median(predicted))})
     return pd.DataFrame(rows, columns=["sweep", "split", "system", "measured_us", "predicted_us"])
