@@ -64,3 +64,19 @@ def test_train_takes_the_fp8_recipe(capsys):
     assert steps["current"] > steps["delayed"]
     assert main(job + ["--fp8-recipe", "mxfp8"]) == 2
     assert "mxfp8" in capsys.readouterr().err
+
+
+def test_train_names_the_moe_dispatch_precision(capsys):
+    """``--ep-dispatch fp8`` (DeepSeek-V3's FP8 dispatch) shortens an expert-parallel step and is named in the
+    output; a precision not offered is a usage error (exit 2)."""
+    job = ["train", "--model", "mixtral-8x7b", "--system", "hgx-h100", "--gpus", "64", "--tp", "1", "--pp", "1",
+           "--global-batch", "256", "--micro-batch", "2", "--seq", "4096", "--ep", "8", "--dtype", "fp8",
+           "--format", "json"]
+    out = {}
+    for dispatch in ("bf16", "fp8"):
+        assert main(job + ["--ep-dispatch", dispatch]) == 0
+        out[dispatch] = json.loads(capsys.readouterr().out)
+        assert out[dispatch]["ep_dispatch"] == dispatch
+    assert out["fp8"]["exposed_comm_s"]["ep"] < out["bf16"]["exposed_comm_s"]["ep"]
+    assert main(job + ["--ep-dispatch", "fp4"]) == 2
+    assert "fp4" in capsys.readouterr().err

@@ -26,7 +26,8 @@ tensor-parallel group sits inside a node) is::
   interleaved schedule (v > 1) overlaps the steady-state ones with compute, so
   only the 2 v (pp - 1) of warm-up and cool-down are exposed.
 - Bytes on the wire: BF16 activations and parameters under FP8 training
-  (:data:`WIRE_DTYPE`), FP32 gradients in the data-parallel reduction.
+  (:data:`WIRE_DTYPE`), FP32 gradients in the data-parallel reduction; an
+  FP8 MoE dispatch only where a layout names it (``ep_dispatch``, DeepSeek-V3's).
 - ``t_dp``: all-reduce of this stage's gradients, or with ZeRO 1-2 a
   reduce-scatter, which overlaps the backward compute of one micro-batch,
   and an all-gather of the updated parameters, which overlaps the next
@@ -101,6 +102,15 @@ FP8_CAST_BYTES = {"delayed": 4.0, "current": 6.0}
 #: recipe and NeMo's ``bf16_with_fp8_mixed``; Megatron-Bridge's performance pages name ``FP8-CS`` (current).
 FP8_RECIPES = ("delayed", "current")
 DEFAULT_FP8_RECIPE = FP8_RECIPES[0]
+#: Precision of the MoE dispatch all-to-all, the default first: BF16, as Megatron-Core and NeMo send it; ``fp8``
+#: is DeepSeek-V3's low-precision communication (DeepSeek-V3 Technical Report, arXiv:2412.19437, section 3.3.3):
+#: the activations before the experts' up-projections are quantized to FP8 before dispatch, and so are the
+#: activation gradients before the down-projections (sent towards the experts in the backward pass); the
+#: combine traffic, forward and backward (what comes back from the experts), stays in BF16.
+EP_DISPATCH_DTYPES = ("bf16", "fp8")
+#: Bytes per element of an FP8 dispatch: one byte plus one FP32 scale per 128 elements (DeepSeek-V3's 1 x 128
+#: tile-wise activation scaling, section 3.3.2).
+FP8_DISPATCH_BYTES = 1.0 + 4.0 / 128
 #: Share of a micro-batch's compute that is the backward weight-gradient GEMMs
 #: (forward : backward-data : backward-weight = 1 : 1 : 1), which backward TP comm can hide behind.
 WGRAD_SHARE = 1.0 / 3.0
@@ -141,6 +151,7 @@ class Layout:
     etp: int = 0  #: expert tensor parallelism: 0 = ``tp`` (experts split like the dense layers), 1 = whole experts
     grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
     fp8_recipe: str = DEFAULT_FP8_RECIPE  #: FP8 scaling recipe (:data:`FP8_RECIPES`); used only when dtype is fp8
+    ep_dispatch: str = EP_DISPATCH_DTYPES[0]  #: MoE dispatch precision (:data:`EP_DISPATCH_DTYPES`)
 
     @property
     def microbatches(self) -> int:
@@ -179,6 +190,9 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
     check_grad_dtype(options.get("grad_dtype", DEFAULT_GRAD_DTYPE))
     if options.get("fp8_recipe", DEFAULT_FP8_RECIPE) not in FP8_RECIPES:
         raise InputError(f"unknown FP8 recipe '{options['fp8_recipe']}'; expected {' or '.join(FP8_RECIPES)}")
+    if options.get("ep_dispatch", EP_DISPATCH_DTYPES[0]) not in EP_DISPATCH_DTYPES:
+        raise InputError(f"unknown MoE dispatch precision '{options['ep_dispatch']}'; expected "
+                         f"{' or '.join(EP_DISPATCH_DTYPES)}")
     return Layout(gpus, tp, pp, dp, global_batch, micro_batch, **options)
 
 
@@ -389,14 +403,19 @@ def _tp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
 
 
 def _ep_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
-    """MoE all-to-all of one micro-batch on one stage (dispatch + combine, forward + backward), seconds."""
+    """MoE all-to-all of one micro-batch on one stage (dispatch + combine, forward + backward), seconds: four
+    all-to-alls of each token's ``k`` copies; the two towards the experts (forward dispatch, and the output
+    gradients in the backward pass) in FP8 where ``lay.ep_dispatch`` says so (:data:`EP_DISPATCH_DTYPES`), the
+    rest in the wire precision."""
     if not model.is_moe:
         return np.zeros(np.shape(lay.tp))
     tokens = lay.micro_batch * lay.seq / lay.cp / (lay.tp if lay.sequence_parallel else 1)
-    nbytes = tokens * model.experts_per_token * model.hidden * _wire_bytes(lay.dtype)
+    elements = tokens * model.experts_per_token * model.hidden
+    dispatch_bytes = FP8_DISPATCH_BYTES if lay.ep_dispatch == "fp8" else _wire_bytes(lay.dtype)
     nodes = placement(system, lay.ep, lay.expert_tp)  # expert ranks etp apart: tp apart, or adjacent when etp 1
-    return 4 * _times_s("alltoall", system, lay.ep, nodes, nbytes, cal) * model.moe_layers / model.layers * \
-        stage_layers(model, lay)
+    times = sum(2 * _times_s("alltoall", system, lay.ep, nodes, elements * width, cal)
+                for width in (dispatch_bytes, _wire_bytes(lay.dtype)))
+    return times * model.moe_layers / model.layers * stage_layers(model, lay)
 
 
 def _cp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration,
@@ -558,6 +577,7 @@ class Layouts:
     etp: int = 0  #: expert tensor parallelism (0: each layout's tp; 1: whole experts)
     grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
     fp8_recipe: str = DEFAULT_FP8_RECIPE  #: FP8 scaling recipe (:data:`FP8_RECIPES`); used only when dtype is fp8
+    ep_dispatch: str = EP_DISPATCH_DTYPES[0]  #: MoE dispatch precision (:data:`EP_DISPATCH_DTYPES`)
 
     @property
     def expert_tp(self) -> np.ndarray:
@@ -695,6 +715,7 @@ class TrainingStep:
     gpu_memory_GB: float  #: what a program can allocate on the GPU, GB (1e9 bytes; catalog.Gpu.usable_memory_GB)
     fits: bool
     cp: int = 1  #: context-parallel degree
+    ep_dispatch: str = EP_DISPATCH_DTYPES[0]  #: MoE dispatch precision (:data:`EP_DISPATCH_DTYPES`)
 
     def to_dict(self) -> dict[str, Any]:
         """The step as a flat dict (``exposed_comm_s`` a dict of tp, pp, dp, ep), for JSON and CSV."""
@@ -707,7 +728,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
 
     ``options``: seq, recompute, sequence_parallel, interleave, dtype, zero_stage, ep, etp (expert tensor
     parallelism, 0 = tp, or 1), attention, cp, method (:data:`METHODS`), lora_rank, grad_dtype
-    (:data:`GRAD_DTYPES`), fp8_recipe (:data:`FP8_RECIPES`).
+    (:data:`GRAD_DTYPES`), fp8_recipe (:data:`FP8_RECIPES`), ep_dispatch (:data:`EP_DISPATCH_DTYPES`).
     """
     model = models.model(model_id)
     system = catalog.system(system_id)
@@ -719,11 +740,12 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     one = lambda x: np.array([x])  # noqa: E731
     arrays = Layouts(one(lay.tp), one(lay.pp), one(lay.dp), one(lay.micro_batch), one(lay.interleave), one(lay.ep),
                      lay.global_batch, lay.seq, lay.recompute, lay.sequence_parallel, lay.dtype, lay.zero_stage,
-                     lay.attention, lay.cp, lay.method, lay.lora_rank, lay.etp, lay.grad_dtype, lay.fp8_recipe)
+                     lay.attention, lay.cp, lay.method, lay.lora_rank, lay.etp, lay.grad_dtype, lay.fp8_recipe,
+                     lay.ep_dispatch)
     r = {k: np.asarray(v).item() for k, v in evaluate(model, system, arrays, cal).items()}
     return TrainingStep(
         model.id, system.id, gpus, lay.tp, lay.pp, lay.dp, lay.ep, lay.global_batch, lay.micro_batch, lay.seq,
         lay.microbatches, lay.recompute, lay.sequence_parallel, lay.interleave, lay.dtype, r["step_time_s"],
         r["model_tflops_per_gpu"], r["mfu"], r["compute_s"], r["compute_fraction_of_peak"], r["bubble_s"],
         ExposedComm(r["tp_s"], r["pp_s"], r["dp_s"], r["ep_s"], r["cp_s"]), r["memory_per_gpu_GB"], gpu.usable_memory_GB,
-        bool(r["fits"]), lay.cp)
+        bool(r["fits"]), lay.cp, lay.ep_dispatch)

@@ -33,6 +33,10 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     train.add_argument("--fp8-recipe", choices=training.FP8_RECIPES, default=training.DEFAULT_FP8_RECIPE,
                        help="FP8 scaling recipe (with --dtype fp8): delayed (default, Transformer Engine's) or "
                             "current (per-tensor current scaling, one more read of each operand for its amax)")
+    train.add_argument("--ep-dispatch", choices=training.EP_DISPATCH_DTYPES, default=training.EP_DISPATCH_DTYPES[0],
+                       help="precision of the MoE dispatch all-to-all: bf16 (default, as Megatron-Core sends it) or "
+                            "fp8 (DeepSeek-V3's: what travels towards the experts, forward and backward, in FP8; "
+                            "what comes back in BF16); named in the output as ep_dispatch")
     train.set_defaults(handler=_train)
 
     infer = add_command(subparsers, "infer", "latency and throughput of serving under tensor parallelism, "
@@ -94,7 +98,8 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
     return training.step(args.model, args.system, args.gpus, args.tp, args.pp, args.global_batch, args.micro_batch,
                          dp=args.dp, seq=args.seq, recompute=args.recompute, sequence_parallel=args.sequence_parallel,
                          interleave=args.interleave, dtype=args.dtype, zero_stage=args.zero, ep=args.ep,
-                         etp=args.etp, cp=args.cp, grad_dtype=args.grad_dtype, fp8_recipe=args.fp8_recipe).to_dict()
+                         etp=args.etp, cp=args.cp, grad_dtype=args.grad_dtype, fp8_recipe=args.fp8_recipe,
+                         ep_dispatch=args.ep_dispatch).to_dict()
 
 
 def _infer(args: argparse.Namespace) -> dict[str, Any]:
