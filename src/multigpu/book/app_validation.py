@@ -36,6 +36,7 @@ from multigpu.book.glue import Facts, plain
 from multigpu.book.lang import N_, _
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
+from multigpu.compute import inference
 from multigpu.evidence import (
     bottlenecks,
     runs,
@@ -462,7 +463,9 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     ``tr_<split>_n``, ``tr_<split>_median``, ``tr_<split>_worst`` (%), ``tr_not`` (fit and held-out runs the
     model cannot express), ``tr_sealed``; serving (``served``: :func:`multigpu.evidence.serving.compare`):
     ``sv_<split>_<metric>_n``/``_median`` (%) for throughput, ttft and tpot, ``sv_mlperf`` (MLPerf rows
-    compared), ``sv_not``, ``sv_sealed``."""
+    compared), ``sv_not``, ``sv_sealed``; the decode step's memory assumption against measured kernels
+    (:func:`multigpu.compute.inference.measured_hbm_fractions`): ``hbm_eff_pct``, ``hbm_gpus``,
+    ``hbm_write_min_pct``/``_max_pct`` (kernels that write) and ``hbm_read_min_pct``/``_max_pct`` (dot)."""
     out: dict[str, object] = {}
     for split in _SPLIT_ORDER:
         errors = training.loc[training["split"] == split, "rel_error"].abs()
@@ -475,6 +478,12 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     out.update({"tr_not": len(runs.not_modelled()), "tr_sealed": sum(r.split == "sealed" for r in runs.runs()),
                 "sv_mlperf": int((served["kind"] == "mlperf").sum()), "sv_not": len(serving.not_modelled()),
                 "sv_sealed": len(serving.load(("sealed",)))})
+    hbm = pd.DataFrame(inference.measured_hbm_fractions())
+    reads = hbm[hbm["kernel"] == "dot"]["fraction"]
+    writes = hbm[hbm["kernel"] != "dot"]["fraction"]
+    out.update({"hbm_eff_pct": 100 * inference.HBM_EFFICIENCY, "hbm_gpus": hbm["gpu"].nunique(),
+                "hbm_write_min_pct": 100 * writes.min(), "hbm_write_max_pct": 100 * writes.max(),
+                "hbm_read_min_pct": 100 * reads.min(), "hbm_read_max_pct": 100 * reads.max()})
     return _values(out)
 
 

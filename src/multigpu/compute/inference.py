@@ -50,21 +50,58 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
+from multigpu.common import datafiles
+from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.compute import gemm, models
 from multigpu.compute.training import WIRE_DTYPE, peak_flops
 from multigpu.hardware import catalog
 
-#: Achievable fraction of HBM bandwidth when a decode step streams weights and KV cache.
-#: Typical of memory-bound GEMV and paged-attention kernels (about 80-90 % in STREAM-like copies on
-#: H100/H200; nvbandwidth and vendor guidance); 0.8 taken, stated here as an assumption.
+#: Achievable fraction of HBM bandwidth when a decode step streams weights and KV cache: an assumption, checked
+#: against the STREAM-style kernels measured in ``data/hbm_bandwidth.csv`` (:func:`measured_hbm_fractions`): it
+#: lies between the slowest kernel that writes and the slowest that only reads. A decode step's GEMVs and
+#: attention mostly read; the low edge leaves room for what those kernels do not have (a decode step's many
+#: small kernels per layer), which is not modelled separately.
 HBM_EFFICIENCY = 0.8
+#: Published memory-bandwidth kernels by GPU (``data/hbm_bandwidth.csv``).
+HBM_CSV = DATA_DIR / "hbm_bandwidth.csv"
+#: STREAM-style kernels (as in BabelStream): copy and mul read one array and write one, add and triad read two
+#: and write one, dot reads two and writes none.
+HBM_KERNELS = ("copy", "mul", "add", "triad", "dot")
+
+
+class HbmRow(datafiles.Row):
+    """Schema of ``data/hbm_bandwidth.csv``: one measured memory-bandwidth kernel on one GPU (TB/s, 1e12 B/s)."""
+
+    id: datafiles.Text
+    gpu: datafiles.Text
+    kernel: datafiles.one_of(HBM_KERNELS)  # type: ignore[valid-type]
+    measured_TBps: datafiles.Positive
+    source: datafiles.Text
+    notes: str | None = None
+
+    NOUN = "memory-bandwidth measurement"
+
+
+def measured_hbm_fractions(path: Path = HBM_CSV) -> list[dict[str, Any]]:
+    """Each row of ``data/hbm_bandwidth.csv`` with the GPU's nominal bandwidth (catalogue, TB/s) and the measured
+    fraction of it: dicts of id, gpu, kernel, measured_TBps, nominal_TBps, fraction, source."""
+    gpus = catalog.gpus()
+    out = []
+    for line, row in datafiles.read(path, HbmRow, unique=("id",)):
+        if row.gpu not in gpus:
+            raise InputError(f"unknown gpu '{row.gpu}'", str(path), line, "gpu")
+        nominal = gpus[row.gpu].mem_bw_GBps / 1e3
+        out.append({"id": row.id, "gpu": row.gpu, "kernel": row.kernel, "measured_TBps": row.measured_TBps,
+                    "nominal_TBps": nominal, "fraction": row.measured_TBps / nominal, "source": row.source})
+    return out
 #: Share of GPU memory a serving engine takes by default: vLLM's ``gpu_memory_utilization`` (0.9 of the GPU's memory,
 #: https://docs.vllm.ai/en/v0.4.2/models/engine_args.html) and TensorRT-LLM's ``KvCacheConfig.free_gpu_memory_fraction``
 #: (0.9 of the memory free once the model is loaded, for the KV cache; tensorrt_llm/llmapi/llm_args.py). The rest is
