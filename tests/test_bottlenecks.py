@@ -51,9 +51,11 @@ def test_training_breakdown_parts_add_up_and_pcie_tensor_parallelism_collapses()
 
 def test_decode_breakdown_is_memory_bound_and_pcie_across_sockets_is_not():
     d = b.decode_breakdown()
-    parts = d[["weights_ms", "kv_cache_ms", "other_compute_ms", "allreduce_ms"]].sum(axis=1)
+    parts = d[["weights_ms", "kv_cache_ms", "layer_fixed_ms", "other_compute_ms", "allreduce_ms"]].sum(axis=1)
     assert np.allclose(parts, d["step_ms"], rtol=1e-9)
     assert (d["other_compute_ms"] == 0).all()  # BF16 decode at batch <= 32 is memory-bound everywhere
+    # the layers' fixed kernel time does not depend on the batch or the GPU: 80 layers x the fitted constant
+    assert np.allclose(d["layer_fixed_ms"], 80 * 1e3 * models.efficiency_constants().decode_layer_overhead_s)
     row = d.set_index(["setup", "tp", "batch"])
     # weights split over the TP group: TP 8 reads a quarter of what TP 2 reads on the same GPU
     assert row.loc[("8x H200, NVSwitch", 8, 1), "weights_ms"] == pytest.approx(
@@ -273,9 +275,11 @@ def test_fp8_decode_reads_weights_at_one_byte():
     # memory-bound decode at batch 1: FP8 weights are half the bytes of BF16, so the step is about half
     bf16 = inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256, dtype="bf16")
     fp8 = inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256, dtype="fp8")
-    weights_s = models.model("llama3.1-70b").params_total / 2 / (4800e9 * inference.HBM_EFFICIENCY)
-    assert fp8.decode_compute_s == pytest.approx(weights_s, rel=0.05)
-    assert fp8.decode_compute_s == pytest.approx(bf16.decode_compute_s / 2, rel=0.05)
+    m = models.model("llama3.1-70b")
+    weights_s = m.params_total / 2 / (4800e9 * inference.hbm_read_efficiency("h200-sxm"))
+    fixed_s = m.layers * models.efficiency_constants().decode_layer_overhead_s
+    assert fp8.decode_compute_s == pytest.approx(weights_s + fixed_s, rel=0.05)
+    assert fp8.decode_compute_s - fixed_s == pytest.approx((bf16.decode_compute_s - fixed_s) / 2, rel=0.05)
 
 
 def test_inference_sees_calibration_what_ifs():
@@ -299,7 +303,7 @@ def test_pipeline_boundaries_between_nodes_use_the_network():
 
 @pytest.mark.parametrize("draw, data, count", [
     (ch03.plot_training_breakdown, b.training_breakdown, len(b.PARTS)),
-    (ch03.plot_decode_breakdown, b.decode_breakdown, 3),  # memory-bound: no "compute beyond the reads" bars
+    (ch03.plot_decode_breakdown, b.decode_breakdown, 4),  # memory-bound: no "compute beyond the reads" bars
 ])
 def test_stacked_bar_plots_draw_one_container_per_part(draw, data, count):
     fig, ax = plotting.figure("t", "x (unit)", "y (unit)", source="test")

@@ -36,9 +36,10 @@ from multigpu.book.glue import Facts, plain
 from multigpu.book.lang import N_, _
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
-from multigpu.compute import inference
+from multigpu.compute import inference, models
 from multigpu.evidence import (
     bottlenecks,
+    decodefit,
     runs,
     serving,
     sweepfit,
@@ -463,9 +464,11 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     ``tr_<split>_n``, ``tr_<split>_median``, ``tr_<split>_worst`` (%), ``tr_not`` (fit and held-out runs the
     model cannot express), ``tr_sealed``; serving (``served``: :func:`multigpu.evidence.serving.compare`):
     ``sv_<split>_<metric>_n``/``_median`` (%) for throughput, ttft and tpot, ``sv_mlperf`` (MLPerf rows
-    compared), ``sv_not``, ``sv_sealed``; the decode step's memory assumption against measured kernels
-    (:func:`multigpu.compute.inference.measured_hbm_fractions`): ``hbm_eff_pct``, ``hbm_gpus``,
-    ``hbm_write_min_pct``/``_max_pct`` (kernels that write) and ``hbm_read_min_pct``/``_max_pct`` (dot)."""
+    compared), ``sv_not``, ``sv_sealed``; the decode step's memory kernels
+    (:func:`multigpu.compute.inference.measured_hbm_fractions`): ``hbm_gpus``,
+    ``hbm_write_min_pct``/``_max_pct`` (kernels that write) and ``hbm_read_min_pct``/``_max_pct`` (dot); the
+    layers' fixed kernel time (:mod:`multigpu.evidence.decodefit`): ``layer_us``, ``dec_fit_n``, ``dec_holdout_n``
+    and ``dec_holdout_median`` (%)."""
     out: dict[str, object] = {}
     for split in _SPLIT_ORDER:
         errors = training.loc[training["split"] == split, "rel_error"].abs()
@@ -481,7 +484,11 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     hbm = pd.DataFrame(inference.measured_hbm_fractions())
     reads = hbm[hbm["kernel"] == "dot"]["fraction"]
     writes = hbm[hbm["kernel"] != "dot"]["fraction"]
-    out.update({"hbm_eff_pct": 100 * inference.HBM_EFFICIENCY, "hbm_gpus": hbm["gpu"].nunique(),
+    held = decodefit.compare(("holdout",))
+    out.update({"layer_us": 1e6 * models.efficiency_constants().decode_layer_overhead_s,
+                "dec_fit_n": len(decodefit.load(("fit",))), "dec_holdout_n": len(held),
+                "dec_holdout_median": 100 * float(held["rel_error"].abs().median())})
+    out.update({"hbm_gpus": hbm["gpu"].nunique(),
                 "hbm_write_min_pct": 100 * writes.min(), "hbm_write_max_pct": 100 * writes.max(),
                 "hbm_read_min_pct": 100 * reads.min(), "hbm_read_max_pct": 100 * reads.max()})
     return _values(out)

@@ -87,7 +87,7 @@ VALIDATION_LABEL_COLUMNS = ("run", "source")
 TABLE_HEADERS = (
     N_("Setup"), N_("Layout"), N_("TP"), N_("PP"), N_("DP"), N_("Step (s)"), N_("Compute (%)"), N_("Bubble (%)"),
     N_("TP (%)"), N_("PP (%)"), N_("DP (%)"), N_("MFU (%)"), N_("Batch"), N_("Weights (ms)"), N_("KV cache (ms)"),
-    N_("Other compute (ms)"), N_("All-reduce (ms)"), N_("Step (ms)"), N_("All-reduce (%)"), N_("Fits"),
+    N_("Layer fixed (ms)"), N_("Other compute (ms)"), N_("All-reduce (ms)"), N_("Step (ms)"), N_("All-reduce (%)"), N_("Fits"),
     N_("One GPU (s)"), N_("Compute (s)"), N_("Exposed communication (s)"), N_("Communication (%)"),
     N_("Speedup (×)"), N_("Compute only speedup (×)"), N_("Limit (×)"), N_("GPUs"), N_("Sequences per GPU"),
     N_("Tokens per GPU"), N_("Share at 1 (%)"), N_("Case"), N_("Bytes per GPU (GB)"), N_("Time (s)"),
@@ -144,10 +144,11 @@ def plot_decode_breakdown(ax, table: pd.DataFrame) -> None:
     case = list(zip(table["setup"], table["tp"]))
     gaps = [i for i in range(1, len(table)) if case[i] != case[i - 1]]
     parts = [(_("weights read"), table["weights_ms"].to_numpy()), (_("KV-cache read"), table["kv_cache_ms"].to_numpy()),
+             (_("fixed kernel time of the layers"), table["layer_fixed_ms"].to_numpy()),
              (_("compute beyond the reads"), table["other_compute_ms"].to_numpy()),
              (_("TP all-reduces"), table["allreduce_ms"].to_numpy())]
-    if not parts[2][1].any():  # memory-bound throughout: no empty legend entry
-        del parts[2]
+    if not parts[3][1].any():  # memory-bound throughout: no empty legend entry
+        del parts[3]
     _stacked_barh(ax, labels, dict(parts), gaps)
 
 
@@ -280,7 +281,8 @@ def figure_decode_breakdown(table: pd.DataFrame) -> Figure:
         figsize=(6.8, 6.8))
     plot_decode_breakdown(ax, table)
     return plotting.set_alt(fig, _("Stacked bar chart of {n} decode cases: milliseconds per decode step, {step}, "
-                                   "split into weight reads, KV-cache reads, other compute and TP all-reduces "
+                                   "split into weight reads, KV-cache reads, the layers' fixed kernel time, other compute and TP "
+                                   "all-reduces "
                                    "({share} of the step).", n=len(table),
                                    step=plotting.span(table["step_ms"], "ms"),
                                    share=plotting.span(table["allreduce_pct"], "%")))

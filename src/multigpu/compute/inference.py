@@ -64,12 +64,10 @@ from multigpu.compute import gemm, models
 from multigpu.compute.training import WIRE_DTYPE, peak_flops
 from multigpu.hardware import catalog
 
-#: Achievable fraction of HBM bandwidth when a decode step streams weights and KV cache: an assumption, checked
-#: against the STREAM-style kernels measured in ``data/hbm_bandwidth.csv`` (:func:`measured_hbm_fractions`): it
-#: lies between the slowest kernel that writes and the slowest that only reads. A decode step's GEMVs and
-#: attention mostly read; the low edge leaves room for what those kernels do not have (a decode step's many
-#: small kernels per layer), which is not modelled separately.
-HBM_EFFICIENCY = 0.8
+#: The STREAM-style kernel (``data/hbm_bandwidth.csv``) whose access pattern a decode step's memory traffic
+#: follows: its GEMVs and attention stream weights and KV cache and write almost nothing, as ``dot`` reads two
+#: arrays and writes none (:func:`hbm_read_efficiency`).
+DECODE_READ_KERNEL = "dot"
 #: Published memory-bandwidth kernels by GPU (``data/hbm_bandwidth.csv``).
 HBM_CSV = DATA_DIR / "hbm_bandwidth.csv"
 #: STREAM-style kernels (as in BabelStream): copy and mul read one array and write one, add and triad read two
@@ -102,6 +100,19 @@ def measured_hbm_fractions(path: Path = HBM_CSV) -> list[dict[str, Any]]:
         out.append({"id": row.id, "gpu": row.gpu, "kernel": row.kernel, "measured_TBps": row.measured_TBps,
                     "nominal_TBps": nominal, "fraction": row.measured_TBps / nominal, "source": row.source})
     return out
+
+
+@lru_cache(maxsize=None)
+def hbm_read_efficiency(gpu_id: str) -> float:
+    """Achievable fraction of ``gpu_id``'s nominal HBM bandwidth when a decode step streams weights and KV cache:
+    the measured read-only kernel (:data:`DECODE_READ_KERNEL`) of ``data/hbm_bandwidth.csv`` on that GPU, else
+    the median of that kernel over the GPUs measured. What a decode step loses besides, to its many small kernels,
+    is the per-layer fixed time (``decode_layer_overhead_s``, :func:`multigpu.compute.models.efficiency_constants`)."""
+    reads = [r for r in measured_hbm_fractions() if r["kernel"] == DECODE_READ_KERNEL]
+    own = [r["fraction"] for r in reads if r["gpu"] == gpu_id]
+    return float(np.median(own or [r["fraction"] for r in reads]))
+
+
 #: Share of GPU memory a serving engine takes by default: vLLM's ``gpu_memory_utilization`` (0.9 of the GPU's memory,
 #: https://docs.vllm.ai/en/v0.4.2/models/engine_args.html) and TensorRT-LLM's ``KvCacheConfig.free_gpu_memory_fraction``
 #: (0.9 of the memory free once the model is loaded, for the KV cache; tensorrt_llm/llmapi/llm_args.py). The rest is
@@ -253,7 +264,8 @@ class ServingRun:
     tp_bytes_per_query_per_gpu: float  #: bytes each GPU sends for tensor parallelism over one query
     comm_fraction: Any  #: share of the cycle spent in tensor-parallel all-reduces
     decode_comm_s: Any  #: all-reduces of one decode step
-    decode_compute_s: Any  #: weights and KV cache read (or FLOPs) of one decode step
+    decode_compute_s: Any  #: weights and KV cache read (or FLOPs) of one decode step, with its layers' fixed time
+    decode_fixed_s: float  #: the fixed kernel time of one decode step's layers (part of decode_compute_s)
     memory_per_gpu_GB: Any
     gpu_memory_GB: float  #: what a program can allocate on the GPU, GB (1e9 bytes; catalog.Gpu.usable_memory_GB)
     fits: Any  #: weights and KV cache within the stack's share of that memory (Stack.memory_budget_GB)
@@ -265,9 +277,11 @@ class ServingRun:
 
 def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, output_tokens: int,
         pp: int = 1, dtype: str = "bf16", cal: Calibration | None = None,
-        stack_name: str = DEFAULT_STACK) -> ServingRun:
+        stack_name: str = DEFAULT_STACK, layer_overhead_s: float | None = None) -> ServingRun:
     """Latency and throughput of serving ``batch`` concurrent queries (``batch`` may be an array) with the
-    all-reduce kernels of the serving stack ``stack_name`` (:data:`STACKS`): a :class:`ServingRun`."""
+    all-reduce kernels of the serving stack ``stack_name`` (:data:`STACKS`): a :class:`ServingRun`.
+    ``layer_overhead_s``: fixed time of one layer's kernels in a prefill or a decode step, seconds (default: the
+    fitted ``decode_layer_overhead_s`` of ``data/compute_efficiency.csv``)."""
     run_as = stack(stack_name)
     model, system = models.model(model_id), catalog.system(system_id)
     gpu = catalog.gpu(system.gpu)
@@ -292,17 +306,26 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     wire = models.dtype_bytes(WIRE_DTYPE.get(dtype, dtype))  # all-reduces carry 16-bit activations under FP8
     prefill_comm = layers_allreduces * _allreduce_us(system.id, tp, np.asarray(input_tokens * model.hidden * wire,
                                                                               dtype=float), cal, stack_name)[0] * 1e-6
-    ttft = prefill_compute + prefill_comm
+    # the fixed time of each layer's kernels (launches, small kernels, tails), on a pipeline stage's layers
+    fixed = model.layers / pp * (models.efficiency_constants().decode_layer_overhead_s
+                                 if layer_overhead_s is None else layer_overhead_s)
+    ttft = prefill_compute + prefill_comm + fixed
 
     # one decode step for the whole batch, at the mean KV length over the output
     kv_len = input_tokens + output_tokens / 2
     kv_dtype = run_as.kv_dtype(dtype)
     read = models.decode_bytes_per_step(model, b, kv_len, dtype, kv_dtype)
-    memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / gpus / (gpu.mem_bw_GBps * 1e9 * HBM_EFFICIENCY)
+    memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / gpus / (gpu.mem_bw_GBps * 1e9 * hbm_read_efficiency(gpu.id))
     decode_fraction = models.achievable_fraction(peak, model.hidden / tp, b, activation_bw_Bps, ceiling,
                                                  weight_bw_Bps)
-    flops_s = b * models.decode_flops_per_token(model, kv_len) / gpus / (peak * decode_fraction)
-    decode_compute = np.maximum(memory_s, flops_s)
+    # attention has no weights to read (its KV-cache reads are in memory_s) and runs at the 16-bit rate
+    linear = 2.0 * model.matmul_params_active
+    attention = models.decode_flops_per_token(model, kv_len) - linear
+    peak16 = peak_flops(gpu, "bf16")
+    attention_fraction = models.achievable_fraction(peak16, model.hidden / tp, b, activation_bw_Bps,
+                                                    gemm.relative_ceiling(gpu.id, "bf16"), np.inf)
+    flops_s = b * (linear / (peak * decode_fraction) + attention / (peak16 * attention_fraction)) / gpus
+    decode_compute = np.maximum(memory_s, flops_s) + fixed
     decode_comm = layers_allreduces * _allreduce_us(system.id, tp, b * model.hidden * wire, cal, stack_name) * 1e-6
     decode_step = decode_compute + decode_comm
 
@@ -324,7 +347,7 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
         "query_time_s": ttft + output_tokens * tpot, "cycle_s": cycle,
         "tp_bytes_per_query_per_gpu": tp_bytes_per_query_per_gpu(model.id, tp, input_tokens, output_tokens, dtype),
         "comm_fraction": comm / cycle,
-        "decode_comm_s": decode_comm, "decode_compute_s": decode_compute,
+        "decode_comm_s": decode_comm, "decode_compute_s": decode_compute, "decode_fixed_s": fixed,
         "memory_per_gpu_GB": memory_GB, "gpu_memory_GB": gpu.usable_memory_GB, "fits": memory_GB <= budget,
     }
     if np.ndim(batch) == 0:

@@ -889,6 +889,7 @@ class EfficiencyConstants:
     traffic_per_hidden: float
     reference_flops_peak: float
     reference_mem_bw_Bps: float
+    decode_layer_overhead_s: float  #: fixed time of one layer's kernels in a forward pass (inference), seconds
 
 
 class EfficiencyRow(datafiles.Row):

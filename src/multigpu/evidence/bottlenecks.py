@@ -150,7 +150,8 @@ def decode_breakdown(cases: Sequence[tuple[Cluster, int]] = DECODE_CASES, batche
 
     Columns: ``setup``, ``tp``, ``batch``, ``weights_ms`` and ``kv_cache_ms``
     (reading the GPU's share of the weights and of the batch's KV cache at the
-    achievable HBM bandwidth), ``other_compute_ms`` (what the step's FLOPs take
+    GPU's measured read-only HBM bandwidth), ``layer_fixed_ms`` (the fixed kernel
+    time of the layers, ``decode_layer_overhead_s`` each), ``other_compute_ms`` (what the step's FLOPs take
     beyond those reads; 0 while decode is memory-bound), ``allreduce_ms`` (the
     two tensor-parallel all-reduces of every layer), ``step_ms``,
     ``allreduce_pct`` (share of the step) and ``fits``.
@@ -160,7 +161,7 @@ def decode_breakdown(cases: Sequence[tuple[Cluster, int]] = DECODE_CASES, batche
     rows = []
     for setup, tp in cases:
         gpu = catalog.gpu(catalog.system(setup.system).gpu)
-        hbm_Bps = gpu.mem_bw_GBps * 1e9 * inference.HBM_EFFICIENCY
+        hbm_Bps = gpu.mem_bw_GBps * 1e9 * inference.hbm_read_efficiency(gpu.id)
         r = inference.run(model_id, setup.system, tp, np.asarray(batches), INPUT_TOKENS, OUTPUT_TOKENS, dtype=dtype,
                           cal=cal)
         read = models.decode_bytes_per_step(model, np.asarray(batches), kv_len, dtype, dtype)
@@ -168,10 +169,11 @@ def decode_breakdown(cases: Sequence[tuple[Cluster, int]] = DECODE_CASES, batche
         kv = np.asarray(read["kv_cache_bytes"]) / tp / hbm_Bps
         for i, batch in enumerate(batches):
             compute, comm = r.decode_compute_s[i], r.decode_comm_s[i]
-            other = compute - weights[i] - kv[i]
+            other = compute - weights[i] - kv[i] - r.decode_fixed_s
             other = other if other > 1e-9 * compute else 0.0  # rounding residue of a memory-bound step
             rows.append({"setup": setup.label, "tp": tp, "batch": int(batch), "weights_ms": 1e3 * weights[i],
-                         "kv_cache_ms": 1e3 * kv[i], "other_compute_ms": 1e3 * other,
+                         "kv_cache_ms": 1e3 * kv[i], "layer_fixed_ms": 1e3 * r.decode_fixed_s,
+                         "other_compute_ms": 1e3 * other,
                          "allreduce_ms": 1e3 * comm, "step_ms": 1e3 * (compute + comm),
                          "allreduce_pct": 100 * comm / (compute + comm), "fits": bool(r.fits[i])})
     return pd.DataFrame(rows)

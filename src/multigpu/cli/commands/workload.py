@@ -65,6 +65,8 @@ INFER_FIELDS = """fields (seconds unless named otherwise):
   tpot_s                 time per output token a user sees: one decode step of the whole batch.
                          Changed: it no longer includes the other queries' prefills
   decode_step_s          one decode step of the batch (= tpot_s)
+  decode_fixed_s         the part of a decode step that is its layers' fixed kernel time (launches, small
+                         kernels): layers x decode_layer_overhead_s of data/compute_efficiency.csv
   tokens_per_s_per_user  1 / tpot_s
   query_time_s           what one user waits for the whole answer: ttft_s + output tokens x tpot_s
   cycle_s                steady state of in-flight batching: the GPUs' time to serve the batch's queries,
