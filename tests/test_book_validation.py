@@ -181,6 +181,8 @@ def shown_tables(table) -> list:
     return [app_validation.sweep_summary_table(sweep_cmp).set_index(["split", "size_class"]),
             app_validation.sweep_table(sweep_cmp), app_validation.fitted_constants_table(),
             app_validation.training_runs_table(runs.compare()), app_validation.serving_runs_table(serving.compare()),
+            app_validation.training_runs_table(runs.compare(splits=("sealed",))),
+            app_validation.serving_runs_table(serving.compare(splits=("sealed",))),
             app_validation.coverage_table(), validation.reference_table(table).set_index("ref"),
             training.set_index("ref"), validation.error_summary(table).set_index("regime"),
             app_validation.out_of_sample_table(table), training[training["set"] == "out of sample"].set_index("ref"),

@@ -1,12 +1,12 @@
 """Published training and serving runs the model was never fitted on: the error the validation appendix reports
 first, held under bounds so that a change cannot lose accuracy quietly (data/training_runs.csv,
-data/serving_runs.csv; sealed rows are never compared)."""
+data/serving_runs.csv; sealed rows only in the last test, which records what their one opening found)."""
 
 from __future__ import annotations
 
 import pytest
 
-from multigpu.evidence import runs, serving
+from multigpu.evidence import decodefit, runs, serving
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +54,22 @@ def test_held_out_serving_latencies():
     ttft = held[held["metric"] == "ttft"]["rel_error"].abs()
     assert len(tpot) >= 1 and tpot.median() <= 0.07
     assert len(ttft) >= 6 and ttft.median() <= 0.10
+
+
+def test_sealed_rows_opened_once_stay_where_they_were_found():
+    """The sealed third, compared once (2026-12-03), after the last change to the training and serving model, and
+    reported apart in the validation appendix. Found then: training 18 runs, median 7.7 %, worst 68.8 %
+    (DeepSeek-V3 in BF16 on 512 GB200 under NeMo 25.05; the same model and precision on 256 GB200 under
+    Megatron-Bridge 25.11 processes 3.3x its tokens per GPU-second, and the model is 13 % off there); serving
+    throughput 6.2 % at the median (16 rows), TTFT 10.5 % (4), TPOT 5.0 % (2); decode benchmarks 3.9 % (6).
+    The bounds keep a later change from losing that quietly; the sealed collective sweeps stay sealed."""
+    trained = runs.compare(splits=("sealed",))
+    errors = trained["rel_error"].abs()
+    assert len(trained) >= 18 and errors.median() <= 0.085
+    assert (errors > 0.30).sum() <= 1  # the NeMo 25.05 DeepSeek-V3 run only
+    served = serving.compare(splits=("sealed",))
+    for metric, rows, bound in (("throughput", 16, 0.08), ("ttft", 4, 0.12), ("tpot", 2, 0.07)):
+        part = served[served["metric"] == metric]["rel_error"].abs()
+        assert len(part) >= rows and part.median() <= bound, metric
+    decode = decodefit.compare(("sealed",))["rel_error"].abs()
+    assert len(decode) >= 6 and decode.median() <= 0.05

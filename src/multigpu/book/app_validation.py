@@ -436,7 +436,10 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
 
 # ----------------------------------------------------------------------------- published training and serving runs
 
-_SPLIT_ORDER = ["holdout", "fit"]
+_SPLIT_ORDER = ["holdout", "fit", "sealed"]
+#: every split: the sealed rows of the training and serving runs were opened once, after the model's last change
+#: for them, and are reported apart (the sealed collective sweeps stay sealed)
+_ALL_SPLITS = ("fit", "holdout", "sealed")
 
 
 def training_runs_table(comparison: pd.DataFrame) -> pd.DataFrame:
@@ -459,6 +462,23 @@ def serving_runs_table(comparison: pd.DataFrame) -> pd.DataFrame:
                   "unit", "error_pct"]].set_index("id").round(3)
 
 
+def sealed_peer_facts(training: pd.DataFrame) -> Facts:
+    """The worst sealed training run (``training``: :func:`multigpu.evidence.runs.compare` over every split)
+    beside the published run of the same model, GPU and precision that processes the most tokens per GPU-second:
+    ``tr_sealed_worst_id``, ``tr_peer_id``, ``tr_peer_ratio`` (its tokens per GPU-second over the worst run's)
+    and ``tr_peer_error`` (the model's signed error on it, %)."""
+    rows = {r.id: r for r in runs.runs()}
+    rate = training["id"].map(lambda i: rows[i].global_batch * rows[i].seq / rows[i].gpus) / training[
+        "measured_step_s"]
+    sealed = training[training["split"] == "sealed"]
+    worst = sealed.loc[sealed["rel_error"].abs().idxmax()]
+    same = (training[["model_id", "gpu", "dtype"]] == worst[["model_id", "gpu", "dtype"]].to_numpy()).all(axis=1)
+    peer = rate[same].idxmax()
+    return {"tr_sealed_worst_id": f"`{worst['id']}`", "tr_peer_id": f"`{training.loc[peer, 'id']}`",
+            "tr_peer_ratio": float(rate[peer] / rate[worst.name]),
+            "tr_peer_error": 100 * float(training.loc[peer, "rel_error"])}
+
+
 def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     """Published runs against the model. Training (``training``: :func:`multigpu.evidence.runs.compare`):
     ``tr_<split>_n``, ``tr_<split>_median``, ``tr_<split>_worst`` (%), ``tr_not`` (fit and held-out runs the
@@ -467,8 +487,9 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     compared), ``sv_not``, ``sv_sealed``; the decode step's memory kernels
     (:func:`multigpu.compute.inference.measured_hbm_fractions`): ``hbm_gpus``,
     ``hbm_write_min_pct``/``_max_pct`` (kernels that write) and ``hbm_read_min_pct``/``_max_pct`` (dot); the
-    layers' fixed kernel time (:mod:`multigpu.evidence.decodefit`): ``layer_us``, ``dec_fit_n``, ``dec_holdout_n``
-    and ``dec_holdout_median`` (%)."""
+    layers' fixed kernel time (:mod:`multigpu.evidence.decodefit`): ``layer_us``, ``dec_fit_n``,
+    ``dec_<split>_n`` and ``dec_<split>_median`` (%) for holdout and sealed. Frames that hold sealed rows give
+    the same figures for ``sealed``."""
     out: dict[str, object] = {}
     for split in _SPLIT_ORDER:
         errors = training.loc[training["split"] == split, "rel_error"].abs()
@@ -484,10 +505,11 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     hbm = pd.DataFrame(inference.measured_hbm_fractions())
     reads = hbm[hbm["kernel"] == "dot"]["fraction"]
     writes = hbm[hbm["kernel"] != "dot"]["fraction"]
-    held = decodefit.compare(("holdout",))
     out.update({"layer_us": 1e6 * models.efficiency_constants().decode_layer_overhead_s,
-                "dec_fit_n": len(decodefit.load(("fit",))), "dec_holdout_n": len(held),
-                "dec_holdout_median": 100 * float(held["rel_error"].abs().median())})
+                "dec_fit_n": len(decodefit.load(("fit",)))})
+    for split in ("holdout", "sealed"):
+        decode = decodefit.compare((split,))
+        out.update({f"dec_{split}_n": len(decode), f"dec_{split}_median": 100 * float(decode["rel_error"].abs().median())})
     out.update({"hbm_gpus": hbm["gpu"].nunique(),
                 "hbm_write_min_pct": 100 * writes.min(), "hbm_write_max_pct": 100 * writes.max(),
                 "hbm_read_min_pct": 100 * reads.min(), "hbm_read_max_pct": 100 * reads.max()})
@@ -633,7 +655,9 @@ def facts(cal: Calibration | None = None) -> Facts:
     as ``<name>_zh``, in Chinese (a ref or an id is the same in both); the numbers once, for both editions."""
     table = validation.comparisons(cal)
     comparison = sweep_comparison(cal)
+    trained = runs.compare(splits=_ALL_SPLITS, cal=cal)
     return {**_in_both(lambda: coverage_facts(table, cal)), **_in_both(lambda: summary_facts(table)),
             **out_of_sample_facts(table), **_in_both(lambda: weakness_facts(table, cal)), **vendor_facts(cal),
             **_in_both(lambda: sweep_facts(comparison, cal)),
-            **runs_facts(runs.compare(cal=cal), serving.compare(cal=cal))}
+            **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
+            **_in_both(lambda: sealed_peer_facts(trained))}
