@@ -86,20 +86,22 @@ def holdout():
 
 
 def test_holdout_error_on_large_messages(holdout):
-    """Out of sample, from 64 MiB: median |error| 10.0 % over 9 held-out sweeps (the model before the fit and
-    the ramp: 17 %; before RCCL's network latency was told apart from RoCE's: 13 %; before A3 Mega was modelled
-    on its own 1,600 Gb/s of GPUDirect-TCPXO: 11.8 %; before collectives across nodes had a ramp of their own:
-    11.4 %). The bound keeps it there."""
-    assert holdout.loc["large", "points"] >= 50
-    assert holdout.loc["large", "median_abs_error"] <= 0.105
+    """Out of sample, from 64 MiB: median |error| 8.3 % over 11 held-out sweeps, within the issue's 10 % (the
+    model before the fit and the ramp: 17 %; before RCCL's network latency was told apart from RoCE's: 13 %;
+    before A3 Mega was modelled on its own 1,600 Gb/s of GPUDirect-TCPXO: 11.8 %; before collectives across nodes
+    had a ramp of their own: 11.4 %; before the A3 Ultra and Crusoe sweeps joined the held-out set and the
+    RTX 5090 sweep the fit set: 10.2 %). The bound is the goal."""
+    assert holdout.loc["large", "points"] >= 60
+    assert holdout.loc["large", "median_abs_error"] <= 0.10
 
 
 def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
     """Below 64 MiB latency rules, and it depends on the deployment (cloud RoCE, TCP and EFA stacks measure
-    10-20x the bare-metal figure): 49 % median (66 % while RCCL's network latency was charged to RoCE, and so to
-    NCCL over RoCE too). The bound only stops it getting worse unnoticed."""
-    assert holdout.loc["small", "points"] >= 100
-    assert holdout.loc["small", "median_abs_error"] <= 0.55
+    10-20x the bare-metal figure): 42 % median over 191 points (53.5 % over 152 before the A3 Ultra and Crusoe
+    sweeps joined; 66 % while RCCL's network latency was charged to RoCE, and so to NCCL over RoCE too). The
+    bound only stops it getting worse unnoticed."""
+    assert holdout.loc["small", "points"] >= 150
+    assert holdout.loc["small", "median_abs_error"] <= 0.45
 
 
 def test_fit_error(holdout):
