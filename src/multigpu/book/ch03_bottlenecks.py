@@ -435,7 +435,10 @@ def decode_step_facts(cal: Calibration | None = None) -> Facts:
     layer); ``dec_<case>_ar...`` the step's all-reduce time (ms), ``..._pct`` its share of the step (%),
     ``dec_pcie8_w`` the weight reads (ms) and ``dec_sw2_step32`` the whole step (ms): ``pcie8``/``pcie4``
     TP 8/4 on the A100 PCIe server, ``a100sw8`` TP 8 behind the A100 NVSwitch, ``mesh2``/``sw2`` TP 2 on the
-    H200 mesh/switch (``ar1``, ``ar32``: batch 1, 32), ``h200_8`` TP 8 behind the H200 switch.
+    H200 mesh/switch (``ar1``, ``ar32``: batch 1, 32), ``h200_8`` TP 8 behind the H200 switch; ``dec_layers``,
+    ``dec_fixed_ms`` (the layers' fixed kernel time of a step, ms, the same in every case) and ``dec_other_ms``
+    (the most any case's math takes beyond its reads, ms); ``dec_h200_8_fixed_pct`` and ``dec_h200_8_w_pct``: the
+    fixed time's and the weight reads' share of the batch-1 step at TP 8 behind the H200 switch (%).
     """
     d = bottlenecks.decode_breakdown(cal=cal).set_index(["setup", "tp", "batch"])
     pcie, a100sw, mesh, h200sw = (SETUPS[k].label for k in ("pcie", "a100sw", "mesh", "h200sw"))
@@ -447,7 +450,11 @@ def decode_step_facts(cal: Calibration | None = None) -> Facts:
         "dec_mesh2_ar1": d.loc[(mesh, 2, 1), "allreduce_ms"], "dec_sw2_ar1": d.loc[(h200sw, 2, 1), "allreduce_ms"],
         "dec_mesh2_ar32": d.loc[(mesh, 2, 32), "allreduce_ms"], "dec_sw2_ar32": d.loc[(h200sw, 2, 32), "allreduce_ms"],
         "dec_sw2_step32": d.loc[(h200sw, 2, 32), "step_ms"], "dec_h200_8_pct": d.loc[(h200sw, 8, 1), "allreduce_pct"],
-        "dec_allreduces": 2 * models.model(bottlenecks.SERVE_MODEL).layers})
+        "dec_allreduces": 2 * models.model(bottlenecks.SERVE_MODEL).layers,
+        "dec_layers": models.model(bottlenecks.SERVE_MODEL).layers, "dec_fixed_ms": d["layer_fixed_ms"].max(),
+        "dec_other_ms": d["other_compute_ms"].max(),
+        "dec_h200_8_fixed_pct": 100 * d.loc[(h200sw, 8, 1), "layer_fixed_ms"] / d.loc[(h200sw, 8, 1), "step_ms"],
+        "dec_h200_8_w_pct": 100 * d.loc[(h200sw, 8, 1), "weights_ms"] / d.loc[(h200sw, 8, 1), "step_ms"]})
 
 
 def scaling_facts(cal: Calibration | None = None) -> Facts:
