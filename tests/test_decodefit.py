@@ -58,3 +58,17 @@ def test_a_bad_decode_row_names_file_line_and_column(tmp_path):
     with pytest.raises(InputError) as err:
         decodefit.load(path=bad)
     assert "decode.csv" in str(err.value) and ":2:" in str(err.value) and "dtype" in str(err.value)
+
+
+@pytest.mark.parametrize("old, new, column", [
+    (",tpot_p50,0.009,s,", ",tpot_p50,0.009,tokens/s,", "unit"),  # a latency given as a rate
+    (",a100-sxm4-80gb,dgx-a100,", ",h100-sxm,dgx-a100,", "gpu"),  # a GPU the system does not have
+])
+def test_a_row_that_contradicts_itself_names_its_column(tmp_path, old, new, column):
+    text = decodefit.DECODE_CSV.read_text().splitlines()
+    assert old in text[1]
+    bad = tmp_path / "decode.csv"
+    bad.write_text("\n".join([text[0], text[1].replace(old, new, 1)]) + "\n")
+    with pytest.raises(InputError) as err:
+        decodefit.load(path=bad)
+    assert ":2:" in str(err.value) and column in str(err.value)

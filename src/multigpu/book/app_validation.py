@@ -509,7 +509,8 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
                 "dec_fit_n": len(decodefit.load(("fit",)))})
     for split in ("holdout", "sealed"):
         decode = decodefit.compare((split,))
-        out.update({f"dec_{split}_n": len(decode), f"dec_{split}_median": 100 * float(decode["rel_error"].abs().median())})
+        out.update({f"dec_{split}_n": len(decode),
+                    f"dec_{split}_median": 100 * float(decode["rel_error"].abs().median())})
     out.update({"hbm_gpus": hbm["gpu"].nunique(),
                 "hbm_write_min_pct": 100 * writes.min(), "hbm_write_max_pct": 100 * writes.max(),
                 "hbm_read_min_pct": 100 * reads.min(), "hbm_read_max_pct": 100 * reads.max()})

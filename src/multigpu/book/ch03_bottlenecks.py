@@ -87,7 +87,8 @@ VALIDATION_LABEL_COLUMNS = ("run", "source")
 TABLE_HEADERS = (
     N_("Setup"), N_("Layout"), N_("TP"), N_("PP"), N_("DP"), N_("Step (s)"), N_("Compute (%)"), N_("Bubble (%)"),
     N_("TP (%)"), N_("PP (%)"), N_("DP (%)"), N_("MFU (%)"), N_("Batch"), N_("Weights (ms)"), N_("KV cache (ms)"),
-    N_("Layer fixed (ms)"), N_("Other compute (ms)"), N_("All-reduce (ms)"), N_("Step (ms)"), N_("All-reduce (%)"), N_("Fits"),
+    N_("Layer fixed (ms)"), N_("Other compute (ms)"), N_("All-reduce (ms)"), N_("Step (ms)"), N_("All-reduce (%)"),
+    N_("Fits"),
     N_("One GPU (s)"), N_("Compute (s)"), N_("Exposed communication (s)"), N_("Communication (%)"),
     N_("Speedup (×)"), N_("Compute only speedup (×)"), N_("Limit (×)"), N_("GPUs"), N_("Sequences per GPU"),
     N_("Tokens per GPU"), N_("Share at 1 (%)"), N_("Case"), N_("Bytes per GPU (GB)"), N_("Time (s)"),
@@ -281,8 +282,8 @@ def figure_decode_breakdown(table: pd.DataFrame) -> Figure:
         figsize=(6.8, 6.8))
     plot_decode_breakdown(ax, table)
     return plotting.set_alt(fig, _("Stacked bar chart of {n} decode cases: milliseconds per decode step, {step}, "
-                                   "split into weight reads, KV-cache reads, the layers' fixed kernel time, other compute and TP "
-                                   "all-reduces "
+                                   "split into weight reads, KV-cache reads, the layers' fixed kernel time, "
+                                   "other compute and TP all-reduces "
                                    "({share} of the step).", n=len(table),
                                    step=plotting.span(table["step_ms"], "ms"),
                                    share=plotting.span(table["allreduce_pct"], "%")))

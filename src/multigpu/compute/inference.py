@@ -315,7 +315,8 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     kv_len = input_tokens + output_tokens / 2
     kv_dtype = run_as.kv_dtype(dtype)
     read = models.decode_bytes_per_step(model, b, kv_len, dtype, kv_dtype)
-    memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / gpus / (gpu.mem_bw_GBps * 1e9 * hbm_read_efficiency(gpu.id))
+    read_Bps = gpu.mem_bw_GBps * 1e9 * hbm_read_efficiency(gpu.id)
+    memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / gpus / read_Bps
     decode_fraction = models.achievable_fraction(peak, model.hidden / tp, b, activation_bw_Bps, ceiling,
                                                  weight_bw_Bps)
     # attention has no weights to read (its KV-cache reads are in memory_s) and runs at the 16-bit rate

@@ -634,7 +634,8 @@ def weights_bytes_per_gpu(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike =
     for first in (True, False):
         shared, experts, _ = _stage_params(m, pp, first)
         ends = _stage_ends(m, pp, first)
-        per_stage.append(((shared - ends) * width + ends * vocabulary_table_bytes(dtype)) / tp + experts * width / (tp * ep))
+        held = (shared - ends) * width + ends * vocabulary_table_bytes(dtype)
+        per_stage.append(held / tp + experts * width / (tp * ep))
     return _out(np.maximum(*per_stage))
 
 

@@ -30,6 +30,7 @@ from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.compute import inference, models
+from multigpu.hardware import catalog
 
 DECODE_CSV = DATA_DIR / "decode_latency.csv"
 SPLITS = ("fit", "holdout", "sealed")
@@ -37,6 +38,8 @@ SPLITS = ("fit", "holdout", "sealed")
 OPEN_SPLITS = ("fit", "holdout")
 #: Published metric -> how it gives the time per output token, seconds.
 METRICS = {"tpot_p50": lambda v: v, "tokens_per_s_per_user": lambda v: 1.0 / v}
+#: Published metric -> the unit its value must be in.
+METRIC_UNITS = {"tpot_p50": "s", "tokens_per_s_per_user": "tokens/s"}
 
 
 class DecodeRow(datafiles.Row):
@@ -55,7 +58,7 @@ class DecodeRow(datafiles.Row):
     output_tokens: datafiles.PositiveCount
     metric: datafiles.one_of(tuple(METRICS))  # type: ignore[valid-type]
     measured: datafiles.Positive  #: as printed, in ``unit``
-    unit: datafiles.one_of(("s", "tokens/s"))  # type: ignore[valid-type]
+    unit: datafiles.one_of(tuple(METRIC_UNITS.values()))  # type: ignore[valid-type]
     stack: datafiles.one_of(tuple(inference.STACKS))  # type: ignore[valid-type]
     source: datafiles.Text
     split: datafiles.one_of(SPLITS)  # type: ignore[valid-type]
@@ -69,7 +72,16 @@ def load(splits: Iterable[str] = OPEN_SPLITS, path: str | Path = DECODE_CSV) -> 
     wanted = set(splits)
     if wanted - set(SPLITS):
         raise InputError(f"unknown split(s) {', '.join(sorted(wanted - set(SPLITS)))}; expected {', '.join(SPLITS)}")
-    return [row for _, row in datafiles.read(path, DecodeRow, unique=("id",)) if row.split in wanted]
+    rows = []
+    for line, row in datafiles.read(path, DecodeRow, unique=("id",)):
+        if row.unit != METRIC_UNITS[row.metric]:
+            raise InputError(f"{row.metric} is in {METRIC_UNITS[row.metric]}, not {row.unit}", str(path), line, "unit")
+        if row.gpu != catalog.system(row.system_id).gpu:
+            raise InputError(f"system '{row.system_id}' has {catalog.system(row.system_id).gpu}, not {row.gpu}",
+                             str(path), line, "gpu")
+        if row.split in wanted:
+            rows.append(row)
+    return rows
 
 
 def measured_tpot_s(row: DecodeRow) -> float:
