@@ -86,7 +86,8 @@ def holdout():
 
 
 def test_holdout_error_on_large_messages(holdout):
-    """Out of sample, from 64 MiB: median |error| 8.3 % over 11 held-out sweeps, within the issue's 10 % (the
+    """Out of sample, from 64 MiB: median |error| 8.1 % over 11 held-out sweeps, within the issue's 10 % (8.3 %
+    before hops between nodes got a latency scale of their own and the network ramp a fill time; the
     model before the fit and the ramp: 17 %; before RCCL's network latency was told apart from RoCE's: 13 %;
     before A3 Mega was modelled on its own 1,600 Gb/s of GPUDirect-TCPXO: 11.8 %; before collectives across nodes
     had a ramp of their own: 11.4 %; before the A3 Ultra and Crusoe sweeps joined the held-out set and the
@@ -97,17 +98,18 @@ def test_holdout_error_on_large_messages(holdout):
 
 def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
     """Below 64 MiB latency rules, and it depends on the deployment (cloud RoCE, TCP and EFA stacks measure
-    10-20x the bare-metal figure): 42 % median over 191 points (53.5 % over 152 before the A3 Ultra and Crusoe
+    10-20x the bare-metal figure): 40 % median over 191 points (42 % before hops between nodes got a latency
+    scale of their own and the network ramp a fill time; 53.5 % over 152 before the A3 Ultra and Crusoe
     sweeps joined; 66 % while RCCL's network latency was charged to RoCE, and so to NCCL over RoCE too). The
     bound only stops it getting worse unnoticed."""
     assert holdout.loc["small", "points"] >= 150
-    assert holdout.loc["small", "median_abs_error"] <= 0.45
+    assert holdout.loc["small", "median_abs_error"] <= 0.42
 
 
 def test_fit_error(holdout):
     fit = sweeps.summary(sweeps.compare(("fit",))).set_index("size_class")
     assert fit.loc["large", "median_abs_error"] <= 0.055
-    assert fit.loc["small", "median_abs_error"] <= 0.14
+    assert fit.loc["small", "median_abs_error"] <= 0.12  # 10.5 % (13.7 % with one latency scale for every hop)
 
 
 def test_the_sealed_sweeps_are_compared_only_when_named():

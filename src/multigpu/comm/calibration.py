@@ -207,10 +207,14 @@ class Calibration:
         library = "rccl" if arch.startswith("cdna") else "nccl"
         return self.value("library_net_latency_us", library) if self.has("library_net_latency_us", library) else 0.0
 
-    def latency_scale(self, arch: str) -> float:
+    def latency_scale(self, arch: str, network: bool = False) -> float:
         """Measured collective latencies over NCCL's tuner figures for GPUs of ``arch``: NCCL's own (fitted)
-        on NVIDIA GPUs; RCCL keeps its own tables on AMD CDNA."""
-        return self.value("latency_scale", "rccl" if arch.startswith("cdna") else "nccl")
+        on NVIDIA GPUs; RCCL keeps its own tables on AMD CDNA. ``network``: for a hop between nodes, NCCL's
+        network-hop scale (``nccl.net``, fitted apart) where it has a row."""
+        library = "rccl" if arch.startswith("cdna") else "nccl"
+        if network and self.has("latency_scale", f"{library}.net"):
+            return self.value("latency_scale", f"{library}.net")
+        return self.value("latency_scale", library)
 
     def ll_max_bw_GBps(self, arch: str, nodes: int) -> float:
         """NCCL's cap on LL-protocol bandwidth, GB/s (per architecture on one node, per node count beyond)."""

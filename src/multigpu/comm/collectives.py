@@ -346,7 +346,8 @@ def host_copy_GBps(system: str | Topology, gpu: int = 0, *, to_gpu: bool = True,
 def _lat(where: Placement, algorithm: str, protocol: str, link_class: str, bounce: bool = False) -> float:
     """Per-step latency, us: NCCL's hardware latency for the class (plus the fabric's and the library's own
     on a network hop); at least a host bounce if any."""
-    hop = where.cal.value("hop_latency_us", f"{link_class}.{algorithm}.{protocol}") * _latency_scale(where)
+    hop = where.cal.value("hop_latency_us", f"{link_class}.{algorithm}.{protocol}") * _latency_scale(
+        where, network=link_class == "net")
     if link_class == "net":
         hop += where.cal.fabric_latency_us(where.topo.fabric) + where.cal.library_net_latency_us(where.topo.arch)
     return max(hop, where.cal.value("bounce", "hop_latency_us")) if bounce else hop
@@ -356,10 +357,11 @@ def _base(where: Placement, algorithm: str, protocol: str) -> float:
     return where.cal.value("base_latency_us", f"{algorithm}.{protocol}") * _latency_scale(where)
 
 
-def _latency_scale(where: Placement) -> float:
+def _latency_scale(where: Placement, network: bool = False) -> float:
     """Measured latencies over NCCL's tuner figures (which rank plans rather than predict times), for the
-    library the GPUs use: NCCL on NVIDIA GPUs, RCCL (its own tuning tables) on AMD CDNA."""
-    return where.cal.latency_scale(where.topo.arch)
+    library the GPUs use: NCCL on NVIDIA GPUs, RCCL (its own tuning tables) on AMD CDNA; ``network``: of a
+    hop between nodes (fitted apart from the hops inside a node)."""
+    return where.cal.latency_scale(where.topo.arch, network)
 
 
 def _proto_bw(algorithm: str, protocol: str, bw: float, where: Placement) -> float:
@@ -382,17 +384,23 @@ def _affine(latency: float, bytes_factor: float, bw_GBps: float) -> TimeFn:
 def _ramped(where: Placement, latency: float, us_per_byte: float) -> TimeFn:
     """time_us(S) = latency + S x us_per_byte / ramp(S): an NCCL kernel's time.
 
-    Below ``S_full`` = ``bandwidth_ramp/bytes_per_rank`` x n bytes an NCCL
-    collective reaches only ``ramp(S) = (S / S_full) ** bandwidth_ramp/exponent``
-    of its bandwidth: it runs fewer channels and a shallower chunk pipeline on
-    smaller messages (both constants fitted on the ``fit`` sweeps). Time still
-    grows with S (the exponent is below 1). Collectives across nodes ramp on
-    their own pair of constants (``net.bytes_per_rank``, ``net.exponent``):
-    NCCL's network proxy keeps only a few chunks in flight per channel.
+    Below ``S_full`` an NCCL collective reaches only ``ramp(S) = (S / S_full)
+    ** q`` of its bandwidth: it runs fewer channels and a shallower chunk
+    pipeline on smaller messages. Time still grows with S (q is below 1).
+    Inside a node ``S_full`` = ``bandwidth_ramp/bytes_per_rank`` x the GPUs
+    per node and q = ``bandwidth_ramp/exponent``. Across nodes NCCL's network
+    proxy keeps a few chunks in flight per channel, so the pipeline fills
+    once the bytes in flight cover the network's delay: ``S_full`` is the
+    size whose transfer takes ``bandwidth_ramp/net.full_time_us`` at full
+    bandwidth (a slow network fills with fewer bytes), q =
+    ``bandwidth_ramp/net.exponent``. All four are fitted on the ``fit`` sweeps.
     """
-    net = "net." if where.nodes > 1 else ""
-    full = where.cal.value("bandwidth_ramp", f"{net}bytes_per_rank") * where.per_node
-    q = where.cal.value("bandwidth_ramp", f"{net}exponent")
+    if where.nodes > 1:
+        full = where.cal.value("bandwidth_ramp", "net.full_time_us") / us_per_byte
+        q = where.cal.value("bandwidth_ramp", "net.exponent")
+    else:
+        full = where.cal.value("bandwidth_ramp", "bytes_per_rank") * where.per_node
+        q = where.cal.value("bandwidth_ramp", "exponent")
     if q <= 0:
         return lambda s: latency + us_per_byte * s
     return lambda s: latency + us_per_byte * np.where(s < full, s ** (1 - q) * full ** q, s)
