@@ -404,8 +404,9 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     ``efa_lat_n`` sweeps, ``efa_lat_min_us`` and ``efa_lat_max_us`` (their medians, us), ``efa_lat_model_us``
     (the model's, us);
     constants: ``sw_fitted`` (how many were fitted on the sweeps), ``ramp_exponent``, ``ramp_full_MiB`` (the
-    size at which an 8-GPU node reaches its full bandwidth, MiB), ``latency_scale`` (measured NCCL latencies
-    over the tuner's, x), ``harness_us`` (torch.distributed's cost per call, us).
+    size at which an 8-GPU node reaches its full bandwidth, MiB), ``latency_scale`` and ``latency_scale_net``
+    (measured NCCL latencies over the tuner's, inside a node and on a hop between nodes, x), ``ramp_net_ms``
+    (how long a message across nodes takes at full bandwidth once it has reached it, ms), ``harness_us`` (torch.distributed's cost per call, us).
     """
     cal = calibration.resolve(cal)
     summary = sweeps.summary(comparison).set_index(["split", "size_class"])
@@ -430,6 +431,8 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     out.update({"sw_fitted": len(sweepfit.FITTED), "ramp_exponent": cal.value("bandwidth_ramp", "exponent"),
                 "ramp_full_MiB": 8 * cal.value("bandwidth_ramp", "bytes_per_rank") / 2**20,
                 "latency_scale": cal.latency_scale("hopper"),
+                "latency_scale_net": cal.latency_scale("hopper", network=True),
+                "ramp_net_ms": cal.value("bandwidth_ramp", "net.full_time_us") / 1e3,
                 "harness_us": cal.value("harness_overhead_us", "torch")})
     return _values(out)
 
@@ -522,7 +525,7 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
 #: The system most reference rows come from, named in the prose.
 H200 = "hgx-h200"
 #: The comparisons the prose discusses one by one: their errors are glued as ``e_<ref>`` (``#10`` -> ``e_10``).
-DISCUSSED = ("#9", "#10", "#11", "#63", "#65", "#66", "#67", "O2", "O6", "O7", "O9", "O10", "O11", "O12", "O13", "K4",
+DISCUSSED = ("#9", "#10", "#11", "#63", "#65", "#66", "#67", "#73", "O2", "O6", "O7", "O9", "O10", "O11", "O12", "O13", "K4",
              "K6", "K8", "K9")
 #: Rows of data/measurements.csv whose busbw miss the prose also states as a time gap (``gap<id>``, us).
 GAP_ROWS = (10, 11)
