@@ -114,6 +114,29 @@ def test_a3_mega_is_an_hgx_h100_on_gpudirect_tcpxo():
     assert not mega.empty and set(mega["system"]) == {"hgx-h100-a3mega"}
 
 
+def test_p4de_is_an_hgx_a100_on_400_gbps_of_efa():
+    """AWS p4d/p4de: the HGX A100 board with 400 Gb/s of EFA per instance, 4 interfaces of 100 Gb/s
+    (https://aws.amazon.com/ec2/instance-types/p4/), not the DGX's 8 x 200 Gb/s InfiniBand; the packaged price
+    file's p4de offer names it. Held-out check: aws-efa-eks's p4d ring sweep (NCCL 2.9.9) plateaus at 43.8 GB/s
+    busbw at 4 GiB, which the variant reproduces within 5 % and the DGX's NICs would overshoot about 4x."""
+    from multigpu.comm import collectives
+    from multigpu.market import prices
+
+    p4, dgx = catalog.system("hgx-a100-efa"), catalog.system("dgx-a100")
+    assert p4.variant_of == "dgx-a100" and p4.nvlink_GBps_per_dir == dgx.nvlink_GBps_per_dir
+    assert p4.nics_per_node * p4.nic_GBps_per_dir * 8 == 400  # Gb/s per instance
+    assert p4.fabric == "efa" and dgx.fabric == "ib"
+    size = 4 * 2**30
+    def busbw(system: str) -> float:
+        return collectives.collective("allreduce", system, 16, size, nodes=2, algorithm="ring").busbw_GBps
+
+    assert busbw("hgx-a100-efa") == pytest.approx(43.81, rel=0.05)
+    assert busbw("dgx-a100@efa") > 3 * 43.81
+    table = prices.load_table().offers
+    p4de = table[table["instance"] == "p4de.24xlarge"]
+    assert not p4de.empty and set(p4de["system"]) == {"hgx-a100-efa"}
+
+
 def test_unknown_ids_name_the_known_ones():
     with pytest.raises(InputError, match=r"unknown system 'x'; known: .*dgx-a100"):
         catalog.system("x")

@@ -291,14 +291,16 @@ def system(system_id: str) -> System:
 
 def default_fabric(nic: Link | None) -> str | None:
     """The fabric a NIC gives when the catalogue names none: InfiniBand ``ib`` (no SHARP), a RoCE or
-    SuperNIC Ethernet port ``roce``, a GPUDirect-TCPXO port ``tcpxo``, other Ethernet ``tcp``; None without a
-    NIC."""
+    SuperNIC Ethernet port ``roce``, a GPUDirect-TCPXO port ``tcpxo``, an AWS EFA interface ``efa``, other
+    Ethernet ``tcp``; None without a NIC."""
     if nic is None:
         return None
     if nic.category == "infiniband":
         return "ib"
     if nic.id.startswith("tcpxo"):
         return "tcpxo"
+    if nic.id.startswith("efa"):
+        return "efa"
     return "roce" if nic.id.startswith(("roce", "connectx")) else "tcp"
 
 
