@@ -86,24 +86,27 @@ def holdout():
 
 
 def test_holdout_error_on_large_messages(holdout):
-    """Out of sample, from 64 MiB: median |error| 8.1 % over 11 held-out sweeps, within the issue's 10 % (8.3 %
-    before hops between nodes got a latency scale of their own and the network ramp a fill time; the
+    """Out of sample, from 64 MiB: median |error| 8.5 % over 12 held-out sweeps, within the issue's 10 % (8.1 %
+    over 10 before the two p4d EFA ring sweeps of aws-efa-eks joined, 3 % and 40 % off: NCCL 2.9.9 and 2.8.3;
+    8.3 % before hops between nodes got a latency scale of their own and the network ramp a fill time; the
     model before the fit and the ramp: 17 %; before RCCL's network latency was told apart from RoCE's: 13 %;
     before A3 Mega was modelled on its own 1,600 Gb/s of GPUDirect-TCPXO: 11.8 %; before collectives across nodes
     had a ramp of their own: 11.4 %; before the A3 Ultra and Crusoe sweeps joined the held-out set and the
     RTX 5090 sweep the fit set: 10.2 %). The bound is the goal."""
-    assert holdout.loc["large", "points"] >= 60
+    assert holdout.loc["large", "points"] >= 80
     assert holdout.loc["large", "median_abs_error"] <= 0.10
 
 
 def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
     """Below 64 MiB latency rules, and it depends on the deployment (cloud RoCE, TCP and EFA stacks measure
-    10-20x the bare-metal figure): 40 % median over 191 points (42 % before hops between nodes got a latency
+    10-20x the bare-metal figure): 58 % median over 237 points. 40 % over 191 before the two p4d EFA sweeps of
+    aws-efa-eks joined: about 175 us at 8 B on p4d against the 55 us of the p6-b200 pair EFA's latency is fitted
+    on, so the model is 1.6-2.8x too fast on their small messages (42 % before hops between nodes got a latency
     scale of their own and the network ramp a fill time; 53.5 % over 152 before the A3 Ultra and Crusoe
     sweeps joined; 66 % while RCCL's network latency was charged to RoCE, and so to NCCL over RoCE too). The
     bound only stops it getting worse unnoticed."""
-    assert holdout.loc["small", "points"] >= 150
-    assert holdout.loc["small", "median_abs_error"] <= 0.42
+    assert holdout.loc["small", "points"] >= 200
+    assert holdout.loc["small", "median_abs_error"] <= 0.60
 
 
 def test_fit_error(holdout):
