@@ -99,14 +99,14 @@ def test_holdout_error_on_large_messages(holdout):
 
 def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
     """Below 64 MiB latency rules, and it depends on the deployment (cloud RoCE, TCP and EFA stacks measure
-    10-20x the bare-metal figure): 58 % median over 237 points. 40 % over 191 before the two p4d EFA sweeps of
-    aws-efa-eks joined: about 175 us at 8 B on p4d against the 55 us of the p6-b200 pair EFA's latency is fitted
-    on, so the model is 1.6-2.8x too fast on their small messages (42 % before hops between nodes got a latency
+    10-20x the bare-metal figure): 35 % median over 237 points, since p4d's EFA carries only NCCL's Simple
+    protocol (58 % before: the model let it use LL, 1.6-2.8x too fast on p4d's small messages, about 175 us
+    measured at 8 B; 40 % over 191 before the two p4d EFA sweeps of aws-efa-eks joined; 42 % before hops between nodes got a latency
     scale of their own and the network ramp a fill time; 53.5 % over 152 before the A3 Ultra and Crusoe
     sweeps joined; 66 % while RCCL's network latency was charged to RoCE, and so to NCCL over RoCE too). The
     bound only stops it getting worse unnoticed."""
     assert holdout.loc["small", "points"] >= 200
-    assert holdout.loc["small", "median_abs_error"] <= 0.60
+    assert holdout.loc["small", "median_abs_error"] <= 0.37
 
 
 def test_fit_error(holdout):

@@ -407,11 +407,16 @@ def _ramped(where: Placement, latency: float, us_per_byte: float) -> TimeFn:
 
 
 def _protocols(link_class: str, bounce: bool, where: Placement) -> tuple[str, ...]:
-    """LL128 only where NCCL enables it: NVLink paths (and networks on Hopper or newer)."""
+    """LL128 only where NCCL enables it: NVLink paths (and networks on Hopper or newer). Across nodes, only
+    the protocols the NIC allows (``net_protocols`` in data/links.csv): AWS's EFA plugin forces Simple where
+    EFA does not deliver bytes in order (p4d), since LL and LL128 read flags written with the data."""
     family = ARCH_FAMILY.get(where.topo.arch, "")
     ll128 = link_class == "nvlink" and not bounce or (
         link_class == "net" and family in ("hopper", "blackwell") and not bounce)
-    return ("ll", "ll128", "simple") if ll128 else ("ll", "simple")
+    found = ("ll", "ll128", "simple") if ll128 else ("ll", "simple")
+    if link_class == "net" and where.topo.net_protocols:
+        return tuple(p for p in found if p in where.topo.net_protocols)
+    return found
 
 
 def _intra_ring(where: Placement) -> topology.RingBandwidth:

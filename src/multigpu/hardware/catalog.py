@@ -61,7 +61,7 @@ IN_NETWORK_REDUCTION = ("ib-sharp",)
 #: Allowed values of enumerated columns, by column name (in any file).
 ENUMS: dict[str, tuple[str, ...]] = {
     "category": LINK_CATEGORIES, "vendor": VENDORS, "form_factor": FORM_FACTORS,
-    "arch": ARCHS, "topology": TOPOLOGIES, "fabric": FABRICS,
+    "arch": ARCHS, "topology": TOPOLOGIES, "fabric": FABRICS, "net_protocols": ("simple",),
 }
 TOLERANCE = 0.01  # relative tolerance of "total = links x per-link rate"
 #: A per-link data rate may sit this far below lanes x lane rate (line code, FLIT overhead).
@@ -103,6 +103,10 @@ class Link(_Record):
     """Lanes (differential pairs) of one link in each direction; None if unknown or n/a."""
     lane_Gbps: float | None = field(default=None, metadata={"optional": True})
     """Signalling rate of one lane in one direction, Gb/s (GT/s for PCIe), before line code."""
+    net_protocols: str | None = field(default=None, metadata={"optional": True})
+    """For a NIC: the NCCL protocols a collective across nodes may use over it, space-separated (``simple``
+    where the transport does not deliver bytes in order and the network plugin forces ``NCCL_PROTO=simple``);
+    None: all of LL, LL128 and Simple."""
 
     _derived = ("per_link_GBps_bidir", "per_gpu_GBps_bidir", "signalling_GBps_per_dir")
 

@@ -118,6 +118,7 @@ class Topology:
     pcie_p2p: bool
     nics_per_node: int
     fabric: str | None = None  #: scale-out fabric of the nodes (catalog.FABRICS), None without NIC
+    net_protocols: tuple[str, ...] = ()  #: NCCL protocols allowed over the NIC (empty: all; catalog.Link)
     edges: list[Edge] = field(default_factory=list)
     index: dict[tuple[str, str], int] = field(default_factory=dict)
     routes: dict[tuple[str, str], Route] = field(default_factory=dict)
@@ -191,6 +192,8 @@ def build(system: Any, *, link: Callable[[str], Any] | None = None,
     topo = Topology(system.id, gpu(system.gpu).arch, system.topology, system.gpus_per_node,
                     bool(system.in_switch_reduction), bool(system.pcie_p2p), system.nics_per_node,
                     getattr(system, "fabric", None))
+    if system.nics_per_node and system.nic:
+        topo.net_protocols = tuple((getattr(link(system.nic), "net_protocols", None) or "").split())
     parent = _add_pcie_tree(topo, system, link)
     wiring = {"nvswitch": _add_switch, "mesh": _add_mesh, "hybrid-cube-mesh": _add_hybrid_cube_mesh,
               "pcie-bridged": _add_bridges, "pcie-tree": None}
