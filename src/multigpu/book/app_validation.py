@@ -401,8 +401,8 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     ``sw_small_fast`` and ``sw_small_slow`` (held-out sweeps whose small messages the model makes faster or
     slower than measured by more than :data:`SIDE`, at the median);
     the latency of the smallest messages on AWS EFA (:func:`multigpu.evidence.sweeps.small_message_latency`):
-    ``efa_lat_n`` sweeps, ``efa_lat_min_us`` and ``efa_lat_max_us`` (their medians, us), ``efa_lat_model_us``
-    (the model's, us);
+    ``efa_lat_n`` sweeps, ``efa_lat_min_us`` and ``efa_lat_max_us`` (their medians, us), ``efa_lat_model_min_us``
+    and ``efa_lat_model_max_us`` (the model's, us);
     constants: ``sw_fitted`` (how many were fitted on the sweeps), ``ramp_exponent``, ``ramp_full_MiB`` (the
     size at which an 8-GPU node reaches its full bandwidth, MiB), ``latency_scale`` and ``latency_scale_net``
     (measured NCCL latencies over the tuner's, inside a node and on a hop between nodes, x), ``ramp_net_ms``
@@ -427,7 +427,8 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
         out[name] = _(", ").join(f"`{sweep}`" for sweep in signed[side].index) or _("none")
     efa = sweeps.small_message_latency("efa", cal=cal)
     out.update({"efa_lat_n": len(efa), "efa_lat_min_us": efa["measured_us"].min(),
-                "efa_lat_max_us": efa["measured_us"].max(), "efa_lat_model_us": efa["predicted_us"].median()})
+                "efa_lat_max_us": efa["measured_us"].max(), "efa_lat_model_min_us": efa["predicted_us"].min(),
+                "efa_lat_model_max_us": efa["predicted_us"].max()})
     out.update({"sw_fitted": len(sweepfit.FITTED), "ramp_exponent": cal.value("bandwidth_ramp", "exponent"),
                 "ramp_full_MiB": 8 * cal.value("bandwidth_ramp", "bytes_per_rank") / 2**20,
                 "latency_scale": cal.latency_scale("hopper"),
