@@ -32,6 +32,19 @@ def test_fitted_constants_are_reproduced_by_fit():
         assert value == pytest.approx(shipped.value(name, key), rel=0.01), (name, key)
 
 
+def test_a_fabric_with_its_own_latency_fills_the_network_pipeline_later():
+    """NCCL keeps a fixed number of chunks in flight per channel (NCCL_STEPS), so the bytes needed in flight grow
+    with the delay of each message: InfiniBand's fill time, stretched by 1 + the fabric's latency over NCCL's
+    Ring/Simple network hop (14 us in NCCL 2.30's tuning.cc, as scaled by the fit)."""
+    cal = calibration.default()
+    ib = cal.value("bandwidth_ramp", "net.full_time_us")
+    assert cal.net_fill_time_us("ib", "hopper") == ib
+    hop = 14.0 * cal.value("latency_scale", "nccl.net")
+    assert cal.net_fill_time_us("efa", "ampere") == pytest.approx(ib * (1 + cal.fabric_latency_us("efa") / hop))
+    assert cal.net_fill_time_us("tcp", "hopper") > cal.net_fill_time_us("efa", "hopper") > ib
+    assert cal.net_fill_time_us("ib", "cdna3") == ib  # RCCL's own network latency does not stretch it
+
+
 def test_fitted_values_stay_near_nccls_priors():
     # fitting moved NCCL's own numbers little: SM90 NVLink 20.6/25 = 0.824, nvlsEfficiency 0.85
     assert calibration.default().value("sm_efficiency", "nvlink.hopper") == pytest.approx(0.824, rel=0.03)

@@ -123,6 +123,24 @@ def test_time_is_never_below_a_hop_or_a_microsecond(case):
         assert min(times) >= max(1.0, hop), (op, system_id, gpus, nodes, nbytes)
 
 
+LATENT_FABRICS = [f for f in FABRICS if calibration.default().fabric_latency_us(f) > 0]
+
+
+@PROFILE
+@given(multi_node(), st.sampled_from(LATENT_FABRICS), st.floats(1.0, 200.0))
+def test_a_fabric_that_waits_longer_per_message_is_never_faster(case, fabric, extra_us):
+    """More latency per network message costs latency and, as the pipeline needs more bytes in flight to fill,
+    bandwidth below the fill size; never time."""
+    system_id, per_node, nodes, nbytes = case
+    system_id = f"{system_id.split('@')[0]}@{fabric}"
+    cal = calibration.default()
+    slower = cal.replace({("fabric_latency_us", fabric): cal.fabric_latency_us(fabric) + extra_us})
+    for op in ("allreduce", "allgather"):
+        before = collectives.time_us(op, system_id, per_node * nodes, nbytes, nodes=nodes, cal=cal)
+        after = collectives.time_us(op, system_id, per_node * nodes, nbytes, nodes=nodes, cal=slower)
+        assert after >= before * (1 - 1e-12), (op, system_id, per_node, nodes, nbytes)
+
+
 @pytest.mark.parametrize("system_id", ["hgx-h100", "dgx-b200", "dgx-a100", "gb200-nvl72"])
 @pytest.mark.parametrize("gpus", [2, 4, 8])
 def test_ring_equals_its_closed_form_on_a_switch(system_id, gpus):

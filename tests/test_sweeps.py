@@ -86,7 +86,9 @@ def holdout():
 
 
 def test_holdout_error_on_large_messages(holdout):
-    """Out of sample, from 64 MiB: median |error| 8.5 % over 12 held-out sweeps, within the issue's 10 % (8.1 %
+    """Out of sample, from 64 MiB: median |error| 7.9 % over 12 held-out sweeps, within the issue's 10 % (8.5 %
+    before a fabric's own latency stretched the network's fill time: TCPXO and p4d's EFA reached full bandwidth
+    too soon, 40-76 % too fast at 64-128 MiB; 8.1 %
     over 10 before the two p4d EFA ring sweeps of aws-efa-eks joined, 3 % and 40 % off: NCCL 2.9.9 and 2.8.3;
     8.3 % before hops between nodes got a latency scale of their own and the network ramp a fill time; the
     model before the fit and the ramp: 17 %; before RCCL's network latency was told apart from RoCE's: 13 %;
@@ -99,14 +101,14 @@ def test_holdout_error_on_large_messages(holdout):
 
 def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
     """Below 64 MiB latency rules, and it depends on the deployment (cloud RoCE, TCP and EFA stacks measure
-    10-20x the bare-metal figure): 35 % median over 237 points, since p4d's EFA carries only NCCL's Simple
-    protocol (58 % before: the model let it use LL, 1.6-2.8x too fast on p4d's small messages, about 175 us
+    10-20x the bare-metal figure): 34 % median over 237 points, since a fabric's own latency stretches the
+    network's fill time (35 % before); p4d's EFA carries only NCCL's Simple protocol (58 % before that rule: the model let it use LL, 1.6-2.8x too fast on p4d's small messages, about 175 us
     measured at 8 B; 40 % over 191 before the two p4d EFA sweeps of aws-efa-eks joined; 42 % before hops between nodes got a latency
     scale of their own and the network ramp a fill time; 53.5 % over 152 before the A3 Ultra and Crusoe
     sweeps joined; 66 % while RCCL's network latency was charged to RoCE, and so to NCCL over RoCE too). The
     bound only stops it getting worse unnoticed."""
     assert holdout.loc["small", "points"] >= 200
-    assert holdout.loc["small", "median_abs_error"] <= 0.37
+    assert holdout.loc["small", "median_abs_error"] <= 0.35
 
 
 def test_fit_error(holdout):

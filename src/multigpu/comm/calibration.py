@@ -187,6 +187,17 @@ class Calibration:
         """What a fabric adds to each network hop beyond NCCL's InfiniBand figures, us (0 if it has no row)."""
         return self.value("fabric_latency_us", fabric) if fabric and self.has("fabric_latency_us", fabric) else 0.0
 
+    def net_fill_time_us(self, fabric: str | None, arch: str) -> float:
+        """How long (us) a collective across nodes runs at full bandwidth before its network pipeline is full:
+        ``bandwidth_ramp/net.full_time_us`` on InfiniBand, stretched for a fabric with a latency of its own by
+        1 + that latency / InfiniBand's delay per message (NCCL's Ring/Simple network hop latency, scaled as
+        measured for ``arch``'s library). NCCL keeps a fixed number of chunks in flight per channel, so a fabric
+        whose every message waits longer (EFA's SRD, TCP stacks) needs proportionally more bytes in flight to
+        keep its NICs busy. The library's own network latency (RCCL's proxy) is left out: the RCCL sweep of
+        the fit split fills as InfiniBand does."""
+        delay = self.value("hop_latency_us", "net.ring.simple") * self.latency_scale(arch, network=True)
+        return self.value("bandwidth_ramp", "net.full_time_us") * (1.0 + self.fabric_latency_us(fabric) / delay)
+
     def line_rate(self) -> Callable[[Edge], float]:
         """Raw line rate of every link (efficiency 1), a bounce through host memory still at
         ``bounce/rate_factor``: what the wiring allows before protocol and kernel losses."""

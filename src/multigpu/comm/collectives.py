@@ -391,12 +391,13 @@ def _ramped(where: Placement, latency: float, us_per_byte: float) -> TimeFn:
     per node and q = ``bandwidth_ramp/exponent``. Across nodes NCCL's network
     proxy keeps a few chunks in flight per channel, so the pipeline fills
     once the bytes in flight cover the network's delay: ``S_full`` is the
-    size whose transfer takes ``bandwidth_ramp/net.full_time_us`` at full
-    bandwidth (a slow network fills with fewer bytes), q =
+    size whose transfer takes the fabric's fill time
+    (:meth:`Calibration.net_fill_time_us`) at full bandwidth (a
+    slow network fills with fewer bytes, a high-latency one needs more), q =
     ``bandwidth_ramp/net.exponent``. All four are fitted on the ``fit`` sweeps.
     """
     if where.nodes > 1:
-        full = where.cal.value("bandwidth_ramp", "net.full_time_us") / us_per_byte
+        full = where.cal.net_fill_time_us(where.topo.fabric, where.topo.arch) / us_per_byte
         q = where.cal.value("bandwidth_ramp", "net.exponent")
     else:
         full = where.cal.value("bandwidth_ramp", "bytes_per_rank") * where.per_node
