@@ -114,6 +114,28 @@ def test_a3_mega_is_an_hgx_h100_on_gpudirect_tcpxo():
     assert not mega.empty and set(mega["system"]) == {"hgx-h100-a3mega"}
 
 
+def test_a3_high_is_an_hgx_h100_on_four_gpudirect_tcpx_nics_carrying_simple_only():
+    """Google Cloud's A3 High: 1,000 Gb/s per VM (https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth),
+    of which Google's NCCL configuration uses four GPU NICs with NCCL_PROTO=Simple (container-engine-accelerators
+    gpudirect-tcpx/nccl-config.yaml); both A3 High offers of the packaged price file name it."""
+    from multigpu.comm import collectives
+    from multigpu.market import prices
+
+    a3 = catalog.system("hgx-h100-a3high")
+    assert a3.variant_of == "hgx-h100" and a3.fabric == "tcpx"
+    assert a3.nics_per_node * a3.nic_GBps_per_dir * 8 == 800 <= 1000  # Gb/s of GPU NICs, within the VM's total
+    table = prices.load_table().offers
+    high = table[table["instance"].str.startswith("a3-highgpu")]
+    assert len(high) >= 2 and set(high["system"]) == {"hgx-h100-a3high"}
+    for nbytes in (8, 2**20, 2**30):
+        assert collectives.collective("allreduce", "hgx-h100-a3high", 16, nbytes, nodes=2).protocol == "simple"
+    # two nodes: each sends half the data through 4 x 25 GB/s, so busbw <= 2(15/16) / 2(1/2) x 100 = 187.5 GB/s,
+    # far below the 8 x 400 Gb/s InfiniBand that hgx-h100 was costed on
+    slow = collectives.collective("allreduce", "hgx-h100-a3high", 16, 2**32, nodes=2).busbw_GBps
+    fast = collectives.collective("allreduce", "hgx-h100", 16, 2**32, nodes=2).busbw_GBps
+    assert 0.7 * 187.5 <= slow <= 187.5 < fast / 2
+
+
 def test_p4de_is_an_hgx_a100_on_400_gbps_of_efa():
     """AWS p4d/p4de: the HGX A100 board with 400 Gb/s of EFA per instance, 4 interfaces of 100 Gb/s
     (https://aws.amazon.com/ec2/instance-types/p4/), not the DGX's 8 x 200 Gb/s InfiniBand; the packaged price

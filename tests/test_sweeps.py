@@ -86,7 +86,9 @@ def holdout():
 
 
 def test_holdout_error_on_large_messages(holdout):
-    """Out of sample, from 64 MiB: median |error| 7.9 % over 12 held-out sweeps, within the issue's 10 % (8.5 %
+    """Out of sample, from 64 MiB: median |error| 9.2 % over 14 held-out sweeps, within the issue's 10 % (7.9 %
+    over 12 before aws-samples' p5 EKS run (NCCL 2.18.5; 55 % too fast, its bandwidth jumping 313 -> 438 GB/s
+    from 1 to 2 GiB) and dstack's Crusoe A100 run (6 %) joined, with six fit sweeps and a refit; 8.5 %
     before a fabric's own latency stretched the network's fill time: TCPXO and p4d's EFA reached full bandwidth
     too soon, 40-76 % too fast at 64-128 MiB; 8.1 %
     over 10 before the two p4d EFA ring sweeps of aws-efa-eks joined, 3 % and 40 % off: NCCL 2.9.9 and 2.8.3;
@@ -101,20 +103,23 @@ def test_holdout_error_on_large_messages(holdout):
 
 def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
     """Below 64 MiB latency rules, and it depends on the deployment (cloud RoCE, TCP and EFA stacks measure
-    10-20x the bare-metal figure): 34 % median over 237 points, since a fabric's own latency stretches the
-    network's fill time (35 % before); p4d's EFA carries only NCCL's Simple protocol (58 % before that rule: the model let it use LL, 1.6-2.8x too fast on p4d's small messages, about 175 us
+    10-20x the bare-metal figure): 32 % median over 284 points (34 % over 237 before the p5 EKS and Crusoe
+    A100 sweeps joined and six more fit sweeps moved the constants); a fabric's own latency stretches the
+    network's fill time (35 % before that); p4d's EFA carries only NCCL's Simple protocol (58 % before that rule: the model let it use LL, 1.6-2.8x too fast on p4d's small messages, about 175 us
     measured at 8 B; 40 % over 191 before the two p4d EFA sweeps of aws-efa-eks joined; 42 % before hops between nodes got a latency
     scale of their own and the network ramp a fill time; 53.5 % over 152 before the A3 Ultra and Crusoe
     sweeps joined; 66 % while RCCL's network latency was charged to RoCE, and so to NCCL over RoCE too). The
     bound only stops it getting worse unnoticed."""
-    assert holdout.loc["small", "points"] >= 200
-    assert holdout.loc["small", "median_abs_error"] <= 0.35
+    assert holdout.loc["small", "points"] >= 250
+    assert holdout.loc["small", "median_abs_error"] <= 0.33
 
 
 def test_fit_error(holdout):
     fit = sweeps.summary(sweeps.compare(("fit",))).set_index("size_class")
-    assert fit.loc["large", "median_abs_error"] <= 0.055
-    assert fit.loc["small", "median_abs_error"] <= 0.12  # 10.5 % (13.7 % with one latency scale for every hop)
+    # 5.6 % (4.8 % before the six cloud sweeps of EFA, RoCE and InfiniBand providers joined the fit split)
+    assert fit.loc["large", "median_abs_error"] <= 0.065
+    assert fit.loc["small", "median_abs_error"] <= 0.125  # 11.5 % (10.5 % before the six cloud sweeps; 13.7 % with
+    # one latency scale for every hop)
 
 
 def test_the_sealed_sweeps_are_compared_only_when_named():
@@ -125,10 +130,16 @@ def test_the_sealed_sweeps_are_compared_only_when_named():
 
 def test_small_message_latency_reads_the_sweeps_own_times():
     # dstackai/dstack PR #3961: two AWS p6-b200 over EFA, all_reduce_perf 8-256 B at 50.58-57.14 us (median of
-    # the six rows 55.095); the model's EFA latency was fitted on that pair, so it lands within 10 %
+    # the six rows 55.095). EFA's latency is fitted on that pair and on aws-samples' p4de and p5 sweeps
+    # (awsome-distributed-training micro-benchmarks/nccl-tests README: 161 and 73 us at 8-256 B): one latency for
+    # three EFA generations lands within 10 % on p4de and p5 and 31 % too slow on p6 (within 10 % when fitted on
+    # the p6 pair alone)
     efa = sweeps.small_message_latency("efa").set_index("sweep")
-    fitted = efa.loc["b200-16-2n-ar-efa-dstack3961"]
-    assert fitted["measured_us"] == pytest.approx(55.095)
-    assert fitted["predicted_us"] == pytest.approx(fitted["measured_us"], rel=0.10)
+    assert efa.loc["b200-16-2n-ar-efa-dstack3961", "measured_us"] == pytest.approx(55.095)
+    for sweep, bound in (("b200-16-2n-ar-efa-dstack3961", 0.35), ("a100-16-2n-ar-efa-awsome-p4de", 0.10),
+                         ("h100-16-2n-ar-efa-awsome-p5", 0.10)):
+        fitted = efa.loc[sweep]
+        assert fitted["split"] == "fit"
+        assert fitted["predicted_us"] == pytest.approx(fitted["measured_us"], rel=bound), sweep
     assert set(efa["split"]) <= {"fit", "holdout"}  # the sealed sweeps stay closed
     assert sweeps.small_message_latency("no-such-fabric").empty

@@ -53,7 +53,7 @@ TOPOLOGIES = ("nvswitch", "mesh", "hybrid-cube-mesh", "pcie-tree", "pcie-bridged
 #: Scale-out fabrics: InfiniBand without and with in-network reduction (SHARP), RoCE, AWS EFA, plain TCP
 #: (NCCL's socket transport, through host memory), and Google's GPUDirect-TCPXO (TCP with GPU memory straight
 #: to the NIC, A3 Mega).
-FABRICS = ("ib", "ib-sharp", "roce", "efa", "tcp", "tcpxo")
+FABRICS = ("ib", "ib-sharp", "roce", "efa", "tcp", "tcpx", "tcpxo")
 #: Fabrics whose switches reduce data in the network (SHARP): only they let a collective across nodes send
 #: each byte once.
 IN_NETWORK_REDUCTION = ("ib-sharp",)
@@ -295,14 +295,16 @@ def system(system_id: str) -> System:
 
 def default_fabric(nic: Link | None) -> str | None:
     """The fabric a NIC gives when the catalogue names none: InfiniBand ``ib`` (no SHARP), a RoCE or
-    SuperNIC Ethernet port ``roce``, a GPUDirect-TCPXO port ``tcpxo``, an AWS EFA interface ``efa``, other
-    Ethernet ``tcp``; None without a NIC."""
+    SuperNIC Ethernet port ``roce``, a GPUDirect-TCPXO port ``tcpxo``, a GPUDirect-TCPX port ``tcpx``, an AWS
+    EFA interface ``efa``, other Ethernet ``tcp``; None without a NIC."""
     if nic is None:
         return None
     if nic.category == "infiniband":
         return "ib"
     if nic.id.startswith("tcpxo"):
         return "tcpxo"
+    if nic.id.startswith("tcpx-"):
+        return "tcpx"
     if nic.id.startswith("efa"):
         return "efa"
     return "roce" if nic.id.startswith(("roce", "connectx")) else "tcp"

@@ -77,7 +77,7 @@ PRICE_BASES = ("instance", "gpu")
 #: The network between instances, as a renter sees it (optional ``scale_out`` column).
 SCALE_OUTS = ("none", "ethernet", "infiniband")
 #: The catalogue fabrics (:data:`multigpu.hardware.catalog.FABRICS`) of each ``scale_out`` class.
-SCALE_OUT_FABRICS = {"infiniband": ("ib", "ib-sharp"), "ethernet": ("roce", "tcp", "efa", "tcpxo")}
+SCALE_OUT_FABRICS = {"infiniband": ("ib", "ib-sharp"), "ethernet": ("roce", "tcp", "efa", "tcpx", "tcpxo")}
 #: The fabric a ``scale_out`` gives when the catalogue system's own fabric is of the other class.
 SCALE_OUT_DEFAULT_FABRIC = {"infiniband": "ib", "ethernet": "tcp"}
 #: Columns that identify an offer: two rows with the same values are a duplicate.

@@ -32,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--bytes", required=True, help="message size: 4096, 256MB (1e6 bytes), 1GiB (2^30 bytes)")
     parser.add_argument("--fabric", choices=catalog.FABRICS,
                         help="the fabric joining the nodes (default: the system's; ib = InfiniBand without "
-                             "in-network reduction, ib-sharp = with SHARP, roce, efa, tcp, tcpxo = GPUDirect-TCPXO)")
+                             "in-network reduction, ib-sharp = with SHARP, roce, efa, tcp, "
+                             "tcpx = GPUDirect-TCPX, tcpxo = GPUDirect-TCPXO)")
     parser.add_argument("--algorithm", choices=collectives.ALGORITHMS, default="auto",
                         help="default auto: the fastest of NCCL's algorithms for this size")
     parser.set_defaults(handler=_collective)
