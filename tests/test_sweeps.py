@@ -105,7 +105,8 @@ def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
     """Below 64 MiB latency rules, and it depends on the deployment (cloud RoCE, TCP and EFA stacks measure
     10-20x the bare-metal figure): 32 % median over 284 points (34 % over 237 before the p5 EKS and Crusoe
     A100 sweeps joined and six more fit sweeps moved the constants); a fabric's own latency stretches the
-    network's fill time (35 % before that); p4d's EFA carries only NCCL's Simple protocol (58 % before that rule: the model let it use LL, 1.6-2.8x too fast on p4d's small messages, about 175 us
+    network's fill time (35 % before that); p4d's EFA carries only NCCL's Simple protocol (58 % before that
+    rule: the model let it use LL, 1.6-2.8x too fast on p4d's small messages, about 175 us
     measured at 8 B; 40 % over 191 before the two p4d EFA sweeps of aws-efa-eks joined; 42 % before hops between nodes got a latency
     scale of their own and the network ramp a fill time; 53.5 % over 152 before the A3 Ultra and Crusoe
     sweeps joined; 66 % while RCCL's network latency was charged to RoCE, and so to NCCL over RoCE too). The
