@@ -179,7 +179,8 @@ def shown_tables(table) -> list:
     sweep_cmp = app_validation.sweep_comparison()
     training = validation.training_table(table)
     return [app_validation.sweep_summary_table(sweep_cmp).set_index(["split", "size_class"]),
-            app_validation.sweep_table(sweep_cmp), app_validation.fitted_constants_table(),
+            app_validation.sweep_table(sweep_cmp), app_validation.spread_table().set_index(["sweep", "other_sweep"]),
+            app_validation.fitted_constants_table(),
             app_validation.training_runs_table(runs.compare()), app_validation.serving_runs_table(serving.compare()),
             app_validation.training_runs_table(runs.compare(splits=("sealed",))),
             app_validation.serving_runs_table(serving.compare(splits=("sealed",))),

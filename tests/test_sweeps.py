@@ -144,3 +144,23 @@ def test_small_message_latency_reads_the_sweeps_own_times():
         assert fitted["predicted_us"] == pytest.approx(fitted["measured_us"], rel=bound), sweep
     assert set(efa["split"]) <= {"fit", "holdout"}  # the sealed sweeps stay closed
     assert sweeps.small_message_latency("no-such-fabric").empty
+
+
+def test_deployment_spread_pairs_only_runs_the_model_cannot_tell_apart():
+    """aws-samples/awsome-distributed-training prints two p5 two-node all-reduce sweeps, Slurm (69-75 us at
+    8-256 B) and EKS (NCCL 2.18.5, 172-178 us): the same machine, collective and algorithm, so the model gives both
+    one time, and the slower run takes more than twice as long on small messages. Crusoe's NVLSTree run and
+    Nebius's default run on the same H100 pair are different algorithms, so they are not a pair; the sealed
+    sweeps stay closed."""
+    spread = sweeps.deployment_spread()
+    pair = spread[(spread["sweep"] == "h100-16-2n-ar-efa-awsome-p5")
+                  & (spread["other_sweep"] == "h100-16-2n-ar-efa-awsome-p5eks")].set_index("size_class")
+    assert pair.loc["small", "spread_pct"] > 100 and pair.loc["small", "points"] >= 20
+    s = pair.loc["small", "spread_pct"] / 100
+    assert pair.loc["small", "floor_pct"] == pytest.approx(100 * s / (2 + s))
+    assert (spread["floor_pct"] < spread["spread_pct"] / 2).all() and (spread["spread_pct"] >= 0).all()
+    named = set(spread["sweep"]) | set(spread["other_sweep"])
+    assert "h100-16-2n-ar-ib-crusoe" not in named
+    sealed = {s.sweep for s in sweeps.sweeps() if s.split == "sealed"}
+    assert not named & sealed
+    assert set(sweeps.deployment_spread(("holdout",))["splits"]) == {"holdout/holdout"}

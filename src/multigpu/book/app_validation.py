@@ -139,7 +139,8 @@ TABLE_HEADERS = (
     N_("Split"), N_("Size class"), N_("Points"), N_("Median absolute error (%)"), N_("Worst absolute error (%)"),
     N_("Sweep"), N_("System"), N_("Op"), N_("GPUs"), N_("Nodes"), N_("Algorithm"),
     N_("Median absolute error small (%)"), N_("Median absolute error large (%)"), N_("Constant"), N_("Value"),
-    N_("Unit"), N_("Fit sweeps"), N_("Fitted on"),
+    N_("Unit"), N_("Fit sweeps"), N_("Fitted on"), N_("Other sweep"), N_("Splits"), N_("Spread (%)"),
+    N_("Floor (%)"),
     # published training and serving runs
     N_("ID"), N_("GPU"), N_("Dtype"), N_("Layout"), N_("Measured step (s)"), N_("Predicted step (s)"),
     N_("Error (%)"), N_("Metric"), N_("Model ID"), N_("System ID"), N_("TP"), N_("Batch"), N_("Measured"),
@@ -290,6 +291,31 @@ def sweep_table(comparison: pd.DataFrame) -> pd.DataFrame:
         rows[f"median_abs_error_{size_class}_pct"] = errors.get(size_class)
     rows["split"] = pd.Categorical(rows["split"], ["holdout", "fit"], ordered=True)
     return rows.sort_values(["split", "sweep"]).round(1)
+
+
+def spread_table() -> pd.DataFrame:
+    """Two published runs the model cannot tell apart (:func:`multigpu.evidence.sweeps.deployment_spread`, fit
+    and held-out sweeps), small messages first, widest spread first: by how much (%) the slower takes longer,
+    and the floor (%) under any model's error on both."""
+    spread = sweeps.deployment_spread(("holdout", "fit"))
+    spread["size_class"] = pd.Categorical(spread["size_class"], ["small", "large"], ordered=True)
+    spread = spread.sort_values(["size_class", "spread_pct"], ascending=[True, False])
+    return spread[["sweep", "other_sweep", "splits", "system", "op", "size_class", "points", "spread_pct",
+                   "floor_pct"]].round(1).reset_index(drop=True)
+
+
+def spread_facts() -> Facts:
+    """How far apart published runs of one machine are (:func:`spread_table`): ``spread_pairs`` (pairs of runs
+    with small messages), ``spread_small_median`` and ``spread_large_median`` (their median spread, %),
+    ``spread_small_floor`` (the median floor, %), ``spread_small_max`` (the widest, %) and ``spread_widest``
+    (text: that pair)."""
+    spread = sweeps.deployment_spread(("holdout", "fit"))
+    small, large = (spread[spread["size_class"] == c] for c in ("small", "large"))
+    widest = small.loc[small["spread_pct"].idxmax()]
+    return _values({"spread_pairs": len(small), "spread_small_median": small["spread_pct"].median(),
+                    "spread_large_median": large["spread_pct"].median(),
+                    "spread_small_floor": small["floor_pct"].median(), "spread_small_max": widest["spread_pct"],
+                    "spread_widest": _("`{a}` and `{b}`", a=widest["sweep"], b=widest["other_sweep"])})
 
 
 def fitted_constants_table(cal: Calibration | None = None) -> pd.DataFrame:
@@ -666,6 +692,6 @@ def facts(cal: Calibration | None = None) -> Facts:
     trained = runs.compare(splits=_ALL_SPLITS, cal=cal)
     return {**_in_both(lambda: coverage_facts(table, cal)), **_in_both(lambda: summary_facts(table)),
             **out_of_sample_facts(table), **_in_both(lambda: weakness_facts(table, cal)), **vendor_facts(cal),
-            **_in_both(lambda: sweep_facts(comparison, cal)),
+            **_in_both(lambda: sweep_facts(comparison, cal)), **_in_both(spread_facts),
             **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
             **_in_both(lambda: sealed_peer_facts(trained))}

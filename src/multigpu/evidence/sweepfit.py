@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import least_squares
 
-from multigpu.comm import calibration, collectives
+from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration, Key
 from multigpu.evidence import sweeps
 
@@ -81,10 +81,8 @@ def fit_data() -> FitData:
         if sweep.split != "fit" or sweep.reason:
             continue
         part = data[data["sweep"] == sweep.sweep]
-        factor = collectives.busbw_factor(sweep.op, sweep.gpus)
-        from_bw = part["bytes"] / part["busbw_GBps"] / 1e3 * factor
-        time = np.where(part["time_us"].notna(), part["time_us"], from_bw).astype(float)
-        keep = np.isfinite(time) & (time > 0)
+        time = sweeps.measured_times_us(sweep, part)
+        keep = np.isfinite(time)
         chosen.append(sweep)
         sizes.append(part["bytes"].to_numpy(dtype=float)[keep])
         times.append(time[keep])

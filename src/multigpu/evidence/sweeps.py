@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -134,6 +135,16 @@ def points() -> pd.DataFrame:
     return pd.DataFrame(rows).astype({"time_us": float, "algbw_GBps": float, "busbw_GBps": float})
 
 
+def measured_times_us(sweep: Sweep, part: pd.DataFrame) -> np.ndarray:
+    """Measured time (us) of each point of ``part`` (rows of :func:`points` for ``sweep``): as printed, else from
+    its busbw and the nccl-tests factor (NaN where neither gives a positive time)."""
+    factor = collectives.busbw_factor(sweep.op, sweep.gpus)
+    with np.errstate(divide="ignore"):
+        from_bw = part["bytes"].to_numpy(dtype=float) / part["busbw_GBps"].to_numpy() / 1e3 * factor
+    time = np.where(part["time_us"].notna(), part["time_us"].to_numpy(), from_bw).astype(float)
+    return np.where(np.isfinite(time) & (time > 0), time, np.nan)
+
+
 def predict(sweep: Sweep, sizes: np.ndarray, cal: Calibration | None = None) -> np.ndarray:
     """The model's time (us) of ``sweep`` at ``sizes`` (bytes), the harness's own cost included."""
     cal = calibration.resolve(cal)
@@ -194,6 +205,34 @@ def small_message_latency(fabric: str, splits: tuple[str, ...] = OPEN_SPLITS, ma
         rows.append({"sweep": sweep.sweep, "split": sweep.split, "system": sweep.system,
                      "measured_us": float(part["time_us"].median()), "predicted_us": float(np.median(predicted))})
     return pd.DataFrame(rows, columns=["sweep", "split", "system", "measured_us", "predicted_us"])
+
+
+def deployment_spread(splits: tuple[str, ...] = OPEN_SPLITS) -> pd.DataFrame:
+    """How far apart two published runs are that the model cannot tell apart: same system (and fabric), GPUs,
+    nodes, collective, algorithm and harness. Per such pair and size class, on the sizes both measured: the
+    ``points`` and ``spread_pct``, the median over those sizes of the slower run's time over the faster's, - 1
+    (%). A model of the hardware gives both runs one time, so it cannot be closer than ``floor_pct`` = s / (2 + s)
+    to each at once (s the spread). Columns ``sweep, other_sweep, splits, system, op, gpus, nodes, size_class, points,
+    spread_pct, floor_pct``; sealed sweeps only when ``splits`` names them."""
+    data, groups = points(), {}
+    for sweep in sweeps():
+        if sweep.split in splits and not sweep.reason:
+            part = data[data["sweep"] == sweep.sweep]
+            times = pd.Series(measured_times_us(sweep, part), index=part["bytes"].to_numpy()).dropna()
+            key = (sweep.system, sweep.gpus, sweep.nodes, sweep.op, sweep.algorithm, sweep.harness)
+            groups.setdefault(key, []).append((sweep, times))
+    rows = []
+    for (system, gpus, nodes, op, _, _), runs in groups.items():
+        for (a, ta), (b, tb) in itertools.combinations(runs, 2):
+            common = ta.index.intersection(tb.index)
+            ratio = np.maximum(ta[common], tb[common]) / np.minimum(ta[common], tb[common])
+            for size_class, part in ratio.groupby(np.where(ratio.index >= LARGE_BYTES, "large", "small")):
+                spread = float(part.median() - 1)
+                rows.append({"sweep": a.sweep, "other_sweep": b.sweep, "splits": f"{a.split}/{b.split}", "system": system,
+                             "op": op, "gpus": gpus, "nodes": nodes, "size_class": size_class, "points": len(part),
+                             "spread_pct": 100 * spread, "floor_pct": 100 * spread / (2 + spread)})
+    return pd.DataFrame(rows, columns=["sweep", "other_sweep", "splits", "system", "op", "gpus", "nodes", "size_class",
+                                       "points", "spread_pct", "floor_pct"])
 
 
 def not_modelled() -> pd.DataFrame:
