@@ -24,7 +24,7 @@ from multigpu.book import app_validation, lang, plotting, tables
 from multigpu.book.lang import text_width
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import bottlenecks, runs, serving, sweeps, validation, wiring
+from multigpu.evidence import bottlenecks, deployment, runs, serving, sweeps, validation, wiring
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "book" / "appendix" / "validation.ipynb"
@@ -180,6 +180,7 @@ def shown_tables(table) -> list:
     training = validation.training_table(table)
     return [app_validation.sweep_summary_table(sweep_cmp).set_index(["split", "size_class"]),
             app_validation.sweep_table(sweep_cmp), app_validation.spread_table().set_index(["sweep", "other_sweep"]),
+            app_validation.latency_factor_table(deployment.sweep_points(("holdout",))),
             app_validation.fitted_constants_table(),
             app_validation.training_runs_table(runs.compare()), app_validation.serving_runs_table(serving.compare()),
             app_validation.training_runs_table(runs.compare(splits=("sealed",))),

@@ -40,6 +40,7 @@ from multigpu.compute import inference, models
 from multigpu.evidence import (
     bottlenecks,
     decodefit,
+    deployment,
     runs,
     serving,
     sweepfit,
@@ -140,7 +141,7 @@ TABLE_HEADERS = (
     N_("Sweep"), N_("System"), N_("Op"), N_("GPUs"), N_("Nodes"), N_("Algorithm"),
     N_("Median absolute error small (%)"), N_("Median absolute error large (%)"), N_("Constant"), N_("Value"),
     N_("Unit"), N_("Fit sweeps"), N_("Fitted on"), N_("Other sweep"), N_("Splits"), N_("Spread (%)"),
-    N_("Floor (%)"),
+    N_("Floor (%)"), N_("Latency factor (×)"), N_("Fitted error small (%)"), N_("Fitted error large (%)"),
     # published training and serving runs
     N_("ID"), N_("GPU"), N_("Dtype"), N_("Layout"), N_("Measured step (s)"), N_("Predicted step (s)"),
     N_("Error (%)"), N_("Metric"), N_("Model ID"), N_("System ID"), N_("TP"), N_("Batch"), N_("Measured"),
@@ -316,6 +317,31 @@ def spread_facts() -> Facts:
                     "spread_large_median": large["spread_pct"].median(),
                     "spread_small_floor": small["floor_pct"].median(), "spread_small_max": widest["spread_pct"],
                     "spread_widest": _("`{a}` and `{b}`", a=widest["sweep"], b=widest["other_sweep"])})
+
+
+def latency_factor_table(points: pd.DataFrame) -> pd.DataFrame:
+    """Each held-out sweep with its own latency factor (``points``: :func:`multigpu.evidence.deployment.sweep_points`)
+    and its median absolute error (%) on small and large messages, as shipped and with that factor."""
+    data = points.assign(shipped=100 * points["rel_error"].abs(), fitted=100 * points["rel_error_fitted"].abs())
+    errors = data.pivot_table(index="sweep", columns="size_class", values=["shipped", "fitted"], aggfunc="median")
+    out = data.groupby("sweep").agg(latency_factor_x=("factor", "first"))
+    for size_class in ("small", "large"):
+        out[f"median_abs_error_{size_class}_pct"] = errors.get(("shipped", size_class))
+        out[f"fitted_error_{size_class}_pct"] = errors.get(("fitted", size_class))
+    return out.sort_values("latency_factor_x").round(2)
+
+
+def latency_factor_facts(points: pd.DataFrame) -> Facts:
+    """One latency factor per held-out sweep (``points``: :func:`multigpu.evidence.deployment.sweep_points`):
+    ``lf_n`` sweeps, ``lf_min`` and ``lf_max`` (their factors, x), the median absolute error (%) over their points
+    ``lf_small_shipped``, ``lf_small_fitted``, ``lf_large_shipped`` and ``lf_large_fitted``."""
+    out: dict[str, object] = {"lf_n": points["sweep"].nunique(), "lf_min": points["factor"].min(),
+                              "lf_max": points["factor"].max()}
+    for size_class in ("small", "large"):
+        part = points[points["size_class"] == size_class]
+        out[f"lf_{size_class}_shipped"] = 100 * part["rel_error"].abs().median()
+        out[f"lf_{size_class}_fitted"] = 100 * part["rel_error_fitted"].abs().median()
+    return _values(out)
 
 
 def fitted_constants_table(cal: Calibration | None = None) -> pd.DataFrame:
@@ -693,5 +719,6 @@ def facts(cal: Calibration | None = None) -> Facts:
     return {**_in_both(lambda: coverage_facts(table, cal)), **_in_both(lambda: summary_facts(table)),
             **out_of_sample_facts(table), **_in_both(lambda: weakness_facts(table, cal)), **vendor_facts(cal),
             **_in_both(lambda: sweep_facts(comparison, cal)), **_in_both(spread_facts),
+            **latency_factor_facts(deployment.sweep_points(("holdout",), cal)),
             **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
             **_in_both(lambda: sealed_peer_facts(trained))}

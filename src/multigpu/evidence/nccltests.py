@@ -26,6 +26,7 @@ from multigpu.comm import collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.datafiles import read_bytes
 from multigpu.common.errors import InputError
+from multigpu.evidence import deployment
 
 #: nccl-tests binary -> the model's collective
 BINARIES = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather", "reduce_scatter_perf": "reducescatter",
@@ -137,3 +138,14 @@ def compare(path: str | Path, system: str, *, op: str | None = None, gpus: int |
                                str(result["algorithm"][i]), str(result["protocol"][i]),
                                100 * (predicted / p.time_us - 1) if p.time_us > 0 else math.nan))
     return Log(op, gpus, nodes, log.points), rows
+
+
+def latency_factor(log: Log, system: str, cal: Calibration | None = None) -> float:
+    """The factor on every latency of the model (:func:`multigpu.evidence.deployment.fit_factor`) that fits
+    ``log`` (as :func:`compare` returns it: collective, ranks and nodes known) best on ``system``; fitted on the
+    log's own sizes, so in sample."""
+    sizes = np.array([p.bytes for p in log.points], dtype=float)
+    times = np.array([p.time_us for p in log.points], dtype=float)
+    keep = times > 0
+    return deployment.fit_factor(lambda c: np.asarray(collectives.time_us(
+        log.op, system, log.ranks, sizes[keep], nodes=log.nodes or 1, cal=c)), times[keep], cal)

@@ -20,24 +20,40 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--op", choices=collectives.OPS, help="the collective (default: read from the log)")
     parser.add_argument("--gpus", type=types.count, help="ranks in total (default: the log's Rank lines)")
     parser.add_argument("--nodes", type=types.count, help="nodes (default: the hosts of the log's Rank lines)")
+    parser.add_argument("--fit-latency", action="store_true", help="also fit one factor on every latency of the "
+                        "model to this log (your deployment's latency: plugin, library, drivers) and show the "
+                        "error with it; fitted on the log itself, so in sample")
     parser.epilog = ("Fields: line (of the log), bytes (nccl-tests size), measured_time_us, predicted_time_us, "
                      "measured_busbw_GBps, predicted_busbw_GBps (GB/s = 1e9 B/s, out-of-place), algorithm and "
-                     "protocol (the model's pick), error_pct (predicted / measured time - 1, %).")
+                     "protocol (the model's pick), error_pct (predicted / measured time - 1, %); with --fit-latency also "
+                     "latency_factor (x the model's latencies), fitted_time_us and fitted_error_pct.")
     parser.set_defaults(handler=_validate)
 
 
 def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
     from multigpu.cli.output import render
-    from multigpu.evidence import nccltests
+    from multigpu.evidence import deployment, nccltests
     from multigpu.hardware import catalog
 
     catalog.system(args.system)
     log, rows = nccltests.compare(args.nccl_tests, args.system, op=args.op, gpus=args.gpus, nodes=args.nodes)
     out = [r.to_dict() for r in rows]
+    head = (f"{log.op} on {log.ranks} GPUs over {log.nodes} node(s) of {args.system}: median |error| "
+            f"{_median_abs(rows)}, worst {max(abs(r.error_pct) for r in rows):.1f} % over {len(rows)} sizes")
+    if args.fit_latency:
+        factor = nccltests.latency_factor(log, args.system)
+        _, fitted = nccltests.compare(args.nccl_tests, args.system, op=log.op, gpus=log.ranks, nodes=log.nodes,
+                                      cal=deployment.scaled(factor))
+        out = [{**row, "latency_factor": factor, "fitted_time_us": f.predicted_time_us,
+                "fitted_error_pct": f.error_pct} for row, f in zip(out, fitted)]
+        head += (f"\nwith this log's own latency (every latency of the model x {factor:.2f}, fitted on these "
+                 f"sizes, so in sample): median |error| {_median_abs(fitted)}")
     if args.format != "table":
         return out
-    errors = [abs(r.error_pct) for r in rows]
-    shown = [{**row, "error_pct": f"{row['error_pct']:+.1f}"} for row in out]
-    return (f"{log.op} on {log.ranks} GPUs over {log.nodes} node(s) of {args.system}: median |error| "
-            f"{statistics.median(errors):.1f} %, worst {max(errors):.1f} % over {len(rows)} sizes\n\n"
-            f"{render(shown, 'table')}")
+    shown = [{k: f"{v:+.1f}" if k.endswith("error_pct") else v for k, v in row.items()} for row in out]
+    return f"{head}\n\n{render(shown, 'table')}"
+
+
+def _median_abs(rows: list) -> str:
+    """The median |error_pct| of comparison ``rows``, as text."""
+    return f"{statistics.median(abs(r.error_pct) for r in rows):.1f} %"

@@ -1,0 +1,80 @@
+"""One number per deployment: how much of a measured curve's error its own latency carries.
+
+Small messages take latency, and published runs of one machine differ by tens of percent there
+(:func:`multigpu.evidence.sweeps.deployment_spread`): the network plugin, the library version, the drivers
+and the cloud's virtualisation are the deployment's, not the hardware's. :func:`fit_factor` fits one factor to
+a measured curve: every latency of the model (NCCL's latencies through ``latency_scale``, a fabric's and a
+library's own network latency, the custom kernels' latencies) multiplied by it, every bandwidth as shipped.
+:func:`sweep_points` does it for each published sweep and reports the error before and after.
+
+The factor is fitted on the very points it is judged on: it says how much of a miss one deployment number
+explains (and what that number is), not how well the model predicts an unseen cluster. The validation
+appendix reports it beside the out-of-sample figures, never in their place; ``multigpu validate
+--fit-latency`` fits it to a reader's own nccl-tests log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from multigpu.comm import calibration
+from multigpu.comm.calibration import Calibration
+from multigpu.evidence import sweeps
+from multigpu.evidence.sweepfit import F_SCALE
+
+#: the calibration constants that are latencies (us, or a ratio of NCCL's tuner latencies): what one deployment
+#: factor multiplies
+LATENCY_NAMES = ("latency_scale", "fabric_latency_us", "library_net_latency_us", "custom_latency_us")
+#: the factors a fit may return: a deployment ten times faster or twenty times slower than the model
+BOUNDS = (0.1, 20.0)
+#: a sweep with fewer points below :data:`multigpu.evidence.sweeps.LARGE_BYTES` has too little latency in it to
+#: fit a factor on
+MIN_SMALL_POINTS = 3
+
+
+def scaled(factor: float, cal: Calibration | None = None) -> Calibration:
+    """``cal`` (default: shipped) with every latency (:data:`LATENCY_NAMES`) multiplied by ``factor``."""
+    return calibration.resolve(cal).scaled({name: factor for name in LATENCY_NAMES})
+
+
+def fit_factor(predict: Callable[[Calibration], np.ndarray], times_us: np.ndarray,
+               cal: Calibration | None = None) -> float:
+    """The latency factor (x, within :data:`BOUNDS`) that brings ``predict(calibration)`` (times, us) closest to
+    the measured ``times_us``: the sweep fit's robust loss on log(predicted / measured)."""
+    base = calibration.resolve(cal)
+    measured = np.asarray(times_us, dtype=float)
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        return np.log(predict(scaled(float(np.exp(x[0])), base)) / measured)
+
+    result = least_squares(residuals, [0.0], bounds=np.log(BOUNDS), loss="soft_l1", f_scale=F_SCALE,
+                           diff_step=1e-3)
+    return float(np.exp(result.x[0]))
+
+
+def sweep_points(splits: tuple[str, ...] = ("holdout",), cal: Calibration | None = None) -> pd.DataFrame:
+    """Each point of the sweeps in ``splits`` (sealed only when named) with the model's error as shipped and with
+    its sweep's own latency factor; a sweep with fewer than :data:`MIN_SMALL_POINTS` small messages is left out. Columns ``sweep, split, bytes, size_class, factor, rel_error,
+    rel_error_fitted``; errors as :func:`multigpu.evidence.sweeps.compare` (predicted / measured busbw - 1)."""
+    data, rows = sweeps.points(), []
+    for sweep in sweeps.sweeps():
+        if sweep.split not in splits or sweep.reason:
+            continue
+        part = data[data["sweep"] == sweep.sweep]
+        times = sweeps.measured_times_us(sweep, part)
+        keep = np.isfinite(times)
+        sizes, times = part["bytes"].to_numpy(dtype=float)[keep], times[keep]
+        if (sizes < sweeps.LARGE_BYTES).sum() < MIN_SMALL_POINTS:
+            continue
+        factor = fit_factor(lambda c: sweeps.predict(sweep, sizes, c), times, cal)  # noqa: B023 (used at once)
+        shipped, fitted = sweeps.predict(sweep, sizes, cal), sweeps.predict(sweep, sizes, scaled(factor, cal))
+        rows += [{"sweep": sweep.sweep, "split": sweep.split, "bytes": int(b),
+                  "size_class": "large" if b >= sweeps.LARGE_BYTES else "small", "factor": factor,
+                  "rel_error": t / p - 1, "rel_error_fitted": t / q - 1}
+                 for b, t, p, q in zip(sizes, times, shipped, fitted)]
+    return pd.DataFrame(rows, columns=["sweep", "split", "bytes", "size_class", "factor", "rel_error",
+                                       "rel_error_fitted"])
