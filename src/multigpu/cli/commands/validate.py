@@ -50,7 +50,8 @@ def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
                  f"sizes, so in sample): median |error| {_median_abs(fitted)}")
     if args.format != "table":
         return out
-    shown = [{k: f"{v:+.1f}" if k.endswith("error_pct") else v for k, v in row.items()} for row in out]
+    shown = [{k: f"{v:+.1f}" if k.endswith("error_pct") else v for k, v in row.items() if k != "latency_factor"}
+             for row in out]  # the factor is in the heading
     return f"{head}\n\n{render(shown, 'table')}"
 
 
