@@ -7,7 +7,9 @@ can reproduce); this module lays them out for the page:
   figure in the house style;
 - :func:`fixed_batch_table` is NVIDIA's Table 3 beside ours, with units in the column names;
 - :func:`sweep_table`, :func:`sweep_summary_table`, :func:`fitted_constants_table` and
-  :func:`figure_holdout_sweeps` show the published sweeps, held-out ones first;
+  :func:`figure_holdout_sweeps` show the published sweeps, held-out ones first; :func:`spread_table` how far
+  apart two published runs of one machine are, :func:`latency_factor_table` how much of each held-out sweep's
+  error one latency factor of its own carries;
 - the ``*_facts`` functions return the values one section of the prose cites, by glue name
   (:data:`multigpu.book.glue.Facts`), and :func:`facts` all of them: the notebook glues them with one
   call, ``glue_all(app_validation.facts(cal))``.
