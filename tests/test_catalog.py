@@ -118,7 +118,7 @@ def test_a3_high_is_an_hgx_h100_on_four_gpudirect_tcpx_nics_carrying_simple_only
     """Google Cloud's A3 High: 1,000 Gb/s per VM (https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth),
     of which Google's NCCL configuration uses four GPU NICs with NCCL_PROTO=Simple (container-engine-accelerators
     gpudirect-tcpx/nccl-config.yaml); both A3 High offers of the packaged price file name it."""
-    from multigpu.comm import collectives
+    from multigpu.comm import calibration, collectives
     from multigpu.market import prices
 
     a3 = catalog.system("hgx-h100-a3high")
@@ -129,11 +129,15 @@ def test_a3_high_is_an_hgx_h100_on_four_gpudirect_tcpx_nics_carrying_simple_only
     assert len(high) >= 2 and set(high["system"]) == {"hgx-h100-a3high"}
     for nbytes in (8, 2**20, 2**30):
         assert collectives.collective("allreduce", "hgx-h100-a3high", 16, nbytes, nodes=2).protocol == "simple"
-    # two nodes: each sends half the data through 4 x 25 GB/s, so busbw <= 2(15/16) / 2(1/2) x 100 = 187.5 GB/s,
-    # far below the 8 x 400 Gb/s InfiniBand that hgx-h100 was costed on
+    # two nodes: each sends half the data through 4 x 25 GB/s, so busbw <= 2(15/16) / 2(1/2) x 100 = 187.5 GB/s
+    # at line rate, x GPUDirect-TCPX's network efficiency (about half, fitted on dstack's A3 High all-gather, which
+    # stops at 50 GB/s busbw: dstackai/dstack examples/clusters/a3high/README.md @a2b13a01c), far below the
+    # 8 x 400 Gb/s InfiniBand that hgx-h100 was costed on
+    efficiency = calibration.default().value("sm_efficiency", "net.tcpx")
+    assert 0.3 < efficiency < 0.7
     slow = collectives.collective("allreduce", "hgx-h100-a3high", 16, 2**32, nodes=2).busbw_GBps
     fast = collectives.collective("allreduce", "hgx-h100", 16, 2**32, nodes=2).busbw_GBps
-    assert 0.7 * 187.5 <= slow <= 187.5 < fast / 2
+    assert 0.8 * efficiency * 187.5 <= slow <= efficiency * 187.5 < fast / 4
 
 
 def test_p4de_is_an_hgx_a100_on_400_gbps_of_efa():
