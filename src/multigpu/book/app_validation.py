@@ -322,8 +322,8 @@ def spread_facts() -> Facts:
 
 
 def latency_factor_table(points: pd.DataFrame) -> pd.DataFrame:
-    """Each held-out sweep with its own latency factor (``points``: :func:`multigpu.evidence.deployment.sweep_points`)
-    and its median absolute error (%) on small and large messages, as shipped and with that factor."""
+    """Each held-out sweep with its own latency factor (``points``:
+    :func:`multigpu.evidence.deployment.sweep_points`) and its median absolute error (%) on small and large messages, as shipped and with that factor."""
     data = points.assign(shipped=100 * points["rel_error"].abs(), fitted=100 * points["rel_error_fitted"].abs())
     errors = data.pivot_table(index="sweep", columns="size_class", values=["shipped", "fitted"], aggfunc="median")
     out = data.groupby("sweep").agg(latency_factor_x=("factor", "first"))

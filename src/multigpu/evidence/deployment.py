@@ -58,8 +58,9 @@ def fit_factor(predict: Callable[[Calibration], np.ndarray], times_us: np.ndarra
 
 def sweep_points(splits: tuple[str, ...] = ("holdout",), cal: Calibration | None = None) -> pd.DataFrame:
     """Each point of the sweeps in ``splits`` (sealed only when named) with the model's error as shipped and with
-    its sweep's own latency factor; a sweep with fewer than :data:`MIN_SMALL_POINTS` small messages is left out. Columns ``sweep, split, bytes, size_class, factor, rel_error,
-    rel_error_fitted``; errors as :func:`multigpu.evidence.sweeps.compare` (predicted / measured busbw - 1)."""
+    its sweep's own latency factor; a sweep with fewer than :data:`MIN_SMALL_POINTS` small messages is left out.
+    Columns ``sweep, split, bytes, size_class, factor, rel_error, rel_error_fitted``; errors as
+    :func:`multigpu.evidence.sweeps.compare` (predicted / measured busbw - 1)."""
     data, rows = sweeps.points(), []
     for sweep in sweeps.sweeps():
         if sweep.split not in splits or sweep.reason:

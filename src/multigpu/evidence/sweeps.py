@@ -212,8 +212,8 @@ def deployment_spread(splits: tuple[str, ...] = OPEN_SPLITS) -> pd.DataFrame:
     nodes, collective, algorithm and harness. Per such pair and size class, on the sizes both measured: the
     ``points`` and ``spread_pct``, the median over those sizes of the slower run's time over the faster's, - 1
     (%). A model of the hardware gives both runs one time, so it cannot be closer than ``floor_pct`` = s / (2 + s)
-    to each at once (s the spread). Columns ``sweep, other_sweep, splits, system, op, gpus, nodes, size_class, points,
-    spread_pct, floor_pct``; sealed sweeps only when ``splits`` names them."""
+    to each at once (s the spread). Columns ``sweep, other_sweep, splits, system, op, gpus, nodes, size_class,
+    points, spread_pct, floor_pct``; sealed sweeps only when ``splits`` names them."""
     data, groups = points(), {}
     for sweep in sweeps():
         if sweep.split in splits and not sweep.reason:
@@ -228,11 +228,11 @@ def deployment_spread(splits: tuple[str, ...] = OPEN_SPLITS) -> pd.DataFrame:
             ratio = np.maximum(ta[common], tb[common]) / np.minimum(ta[common], tb[common])
             for size_class, part in ratio.groupby(np.where(ratio.index >= LARGE_BYTES, "large", "small")):
                 spread = float(part.median() - 1)
-                rows.append({"sweep": a.sweep, "other_sweep": b.sweep, "splits": f"{a.split}/{b.split}", "system": system,
-                             "op": op, "gpus": gpus, "nodes": nodes, "size_class": size_class, "points": len(part),
-                             "spread_pct": 100 * spread, "floor_pct": 100 * spread / (2 + spread)})
-    return pd.DataFrame(rows, columns=["sweep", "other_sweep", "splits", "system", "op", "gpus", "nodes", "size_class",
-                                       "points", "spread_pct", "floor_pct"])
+                rows.append({"sweep": a.sweep, "other_sweep": b.sweep, "splits": f"{a.split}/{b.split}",
+                             "system": system, "op": op, "gpus": gpus, "nodes": nodes, "size_class": size_class,
+                             "points": len(part), "spread_pct": 100 * spread, "floor_pct": 100 * spread / (2 + spread)})
+    return pd.DataFrame(rows, columns=["sweep", "other_sweep", "splits", "system", "op", "gpus", "nodes",
+                                       "size_class", "points", "spread_pct", "floor_pct"])
 
 
 def not_modelled() -> pd.DataFrame:

@@ -25,8 +25,9 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                         "error with it; fitted on the log itself, so in sample")
     parser.epilog = ("Fields: line (of the log), bytes (nccl-tests size), measured_time_us, predicted_time_us, "
                      "measured_busbw_GBps, predicted_busbw_GBps (GB/s = 1e9 B/s, out-of-place), algorithm and "
-                     "protocol (the model's pick), error_pct (predicted / measured time - 1, %); with --fit-latency also "
-                     "latency_factor (x the model's latencies), fitted_time_us and fitted_error_pct.")
+                     "protocol (the model's pick), error_pct (predicted / measured time - 1, %); with "
+                     "--fit-latency also latency_factor (x the model's latencies), fitted_time_us and "
+                     "fitted_error_pct.")
     parser.set_defaults(handler=_validate)
 
 
