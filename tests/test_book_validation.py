@@ -226,6 +226,7 @@ def test_every_table_has_chinese_headers_words_and_the_same_data(shown_tables):
 def test_figures_draw_in_chinese_with_every_check(table):
     for draw in (lambda: app_validation.figure_predicted_vs_measured(table),
                  lambda: app_validation.figure_holdout_sweeps(app_validation.sweep_comparison()),
+                 lambda: app_validation.figure_holdout_sweeps(app_validation.sweep_comparison(), split="sealed"),
                  app_validation.figure_protocol_switches):
         figs = plotting.draw_editions(draw)
         try:
@@ -247,5 +248,5 @@ def test_figures_draw_in_chinese_with_every_check(table):
 
 def test_the_notebook_stores_every_figure_and_table_in_both_editions(shown_tables):
     pages, figures = editions.stored_pages(NOTEBOOK)
-    assert len(pages) == len(shown_tables) + 3  # fourteen tables, three figures
-    assert len(figures) == 3
+    assert len(pages) == len(shown_tables) + 4  # the tables, four figures
+    assert len(figures) == 4

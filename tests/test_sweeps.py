@@ -129,6 +129,25 @@ def test_the_sealed_sweeps_are_compared_only_when_named():
     assert set(sweeps.compare()["split"]) == {"fit", "holdout"}
 
 
+def test_sealed_sweeps_opened_once_stay_where_they_were_found():
+    """The sealed third, compared once (2026-12-04, at a44b4e9), after the collective model's last change for
+    issue 12, and reported apart in the validation appendix. Found then: large messages 10.5 % at the median
+    over 80 points (the goal is 10 %), small 21.3 % over 167 (goal 25 %; 59 % of the points within 25 %).
+    18 large points are off by more than 35 %, 14 of them in two sweeps far from anything in the fit split:
+    20 GB200 NVL72 racks (1,440 GPUs; the fit's largest run is 2 racks), whose busbw still grows at 16 GiB
+    where the model's is flat (+93 to +333 %), and NCCL's socket transport over eight NICs per H200 node,
+    which stops at 92 GB/s where the model's TCP efficiency on the links allows 239 (+153 %). The bounds keep
+    a later change from losing that quietly."""
+    sealed = sweeps.compare(("sealed",))
+    errors = sealed.assign(abs_error=sealed["rel_error"].abs())
+    large, small = (errors[errors["size_class"] == c]["abs_error"] for c in ("large", "small"))
+    assert len(large) >= 80 and large.median() <= 0.11
+    assert len(small) >= 167 and small.median() <= 0.25
+    wide = errors[(errors["size_class"] == "large") & (errors["abs_error"] > 0.35)]
+    assert len(wide) <= 18
+    assert set(wide["sweep"]) >= {"gb200-1440-20rack-ar-coreweave", "h200-16-2n-ar-socket-schmaus"}
+
+
 def test_small_message_latency_reads_the_sweeps_own_times():
     # dstackai/dstack PR #3961: two AWS p6-b200 over EFA, all_reduce_perf 8-256 B at 50.58-57.14 us (median of
     # the six rows 55.095). EFA's latency is fitted on that pair and on aws-samples' p4de and p5 sweeps
