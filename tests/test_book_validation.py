@@ -181,6 +181,7 @@ def shown_tables(table) -> list:
     return [app_validation.sweep_summary_table(sweep_cmp).set_index(["split", "size_class"]),
             app_validation.sweep_table(sweep_cmp), app_validation.spread_table().set_index(["sweep", "other_sweep"]),
             app_validation.latency_factor_table(deployment.sweep_points(("holdout",))),
+            app_validation.anchored_table(app_validation.anchored_points()).set_index(["split", "size_class"]),
             app_validation.fitted_constants_table(),
             app_validation.training_runs_table(runs.compare()), app_validation.serving_runs_table(serving.compare()),
             app_validation.training_runs_table(runs.compare(splits=("sealed",))),

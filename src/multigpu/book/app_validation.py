@@ -8,9 +8,9 @@ can reproduce); this module lays them out for the page:
 - :func:`fixed_batch_table` is NVIDIA's Table 3 beside ours, with units in the column names;
 - :func:`sweep_table`, :func:`sweep_summary_table`, :func:`fitted_constants_table` and
   :func:`figure_holdout_sweeps` show the published sweeps, held-out ones first, then the sealed ones (opened
-  once, :data:`SWEEPS_OPENED`); :func:`spread_table` how far
-  apart two published runs of one machine are, :func:`latency_factor_table` how much of each held-out sweep's
-  error one latency factor of its own carries;
+  once, :data:`SWEEPS_OPENED`); :func:`spread_table` how far apart two published runs of one machine are,
+  :func:`latency_factor_table` how much of each held-out sweep's error one latency factor of its own carries,
+  :func:`anchored_table` how well a factor fitted on each sweep's smallest sizes predicts its other sizes;
 - the ``*_facts`` functions return the values one section of the prose cites, by glue name
   (:data:`multigpu.book.glue.Facts`), and :func:`facts` all of them: the notebook glues them with one
   call, ``glue_all(app_validation.facts(cal))``.
@@ -145,6 +145,7 @@ TABLE_HEADERS = (
     N_("Median absolute error small (%)"), N_("Median absolute error large (%)"), N_("Constant"), N_("Value"),
     N_("Unit"), N_("Fit sweeps"), N_("Fitted on"), N_("Other sweep"), N_("Splits"), N_("Spread (%)"),
     N_("Floor (%)"), N_("Latency factor (×)"), N_("Fitted error small (%)"), N_("Fitted error large (%)"),
+    N_("Sweeps"), N_("Anchored error (%)"),
     # published training and serving runs
     N_("ID"), N_("GPU"), N_("Dtype"), N_("Layout"), N_("Measured step (s)"), N_("Predicted step (s)"),
     N_("Error (%)"), N_("Metric"), N_("Model ID"), N_("System ID"), N_("TP"), N_("Batch"), N_("Measured"),
@@ -339,6 +340,42 @@ def latency_factor_table(points: pd.DataFrame) -> pd.DataFrame:
         out[f"median_abs_error_{size_class}_pct"] = errors.get(("shipped", size_class))
         out[f"fitted_error_{size_class}_pct"] = errors.get(("fitted", size_class))
     return out.sort_values("latency_factor_x").round(2)
+
+
+def anchored_points(cal: Calibration | None = None) -> pd.DataFrame:
+    """Every sweep's points with a latency factor of its own fitted on its
+    :data:`~multigpu.evidence.deployment.ANCHOR_POINTS` smallest sizes only
+    (:func:`multigpu.evidence.deployment.sweep_points`), held-out, sealed and fit sweeps."""
+    return deployment.sweep_points(tuple(_SWEEP_SPLITS), cal, anchor=deployment.ANCHOR_POINTS)
+
+
+def anchored_table(points: pd.DataFrame) -> pd.DataFrame:
+    """By split (held-out first) and size class, the points a factor anchored on each sweep's smallest sizes
+    (``points``: :func:`anchored_points`) has not seen: how many sweeps and points, and their median absolute
+    error (%) as shipped and with the anchored factor."""
+    unseen = points[~points["fitted_on"]]
+    data = unseen.assign(shipped=100 * unseen["rel_error"].abs(), anchored=100 * unseen["rel_error_fitted"].abs())
+    out = data.groupby(["split", "size_class"], observed=True).agg(
+        sweeps=("sweep", "nunique"), points=("bytes", "size"), median_abs_error_pct=("shipped", "median"),
+        anchored_error_pct=("anchored", "median")).reset_index()
+    out["split"] = pd.Categorical(out["split"], _SWEEP_SPLITS, ordered=True)
+    out["size_class"] = pd.Categorical(out["size_class"], ["small", "large"], ordered=True)
+    return out.sort_values(["split", "size_class"]).round(1).reset_index(drop=True)
+
+
+def anchored_facts(points: pd.DataFrame) -> Facts:
+    """The anchored factor (``points``: :func:`anchored_points`): ``an_count`` (sizes it is fitted on),
+    ``an_max_KiB`` (the largest an anchor may be, KiB), and per split ``hold``/``sealed``: ``an_<split>_sweeps``
+    and the median absolute error (%) on the points it has not seen, ``an_<split>_<size>_shipped`` and
+    ``an_<split>_<size>`` for size ``small``/``large``."""
+    table = anchored_table(points).set_index(["split", "size_class"])
+    out: dict[str, object] = {"an_count": deployment.ANCHOR_POINTS, "an_max_KiB": deployment.ANCHOR_MAX_BYTES / 1024}
+    for split, short in (("holdout", "hold"), ("sealed", "sealed")):
+        out[f"an_{short}_sweeps"] = int(points[points["split"] == split]["sweep"].nunique())
+        for size in ("small", "large"):
+            out[f"an_{short}_{size}_shipped"] = table.loc[(split, size), "median_abs_error_pct"]
+            out[f"an_{short}_{size}"] = table.loc[(split, size), "anchored_error_pct"]
+    return _values(out)
 
 
 def latency_factor_facts(points: pd.DataFrame) -> Facts:
@@ -750,6 +787,6 @@ def facts(cal: Calibration | None = None) -> Facts:
     return {**_in_both(lambda: coverage_facts(table, cal)), **_in_both(lambda: summary_facts(table)),
             **out_of_sample_facts(table), **_in_both(lambda: weakness_facts(table, cal)), **vendor_facts(cal),
             **_in_both(lambda: sweep_facts(comparison, cal)), **_in_both(spread_facts),
-            **latency_factor_facts(deployment.sweep_points(("holdout",), cal)),
+            **latency_factor_facts(deployment.sweep_points(("holdout",), cal)), **anchored_facts(anchored_points(cal)),
             **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
             **_in_both(lambda: sealed_peer_facts(trained))}

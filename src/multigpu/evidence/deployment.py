@@ -7,10 +7,13 @@ a measured curve: every latency of the model (NCCL's latencies through ``latency
 library's own network latency, the custom kernels' latencies) multiplied by it, every bandwidth as shipped.
 :func:`sweep_points` does it for each published sweep and reports the error before and after.
 
-The factor is fitted on the very points it is judged on: it says how much of a miss one deployment number
-explains (and what that number is), not how well the model predicts an unseen cluster. The validation
-appendix reports it beside the out-of-sample figures, never in their place; ``multigpu validate
---fit-latency`` fits it to a reader's own nccl-tests log.
+Fitted on every point of a sweep, the factor is judged on the very points it was fitted on: it says how much
+of a miss one deployment number explains (and what that number is), not how well the model predicts an
+unseen cluster. With ``anchor=n`` it is fitted on the sweep's ``n`` smallest sizes only (:func:`anchors`: all
+of them latency, below :data:`ANCHOR_MAX_BYTES`) and judged on the others, which it has not seen: how well
+the model predicts a curve from a few small measurements of the same deployment. The validation appendix
+reports both beside the out-of-sample figures, never in their place; ``multigpu validate --fit-latency
+[--anchor N]`` fits the factor to a reader's own nccl-tests log.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ BOUNDS = (0.1, 20.0)
 #: a sweep with fewer points below :data:`multigpu.evidence.sweeps.LARGE_BYTES` has too little latency in it to
 #: fit a factor on
 MIN_SMALL_POINTS = 3
+#: how many of a sweep's smallest sizes anchor its factor when it is judged out of sample (:func:`anchors`)
+ANCHOR_POINTS = 3
+#: the anchors must all be below this size (bytes): there a collective's time is latency, not bandwidth
+ANCHOR_MAX_BYTES = 64 * 1024
 
 
 def scaled(factor: float, cal: Calibration | None = None) -> Calibration:
@@ -56,11 +63,26 @@ def fit_factor(predict: Callable[[Calibration], np.ndarray], times_us: np.ndarra
     return float(np.exp(result.x[0]))
 
 
-def sweep_points(splits: tuple[str, ...] = ("holdout",), cal: Calibration | None = None) -> pd.DataFrame:
+def anchors(sizes: np.ndarray, count: int = ANCHOR_POINTS) -> np.ndarray | None:
+    """Which of ``sizes`` (bytes) anchor a factor: the ``count`` smallest, as a mask; None where fewer than
+    ``count`` sizes are below :data:`ANCHOR_MAX_BYTES` (the smallest would carry bandwidth, not latency)."""
+    sizes = np.asarray(sizes, dtype=float)
+    if len(sizes) < count or np.sort(sizes)[count - 1] > ANCHOR_MAX_BYTES:
+        return None
+    mask = np.zeros(len(sizes), dtype=bool)
+    mask[np.argsort(sizes, kind="stable")[:count]] = True
+    return mask
+
+
+def sweep_points(splits: tuple[str, ...] = ("holdout",), cal: Calibration | None = None,
+                 anchor: int | None = None) -> pd.DataFrame:
     """Each point of the sweeps in ``splits`` (sealed only when named) with the model's error as shipped and with
-    its sweep's own latency factor; a sweep with fewer than :data:`MIN_SMALL_POINTS` small messages is left out.
-    Columns ``sweep, split, bytes, size_class, factor, rel_error, rel_error_fitted``; errors as
-    :func:`multigpu.evidence.sweeps.compare` (predicted / measured busbw - 1)."""
+    its sweep's own latency factor, fitted on every point of the sweep (``anchor`` None: in sample) or on its
+    ``anchor`` smallest sizes only (:func:`anchors`; judge it on the others). A sweep is left out with fewer than
+    :data:`MIN_SMALL_POINTS` small messages outside the points the factor is fitted on, or without anchors.
+    Columns ``sweep, split, bytes, size_class, factor, fitted_on`` (the point is one the factor was fitted on),
+    ``rel_error, rel_error_fitted``; errors as :func:`multigpu.evidence.sweeps.compare` (predicted / measured
+    busbw - 1)."""
     data, rows = sweeps.points(), []
     for sweep in sweeps.sweeps():
         if sweep.split not in splits or sweep.reason:
@@ -69,13 +91,14 @@ def sweep_points(splits: tuple[str, ...] = ("holdout",), cal: Calibration | None
         times = sweeps.measured_times_us(sweep, part)
         keep = np.isfinite(times)
         sizes, times = part["bytes"].to_numpy(dtype=float)[keep], times[keep]
-        if (sizes < sweeps.LARGE_BYTES).sum() < MIN_SMALL_POINTS:
+        used = np.ones(len(sizes), dtype=bool) if anchor is None else anchors(sizes, anchor)
+        if used is None or (sizes[~used if anchor else used] < sweeps.LARGE_BYTES).sum() < MIN_SMALL_POINTS:
             continue
-        factor = fit_factor(lambda c: sweeps.predict(sweep, sizes, c), times, cal)  # noqa: B023 (used at once)
+        factor = fit_factor(lambda c: sweeps.predict(sweep, sizes[used], c), times[used], cal)  # noqa: B023
         shipped, fitted = sweeps.predict(sweep, sizes, cal), sweeps.predict(sweep, sizes, scaled(factor, cal))
         rows += [{"sweep": sweep.sweep, "split": sweep.split, "bytes": int(b),
                   "size_class": "large" if b >= sweeps.LARGE_BYTES else "small", "factor": factor,
-                  "rel_error": t / p - 1, "rel_error_fitted": t / q - 1}
-                 for b, t, p, q in zip(sizes, times, shipped, fitted)]
-    return pd.DataFrame(rows, columns=["sweep", "split", "bytes", "size_class", "factor", "rel_error",
+                  "fitted_on": bool(u), "rel_error": t / p - 1, "rel_error_fitted": t / q - 1}
+                 for b, t, p, q, u in zip(sizes, times, shipped, fitted, used)]
+    return pd.DataFrame(rows, columns=["sweep", "split", "bytes", "size_class", "factor", "fitted_on", "rel_error",
                                        "rel_error_fitted"])

@@ -140,12 +140,13 @@ def compare(path: str | Path, system: str, *, op: str | None = None, gpus: int |
     return Log(op, gpus, nodes, log.points), rows
 
 
-def latency_factor(log: Log, system: str, cal: Calibration | None = None) -> float:
+def latency_factor(log: Log, system: str, cal: Calibration | None = None, used: np.ndarray | None = None) -> float:
     """The factor on every latency of the model (:func:`multigpu.evidence.deployment.fit_factor`) that fits
     ``log`` (as :func:`compare` returns it: collective, ranks and nodes known) best on ``system``; fitted on the
-    log's own sizes, so in sample."""
+    log's points where ``used`` (a mask, e.g. :func:`multigpu.evidence.deployment.anchors`; default: every
+    point, so in sample)."""
     sizes = np.array([p.bytes for p in log.points], dtype=float)
     times = np.array([p.time_us for p in log.points], dtype=float)
-    keep = times > 0
+    keep = (times > 0) & (True if used is None else used)
     return deployment.fit_factor(lambda c: np.asarray(collectives.time_us(
         log.op, system, log.ranks, sizes[keep], nodes=log.nodes or 1, cal=c)), times[keep], cal)

@@ -36,6 +36,9 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                              "tcpx = GPUDirect-TCPX, tcpxo = GPUDirect-TCPXO)")
     parser.add_argument("--algorithm", choices=collectives.ALGORITHMS, default="auto",
                         help="default auto: the fastest of NCCL's algorithms for this size")
+    parser.add_argument("--latency-factor", type=types.positive, default=1.0, metavar="X",
+                        help="multiply every latency of the model by X: your deployment's, as `validate "
+                             "--fit-latency` fits it to your nccl-tests log (default 1: as shipped)")
     parser.set_defaults(handler=_collective)
 
 
@@ -46,5 +49,10 @@ def _collective(args: argparse.Namespace) -> dict:
         args.system = catalog.system(f"{args.system.partition('@')[0]}@{args.fabric}").id
     if args.gpus < 2:
         raise InputError(f"--gpus must be at least 2 for a collective; got {args.gpus}")
+    cal = None
+    if args.latency_factor != 1:
+        from multigpu.evidence import deployment  # scipy and pandas only when asked
+
+        cal = deployment.scaled(args.latency_factor)
     return collectives.collective(args.op, args.system, args.gpus, nbytes, nodes=args.nodes,
-                                  algorithm=args.algorithm).to_dict()
+                                  algorithm=args.algorithm, cal=cal).to_dict()

@@ -7,8 +7,11 @@ import argparse
 import statistics
 from typing import Any
 
+import numpy as np
+
 from multigpu.cli import args as types
 from multigpu.comm import collectives
+from multigpu.common.errors import InputError
 
 
 def register(subparsers: argparse._SubParsersAction, add_command) -> None:
@@ -23,11 +26,15 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--fit-latency", action="store_true", help="also fit one factor on every latency of the "
                         "model to this log (your deployment's latency: plugin, library, drivers) and show the "
                         "error with it; fitted on the log itself, so in sample")
+    parser.add_argument("--anchor", type=types.count, metavar="N", help="with --fit-latency: fit the factor on "
+                        "the log's N smallest sizes only (all of them at most 64 KiB), and judge it on the others, "
+                        "which it has not seen (the book uses 3)")
     parser.epilog = ("Fields: line (of the log), bytes (nccl-tests size), measured_time_us, predicted_time_us, "
                      "measured_busbw_GBps, predicted_busbw_GBps (GB/s = 1e9 B/s, out-of-place), algorithm and "
                      "protocol (the model's pick), error_pct (predicted / measured time - 1, %); with "
-                     "--fit-latency also latency_factor (x the model's latencies), fitted_time_us and "
-                     "fitted_error_pct.")
+                     "--fit-latency also latency_factor (x the model's latencies), fitted_time_us, "
+                     "fitted_error_pct and fitted_on (the factor was fitted on this size: every size, or with "
+                     "--anchor the N smallest).")
     parser.set_defaults(handler=_validate)
 
 
@@ -41,19 +48,44 @@ def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
     out = [r.to_dict() for r in rows]
     head = (f"{log.op} on {log.ranks} GPUs over {log.nodes} node(s) of {args.system}: median |error| "
             f"{_median_abs(rows)}, worst {max(abs(r.error_pct) for r in rows):.1f} % over {len(rows)} sizes")
+    if args.anchor is not None and not args.fit_latency:
+        raise InputError("--anchor needs --fit-latency")
     if args.fit_latency:
-        factor = nccltests.latency_factor(log, args.system)
+        used = _anchors(log, args.anchor, args.nccl_tests)
+        factor = nccltests.latency_factor(log, args.system, used=used)
         _, fitted = nccltests.compare(args.nccl_tests, args.system, op=log.op, gpus=log.ranks, nodes=log.nodes,
                                       cal=deployment.scaled(factor))
         out = [{**row, "latency_factor": factor, "fitted_time_us": f.predicted_time_us,
-                "fitted_error_pct": f.error_pct} for row, f in zip(out, fitted)]
-        head += (f"\nwith this log's own latency (every latency of the model x {factor:.2f}, fitted on these "
-                 f"sizes, so in sample): median |error| {_median_abs(fitted)}")
+                "fitted_error_pct": f.error_pct, "fitted_on": bool(u)} for row, f, u in zip(out, fitted, used)]
+        if args.anchor is None:
+            head += (f"\nwith this log's own latency (every latency of the model x {factor:.2f}, fitted on these "
+                     f"sizes, so in sample): median |error| {_median_abs(fitted)}")
+        else:
+            unseen = [f for f, u in zip(fitted, used) if not u]
+            head += (f"\nwith a latency factor fitted on the {args.anchor} smallest sizes only (every latency of "
+                     f"the model x {factor:.2f}): median |error| {_median_abs(unseen)} on the other "
+                     f"{len(unseen)} sizes")
     if args.format != "table":
         return out
     shown = [{k: f"{v:+.1f}" if k.endswith("error_pct") else v for k, v in row.items() if k != "latency_factor"}
              for row in out]  # the factor is in the heading
     return f"{head}\n\n{render(shown, 'table')}"
+
+
+def _anchors(log, anchor: int | None, path: str) -> np.ndarray:
+    """The mask of the log's points a latency factor is fitted on: all, or the ``anchor`` smallest sizes
+    (:func:`multigpu.evidence.deployment.anchors`), leaving at least one size to judge it on."""
+    from multigpu.evidence import deployment
+
+    sizes = np.array([p.bytes for p in log.points], dtype=float)
+    if anchor is None:
+        return np.ones(len(sizes), dtype=bool)
+    used = deployment.anchors(sizes, anchor) if anchor < len(sizes) else None
+    if used is None:
+        raise InputError(f"--anchor {anchor} needs {anchor} sizes of at most {deployment.ANCHOR_MAX_BYTES} bytes "
+                         f"and at least one size more; the log has {len(sizes)}, "
+                         f"{int((sizes <= deployment.ANCHOR_MAX_BYTES).sum())} of them that small", path)
+    return used
 
 
 def _median_abs(rows: list) -> str:
