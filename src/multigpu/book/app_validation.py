@@ -32,7 +32,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from multigpu.book import ch02_topology, lang, plotting
 from multigpu.book.glue import Facts, plain
@@ -332,7 +332,8 @@ def spread_facts() -> Facts:
 
 def latency_factor_table(points: pd.DataFrame) -> pd.DataFrame:
     """Each held-out sweep with its own latency factor (``points``:
-    :func:`multigpu.evidence.deployment.sweep_points`) and its median absolute error (%) on small and large messages, as shipped and with that factor."""
+    :func:`multigpu.evidence.deployment.sweep_points`) and its median absolute error (%) on small and large
+    messages, as shipped and with that factor."""
     data = points.assign(shipped=100 * points["rel_error"].abs(), fitted=100 * points["rel_error_fitted"].abs())
     errors = data.pivot_table(index="sweep", columns="size_class", values=["shipped", "fitted"], aggfunc="median")
     out = data.groupby("sweep").agg(latency_factor_x=("factor", "first"))
@@ -424,8 +425,7 @@ def figure_holdout_sweeps(comparison: pd.DataFrame, cal: Calibration | None = No
         ax.plot(part["bytes"], part["predicted"], color=plotting.COLORS[1], marker="", label=_("model"))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(NullFormatter())
+        _label_log_y(ax)
         ax.set_title(_panel_title(name, part["system"].iloc[0], part["gpus"].iloc[0], part["nodes"].iloc[0]),
                      fontsize=plotting.SMALL_PT + 0.5)
         ax.tick_params(labelsize=plotting.SMALL_PT)
@@ -438,6 +438,19 @@ def figure_holdout_sweeps(comparison: pd.DataFrame, cal: Calibration | None = No
            _("{n} log-log panels, one per sealed sweep: measured busbw (points) and the model's (line) against "
              "message size; median error {median:.1f} %, worst {worst:.0f} %."))
     return plotting.set_alt(fig, alt.format(n=len(names), median=errors.median(), worst=errors.max()))
+
+
+def _label_log_y(ax) -> None:
+    """Plain numbers on a log y axis (1, 10, 100); where the data span less than a decade, so that no power of
+    ten falls inside, the 2s and 5s between them are labelled too."""
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    low, high = ax.get_ylim()
+    if np.floor(np.log10(high)) - np.ceil(np.log10(low)) < 1:
+        ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.tick_params(axis="y", which="minor", labelsize=plotting.SMALL_PT)
+    else:
+        ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def _panel_title(name: str, system: str, gpus: int, nodes: int) -> str:
@@ -487,8 +500,7 @@ def figure_protocol_switches(cal: Calibration | None = None, names: tuple[str, .
             start = end
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(NullFormatter())
+        _label_log_y(ax)
         ax.set_title(_panel_title(name, sweep.system, sweep.gpus, sweep.nodes), fontsize=plotting.SMALL_PT + 0.5)
         ax.tick_params(labelsize=plotting.SMALL_PT)
         ax.legend(fontsize=plotting.SMALL_PT, loc="upper left")
