@@ -228,6 +228,7 @@ def test_figures_draw_in_chinese_with_every_check(table):
     for draw in (lambda: app_validation.figure_predicted_vs_measured(table),
                  lambda: app_validation.figure_holdout_sweeps(app_validation.sweep_comparison()),
                  lambda: app_validation.figure_holdout_sweeps(app_validation.sweep_comparison(), split="sealed"),
+                 lambda: app_validation.figure_anchored(app_validation.anchored_points()),
                  app_validation.figure_protocol_switches):
         figs = plotting.draw_editions(draw)
         try:
@@ -249,5 +250,5 @@ def test_figures_draw_in_chinese_with_every_check(table):
 
 def test_the_notebook_stores_every_figure_and_table_in_both_editions(shown_tables):
     pages, figures = editions.stored_pages(NOTEBOOK)
-    assert len(pages) == len(shown_tables) + 4  # the tables, four figures
-    assert len(figures) == 4
+    assert len(pages) == len(shown_tables) + 5  # the tables, five figures
+    assert len(figures) == 5

@@ -364,6 +364,42 @@ def anchored_table(points: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["split", "size_class"]).round(1).reset_index(drop=True)
 
 
+def figure_anchored(points: pd.DataFrame) -> Figure:
+    """Each held-out and sealed sweep (``points``: :func:`anchored_points`): its median absolute error (%) on the
+    small messages a factor anchored on its smallest sizes has not seen, as shipped (circle) and with that
+    factor (diamond), log scale; in the current language."""
+    unseen = points[~points["fitted_on"] & (points["size_class"] == "small") & (points["split"] != "fit")]
+    data = unseen.assign(shipped=100 * unseen["rel_error"].abs(), anchored=100 * unseen["rel_error_fitted"].abs())
+    rows = data.groupby(["split", "sweep"])[["shipped", "anchored"]].median().reset_index()
+    rows["split"] = pd.Categorical(rows["split"], _SWEEP_SPLITS, ordered=True)
+    rows = rows.sort_values(["split", "shipped"]).reset_index(drop=True)
+    y = np.arange(len(rows)) + (rows["split"] == "sealed").to_numpy() * 1.0  # a gap between the two splits
+    fig, ax = plotting.figure(
+        _("A latency factor from three small sizes, judged on the sizes it has not seen"),
+        _("median absolute error on small messages (%, log scale)"), _("sweep"),
+        figsize=(6.8, 1.6 + 0.24 * len(rows)),
+        source=_("data/sweeps.csv (held-out and sealed sweeps); multigpu.evidence.deployment.sweep_points "
+                 "(factor fitted on each sweep's three smallest sizes, at most 64 KiB)"))
+    ax.hlines(y, rows[["shipped", "anchored"]].min(axis=1), rows[["shipped", "anchored"]].max(axis=1),
+              color="#999999", linewidth=1)
+    ax.scatter(rows["shipped"], y, marker="o", s=28, color=plotting.COLORS[0], label=_("as shipped"), zorder=3)
+    ax.scatter(rows["anchored"], y, marker="D", s=28, color=plotting.COLORS[1],
+               label=_("with the factor from the three smallest sizes"), zorder=3)
+    ax.axvline(100 * SIDE, color="#444444", linestyle="--", linewidth=0.8)
+    ax.text(100 * SIDE, -0.8, f" {100 * SIDE:.0f} %", fontsize=plotting.SMALL_PT, va="bottom", ha="left")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_yticks(y, [f"{sweep} ({_(split)})" for sweep, split in zip(rows["sweep"], rows["split"])],
+                  fontsize=plotting.SMALL_PT)
+    ax.invert_yaxis()
+    ax.legend(fontsize=plotting.SMALL_PT, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, frameon=False)
+    return plotting.set_alt(fig, _("{n} sweeps, held out and sealed: each one's median error on the small messages "
+                                   "its latency factor was not fitted on, as shipped and with the factor fitted on "
+                                   "its three smallest sizes; median over their points {before:.1f} % as shipped, "
+                                   "{after:.1f} % with the factor.", n=len(rows), before=data["shipped"].median(),
+                                   after=data["anchored"].median()))
+
+
 def anchored_facts(points: pd.DataFrame) -> Facts:
     """The anchored factor (``points``: :func:`anchored_points`): ``an_count`` (sizes it is fitted on),
     ``an_max_KiB`` (the largest an anchor may be, KiB), and per split ``hold``/``sealed``: ``an_<split>_sweeps``
