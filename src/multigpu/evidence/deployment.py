@@ -92,7 +92,10 @@ def sweep_points(splits: tuple[str, ...] = ("holdout",), cal: Calibration | None
         keep = np.isfinite(times)
         sizes, times = part["bytes"].to_numpy(dtype=float)[keep], times[keep]
         used = np.ones(len(sizes), dtype=bool) if anchor is None else anchors(sizes, anchor)
-        if used is None or (sizes[~used if anchor else used] < sweeps.LARGE_BYTES).sum() < MIN_SMALL_POINTS:
+        if used is None:
+            continue
+        judged = used if anchor is None else ~used  # the points the factor is judged on
+        if (sizes[judged] < sweeps.LARGE_BYTES).sum() < MIN_SMALL_POINTS:
             continue
         factor = fit_factor(lambda c: sweeps.predict(sweep, sizes[used], c), times[used], cal)  # noqa: B023
         shipped, fitted = sweeps.predict(sweep, sizes, cal), sweeps.predict(sweep, sizes, scaled(factor, cal))

@@ -44,12 +44,12 @@ def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
     from multigpu.hardware import catalog
 
     catalog.system(args.system)
+    if args.anchor is not None and not args.fit_latency:
+        raise InputError("--anchor needs --fit-latency")
     log, rows = nccltests.compare(args.nccl_tests, args.system, op=args.op, gpus=args.gpus, nodes=args.nodes)
     out = [r.to_dict() for r in rows]
     head = (f"{log.op} on {log.ranks} GPUs over {log.nodes} node(s) of {args.system}: median |error| "
             f"{_median_abs(rows)}, worst {max(abs(r.error_pct) for r in rows):.1f} % over {len(rows)} sizes")
-    if args.anchor is not None and not args.fit_latency:
-        raise InputError("--anchor needs --fit-latency")
     if args.fit_latency:
         used = _anchors(log, args.anchor, args.nccl_tests)
         factor = nccltests.latency_factor(log, args.system, used=used)
