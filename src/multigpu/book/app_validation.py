@@ -374,17 +374,19 @@ def figure_anchored(points: pd.DataFrame) -> Figure:
     rows["split"] = pd.Categorical(rows["split"], _SWEEP_SPLITS, ordered=True)
     rows = rows.sort_values(["split", "shipped"]).reset_index(drop=True)
     y = np.arange(len(rows)) + (rows["split"] == "sealed").to_numpy() * 1.0  # a gap between the two splits
+    count, kib = deployment.ANCHOR_POINTS, deployment.ANCHOR_MAX_BYTES / 1024
     fig, ax = plotting.figure(
-        _("A latency factor from three small sizes, judged on the sizes it has not seen"),
+        _("A latency factor from {count} small sizes, judged on the sizes it has not seen", count=count),
         _("median absolute error on small messages (%, log scale)"), _("sweep"),
         figsize=(6.8, 1.6 + 0.24 * len(rows)),
         source=_("data/sweeps.csv (held-out and sealed sweeps); multigpu.evidence.deployment.sweep_points "
-                 "(factor fitted on each sweep's three smallest sizes, at most 64 KiB)"))
+                 "(factor fitted on each sweep's {count} smallest sizes, at most {kib:.0f} KiB)", count=count,
+                 kib=kib))
     ax.hlines(y, rows[["shipped", "anchored"]].min(axis=1), rows[["shipped", "anchored"]].max(axis=1),
               color="#999999", linewidth=1)
     ax.scatter(rows["shipped"], y, marker="o", s=28, color=plotting.COLORS[0], label=_("as shipped"), zorder=3)
     ax.scatter(rows["anchored"], y, marker="D", s=28, color=plotting.COLORS[1],
-               label=_("with the factor from the three smallest sizes"), zorder=3)
+               label=_("with the factor from the {count} smallest sizes", count=count), zorder=3)
     ax.axvline(100 * SIDE, color="#444444", linestyle="--", linewidth=0.8)
     ax.text(100 * SIDE, -0.8, f" {100 * SIDE:.0f} %", fontsize=plotting.SMALL_PT, va="bottom", ha="left")
     ax.set_xscale("log")
@@ -395,9 +397,9 @@ def figure_anchored(points: pd.DataFrame) -> Figure:
     ax.legend(fontsize=plotting.SMALL_PT, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, frameon=False)
     return plotting.set_alt(fig, _("{n} sweeps, held out and sealed: each one's median error on the small messages "
                                    "its latency factor was not fitted on, as shipped and with the factor fitted on "
-                                   "its three smallest sizes; median over their points {before:.1f} % as shipped, "
-                                   "{after:.1f} % with the factor.", n=len(rows), before=data["shipped"].median(),
-                                   after=data["anchored"].median()))
+                                   "its {count} smallest sizes; median over their points {before:.1f} % as "
+                                   "shipped, {after:.1f} % with the factor.", n=len(rows), count=count,
+                                   before=data["shipped"].median(), after=data["anchored"].median()))
 
 
 def anchored_facts(points: pd.DataFrame) -> Facts:

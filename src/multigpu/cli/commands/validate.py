@@ -27,8 +27,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                         "model to this log (your deployment's latency: plugin, library, drivers) and show the "
                         "error with it; fitted on the log itself, so in sample")
     parser.add_argument("--anchor", type=types.count, metavar="N", help="with --fit-latency: fit the factor on "
-                        "the log's N smallest sizes only (all of them at most 64 KiB), and judge it on the others, "
-                        "which it has not seen (the book uses 3)")
+                        "the log's N smallest sizes only (all of them small enough to be latency; an error says "
+                        "the limit otherwise), and judge it on the others, which it has not seen (the book uses 3)")
     parser.epilog = ("Fields: line (of the log), bytes (nccl-tests size), measured_time_us, predicted_time_us, "
                      "measured_busbw_GBps, predicted_busbw_GBps (GB/s = 1e9 B/s, out-of-place), algorithm and "
                      "protocol (the model's pick), error_pct (predicted / measured time - 1, %); with "
