@@ -229,6 +229,8 @@ def test_figures_draw_in_chinese_with_every_check(table):
                  lambda: app_validation.figure_holdout_sweeps(app_validation.sweep_comparison()),
                  lambda: app_validation.figure_holdout_sweeps(app_validation.sweep_comparison(), split="sealed"),
                  lambda: app_validation.figure_anchored(app_validation.anchored_points()),
+                 lambda: app_validation.figure_scale_out(
+                     app_validation.scale_points(app_validation.sweep_comparison())),
                  app_validation.figure_protocol_switches):
         figs = plotting.draw_editions(draw)
         try:
@@ -250,5 +252,20 @@ def test_figures_draw_in_chinese_with_every_check(table):
 
 def test_the_notebook_stores_every_figure_and_table_in_both_editions(shown_tables):
     pages, figures = editions.stored_pages(NOTEBOOK)
-    assert len(pages) == len(shown_tables) + 5  # the tables, five figures
-    assert len(figures) == 5
+    assert len(pages) == len(shown_tables) + 6  # the tables, six figures
+    assert len(figures) == 6
+
+
+def test_the_scale_out_series_keeps_under_the_nic_bound_and_follows_the_measured_fall():
+    """crazyguitar/aws-gpu-communication-benchmark data/nccl_all_reduce.csv (commit a77f70d): all-reduce on AWS
+    p5 (32 x 100 Gb/s EFA, 400 GB/s per node per direction) at 2-32 nodes; 8 GiB busbw 477.71 GB/s on 2 nodes,
+    321.10 on 32. The NIC bound [2(n-1)/n / (2(K-1)/K)] x 400 is 750 GB/s on 2 nodes (16 GPUs)."""
+    points = app_validation.scale_points(app_validation.sweep_comparison())
+    assert sorted(points["nodes"].unique()) == [2, 4, 8, 16, 32]
+    assert set(points["split"]) == {"fit", "holdout"}  # none of the series is sealed
+    two = points[(points["nodes"] == 2) & (points["bytes"] == 2**33)].iloc[0]
+    assert two["measured"] == pytest.approx(477.71) and two["bound"] == pytest.approx(750.0)
+    assert (points["predicted"] <= points["bound"]).all() and (points["measured"] <= points["bound"]).all()
+    facts = app_validation.scale_facts(points)
+    assert facts["sc_meas_hi"] == pytest.approx(321.10) and facts["sc_model_hi"] < facts["sc_model_lo"]
+    assert facts["sc_hold_median"] <= 20  # the held-out runs of the series (2 and 8 nodes)

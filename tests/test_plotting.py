@@ -240,6 +240,8 @@ def _figures_in_current_language() -> dict[str, object]:
         "app_validation.figure_holdout_sweeps[sealed]": app_validation.figure_holdout_sweeps(
             app_validation.sweep_comparison(cal), cal, split="sealed"),
         "app_validation.figure_anchored": app_validation.figure_anchored(app_validation.anchored_points(cal)),
+        "app_validation.figure_scale_out": app_validation.figure_scale_out(
+            app_validation.scale_points(app_validation.sweep_comparison(cal))),
         "app_validation.figure_protocol_switches": app_validation.figure_protocol_switches(cal),
         "app_validation.figure_predicted_vs_measured": app_validation.figure_predicted_vs_measured(
             validation.comparisons(cal)),

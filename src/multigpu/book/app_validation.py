@@ -39,6 +39,7 @@ from multigpu.book.glue import Facts, plain
 from multigpu.book.lang import N_, _
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
+from multigpu.common import units
 from multigpu.compute import inference, models
 from multigpu.evidence import (
     bottlenecks,
@@ -51,6 +52,7 @@ from multigpu.evidence import (
     validation,
     wiring,
 )
+from multigpu.hardware import catalog
 
 
 def _scatter(ax, part: pd.DataFrame, style: int, label: str) -> None:
@@ -478,6 +480,81 @@ def figure_holdout_sweeps(comparison: pd.DataFrame, cal: Calibration | None = No
     return plotting.set_alt(fig, alt.format(n=len(names), median=errors.median(), worst=errors.max()))
 
 
+#: one cluster measured at several node counts with the same software: AWS p5 (8 x H100, 32 x 100 Gb/s EFA per
+#: node), all-reduce from 2 to 32 nodes (crazyguitar/aws-gpu-communication-benchmark)
+SCALE_SERIES = "-ar-efa-cgawsbench"
+#: the sizes (bytes) the scale-out figure follows: 128 MiB, 1 GiB and 8 GiB
+SCALE_SIZES = (2**27, 2**30, 2**33)
+
+
+def scale_points(comparison: pd.DataFrame) -> pd.DataFrame:
+    """The :data:`SCALE_SERIES` sweeps of ``comparison`` at :data:`SCALE_SIZES`: ``sweep, split, nodes, bytes,
+    measured, predicted`` (busbw, GB/s), ``rel_error``, and ``bound``: the busbw no all-reduce can pass when
+    every node sends 2(K-1)/K of the data through its NICs at line rate, [2(n-1)/n / (2(K-1)/K)] x the node's
+    NIC line rate per direction (GB/s), n GPUs on K nodes."""
+    part = comparison[comparison["sweep"].str.endswith(SCALE_SERIES) & comparison["bytes"].isin(SCALE_SIZES)]
+    part = part.sort_values(["bytes", "nodes"]).reset_index(drop=True)
+    nic = [catalog.system(s).nics_per_node * catalog.system(s).nic_GBps_per_dir for s in part["system"]]
+    n, k = part["gpus"], part["nodes"]
+    bound = (2 * (n - 1) / n) / (2 * (k - 1) / k) * np.array(nic)
+    return part[["sweep", "split", "nodes", "bytes", "measured", "predicted", "rel_error"]].assign(bound=bound)
+
+
+def figure_scale_out(points: pd.DataFrame) -> Figure:
+    """busbw (GB/s) against node count for one cluster (``points``: :func:`scale_points`), one panel per size:
+    measured (filled: held out; open: fit sweep), the model (line) and the NIC bound (dashed); in the current
+    language."""
+    sizes = sorted(points["bytes"].unique())
+    lo, hi = int(points["nodes"].min()), int(points["nodes"].max())
+    fig, axes = plotting.figure(
+        _("One cluster at {lo} to {hi} nodes: all-reduce on AWS p5 (H100, EFA)", lo=lo, hi=hi), _("nodes (log scale)"),
+        _("busbw (GB/s)"), ncols=len(sizes), figsize=(6.8, 3.2),
+        source=_("data/sweeps.csv (crazyguitar/aws-gpu-communication-benchmark, NCCL 2.27.7); "
+                 "multigpu.evidence.sweeps.compare; NIC bound: every node's EFA line rate"))
+    for ax, size in zip(axes, sizes):
+        part = points[points["bytes"] == size]
+        ax.plot(part["nodes"], part["bound"], color="#999999", linestyle="--", marker="", label=_("NIC bound"))
+        ax.plot(part["nodes"], part["predicted"], color=plotting.COLORS[1], marker="", label=_("model"))
+        for split, face in (("holdout", plotting.COLORS[0]), ("fit", "none")):
+            mine = part[part["split"] == split]
+            ax.scatter(mine["nodes"], mine["measured"], s=24, facecolors=face, edgecolors=plotting.COLORS[0],
+                       zorder=3, label=_("measured, held out") if split == "holdout" else _("measured, fit sweep"))
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_ylim(0, None)
+        ax.set_title(_("{size} per rank", size=units.format_size(size)), fontsize=plotting.SMALL_PT + 0.5)
+        ax.tick_params(labelsize=plotting.SMALL_PT)
+    axes[-1].legend(fontsize=plotting.SMALL_PT, loc="lower left")  # the largest size leaves the bottom free
+    held = points[points["split"] == "holdout"]
+    return plotting.set_alt(fig, _("{n} panels, one per message size: measured all-reduce busbw of one AWS p5 "
+                                   "cluster at {lo} to {hi} nodes, the model's line and the NIC bound; median error "
+                                   "{median:.1f} % on the held-out runs, worst {worst:.0f} % over all.",
+                                   n=len(sizes), lo=lo, hi=hi, median=100 * held["rel_error"].abs().median(),
+                                   worst=100 * points["rel_error"].abs().max()))
+
+
+def scale_facts(points: pd.DataFrame) -> Facts:
+    """The scale-out series (``points``: :func:`scale_points`): ``sc_runs``, ``sc_hold`` and ``sc_fit`` (how many
+    node counts, held out, fit), ``sc_nodes_min`` and ``sc_nodes_max``; at the largest size ``sc_meas_lo`` and
+    ``sc_meas_hi`` (measured busbw on the fewest and the most nodes, GB/s), ``sc_model_lo`` and ``sc_model_hi``
+    (the model's), ``sc_bound_hi`` (the NIC bound on the most nodes); the point furthest off: ``sc_worst_pct``
+    (signed error, %), ``sc_worst_nodes``, ``sc_worst_size`` (text), ``sc_worst_meas`` and ``sc_worst_model``
+    (GB/s); ``sc_hold_median`` (median absolute error of the held-out points, %)."""
+    runs_ = points.drop_duplicates("sweep")
+    largest = points[points["bytes"] == points["bytes"].max()].set_index("nodes")
+    lo, hi = largest.index.min(), largest.index.max()
+    worst = points.loc[points["rel_error"].abs().idxmax()]
+    return _values({
+        "sc_runs": len(runs_), "sc_hold": int((runs_["split"] == "holdout").sum()),
+        "sc_fit": int((runs_["split"] == "fit").sum()), "sc_nodes_min": int(lo), "sc_nodes_max": int(hi),
+        "sc_meas_lo": largest.loc[lo, "measured"], "sc_meas_hi": largest.loc[hi, "measured"],
+        "sc_model_lo": largest.loc[lo, "predicted"], "sc_model_hi": largest.loc[hi, "predicted"],
+        "sc_bound_hi": largest.loc[hi, "bound"], "sc_worst_pct": 100 * worst["rel_error"],
+        "sc_worst_nodes": int(worst["nodes"]), "sc_worst_size": units.format_size(worst["bytes"]),
+        "sc_worst_meas": worst["measured"], "sc_worst_model": worst["predicted"],
+        "sc_hold_median": 100 * points[points["split"] == "holdout"]["rel_error"].abs().median()})
+
+
 def _label_log_y(ax) -> None:
     """Plain numbers on a log y axis (1, 10, 100); where the data span less than a decade, so that no power of
     ten falls inside, the 2s and 5s between them are labelled too."""
@@ -838,5 +915,6 @@ def facts(cal: Calibration | None = None) -> Facts:
             **out_of_sample_facts(table), **_in_both(lambda: weakness_facts(table, cal)), **vendor_facts(cal),
             **_in_both(lambda: sweep_facts(comparison, cal)), **_in_both(spread_facts),
             **latency_factor_facts(deployment.sweep_points(("holdout",), cal)), **anchored_facts(anchored_points(cal)),
+            **_in_both(lambda: scale_facts(scale_points(comparison))),
             **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
             **_in_both(lambda: sealed_peer_facts(trained))}
