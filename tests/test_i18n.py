@@ -84,6 +84,19 @@ def test_translations_keep_the_markup(path):
         assert sorted(map(_target, TERM.findall(m.id))) == sorted(map(_target, TERM.findall(m.string))), m.id[:80]
 
 
+@pytest.mark.parametrize("path", catalogs(), ids=lambda p: p.stem)
+def test_each_compiled_catalog_holds_its_po_files_translations(path):
+    """The book build reads the committed ``.mo`` beside each ``.po``: one compiled before the ``.po``'s last
+    change leaves English in the Chinese edition (``sphinx-intl build -d book/locales -l zh_CN`` recompiles)."""
+    from babel.messages import mofile
+
+    with path.open("rb") as handle:
+        written = {m.id: m.string for m in pofile.read_po(handle) if m.id and m.string and not m.fuzzy}
+    with path.with_suffix(".mo").open("rb") as handle:
+        compiled = {m.id: m.string for m in mofile.read_mo(handle) if m.id}
+    assert compiled == written, sorted(set(written.items()) ^ set(compiled.items()))[:1]
+
+
 def test_numbers_stay_numbers():
     """70B stays 70B: no translation rewrites a number of the English into Chinese numerals (亿, 万)."""
     for path in all_catalogs():

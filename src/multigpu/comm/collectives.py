@@ -391,13 +391,16 @@ def _ramped(where: Placement, latency: float, us_per_byte: float) -> TimeFn:
     per node and q = ``bandwidth_ramp/exponent``. Across nodes NCCL's network
     proxy keeps a few chunks in flight per channel, so the pipeline fills
     once the bytes in flight cover the network's delay: ``S_full`` is the
-    size whose transfer takes the fabric's fill time
+    size whose all-reduce takes the fabric's fill time
     (:meth:`Calibration.net_fill_time_us`) at full bandwidth (a
     slow network fills with fewer bytes, a high-latency one needs more), q =
     ``bandwidth_ramp/net.exponent``. All four are fitted on the ``fit`` sweeps.
+    All-gather and reduce-scatter fill at the same size as all-reduce
+    (:func:`_fill_share`).
     """
     if where.nodes > 1:
-        full = where.cal.net_fill_time_us(where.topo.fabric, where.topo.arch) / us_per_byte
+        fill_us = where.cal.net_fill_time_us(where.topo.fabric, where.topo.arch) * _fill_share(where.op, where.n)
+        full = fill_us / us_per_byte
         q = where.cal.value("bandwidth_ramp", "net.exponent")
     else:
         full = where.cal.value("bandwidth_ramp", "bytes_per_rank") * where.per_node
@@ -405,6 +408,17 @@ def _ramped(where: Placement, latency: float, us_per_byte: float) -> TimeFn:
     if q <= 0:
         return lambda s: latency + us_per_byte * s
     return lambda s: latency + us_per_byte * np.where(s < full, s ** (1 - q) * full ** q, s)
+
+
+def _fill_share(op: str, n: int) -> float:
+    """The share of all-reduce's fill time an ``op`` on ``n`` ranks takes to fill the network pipeline. Each
+    ring step of all-reduce, all-gather and reduce-scatter carries S/n bytes per rank, so the chunks in flight
+    cover the network's delay at the same message size S for the three; all-gather and reduce-scatter move
+    (n-1)/n of S per rank where all-reduce moves 2(n-1)/n, so at that size they have run half as long. Other
+    collectives keep the whole fill time."""
+    if op in ("allgather", "reducescatter"):
+        return busbw_factor(op, n) / busbw_factor("allreduce", n)
+    return 1.0
 
 
 def _protocols(link_class: str, bounce: bool, where: Placement) -> tuple[str, ...]:
