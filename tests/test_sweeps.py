@@ -2,6 +2,7 @@
 error on sweeps it never saw (``data/sweeps_index.csv``, ``data/sweeps.csv``)."""
 
 import hashlib
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -41,6 +42,12 @@ def test_the_opened_sealed_set_stays_as_it_was_opened():
     table = pd.read_csv(DATA_DIR / "sweeps_index.csv")
     assert set(table.loc[table["split"] == "sealed", "sweep"]) == OPENED_SEALED
     assert "sealed2" not in set(sweeps.compare(("fit", "holdout", "sealed"))["split"])
+    next_sealed = set(table.loc[table["split"] == "sealed2", "sweep"])
+    pages = sorted((Path(__file__).resolve().parents[1] / "book").rglob("*.ipynb"))
+    assert len(pages) >= 8
+    for page in pages:  # no page shows a sweep of the next sealed set
+        text = page.read_text(encoding="utf-8")
+        assert not [name for name in next_sealed if name in text], page.name
 
 
 def test_every_point_belongs_to_a_listed_sweep_and_agrees_with_its_own_bandwidths():
