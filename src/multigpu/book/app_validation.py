@@ -642,7 +642,7 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     constants: ``sw_fitted`` (how many were fitted on the sweeps), ``ramp_exponent``, ``ramp_full_MiB`` (the
     size at which an 8-GPU node reaches its full bandwidth, MiB), ``latency_scale`` and ``latency_scale_net``
     (measured NCCL latencies over the tuner's, inside a node and on a hop between nodes, x), ``ramp_net_ms``
-    (how long a message across nodes takes at full bandwidth once it has reached it, on InfiniBand, ms),
+    (how long an all-reduce across nodes takes at full bandwidth once it has reached it, on InfiniBand, ms),
     ``ramp_net_efa_ms`` and ``ramp_net_tcp_ms`` (the same on EFA and over TCP, ms), ``harness_us`` (torch.distributed's cost per call, us).
     """
     cal = calibration.resolve(cal)
