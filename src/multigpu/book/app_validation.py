@@ -494,7 +494,7 @@ def scale_points(comparison: pd.DataFrame) -> pd.DataFrame:
     NIC line rate per direction (GB/s), n GPUs on K nodes."""
     part = comparison[comparison["sweep"].str.endswith(SCALE_SERIES) & comparison["bytes"].isin(SCALE_SIZES)]
     part = part.sort_values(["bytes", "nodes"]).reset_index(drop=True)
-    nic = [catalog.system(s).nics_per_node * catalog.system(s).nic_GBps_per_dir for s in part["system"]]
+    nic = [system.nics_per_node * system.nic_GBps_per_dir for system in map(catalog.system, part["system"])]
     n, k = part["gpus"], part["nodes"]
     bound = (2 * (n - 1) / n) / (2 * (k - 1) / k) * np.array(nic)
     return part[["sweep", "split", "nodes", "bytes", "measured", "predicted", "rel_error"]].assign(bound=bound)
@@ -535,7 +535,8 @@ def figure_scale_out(points: pd.DataFrame) -> Figure:
 
 def scale_facts(points: pd.DataFrame) -> Facts:
     """The scale-out series (``points``: :func:`scale_points`): ``sc_runs``, ``sc_hold`` and ``sc_fit`` (how many
-    node counts, held out, fit), ``sc_nodes_min`` and ``sc_nodes_max``; at the largest size ``sc_meas_lo`` and
+    node counts, held out, fit), ``sc_nodes_min`` and ``sc_nodes_max``; at the largest size ``sc_size_hi``
+    (text) ``sc_meas_lo`` and
     ``sc_meas_hi`` (measured busbw on the fewest and the most nodes, GB/s), ``sc_model_lo`` and ``sc_model_hi``
     (the model's), ``sc_bound_hi`` (the NIC bound on the most nodes); the point furthest off: ``sc_worst_pct``
     (signed error, %), ``sc_worst_nodes``, ``sc_worst_size`` (text), ``sc_worst_meas`` and ``sc_worst_model``
@@ -547,6 +548,7 @@ def scale_facts(points: pd.DataFrame) -> Facts:
     return _values({
         "sc_runs": len(runs_), "sc_hold": int((runs_["split"] == "holdout").sum()),
         "sc_fit": int((runs_["split"] == "fit").sum()), "sc_nodes_min": int(lo), "sc_nodes_max": int(hi),
+        "sc_size_hi": units.format_size(points["bytes"].max()),
         "sc_meas_lo": largest.loc[lo, "measured"], "sc_meas_hi": largest.loc[hi, "measured"],
         "sc_model_lo": largest.loc[lo, "predicted"], "sc_model_hi": largest.loc[hi, "predicted"],
         "sc_bound_hi": largest.loc[hi, "bound"], "sc_worst_pct": 100 * worst["rel_error"],
