@@ -8,6 +8,7 @@
   450 GB/s links is possible, 1000 is not).
 - Time never falls as the message grows, is never below one hop's hardware latency, never below 1 us.
 - Ring equals its closed form on uniform links.
+- Switching NVLS off (NCCL_NVLS_ENABLE=0) never makes an all-reduce faster.
 """
 
 from __future__ import annotations
@@ -121,6 +122,17 @@ def test_time_is_never_below_a_hop_or_a_microsecond(case):
         except InputError:
             continue  # e.g. send/recv needs 2 ranks
         assert min(times) >= max(1.0, hop), (op, system_id, gpus, nodes, nbytes)
+
+
+@PROFILE
+@given(st.one_of(one_node().map(lambda c: (c[0], c[1], 1, c[2])),
+                 multi_node().map(lambda c: (c[0], c[1] * c[2], c[2], c[3]))))
+def test_switching_nvls_off_never_makes_an_all_reduce_faster(case):
+    """NCCL_NVLS_ENABLE=0 takes a plan away from auto and adds none."""
+    system_id, gpus, nodes, nbytes = case
+    on = collectives.time_us("allreduce", system_id, gpus, nbytes, nodes=nodes)
+    off = collectives.evaluate("allreduce", system_id, gpus, [nbytes], nodes=nodes, nvls=False)
+    assert off["time_us"][0] >= on * (1 - 1e-12) and off["algorithm"][0] != "nvls", (system_id, gpus, nodes, nbytes)
 
 
 LATENT_FABRICS = [f for f in FABRICS if calibration.default().fabric_latency_us(f) > 0]

@@ -259,3 +259,30 @@ def test_p4d_efa_carries_only_the_simple_protocol_across_nodes():
     assert "ll" in {p.protocol for p in collectives.plans("allreduce", "dgx-a100", 16, nodes=2)}
     ring = collectives.collective("allreduce", "hgx-a100-efa", 16, 8, nodes=2, algorithm="ring")
     assert ring.protocol == "simple" and ring.time_us == pytest.approx(179.1, rel=0.35)
+
+
+def test_nvls_off_is_auto_without_nvls():
+    """NCCL_NVLS_ENABLE=0: auto weighs ring and tree only, so it is never faster; asking for NVLS is an error."""
+    sizes = [2.0**e for e in range(10, 35, 4)]
+    for nodes in (1, 4):
+        on = collectives.evaluate("allreduce", "hgx-h100", 8 * nodes, sizes, nodes=nodes)
+        off = collectives.evaluate("allreduce", "hgx-h100", 8 * nodes, sizes, nodes=nodes, nvls=False)
+        assert "nvls" in set(on["algorithm"]) and "nvls" not in set(off["algorithm"])
+        assert np.all(off["time_us"] >= on["time_us"])
+        plain = np.minimum(*[collectives.time_us("allreduce", "hgx-h100", 8 * nodes, sizes, nodes=nodes, algorithm=a)
+                             for a in ("ring", "tree")])
+        assert off["time_us"] == pytest.approx(plain)
+    with pytest.raises(InputError, match="NCCL_NVLS_ENABLE=0"):
+        collectives.time_us("allreduce", "hgx-h100", 8, 2.0**30, algorithm="nvls", nvls=False)
+
+
+def test_cli_no_nvls(capsys):
+    args = ["collective", "--op", "allreduce", "--system", "dgx-b200", "--gpus", "32", "--nodes", "4", "--bytes",
+            "1GiB", "--format", "json"]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["algorithm"] == "nvls"
+    assert main([*args, "--no-nvls"]) == 0
+    assert json.loads(capsys.readouterr().out)["algorithm"] == "ring"
+    assert main([*args, "--no-nvls", "--algorithm", "nvls"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "NCCL_NVLS_ENABLE=0" in err and err.count("\n") == 1

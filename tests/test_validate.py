@@ -68,3 +68,16 @@ def test_a_log_that_does_not_name_its_collective_needs_op(tmp_path, capsys):
     assert "give --op and --gpus" in capsys.readouterr().err
     assert main(["validate", "--system", "dgx-a100", "--nccl-tests", str(path), "--op", "allreduce",
                  "--gpus", "8"]) == 0
+
+
+def test_no_nvls_models_the_run_without_in_switch_reduction(capsys):
+    """``--no-nvls`` is a run with NCCL_NVLS_ENABLE=0: on an H100 node (NVLink SHARP) the model then never picks
+    NVLS, and its large sizes are no faster than with NVLS allowed."""
+    log = str(LOGS / "a100_allreduce.log")
+    runs = {}
+    for flags in ([], ["--no-nvls"]):
+        assert main(["validate", "--system", "hgx-h100", "--nccl-tests", log, "--format", "json", *flags]) == 0
+        runs[bool(flags)] = json.loads(capsys.readouterr().out)
+    assert "nvls" in {r["algorithm"] for r in runs[False]}
+    assert "nvls" not in {r["algorithm"] for r in runs[True]}
+    assert all(off["predicted_time_us"] >= on["predicted_time_us"] for on, off in zip(runs[False], runs[True]))

@@ -141,22 +141,24 @@ def _topology(system: str | Topology) -> Topology:
 
 
 def plans(op: str, system: str | Topology, gpus: int, *, nodes: int = 1, algorithm: str = "auto",
-          protocol: str = "auto", cal: Calibration | None = None) -> list[CollectivePlan]:
-    """Every (algorithm, protocol) that ``auto`` would weigh, or those of one ``algorithm``.
+          protocol: str = "auto", cal: Calibration | None = None, nvls: bool = True) -> list[CollectivePlan]:
+    """Every (algorithm, protocol) that ``auto`` would weigh, or those of one ``algorithm``. ``nvls=False``
+    is NCCL with ``NCCL_NVLS_ENABLE=0``: ``auto`` never weighs NVLS (or NVLSTree), and asking for it is an
+    error.
 
-    Cached per topology, placement, algorithm, protocol and calibration (a what-if calibration is
-    another value, so it never reads another's results).
+    Cached per topology, placement, algorithm, protocol, NVLS setting and calibration (a what-if calibration
+    is another value, so it never reads another's results).
     """
-    return _cached_plans(op, _topology(system), gpus, nodes, algorithm, protocol, calibration.resolve(cal))
+    return _cached_plans(op, _topology(system), gpus, nodes, algorithm, protocol, calibration.resolve(cal), nvls)
 
 
 @functools.lru_cache(maxsize=4096)
 def _cached_plans(op: str, topo: Topology, gpus: int, nodes: int, algorithm: str, protocol: str,
-                  cal: Calibration) -> list[CollectivePlan]:
-    return _plans(place(op, topo, gpus, nodes, cal), algorithm, protocol)
+                  cal: Calibration, nvls: bool) -> list[CollectivePlan]:
+    return _plans(place(op, topo, gpus, nodes, cal), algorithm, protocol, nvls)
 
 
-def _plans(where: Placement, algorithm: str, protocol: str) -> list[CollectivePlan]:
+def _plans(where: Placement, algorithm: str, protocol: str, nvls: bool) -> list[CollectivePlan]:
     op = where.op
     if algorithm not in ALGORITHMS:
         raise InputError(f"unknown algorithm '{algorithm}'; expected one of {', '.join(ALGORITHMS)}")
@@ -164,7 +166,9 @@ def _plans(where: Placement, algorithm: str, protocol: str) -> list[CollectivePl
         raise InputError(f"unknown protocol '{protocol}'; expected one of {', '.join(PROTOCOLS)}")
     if algorithm != "auto" and algorithm not in VALID[op]:
         raise InputError(f"{op} cannot use algorithm '{algorithm}'; it can use {', '.join(VALID[op])}")
-    names = AUTO[op] if algorithm == "auto" else (algorithm,)
+    if algorithm == "nvls" and not nvls:
+        raise InputError("NVLS is switched off (NCCL_NVLS_ENABLE=0), so algorithm 'nvls' cannot run")
+    names = tuple(a for a in AUTO[op] if nvls or a != "nvls") if algorithm == "auto" else (algorithm,)
     found: list[CollectivePlan] = []
     for name in names:
         try:
@@ -180,9 +184,10 @@ def _plans(where: Placement, algorithm: str, protocol: str) -> list[CollectivePl
 
 def evaluate(op: str, system: str | Topology, gpus: int, nbytes: float | Sequence[float] | np.ndarray, *,
              nodes: int = 1, algorithm: str = "auto", protocol: str = "auto",
-             cal: Calibration | None = None) -> dict[str, np.ndarray]:
+             cal: Calibration | None = None, nvls: bool = True) -> dict[str, np.ndarray]:
     """Vectorised over message sizes: arrays of ``time_us``, ``algbw_GBps``, ``busbw_GBps`` and the
-    chosen ``algorithm``, ``protocol`` and ``bottleneck`` for each size in ``nbytes`` (bytes)."""
+    chosen ``algorithm``, ``protocol`` and ``bottleneck`` for each size in ``nbytes`` (bytes); ``nvls`` as
+    :func:`plans`."""
     sizes = np.atleast_1d(np.asarray(nbytes, dtype=float))
     if np.any(sizes <= 0):
         raise InputError("message sizes must be positive bytes")
@@ -192,7 +197,7 @@ def evaluate(op: str, system: str | Topology, gpus: int, nbytes: float | Sequenc
         none = np.full(sizes.shape, "none", dtype=object)
         return {"bytes": sizes, "time_us": np.zeros(sizes.shape), "algbw_GBps": nan, "busbw_GBps": nan,
                 "algorithm": none, "protocol": none, "bottleneck": none, "note": none}
-    options = plans(op, system, gpus, nodes=nodes, algorithm=algorithm, protocol=protocol, cal=cal)
+    options = plans(op, system, gpus, nodes=nodes, algorithm=algorithm, protocol=protocol, cal=cal, nvls=nvls)
     times = np.vstack([p.time_us(sizes) for p in options])
     best = np.argmin(times, axis=0)
     time = times[best, np.arange(sizes.size)]
@@ -204,7 +209,8 @@ def evaluate(op: str, system: str | Topology, gpus: int, nbytes: float | Sequenc
 
 
 def time_us(op: str, system: str | Topology, gpus: int, nbytes: float | Sequence[float] | np.ndarray, *,
-            nodes: int = 1, algorithm: str = "auto", cal: Calibration | None = None) -> float | np.ndarray:
+            nodes: int = 1, algorithm: str = "auto", cal: Calibration | None = None,
+            nvls: bool = True) -> float | np.ndarray:
     """Time of the collective in microseconds, the fastest plan's (as :func:`evaluate`): a float for one size,
     an array for several."""
     sizes = np.atleast_1d(np.asarray(nbytes, dtype=float))
@@ -213,19 +219,19 @@ def time_us(op: str, system: str | Topology, gpus: int, nbytes: float | Sequence
         result = np.zeros(sizes.shape)
     else:
         result = _cached_time_us(op, _topology(system), gpus, nodes, algorithm, calibration.resolve(cal),
-                                 sizes.shape, sizes.tobytes()).copy()
+                                 sizes.shape, sizes.tobytes(), nvls).copy()
     return float(result[0]) if np.ndim(nbytes) == 0 else result
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _cached_time_us(op: str, topo: Topology, gpus: int, nodes: int, algorithm: str, cal: Calibration,
-                    shape: tuple[int, ...], sizes: bytes) -> np.ndarray:
+                    shape: tuple[int, ...], sizes: bytes, nvls: bool) -> np.ndarray:
     """:func:`time_us` on more than one rank, cached on its exact arguments: a layout search asks for the same
     collective of the same sizes many times (ten times on average when the book's claims are checked)."""
     nbytes = np.frombuffer(sizes, dtype=float).reshape(shape)
     if np.any(nbytes <= 0):
         raise InputError("message sizes must be positive bytes")
-    options = plans(op, topo, gpus, nodes=nodes, algorithm=algorithm, cal=cal)
+    options = plans(op, topo, gpus, nodes=nodes, algorithm=algorithm, cal=cal, nvls=nvls)
     result = options[0].time_us(nbytes)
     for plan in options[1:]:
         result = np.minimum(result, plan.time_us(nbytes))
@@ -257,9 +263,12 @@ class CollectiveResult:
 
 
 def collective(op: str, system: str | Topology, gpus: int, nbytes: float, *, nodes: int = 1,
-               algorithm: str = "auto", protocol: str = "auto", cal: Calibration | None = None) -> CollectiveResult:
-    """One collective of ``nbytes`` bytes on ``gpus`` ranks over ``nodes`` nodes: a :class:`CollectiveResult`."""
-    result = evaluate(op, system, gpus, nbytes, nodes=nodes, algorithm=algorithm, protocol=protocol, cal=cal)
+               algorithm: str = "auto", protocol: str = "auto", cal: Calibration | None = None,
+               nvls: bool = True) -> CollectiveResult:
+    """One collective of ``nbytes`` bytes on ``gpus`` ranks over ``nodes`` nodes: a :class:`CollectiveResult`
+    (``nvls`` as :func:`plans`)."""
+    result = evaluate(op, system, gpus, nbytes, nodes=nodes, algorithm=algorithm, protocol=protocol, cal=cal,
+                      nvls=nvls)
     topo = _topology(system)
     row: dict[str, Any] = {"op": op, "system": topo.system_id, "gpus": gpus, "nodes": nodes, "bytes": int(nbytes)}
     for key in ("algorithm", "protocol", "time_us", "algbw_GBps", "busbw_GBps", "bottleneck", "note"):

@@ -118,9 +118,11 @@ class Comparison:
 
 
 def compare(path: str | Path, system: str, *, op: str | None = None, gpus: int | None = None,
-            nodes: int | None = None, cal: Calibration | None = None) -> tuple[Log, list[Comparison]]:
+            nodes: int | None = None, cal: Calibration | None = None,
+            nvls: bool = True) -> tuple[Log, list[Comparison]]:
     """The log of ``path`` against the model of ``system``, size by size. ``op``, ``gpus`` and ``nodes``
-    override what the log says; without them the log must say it."""
+    override what the log says; without them the log must say it. ``nvls=False``: the run had
+    ``NCCL_NVLS_ENABLE=0``."""
     log = parse(path)
     op = op or log.op
     gpus = gpus or log.ranks
@@ -130,7 +132,7 @@ def compare(path: str | Path, system: str, *, op: str | None = None, gpus: int |
         raise InputError(f"does not say {' or '.join(w.removeprefix('--') for w in missing)}; give "
                          f"{' and '.join(missing)}", str(path), 1)
     sizes = np.array([p.bytes for p in log.points], dtype=float)
-    result = collectives.evaluate(op, system, gpus, sizes, nodes=nodes, cal=cal)
+    result = collectives.evaluate(op, system, gpus, sizes, nodes=nodes, cal=cal, nvls=nvls)
     rows = []
     for i, p in enumerate(log.points):
         predicted = float(result["time_us"][i])
@@ -140,13 +142,14 @@ def compare(path: str | Path, system: str, *, op: str | None = None, gpus: int |
     return Log(op, gpus, nodes, log.points), rows
 
 
-def latency_factor(log: Log, system: str, cal: Calibration | None = None, used: np.ndarray | None = None) -> float:
+def latency_factor(log: Log, system: str, cal: Calibration | None = None, used: np.ndarray | None = None,
+                   nvls: bool = True) -> float:
     """The factor on every latency of the model (:func:`multigpu.evidence.deployment.fit_factor`) that fits
     ``log`` (as :func:`compare` returns it: collective, ranks and nodes known) best on ``system``; fitted on the
     log's points where ``used`` (a mask, e.g. :func:`multigpu.evidence.deployment.anchors`; default: every
-    point, so in sample)."""
+    point, so in sample); ``nvls`` as :func:`compare`."""
     sizes = np.array([p.bytes for p in log.points], dtype=float)
     times = np.array([p.time_us for p in log.points], dtype=float)
     keep = (times > 0) & (True if used is None else used)
     return deployment.fit_factor(lambda c: np.asarray(collectives.time_us(
-        log.op, system, log.ranks, sizes[keep], nodes=log.nodes or 1, cal=c)), times[keep], cal)
+        log.op, system, log.ranks, sizes[keep], nodes=log.nodes or 1, cal=c, nvls=nvls)), times[keep], cal)

@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import itertools
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,8 @@ ALGORITHMS = {"": "auto", "ring": "ring", "tree": "tree", "nvls": "nvls", "colln
               "custom-trtllm": "custom"}
 #: harness -> how its timing relates to the collective kernel's (see :meth:`Calibration.harness_overhead_us`)
 HARNESS = {"nccl-tests": "nccl-tests", "rccl-tests": "nccl-tests", "torch.distributed": "torch", "custom": ""}
+#: a sweep's recorded ``conditions`` that switch NVLS off (NCCL's environment variable, as the run set it)
+NVLS_OFF = re.compile(r"\bNCCL_NVLS_ENABLE=0\b")
 
 
 class SweepRow(datafiles.Row):
@@ -56,10 +59,11 @@ class SweepRow(datafiles.Row):
     nodes: datafiles.PositiveCount
     op: datafiles.one_of(collectives.OPS)  # type: ignore[valid-type]
     algorithm: str | None = None
-    protocol: str | None = None
+    protocol: datafiles.one_of(collectives.PROTOCOLS[1:]) | None = None  # type: ignore[valid-type]
     dtype: str | None = None
     fabric: str | None = None
     harness: datafiles.Text
+    conditions: str | None = None
     split: datafiles.one_of(SPLITS)  # type: ignore[valid-type]
     source: datafiles.Text
 
@@ -93,6 +97,8 @@ class Sweep:
     reason: str  #: why the model cannot reproduce it ("" if it can)
     source: str
     fabric: str = ""  #: the scale-out fabric named by the source ("" on one node or where none is named)
+    nvls: bool = True  #: False where the run's recorded conditions set ``NCCL_NVLS_ENABLE=0``
+    protocol: str = "auto"  #: the protocol the run forced (``NCCL_PROTO``), else NCCL's choice
 
 
 @functools.cache
@@ -105,7 +111,8 @@ def sweeps() -> tuple[Sweep, ...]:
         if not algorithm:
             reason = reason or f"algorithm '{row.algorithm}' is not modelled"
         sweep = Sweep(row.sweep, row.split, row.op, row.gpus, row.nodes, algorithm, HARNESS.get(row.harness, ""),
-                      system, reason, row.source, row.fabric or "")
+                      system, reason, row.source, row.fabric or "", not NVLS_OFF.search(row.conditions or ""),
+                      row.protocol or "auto")
         if not reason:
             try:
                 predict(sweep, np.array([1024.0]))
@@ -150,15 +157,20 @@ def measured_times_us(sweep: Sweep, part: pd.DataFrame) -> np.ndarray:
 
 
 def predict(sweep: Sweep, sizes: np.ndarray, cal: Calibration | None = None) -> np.ndarray:
-    """The model's time (us) of ``sweep`` at ``sizes`` (bytes), the harness's own cost included."""
+    """The model's time (us) of ``sweep`` at ``sizes`` (bytes), the harness's own cost included, with NVLS off
+    where the run switched it off and the protocol it forced."""
     cal = calibration.resolve(cal)
     if sweep.algorithm == "custom":  # vLLM / TensorRT-LLM kernels pick one-shot or two-shot by size
         times = [collectives.time_us(sweep.op, sweep.system, sweep.gpus, sizes, nodes=sweep.nodes, algorithm=a,
                                      cal=cal) for a in ("direct", "two-shot")]
         time = np.minimum(*times)
+    elif sweep.protocol != "auto":
+        time = collectives.evaluate(sweep.op, sweep.system, sweep.gpus, sizes, nodes=sweep.nodes,
+                                    algorithm=sweep.algorithm, protocol=sweep.protocol, cal=cal,
+                                    nvls=sweep.nvls)["time_us"]
     else:
         time = collectives.time_us(sweep.op, sweep.system, sweep.gpus, sizes, nodes=sweep.nodes,
-                                   algorithm=sweep.algorithm, cal=cal)
+                                   algorithm=sweep.algorithm, cal=cal, nvls=sweep.nvls)
     return np.asarray(time) + cal.harness_overhead_us(sweep.harness)
 
 

@@ -36,6 +36,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                              "tcpx = GPUDirect-TCPX, tcpxo = GPUDirect-TCPXO)")
     parser.add_argument("--algorithm", choices=collectives.ALGORITHMS, default="auto",
                         help="default auto: the fastest of NCCL's algorithms for this size")
+    parser.add_argument("--no-nvls", dest="nvls", action="store_false",
+                        help="as NCCL with NCCL_NVLS_ENABLE=0: auto does not weigh NVLS (in-switch reduction)")
     parser.add_argument("--latency-factor", type=types.positive, default=1.0, metavar="X",
                         help="multiply every latency of the model by X: your deployment's, as `validate "
                              "--fit-latency` fits it to your nccl-tests log (default 1: as shipped)")
@@ -55,4 +57,4 @@ def _collective(args: argparse.Namespace) -> dict:
 
         cal = deployment.scaled(args.latency_factor)
     return collectives.collective(args.op, args.system, args.gpus, nbytes, nodes=args.nodes,
-                                  algorithm=args.algorithm, cal=cal).to_dict()
+                                  algorithm=args.algorithm, cal=cal, nvls=args.nvls).to_dict()

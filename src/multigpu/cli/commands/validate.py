@@ -23,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--op", choices=collectives.OPS, help="the collective (default: read from the log)")
     parser.add_argument("--gpus", type=types.count, help="ranks in total (default: the log's Rank lines)")
     parser.add_argument("--nodes", type=types.count, help="nodes (default: the hosts of the log's Rank lines)")
+    parser.add_argument("--no-nvls", dest="nvls", action="store_false", help="the run had NCCL_NVLS_ENABLE=0: "
+                        "the model's auto does not weigh NVLS (in-switch reduction) either")
     parser.add_argument("--fit-latency", action="store_true", help="also fit one factor on every latency of the "
                         "model to this log (your deployment's latency: plugin, library, drivers) and show the "
                         "error with it; fitted on the log itself, so in sample")
@@ -46,15 +48,16 @@ def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
     catalog.system(args.system)
     if args.anchor is not None and not args.fit_latency:
         raise InputError("--anchor needs --fit-latency")
-    log, rows = nccltests.compare(args.nccl_tests, args.system, op=args.op, gpus=args.gpus, nodes=args.nodes)
+    log, rows = nccltests.compare(args.nccl_tests, args.system, op=args.op, gpus=args.gpus, nodes=args.nodes,
+                                  nvls=args.nvls)
     out = [r.to_dict() for r in rows]
     head = (f"{log.op} on {log.ranks} GPUs over {log.nodes} node(s) of {args.system}: median |error| "
             f"{_median_abs(rows)}, worst {max(abs(r.error_pct) for r in rows):.1f} % over {len(rows)} sizes")
     if args.fit_latency:
         used = _anchors(log, args.anchor, args.nccl_tests)
-        factor = nccltests.latency_factor(log, args.system, used=used)
+        factor = nccltests.latency_factor(log, args.system, used=used, nvls=args.nvls)
         _, fitted = nccltests.compare(args.nccl_tests, args.system, op=log.op, gpus=log.ranks, nodes=log.nodes,
-                                      cal=deployment.scaled(factor))
+                                      cal=deployment.scaled(factor), nvls=args.nvls)
         out = [{**row, "latency_factor": factor, "fitted_time_us": f.predicted_time_us,
                 "fitted_error_pct": f.error_pct, "fitted_on": bool(u)} for row, f, u in zip(out, fitted, used)]
         if args.anchor is None:
