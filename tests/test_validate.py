@@ -81,3 +81,41 @@ def test_no_nvls_models_the_run_without_in_switch_reduction(capsys):
     assert "nvls" in {r["algorithm"] for r in runs[False]}
     assert "nvls" not in {r["algorithm"] for r in runs[True]}
     assert all(off["predicted_time_us"] >= on["predicted_time_us"] for on, off in zip(runs[False], runs[True]))
+
+
+def test_a_debug_log_says_which_nccl_settings_the_run_changed():
+    """NCCL_DEBUG=INFO lines are not size rows, even on a host whose name starts with a digit, and the settings
+    they print are followed: NVLS off and LL128 forced, as ``--no-nvls`` and the protocol give."""
+    path = LOGS / "h100_allreduce_nccl_debug.log"
+    log = nccltests.parse(path)
+    assert len(log.points) == 5
+    assert log.settings.changed == (("NCCL_NVLS_ENABLE", "0"), ("NCCL_PROTO", "LL128"))
+    _, rows = nccltests.compare(path, "hgx-h100")
+    model = collectives.evaluate("allreduce", "hgx-h100", 8, [r.bytes for r in rows], protocol="ll128", nvls=False)
+    assert [r.predicted_time_us for r in rows] == pytest.approx(list(model["time_us"]))
+    assert {(r.algorithm, r.protocol) for r in rows} <= {("ring", "ll128"), ("tree", "ll128")}
+
+
+def test_the_table_says_which_settings_it_followed(capsys):
+    assert main(["validate", "--system", "hgx-h100", "--nccl-tests", str(LOGS / "h100_allreduce_nccl_debug.log")]) == 0
+    assert "the run set NCCL: NCCL_NVLS_ENABLE=0, NCCL_PROTO=LL128" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("algo, algorithm, nvls", [
+    ("Ring", "ring", False), ("NVLSTree", "nvls", True), ("ring,tree", "auto", False), ("^nvls", "auto", True),
+    ("^nvls,nvlstree", "auto", False), ("allreduce:tree;allgather:ring", "auto", True), ("PAT", "auto", True),
+])
+def test_nccl_algo_is_read_as_nccl_reads_it(algo, algorithm, nvls):
+    """NCCL_ALGO names one algorithm, a list, or ``^`` and those it excludes; NVLS and NVLSTree are the model's
+    one ``nvls``; a per-collective form or a name the model lacks (PAT) leaves NCCL's choice."""
+    settings = nccltests.Settings((("NCCL_ALGO", algo),))
+    assert (settings.algorithm, settings.nvls) == (algorithm, nvls)
+
+
+def test_an_algorithm_forced_for_all_reduce_leaves_the_other_collectives_to_nccl(tmp_path):
+    text = (LOGS / "old_format_allgather.log").read_text()
+    path = tmp_path / "allgather.log"
+    path.write_text("host-1:1320:1320 [0] NCCL INFO NCCL_ALGO set by environment to Tree\n" + text)
+    _, rows = nccltests.compare(path, "hgx-h100")
+    auto = collectives.evaluate("allgather", "hgx-h100", 2, [r.bytes for r in rows])
+    assert [r.predicted_time_us for r in rows] == pytest.approx(list(auto["time_us"]))

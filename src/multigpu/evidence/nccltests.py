@@ -8,8 +8,12 @@ the measured and the predicted time and busbw (out-of-place) and the error.
 
 The collective is read from the log (``Collective test starting: ...``, or the
 command line it echoes), the ranks from its ``Rank`` lines and the nodes from
-their host names; each can be given instead. A log that cannot be read is an
-:class:`~multigpu.common.errors.InputError` at its file and line.
+their host names; each can be given instead. A log written with
+``NCCL_DEBUG=INFO`` also says which of NCCL's settings the run changed
+(``NCCL INFO NCCL_ALGO set by environment to Ring``); the model follows
+``NCCL_ALGO``, ``NCCL_PROTO`` and ``NCCL_NVLS_ENABLE`` (:class:`Settings`).
+A log that cannot be read is an :class:`~multigpu.common.errors.InputError`
+at its file and line.
 """
 
 from __future__ import annotations
@@ -33,6 +37,51 @@ BINARIES = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather", "red
             "alltoall_perf": "alltoall", "sendrecv_perf": "sendrecv", "broadcast_perf": "broadcast"}
 _RANK = re.compile(r"^#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?(e[+-]?\d+)?$", re.I)
+_NCCL_LINE = re.compile(r"\bNCCL (?:INFO|WARN)\b")
+_SETTING = re.compile(r"\bNCCL INFO (NCCL_ALGO|NCCL_PROTO|NCCL_NVLS_ENABLE) set by environment to ([^\s.]+)")
+#: NCCL's algorithm names (NCCL_ALGO) -> the model's; NVLSTree is NVLS across nodes, CollNet a tree that the fabric
+#: reduces in (as :data:`multigpu.evidence.sweeps.ALGORITHMS` maps them)
+NCCL_ALGORITHMS = {"ring": "ring", "tree": "tree", "nvls": "nvls", "nvlstree": "nvls", "collnetdirect": "tree",
+                   "collnetchain": "tree"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings of NCCL a log says the run changed (``NCCL_ALGO``, ``NCCL_PROTO``, ``NCCL_NVLS_ENABLE``: name
+    -> value as printed), and what the model makes of them: ``algorithm`` (one the run forced, else ``auto``),
+    ``protocol`` (likewise) and ``nvls`` (False where the run switched NVLS off, or left it out of
+    ``NCCL_ALGO``)."""
+
+    changed: tuple[tuple[str, str], ...] = ()
+
+    def _value(self, name: str) -> str:
+        return dict(self.changed).get(name, "").lower()
+
+    def _algorithms(self) -> set[str] | None:
+        """The model's algorithms NCCL_ALGO allows (a list, or ``^`` and the ones it excludes), None if unset or
+        in a form the model does not read (per collective, or a name it does not know). The model's ``nvls`` is
+        NCCL's NVLS and NVLSTree, so it stays allowed while either does."""
+        value = self._value("NCCL_ALGO")
+        names = set(value.removeprefix("^").split(","))
+        if not value or ":" in value or not names <= NCCL_ALGORITHMS.keys():
+            return None
+        allowed = NCCL_ALGORITHMS.keys() - names if value.startswith("^") else names
+        return {NCCL_ALGORITHMS[n] for n in allowed}
+
+    @property
+    def algorithm(self) -> str:
+        allowed = self._algorithms()
+        return allowed.pop() if allowed is not None and len(allowed) == 1 else "auto"
+
+    @property
+    def protocol(self) -> str:
+        value = self._value("NCCL_PROTO")
+        return value if value in collectives.PROTOCOLS[1:] else "auto"
+
+    @property
+    def nvls(self) -> bool:
+        allowed = self._algorithms()
+        return self._value("NCCL_NVLS_ENABLE") != "0" and (allowed is None or "nvls" in allowed)
 
 
 @dataclass(frozen=True)
@@ -47,12 +96,13 @@ class Point:
 
 @dataclass(frozen=True)
 class Log:
-    """What a log says: the collective, ranks, nodes, and its points."""
+    """What a log says: the collective, ranks, nodes, its points and the NCCL settings it printed."""
 
     op: str | None
     ranks: int | None
     nodes: int | None
     points: tuple[Point, ...]
+    settings: Settings = Settings()
 
 
 def parse(path: str | Path) -> Log:
@@ -63,10 +113,15 @@ def parse(path: str | Path) -> Log:
         text = read_bytes(path).decode("utf-8", errors="replace")
     except InputError:
         raise
-    op, hosts, ranks, points = None, [], 0, []
+    op, hosts, ranks, points, changed = None, [], 0, [], {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line:
+            continue
+        if _NCCL_LINE.search(line):  # NCCL_DEBUG output, whose host names may start with a digit
+            setting = _SETTING.search(line)
+            if setting:
+                changed[setting.group(1)] = setting.group(2)
             continue
         for binary, collective in BINARIES.items():
             if binary in line and op is None:
@@ -83,7 +138,7 @@ def parse(path: str | Path) -> Log:
     if not points:
         raise InputError("has no size rows; expected the table nccl-tests prints (size, count, type, ..., time, "
                          "algbw, busbw)", name, 1)
-    return Log(op, ranks or None, len(set(hosts)) or None, tuple(points))
+    return Log(op, ranks or None, len(set(hosts)) or None, tuple(points), Settings(tuple(sorted(changed.items()))))
 
 
 def _point(tokens: list[str], name: str, number: int) -> Point:
@@ -120,9 +175,9 @@ class Comparison:
 def compare(path: str | Path, system: str, *, op: str | None = None, gpus: int | None = None,
             nodes: int | None = None, cal: Calibration | None = None,
             nvls: bool = True) -> tuple[Log, list[Comparison]]:
-    """The log of ``path`` against the model of ``system``, size by size. ``op``, ``gpus`` and ``nodes``
-    override what the log says; without them the log must say it. ``nvls=False``: the run had
-    ``NCCL_NVLS_ENABLE=0``."""
+    """The log of ``path`` against the model of ``system``, size by size, with the NCCL settings the log
+    printed (:class:`Settings`). ``op``, ``gpus`` and ``nodes`` override what the log says; without them the
+    log must say it. ``nvls=False``: the run had ``NCCL_NVLS_ENABLE=0`` (whatever the log says)."""
     log = parse(path)
     op = op or log.op
     gpus = gpus or log.ranks
@@ -132,14 +187,23 @@ def compare(path: str | Path, system: str, *, op: str | None = None, gpus: int |
         raise InputError(f"does not say {' or '.join(w.removeprefix('--') for w in missing)}; give "
                          f"{' and '.join(missing)}", str(path), 1)
     sizes = np.array([p.bytes for p in log.points], dtype=float)
-    result = collectives.evaluate(op, system, gpus, sizes, nodes=nodes, cal=cal, nvls=nvls)
+    result = _evaluate(Log(op, gpus, nodes, log.points, log.settings), system, sizes, cal, nvls)
     rows = []
     for i, p in enumerate(log.points):
         predicted = float(result["time_us"][i])
         rows.append(Comparison(p.line, p.bytes, p.time_us, predicted, p.busbw_GBps, float(result["busbw_GBps"][i]),
                                str(result["algorithm"][i]), str(result["protocol"][i]),
                                100 * (predicted / p.time_us - 1) if p.time_us > 0 else math.nan))
-    return Log(op, gpus, nodes, log.points), rows
+    return Log(op, gpus, nodes, log.points, log.settings), rows
+
+
+def _evaluate(log: Log, system: str, sizes: np.ndarray, cal: Calibration | None, nvls: bool) -> dict[str, np.ndarray]:
+    """The model of ``log``'s collective (op, ranks and nodes known) at ``sizes``, as its run set NCCL (an
+    algorithm forced for all-reduce only, e.g. Tree, leaves NCCL's choice to the other collectives)."""
+    settings = log.settings
+    algorithm = settings.algorithm if settings.algorithm in collectives.VALID[log.op] else "auto"
+    return collectives.evaluate(log.op, system, log.ranks, sizes, nodes=log.nodes or 1, algorithm=algorithm,
+                                protocol=settings.protocol, cal=cal, nvls=nvls and settings.nvls)
 
 
 def latency_factor(log: Log, system: str, cal: Calibration | None = None, used: np.ndarray | None = None,
@@ -151,5 +215,4 @@ def latency_factor(log: Log, system: str, cal: Calibration | None = None, used: 
     sizes = np.array([p.bytes for p in log.points], dtype=float)
     times = np.array([p.time_us for p in log.points], dtype=float)
     keep = (times > 0) & (True if used is None else used)
-    return deployment.fit_factor(lambda c: np.asarray(collectives.time_us(
-        log.op, system, log.ranks, sizes[keep], nodes=log.nodes or 1, cal=c, nvls=nvls)), times[keep], cal)
+    return deployment.fit_factor(lambda c: _evaluate(log, system, sizes[keep], c, nvls)["time_us"], times[keep], cal)

@@ -24,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--gpus", type=types.count, help="ranks in total (default: the log's Rank lines)")
     parser.add_argument("--nodes", type=types.count, help="nodes (default: the hosts of the log's Rank lines)")
     parser.add_argument("--no-nvls", dest="nvls", action="store_false", help="the run had NCCL_NVLS_ENABLE=0: "
-                        "the model's auto does not weigh NVLS (in-switch reduction) either")
+                        "the model's auto does not weigh NVLS (in-switch reduction) either (a log written with "
+                        "NCCL_DEBUG=INFO says so itself; its NCCL_ALGO and NCCL_PROTO are followed too)")
     parser.add_argument("--fit-latency", action="store_true", help="also fit one factor on every latency of the "
                         "model to this log (your deployment's latency: plugin, library, drivers) and show the "
                         "error with it; fitted on the log itself, so in sample")
@@ -53,6 +54,8 @@ def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
     out = [r.to_dict() for r in rows]
     head = (f"{log.op} on {log.ranks} GPUs over {log.nodes} node(s) of {args.system}: median |error| "
             f"{_median_abs(rows)}, worst {max(abs(r.error_pct) for r in rows):.1f} % over {len(rows)} sizes")
+    if log.settings.changed:
+        head += "\nas the log says the run set NCCL: " + ", ".join(f"{k}={v}" for k, v in log.settings.changed)
     if args.fit_latency:
         used = _anchors(log, args.anchor, args.nccl_tests)
         factor = nccltests.latency_factor(log, args.system, used=used, nvls=args.nvls)
