@@ -9,6 +9,7 @@ import pytest
 
 from multigpu.cli import main
 from multigpu.comm import collectives
+from multigpu.comm.ncclenv import Settings
 from multigpu.common.errors import InputError
 from multigpu.evidence import nccltests
 
@@ -108,7 +109,7 @@ def test_the_table_says_which_settings_it_followed(capsys):
 def test_nccl_algo_is_read_as_nccl_reads_it(algo, algorithm, nvls):
     """NCCL_ALGO names one algorithm, a list, or ``^`` and those it excludes; NVLS and NVLSTree are the model's
     one ``nvls``; a per-collective form or a name the model lacks (PAT) leaves NCCL's choice."""
-    settings = nccltests.Settings((("NCCL_ALGO", algo),))
+    settings = Settings((("NCCL_ALGO", algo),))
     assert (settings.algorithm, settings.nvls) == (algorithm, nvls)
 
 

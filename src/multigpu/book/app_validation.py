@@ -630,7 +630,8 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     """The published sweeps (``comparison``: :func:`sweep_comparison`).
 
     Counts: ``sw_n_<split>`` (sweeps per split), ``sw_n_unmodelled``, ``sw_pts_<split>`` (compared points);
-    ``sw_nvls_off`` (text: the sweeps outside ``sealed2`` whose run set ``NCCL_NVLS_ENABLE=0``, modelled so);
+    ``sw_nvls_off`` (text: the all-reduce sweeps outside ``sealed2`` left to NCCL's choice whose run switched NVLS
+    off, modelled so);
     errors (%): ``sw_<split>_<size>_median`` and ``..._worst`` for split ``hold``/``sealed``/``fit`` and size
     ``large``/``small``; text (in the current language): ``sw_hold_worst`` (the held-out sweep with the
     largest median error), the sealed sweeps' (opened once, :data:`SWEEPS_OPENED`, also a fact):
@@ -653,8 +654,8 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     index = pd.DataFrame([{"split": s.split, "reason": s.reason} for s in sweeps.sweeps()])
     out: dict[str, object] = {f"sw_n_{split}": int((index["split"] == split).sum()) for split in sweeps.SPLITS}
     out["sw_n_unmodelled"] = int((index["reason"] != "").sum())
-    out["sw_nvls_off"] = _(", ").join(f"`{s.sweep}`" for s in sweeps.sweeps()
-                                      if not s.nvls and s.split != "sealed2") or _("none")
+    out["sw_nvls_off"] = _(", ").join(f"`{s.sweep}`" for s in sweeps.sweeps() if not s.nvls and s.split != "sealed2"
+                                      and s.op == "allreduce" and s.algorithm == "auto") or _("none")
     for split, short in (("holdout", "hold"), ("sealed", "sealed"), ("fit", "fit")):
         out[f"sw_pts_{short}"] = int((comparison["split"] == split).sum())
         for size in ("large", "small"):

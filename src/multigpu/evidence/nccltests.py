@@ -11,7 +11,7 @@ command line it echoes), the ranks from its ``Rank`` lines and the nodes from
 their host names; each can be given instead. A log written with
 ``NCCL_DEBUG=INFO`` also says which of NCCL's settings the run changed
 (``NCCL INFO NCCL_ALGO set by environment to Ring``); the model follows
-``NCCL_ALGO``, ``NCCL_PROTO`` and ``NCCL_NVLS_ENABLE`` (:class:`Settings`).
+``NCCL_ALGO``, ``NCCL_PROTO`` and ``NCCL_NVLS_ENABLE`` (:class:`~multigpu.comm.ncclenv.Settings`).
 A log that cannot be read is an :class:`~multigpu.common.errors.InputError`
 at its file and line.
 """
@@ -28,6 +28,7 @@ import numpy as np
 
 from multigpu.comm import collectives
 from multigpu.comm.calibration import Calibration
+from multigpu.comm.ncclenv import Settings
 from multigpu.common.datafiles import read_bytes
 from multigpu.common.errors import InputError
 from multigpu.evidence import deployment
@@ -39,49 +40,6 @@ _RANK = re.compile(r"^#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?(e[+-]?\d+)?$", re.I)
 _NCCL_LINE = re.compile(r"\bNCCL (?:INFO|WARN)\b")
 _SETTING = re.compile(r"\bNCCL INFO (NCCL_ALGO|NCCL_PROTO|NCCL_NVLS_ENABLE) set by environment to ([^\s.]+)")
-#: NCCL's algorithm names (NCCL_ALGO) -> the model's; NVLSTree is NVLS across nodes, CollNet a tree that the fabric
-#: reduces in (as :data:`multigpu.evidence.sweeps.ALGORITHMS` maps them)
-NCCL_ALGORITHMS = {"ring": "ring", "tree": "tree", "nvls": "nvls", "nvlstree": "nvls", "collnetdirect": "tree",
-                   "collnetchain": "tree"}
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The settings of NCCL a log says the run changed (``NCCL_ALGO``, ``NCCL_PROTO``, ``NCCL_NVLS_ENABLE``: name
-    -> value as printed), and what the model makes of them: ``algorithm`` (one the run forced, else ``auto``),
-    ``protocol`` (likewise) and ``nvls`` (False where the run switched NVLS off, or left it out of
-    ``NCCL_ALGO``)."""
-
-    changed: tuple[tuple[str, str], ...] = ()
-
-    def _value(self, name: str) -> str:
-        return dict(self.changed).get(name, "").lower()
-
-    def _algorithms(self) -> set[str] | None:
-        """The model's algorithms NCCL_ALGO allows (a list, or ``^`` and the ones it excludes), None if unset or
-        in a form the model does not read (per collective, or a name it does not know). The model's ``nvls`` is
-        NCCL's NVLS and NVLSTree, so it stays allowed while either does."""
-        value = self._value("NCCL_ALGO")
-        names = set(value.removeprefix("^").split(","))
-        if not value or ":" in value or not names <= NCCL_ALGORITHMS.keys():
-            return None
-        allowed = NCCL_ALGORITHMS.keys() - names if value.startswith("^") else names
-        return {NCCL_ALGORITHMS[n] for n in allowed}
-
-    @property
-    def algorithm(self) -> str:
-        allowed = self._algorithms()
-        return allowed.pop() if allowed is not None and len(allowed) == 1 else "auto"
-
-    @property
-    def protocol(self) -> str:
-        value = self._value("NCCL_PROTO")
-        return value if value in collectives.PROTOCOLS[1:] else "auto"
-
-    @property
-    def nvls(self) -> bool:
-        allowed = self._algorithms()
-        return self._value("NCCL_NVLS_ENABLE") != "0" and (allowed is None or "nvls" in allowed)
 
 
 @dataclass(frozen=True)
@@ -176,8 +134,9 @@ def compare(path: str | Path, system: str, *, op: str | None = None, gpus: int |
             nodes: int | None = None, cal: Calibration | None = None,
             nvls: bool = True) -> tuple[Log, list[Comparison]]:
     """The log of ``path`` against the model of ``system``, size by size, with the NCCL settings the log
-    printed (:class:`Settings`). ``op``, ``gpus`` and ``nodes`` override what the log says; without them the
-    log must say it. ``nvls=False``: the run had ``NCCL_NVLS_ENABLE=0`` (whatever the log says)."""
+    printed (:class:`~multigpu.comm.ncclenv.Settings`). ``op``, ``gpus`` and ``nodes`` override what the log
+    says; without them the log must say it. ``nvls=False``: the run had ``NCCL_NVLS_ENABLE=0`` (whatever the
+    log says)."""
     log = parse(path)
     op = op or log.op
     gpus = gpus or log.ranks

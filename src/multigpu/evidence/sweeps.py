@@ -20,7 +20,6 @@ import dataclasses
 import functools
 import itertools
 import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +27,7 @@ import pandas as pd
 
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
+from multigpu.comm.ncclenv import Settings
 from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
@@ -46,8 +46,6 @@ ALGORITHMS = {"": "auto", "ring": "ring", "tree": "tree", "nvls": "nvls", "colln
               "custom-trtllm": "custom"}
 #: harness -> how its timing relates to the collective kernel's (see :meth:`Calibration.harness_overhead_us`)
 HARNESS = {"nccl-tests": "nccl-tests", "rccl-tests": "nccl-tests", "torch.distributed": "torch", "custom": ""}
-#: a sweep's recorded ``conditions`` that switch NVLS off (NCCL's environment variable, as the run set it)
-NVLS_OFF = re.compile(r"\bNCCL_NVLS_ENABLE=0\b")
 
 
 class SweepRow(datafiles.Row):
@@ -97,7 +95,9 @@ class Sweep:
     reason: str  #: why the model cannot reproduce it ("" if it can)
     source: str
     fabric: str = ""  #: the scale-out fabric named by the source ("" on one node or where none is named)
-    nvls: bool = True  #: False where the run's recorded conditions set ``NCCL_NVLS_ENABLE=0``
+    #: False where the NCCL settings in the run's recorded ``conditions`` leave NVLS out (``NCCL_NVLS_ENABLE=0``,
+    #: or an ``NCCL_ALGO`` without it: :class:`~multigpu.comm.ncclenv.Settings`)
+    nvls: bool = True
     protocol: str = "auto"  #: the protocol the run forced (``NCCL_PROTO``), else NCCL's choice
 
 
@@ -110,9 +110,9 @@ def sweeps() -> tuple[Sweep, ...]:
         algorithm = ALGORITHMS.get(row.algorithm or "", "")
         if not algorithm:
             reason = reason or f"algorithm '{row.algorithm}' is not modelled"
+        nvls = Settings.from_environment(row.conditions or "").nvls
         sweep = Sweep(row.sweep, row.split, row.op, row.gpus, row.nodes, algorithm, HARNESS.get(row.harness, ""),
-                      system, reason, row.source, row.fabric or "", not NVLS_OFF.search(row.conditions or ""),
-                      row.protocol or "auto")
+                      system, reason, row.source, row.fabric or "", nvls, row.protocol or "auto")
         if not reason:
             try:
                 predict(sweep, np.array([1024.0]))
