@@ -251,8 +251,6 @@ def test_a_run_that_switched_nvls_off_is_modelled_without_it():
     by_id = {s.sweep: s for s in sweeps.sweeps()}
     gb200, p5 = by_id["gb200-128-32n-ar-roce-ocioke"], by_id["h100-16-2n-ar-efa-awsome-p5eks"]
     assert not gb200.nvls and p5.nvls
-    off = {s.sweep for s in by_id.values() if not s.nvls}
-    assert all(by_id[s].algorithm in ("ring", "tree") or by_id[s].op != "allreduce" for s in off - {gb200.sweep})
     sizes = np.array([2.0**20, 2.0**30])
     cal = calibration.default()
     plain = collectives.time_us("allreduce", gb200.system, gb200.gpus, sizes, nodes=gb200.nodes, nvls=False)

@@ -55,7 +55,7 @@ class Settings:
     @property
     def algorithm(self) -> str:
         allowed = self._algorithms()
-        return allowed.pop() if allowed is not None and len(allowed) == 1 else "auto"
+        return next(iter(allowed)) if allowed is not None and len(allowed) == 1 else "auto"
 
     @property
     def protocol(self) -> str:

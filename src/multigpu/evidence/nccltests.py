@@ -146,14 +146,15 @@ def compare(path: str | Path, system: str, *, op: str | None = None, gpus: int |
         raise InputError(f"does not say {' or '.join(w.removeprefix('--') for w in missing)}; give "
                          f"{' and '.join(missing)}", str(path), 1)
     sizes = np.array([p.bytes for p in log.points], dtype=float)
-    result = _evaluate(Log(op, gpus, nodes, log.points, log.settings), system, sizes, cal, nvls)
+    log = Log(op, gpus, nodes, log.points, log.settings)
+    result = _evaluate(log, system, sizes, cal, nvls)
     rows = []
     for i, p in enumerate(log.points):
         predicted = float(result["time_us"][i])
         rows.append(Comparison(p.line, p.bytes, p.time_us, predicted, p.busbw_GBps, float(result["busbw_GBps"][i]),
                                str(result["algorithm"][i]), str(result["protocol"][i]),
                                100 * (predicted / p.time_us - 1) if p.time_us > 0 else math.nan))
-    return Log(op, gpus, nodes, log.points, log.settings), rows
+    return log, rows
 
 
 def _evaluate(log: Log, system: str, sizes: np.ndarray, cal: Calibration | None, nvls: bool) -> dict[str, np.ndarray]:
