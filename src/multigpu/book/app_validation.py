@@ -270,8 +270,9 @@ def out_of_sample_table(table: pd.DataFrame) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- published sweeps
 
 
-#: when the sealed sweeps were compared with the model, once, after the collective model's last change for
-#: issue 12 (data/SWEEPS-NOTES.md records what that look found); since then they test no later change unseen
+#: when the sealed sweeps were compared with the model, each once: those collected first after the collective
+#: model's last change at the time, those sealed after that look in a second look after the next changes (both
+#: on this day; data/SWEEPS-NOTES.md records what each look found); since then they test no later change unseen
 SWEEPS_OPENED = "2026-12-04"
 #: the sweeps' splits in the order the tables show them: out of sample first
 _SWEEP_SPLITS = ["holdout", "sealed", "fit"]

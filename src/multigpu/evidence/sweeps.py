@@ -4,10 +4,11 @@
 forced algorithm, fabric, harness, source) and the ``split`` it was put in
 before any comparison, by a hash of its id: ``fit`` (constants may be fitted
 on it), ``holdout`` (never fitted; the out-of-sample figures) or ``sealed``
-(never fitted, and looked at once, at the end; that look was taken on
-2026-12-04). A sweep added after that look whose hash says ``sealed`` goes to
-``sealed2``, the next sealed set, which nothing reads until it is opened in
-its turn. ``data/sweeps.csv`` holds the
+(never fitted, and looked at once, at the end; the sweeps collected first were
+opened on 2026-12-04, and those sealed after that look were opened in a second
+look the same day, after the model's next changes). A sweep added since whose
+hash says ``sealed`` goes to ``sealed2``, the next sealed set, which nothing
+reads until it is opened in its turn. ``data/sweeps.csv`` holds the
 points: nccl-tests size in bytes, time in us, algbw and busbw in GB/s.
 
 :func:`compare` gives the model's busbw for every point it can model; a sweep
@@ -35,7 +36,7 @@ from multigpu.hardware import catalog
 
 INDEX_CSV = DATA_DIR / "sweeps_index.csv"
 POINTS_CSV = DATA_DIR / "sweeps.csv"
-#: ``sealed2``: sweeps whose hash says ``sealed``, added after the sealed set was opened (2026-12-04)
+#: ``sealed2``: sweeps whose hash says ``sealed``, added after the sealed sets were opened (twice, 2026-12-04)
 SPLITS = ("fit", "holdout", "sealed", "sealed2")
 #: The splits :func:`compare` reads unless told otherwise.
 OPEN_SPLITS = ("fit", "holdout")
