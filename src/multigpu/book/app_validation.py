@@ -647,8 +647,10 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     constants: ``sw_fitted`` (how many were fitted on the sweeps), ``ramp_exponent``, ``ramp_full_MiB`` (the
     size at which an 8-GPU node reaches its full bandwidth, MiB), ``latency_scale`` and ``latency_scale_net``
     (measured NCCL latencies over the tuner's, inside a node and on a hop between nodes, x), ``ramp_net_ms``
-    (how long an all-reduce across nodes takes at full bandwidth once it has reached it, on InfiniBand, ms),
-    ``ramp_net_efa_ms`` and ``ramp_net_tcp_ms`` (the same on EFA and over TCP, ms), ``harness_us`` (torch.distributed's cost per call, us).
+    (the network's fill time on InfiniBand: an all-reduce across nodes that would take this long at full
+    bandwidth reaches ``ramp_net_share_pct`` % of it, ms; ``ramp_net_exponent`` the ramp's exponent q),
+    ``ramp_net_efa_ms`` and ``ramp_net_tcp_ms`` (the same on EFA and over TCP, ms), ``harness_us``
+    (torch.distributed's cost per call, us).
     """
     cal = calibration.resolve(cal)
     summary = sweeps.summary(comparison).set_index(["split", "size_class"])
@@ -679,6 +681,8 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
                 "latency_scale": cal.latency_scale("hopper"),
                 "latency_scale_net": cal.latency_scale("hopper", network=True),
                 "ramp_net_ms": cal.net_fill_time_us("ib", "hopper") / 1e3,
+                "ramp_net_exponent": cal.value("bandwidth_ramp", "net.exponent"),
+                "ramp_net_share_pct": 100 * 2 ** -cal.value("bandwidth_ramp", "net.exponent"),
                 "ramp_net_efa_ms": cal.net_fill_time_us("efa", "hopper") / 1e3,
                 "ramp_net_tcp_ms": cal.net_fill_time_us("tcp", "hopper") / 1e3,
                 "harness_us": cal.value("harness_overhead_us", "torch")})

@@ -188,8 +188,9 @@ class Calibration:
         return self.value("fabric_latency_us", fabric) if fabric and self.has("fabric_latency_us", fabric) else 0.0
 
     def net_fill_time_us(self, fabric: str | None, arch: str) -> float:
-        """How long (us) an all-reduce across nodes runs at full bandwidth before its network pipeline is full
-        (all-gather and reduce-scatter, at the same size, half as long: ``collectives._fill_share``):
+        """The network pipeline's fill time, us: an all-reduce across nodes of the size that takes this long at
+        full bandwidth runs at 2 ** -q of it, and larger ones come closer (``collectives._ramped``; all-gather and
+        reduce-scatter, at the same size, take half as long: ``collectives._fill_share``):
         ``bandwidth_ramp/net.full_time_us`` on InfiniBand, stretched for a fabric with a latency of its own by
         1 + that latency / InfiniBand's delay per message (NCCL's Ring/Simple network hop latency, scaled as
         measured for ``arch``'s library). NCCL keeps a fixed number of chunks in flight per channel, so a fabric

@@ -393,27 +393,31 @@ def _affine(latency: float, bytes_factor: float, bw_GBps: float) -> TimeFn:
 def _ramped(where: Placement, latency: float, us_per_byte: float) -> TimeFn:
     """time_us(S) = latency + S x us_per_byte / ramp(S): an NCCL kernel's time.
 
-    Below ``S_full`` an NCCL collective reaches only ``ramp(S) = (S / S_full)
-    ** q`` of its bandwidth: it runs fewer channels and a shallower chunk
-    pipeline on smaller messages. Time still grows with S (q is below 1).
-    Inside a node ``S_full`` = ``bandwidth_ramp/bytes_per_rank`` x the GPUs
-    per node and q = ``bandwidth_ramp/exponent``. Across nodes NCCL's network
-    proxy keeps a few chunks in flight per channel, so the pipeline fills
-    once the bytes in flight cover the network's delay: ``S_full`` is the
-    size whose all-reduce takes the fabric's fill time
-    (:meth:`Calibration.net_fill_time_us`) at full bandwidth (a
-    slow network fills with fewer bytes, a high-latency one needs more), q =
-    ``bandwidth_ramp/net.exponent``. All four are fitted on the ``fit`` sweeps.
+    An NCCL collective reaches only ``ramp(S)`` of its bandwidth on a
+    smaller message: it runs fewer channels and a shallower chunk pipeline.
+    Inside a node ``ramp(S) = (S / S_full) ** q`` below ``S_full`` =
+    ``bandwidth_ramp/bytes_per_rank`` x the GPUs per node (1 above), q =
+    ``bandwidth_ramp/exponent``. Across nodes NCCL's network proxy keeps a few
+    chunks in flight per channel, so the pipeline fills once the bytes in
+    flight cover the network's delay, and it fills gradually:
+    ``ramp(S) = (S / (S + S_fill)) ** q``, where ``S_fill`` is the size whose
+    all-reduce takes the fabric's fill time
+    (:meth:`Calibration.net_fill_time_us`) at full bandwidth (a slow network
+    fills with fewer bytes, a high-latency one needs more) and q =
+    ``bandwidth_ramp/net.exponent``: at ``S = S_fill`` the collective runs
+    at ``2 ** -q`` of its bandwidth, and the shortfall fades as about
+    ``q S_fill / S`` on larger messages, with no knee. All four are fitted on the ``fit`` sweeps.
     All-gather and reduce-scatter fill at the same size as all-reduce
-    (:func:`_fill_share`).
+    (:func:`_fill_share`). Time grows with S in both (q is below 1) and never
+    beats ``latency + S x us_per_byte``.
     """
     if where.nodes > 1:
         fill_us = where.cal.net_fill_time_us(where.topo.fabric, where.topo.arch) * _fill_share(where.op, where.n)
-        full = fill_us / us_per_byte
+        fill = fill_us / us_per_byte
         q = where.cal.value("bandwidth_ramp", "net.exponent")
-    else:
-        full = where.cal.value("bandwidth_ramp", "bytes_per_rank") * where.per_node
-        q = where.cal.value("bandwidth_ramp", "exponent")
+        return lambda s: latency + us_per_byte * s * ((s + fill) / s) ** q
+    full = where.cal.value("bandwidth_ramp", "bytes_per_rank") * where.per_node
+    q = where.cal.value("bandwidth_ramp", "exponent")
     if q <= 0:
         return lambda s: latency + us_per_byte * s
     return lambda s: latency + us_per_byte * np.where(s < full, s ** (1 - q) * full ** q, s)
