@@ -58,6 +58,7 @@ FITTED: tuple[Parameter, ...] = (
     Parameter("sm_efficiency", "net.roce", 0.9, 0.3, 1.0),
     Parameter("sm_efficiency", "net.tcpx", 0.85, 0.2, 1.0),
     Parameter("fabric_latency_us", "efa", 10.0, 0.0, 500.0),
+    Parameter("fabric_latency_us", "tcpx", 30.0, 0.0, 5000.0),
     Parameter("nvls_efficiency", "blackwell.rack", 0.74, 0.3, 1.0),
     Parameter("harness_overhead_us", "torch", 20.0, 0.0, 200.0),
 )
