@@ -130,7 +130,9 @@ def test_two_gpu_tp_allreduce_switch_vs_point_to_point_is_the_link_ratio():
 
 
 def test_multishot_two_shot_beats_ring_at_small_sizes_and_matches_it_at_large():
-    small, large = 256 * KiB, 16 * GiB  # large: past the size where NCCL's ring reaches its full bandwidth
+    # large: past the size where NCCL's ring reaches its full bandwidth (8 x bytes_per_rank)
+    shipped = calibration.default()
+    small, large = 256 * KiB, 2 * 8 * shipped.value("bandwidth_ramp", "bytes_per_rank")
     ring = collectives.time_us("allreduce", "hgx-h200", 8, [small, large], algorithm="ring")
     two_shot = collectives.time_us("allreduce", "hgx-h200", 8, [small, large], algorithm="two-shot")
     assert ring[0] / two_shot[0] > 1.5  # two synchronisations (fitted on vLLM / SGLang sweeps) instead of 2n-2 steps
@@ -142,10 +144,11 @@ def test_multishot_two_shot_beats_ring_at_small_sizes_and_matches_it_at_large():
 
 
 def test_multi_node_bandwidth_comes_from_the_nics():
-    # 1 GPU per node: the NIC is the ring (NDR 400G ~ 46-48 GB/s, nccl-tests #290; the model's NIC efficiency,
-    # fitted on 4- and 8-node H100 sweeps, gives a little less: a known miss of data/out_of_sample.csv)
+    # 1 GPU per node: the path to the NIC is the ring (NDR 400G ~ 46-48 GB/s, nccl-tests #290). Since the seventh
+    # session's refit the NIC's fitted efficiency (0.962 x 50 GB/s) and the GPU's PCIe Gen5 link to the NIC's switch
+    # (NCCL's 48 of 63 GB/s) are within 0.2 % of each other, so either may be named
     two = collectives.collective("allreduce", "hgx-h100", 2, 8 * GiB, nodes=2, algorithm="ring")
-    assert "infiniband-ndr" in two.bottleneck and 40 < two.busbw_GBps < 50
+    assert any(link in two.bottleneck for link in ("infiniband-ndr", "pcie5")) and 40 < two.busbw_GBps < 50
     # hierarchical: stas00's per-NIC rate = busbw (k-1)/(n-1) holds when the node's inside is free
     # (here NVLink made 100x faster); with real NVLink the intra-node phases add time, so it is a ceiling
     net_efficiency = calibration.default().value("sm_efficiency", "net")
@@ -156,8 +159,8 @@ def test_multi_node_bandwidth_comes_from_the_nics():
     fast = collectives.collective("allreduce", "dgx-1-v100", 32, 16 * GiB, nodes=4, algorithm="hierarchical",
                                   cal=fast_nvlink)
     assert fast.busbw_GBps * 3 / 31 == pytest.approx(nic, rel=0.02)
-    a2a = collectives.collective("alltoall", "hgx-h800", 16, GiB, nodes=2)
-    assert "infiniband-ndr" in a2a.bottleneck
+    a2a = collectives.collective("alltoall", "hgx-h800", 16, GiB, nodes=2)  # each GPU's NIC path, as above
+    assert any(link in a2a.bottleneck for link in ("infiniband-ndr", "pcie5"))
 
 
 def test_a_tree_reduced_by_the_fabric_is_nccls_collnet_chain():

