@@ -190,8 +190,8 @@ def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
 
 def test_fit_error(holdout):
     fit = sweeps.summary(sweeps.compare(("fit",))).set_index("size_class")
-    # 6.2 % since the seventh session's refit; 6.6 % since the network ramp lost its knee, which lowered the fit's residual and the out-of-sample errors but
-    # put more of the fit's large points a little off (6.2 % before; 6.7 % when the p5 runs at 4, 16 and 32 nodes
+    # 6.2 % since the seventh session's refit; 6.6 % since the network ramp lost its knee, which lowered the fit's
+    # residual and the out-of-sample errors but put more of the fit's large points a little off (6.2 % before; 6.7 % when the p5 runs at 4, 16 and 32 nodes
     # joined the fit split, before all-gather's network fill followed all-reduce's message size; 5.3 % before them;
     # 4.8 % before the six cloud sweeps of EFA, RoCE and InfiniBand providers)
     assert fit.loc["large", "median_abs_error"] <= 0.07
