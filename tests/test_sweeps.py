@@ -142,26 +142,27 @@ def holdout():
 
 
 def test_holdout_error_on_large_messages(holdout):
-    """Out of sample, from 64 MiB: median |error| 8.1 % over 206 points, within the issue's 10 %, since the seventh
-    session's sweeps joined (a 4-NIC A100 cluster with SHARP, 69 % too fast: NCCL 2.8 ran at the ring's bandwidth;
-    one p4d pair; a DGX H100 node) and the refit they brought: the one-node ramp now reaches full bandwidth at 8 x
-    4.3 GB, so Hopper's NVLink efficiency, fitted at 8-16 GiB, rose 0.808 -> 0.820 (the 186 points held out before
-    them: 8.3 %; 7.7 % before the refit). 7.7 % over 186 points of 27 held-out sweeps before (7.7 % over 161
-    points before the six sweeps of the sixth session and TCPX's fitted latency; 8.3 % before the
-    network ramp lost its knee; 8.9 % before a run that recorded NCCL_NVLS_ENABLE=0 was modelled
-    without NVLS: the OCI GB200 racks went from 49 % too fast at the median to 7 %; 9.8 % before all-gather and
-    reduce-scatter filled the network pipeline at all-reduce's message size; 8.2 % over 117 before the scale-out
-    sweeps of 2026-12-04 joined: the OCI GB200 racks, modelled then with NVLS, 50 % too fast, and six p5 fit sweeps
-    moved the constants; 9.2 % over 14 held-out sweeps before that; 7.9 % over 12 before aws-samples' p5 EKS run
-    (NCCL 2.18.5; 55 % too fast, its bandwidth jumping 313 -> 438 GB/s from 1 to 2 GiB) and dstack's Crusoe A100 run
-    (6 %) joined, with six fit sweeps and a refit; 8.5 % before a fabric's own latency stretched the network's fill
-    time: TCPXO and p4d's EFA reached full bandwidth too soon, 40-76 % too fast at 64-128 MiB; 8.1 % over 10 before
-    the two p4d EFA ring sweeps of aws-efa-eks joined, 3 % and 40 % off: NCCL 2.9.9 and 2.8.3; 8.3 % before hops
-    between nodes got a latency scale of their own and the network ramp a fill time; the model before the fit and
-    the ramp: 17 %; before RCCL's network latency was told apart from RoCE's: 13 %; before A3 Mega was modelled on
-    its own 1,600 Gb/s of GPUDirect-TCPXO: 11.8 %; before collectives across nodes had a ramp of their own: 11.4 %;
-    before the A3 Ultra and Crusoe sweeps joined the held-out set and the RTX 5090 sweep the fit set: 10.2 %). The
-    bound is the goal."""
+    """Out of sample, from 64 MiB: median |error| 9.2 % over 241 points, within the issue's 10 %, since the eighth
+    session's sweeps joined (10-node H100 all-gather 16 %, two A100 pairs on AKS 10-12 %, a p5 pair 8 %) and the
+    refit with the nccl-tests launch floor (the 206 points held out before them: 8.0 %). 8.1 % over 206 points since
+    the seventh session's sweeps joined (a 4-NIC A100 cluster with SHARP, 69 % too fast: NCCL 2.8 ran at the ring's
+    bandwidth; one p4d pair; a DGX H100 node) and the refit they brought: the one-node ramp now reaches full
+    bandwidth at 8 x 4.3 GB, so Hopper's NVLink efficiency, fitted at 8-16 GiB, rose 0.808 -> 0.820 (the 186 points
+    held out before them: 8.3 %; 7.7 % before the refit). 7.7 % over 186 points of 27 held-out sweeps before (7.7 %
+    over 161 points before the six sweeps of the sixth session and TCPX's fitted latency; 8.3 % before the network
+    ramp lost its knee; 8.9 % before a run that recorded NCCL_NVLS_ENABLE=0 was modelled without NVLS: the OCI GB200
+    racks went from 49 % too fast at the median to 7 %; 9.8 % before all-gather and reduce-scatter filled the
+    network pipeline at all-reduce's message size; 8.2 % over 117 before the scale-out sweeps of 2026-12-04 joined:
+    the OCI GB200 racks, modelled then with NVLS, 50 % too fast, and six p5 fit sweeps moved the constants; 9.2 %
+    over 14 held-out sweeps before that; 7.9 % over 12 before aws-samples' p5 EKS run (NCCL 2.18.5; 55 % too fast,
+    its bandwidth jumping 313 -> 438 GB/s from 1 to 2 GiB) and dstack's Crusoe A100 run (6 %) joined, with six fit
+    sweeps and a refit; 8.5 % before a fabric's own latency stretched the network's fill time: TCPXO and p4d's EFA
+    reached full bandwidth too soon, 40-76 % too fast at 64-128 MiB; 8.1 % over 10 before the two p4d EFA ring
+    sweeps of aws-efa-eks joined, 3 % and 40 % off: NCCL 2.9.9 and 2.8.3; 8.3 % before hops between nodes got a
+    latency scale of their own and the network ramp a fill time; the model before the fit and the ramp: 17 %; before
+    RCCL's network latency was told apart from RoCE's: 13 %; before A3 Mega was modelled on its own 1,600 Gb/s of
+    GPUDirect-TCPXO: 11.8 %; before collectives across nodes had a ramp of their own: 11.4 %; before the A3 Ultra
+    and Crusoe sweeps joined the held-out set and the RTX 5090 sweep the fit set: 10.2 %). The bound is the goal."""
     assert holdout.loc["large", "points"] >= 150
     assert holdout.loc["large", "median_abs_error"] <= 0.10
 
@@ -175,7 +176,10 @@ def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
     measured at 8 B; 40 % over 191 before the two p4d EFA sweeps of aws-efa-eks joined; 42 % before hops between nodes got a latency
     scale of their own and the network ramp a fill time; 53.5 % over 152 before the A3 Ultra and Crusoe
     sweeps joined; 66 % while RCCL's network latency was charged to RoCE, and so to NCCL over RoCE too). The
-    bound only stops it getting worse unnoticed. 26.1 % over 494 points since the seventh session's sweeps joined
+    bound only stops it getting worse unnoticed; since the eighth session it is the issue's goal. 22.3 % over 554
+    points since the eighth session's sweeps joined and nccl-tests' launch floor (one thread driving N GPUs takes at
+    least N launches) was fitted: the 494 points held out before them went 26.1 -> 23.6 % (24.2 % refitted with the
+    new sweeps and no floor). 26.1 % over 494 points since the seventh session's sweeps joined
     (ABCI's A100 cluster at 2, 4 and 8 nodes, 6-11 %, a p4d pair, a DGX H100 node, the ABCI SHARP run) and refitted
     the constants: they are easier than the held-out sweeps before them, which stand at 29.7 % (29.9 % before the
     refit), so the drop is the sample's, not the model's. 29.9 % over 353 points since the six sweeps of the sixth
@@ -185,21 +189,24 @@ def test_holdout_error_on_small_messages_is_reported_not_hidden(holdout):
     scale-out sweeps of 2026-12-04 joined (33.8 % before all-gather's network fill followed all-reduce's message
     size; the OCI GB200 racks and the p5 all-gather runs among them)."""
     assert holdout.loc["small", "points"] >= 300
-    assert holdout.loc["small", "median_abs_error"] <= 0.27
+    assert holdout.loc["small", "median_abs_error"] <= 0.25
 
 
 def test_fit_error(holdout):
     fit = sweeps.summary(sweeps.compare(("fit",))).set_index("size_class")
-    # 6.2 % since the seventh session's refit; 6.6 % since the network ramp lost its knee, which lowered the fit's
+    # 5.8 % since the eighth session's refit; 6.2 % since the seventh session's refit;
+    # 6.6 % since the network ramp lost its knee, which lowered the fit's
     # residual and the out-of-sample errors but put more of the fit's large points a little off (6.2 % before; 6.7 % when the p5 runs at 4, 16 and 32 nodes
     # joined the fit split, before all-gather's network fill followed all-reduce's message size; 5.3 % before them;
     # 4.8 % before the six cloud sweeps of EFA, RoCE and InfiniBand providers)
     assert fit.loc["large", "median_abs_error"] <= 0.07
+    # 12.3 % since the eighth session's launch floor (one nccl-tests thread driving N GPUs takes at least N kernel
+    # launches: the 4-GPU shared-box runs and Azure's A100 node, 42-45 us flat, now within 5-13 %);
     # 14.2 % since the seventh session's sweeps joined the fit split: two runs on 4 GPUs of a shared H100 box, 35 %
     # and 51 % too fast at the median of their small sizes, and nccl-tests#119's 3-node A100 cluster (31 % too slow),
     # modelled since the catalogue has a 4-NIC A100 node; 11.5 % before them (10.5 % before the six cloud sweeps;
     # 13.7 % with one latency scale for every hop)
-    assert fit.loc["small", "median_abs_error"] <= 0.145
+    assert fit.loc["small", "median_abs_error"] <= 0.13
 
 
 def test_the_sealed_sweeps_are_compared_only_when_named():
@@ -328,3 +335,46 @@ def test_the_algorithm_and_protocol_columns_agree_with_the_recorded_nccl_setting
         assert (row.protocol or "auto") == settings.protocol, row.sweep
         checked += 1
     assert checked >= 15
+
+
+@pytest.mark.parametrize(("conditions", "expected"), [
+    ("NCCL_ALGO=NVLS all_reduce_perf -b 8 -e 8G -f 2 -g 8 -n 40; in-place", 8),
+    ("mpirun -np 16 all_reduce_perf -b 8 -e 16G -f 2 -g 1", 1),
+    ("single process, -g 8 (nThread 1 nGpus 8)", 8),
+    ("header: nThread 1 nGpus 4 minBytes 8", 4),
+    ("all_gather_perf --ngpus 2 -b 8", 2),
+    ("rccl-tests all_reduce_perf -b 8 -e 8G -f 2 -G 1", 1),  # -G is CUDA-graph launch, not GPUs
+    ("srun -N 4 -G 32 --gres=gpu:4 --ntasks-per-node=8", 1),  # Slurm's GPU options are not the harness's
+    ("NCCL_IB_GID_INDEX=3 NCCL_SOCKET_IFNAME=net1", 1),
+    ("", 1),
+])
+def test_gpus_per_thread_is_read_from_the_recorded_command_line(conditions, expected):
+    assert sweeps.gpus_per_thread(conditions) == expected
+
+
+def test_one_thread_driving_n_gpus_takes_at_least_n_launches():
+    """nccl-tests with one thread driving N GPUs (``-g N``) launches the N kernels of every iteration one after
+    another, so a collective takes at least N launches, whatever the GPUs do; with one process per GPU the launches
+    overlap the kernels. Measured at 8-256 B on one node: one process for 8 GPUs 35-45 us (Together's H100 ring,
+    AMD's MI300X acceptance run, Azure's A100 node), one process per GPU 13-19 us (a DGX H100, a p5 node, an MI300X
+    node). The floor is a floor: from a few MiB the kernels take longer than the launches."""
+    cal = calibration.default()
+    per_gpu = cal.value("harness_launch_us", "nccl-tests")
+    assert 3.0 < per_gpu < 7.0  # fitted: 5.19 us
+    by_name = {s.sweep: s for s in sweeps.sweeps()}
+    one_thread, per_gpu_process = by_name["h100-8-ar-ring-together"], by_name["h100-8-ar-dgxcbench"]
+    assert (one_thread.gpus_per_thread, per_gpu_process.gpus_per_thread) == (8, 1)
+    sizes = 2.0 ** np.arange(3, 34)
+    ring = collectives.time_us("allreduce", "hgx-h100", 8, sizes, algorithm="ring", cal=cal)
+    floored = sweeps.predict(one_thread, sizes, cal)
+    assert np.all(floored >= 8 * per_gpu) and np.all(floored >= ring)
+    assert floored[0] > ring[0] and floored[-1] == pytest.approx(ring[-1])
+    assert np.all(np.diff(floored) >= 0)
+    auto = collectives.time_us("allreduce", "hgx-h100", 8, sizes, cal=cal)
+    assert sweeps.predict(per_gpu_process, sizes, cal) == pytest.approx(auto)
+    # the measured runs: one process for 8 GPUs takes more than twice as long as one process per GPU, and the model
+    # follows (both within 25 % at the median of their small sizes)
+    compared = sweeps.compare(("fit", "holdout"))
+    for name in ("h100-8-ar-ring-together", "mi300x-8-ar-amdsysacc", "h100-8-ar-dgxcbench", "mi300x-8-ar-rccltests"):
+        small = compared[(compared["sweep"] == name) & (compared["size_class"] == "small")]
+        assert small["rel_error"].abs().median() < 0.25, name

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from multigpu.cli import main
-from multigpu.comm import collectives
+from multigpu.comm import calibration, collectives
 from multigpu.comm.ncclenv import Settings
 from multigpu.common.errors import InputError
 from multigpu.evidence import nccltests
@@ -21,6 +21,24 @@ def test_a_current_log_is_read_with_its_collective_ranks_and_nodes():
     assert (log.op, log.ranks, log.nodes) == ("allreduce", 8, 1)
     assert [p.bytes for p in log.points] == [8, 4096, 1048576, 268435456, 1073741824]
     assert log.points[-1].time_us == 7900.0 and log.points[-1].busbw_GBps == 237.86 and log.points[0].line == 18
+
+
+def test_a_thread_driving_several_gpus_takes_at_least_one_launch_per_gpu(tmp_path, capsys):
+    """``-g 8`` (one thread, 8 GPUs; the header's ``nGpus 8``): the small sizes take at least 8 kernel launches,
+    the large ones are the collective model's; the header names it."""
+    text = (LOGS / "a100_allreduce.log").read_text().replace("nThread 1 nGpus 1", "nThread 1 nGpus 8", 1)
+    (tmp_path / "g8.log").write_text(text)
+    log, rows = nccltests.compare(tmp_path / "g8.log", "dgx-a100")
+    _, plain = nccltests.compare(LOGS / "a100_allreduce.log", "dgx-a100")
+    floor = 8 * calibration.default().value("harness_launch_us", "nccl-tests")
+    assert log.gpus_per_thread == 8 and nccltests.parse(LOGS / "a100_allreduce.log").gpus_per_thread == 1
+    assert rows[0].predicted_time_us == pytest.approx(max(floor, plain[0].predicted_time_us))
+    assert rows[0].predicted_time_us > plain[0].predicted_time_us
+    assert rows[0].predicted_busbw_GBps == pytest.approx(plain[0].predicted_busbw_GBps * plain[0].predicted_time_us
+                                                         / rows[0].predicted_time_us)
+    assert rows[-1].predicted_time_us == plain[-1].predicted_time_us
+    assert main(["validate", "--system", "dgx-a100", "--nccl-tests", str(tmp_path / "g8.log")]) == 0
+    assert "one thread drove 8 GPUs" in capsys.readouterr().out
 
 
 def test_an_old_log_without_redop_and_root_columns():

@@ -607,7 +607,7 @@ def figure_protocol_switches(cal: Calibration | None = None, names: tuple[str, .
         ax.scatter(part["bytes"], measured, s=14, color="#444444", label=_("measured"), zorder=3)
         sizes = 2.0 ** np.arange(np.log2(part["bytes"].min()), np.log2(part["bytes"].max()) + 0.01, 0.25)
         chosen = collectives.evaluate(sweep.op, sweep.system, sweep.gpus, sizes, nodes=sweep.nodes, cal=cal)
-        busbw = sizes / (chosen["time_us"] + cal.harness_overhead_us(sweep.harness)) / 1e3 * factor
+        busbw = sizes / sweeps.harness_time_us(sweep, chosen["time_us"], calibration.resolve(cal)) / 1e3 * factor
         labels = [f"{a} {p}" for a, p in zip(chosen["algorithm"], chosen["protocol"])]
         start = 0
         for style, end in enumerate([*np.flatnonzero(np.array(labels[1:]) != np.array(labels[:-1])) + 1, len(labels)]):
@@ -650,7 +650,8 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     (the network's fill time on InfiniBand: an all-reduce across nodes that would take this long at full
     bandwidth reaches ``ramp_net_share_pct`` % of it, ms; ``ramp_net_exponent`` the ramp's exponent q),
     ``ramp_net_efa_ms`` and ``ramp_net_tcp_ms`` (the same on EFA and over TCP, ms), ``harness_us``
-    (torch.distributed's cost per call, us).
+    (torch.distributed's cost per call, us), ``launch_us`` (nccl-tests' launch cost per GPU of one thread, us)
+    and ``launch_sweeps`` (the compared sweeps whose thread drove several GPUs).
     """
     cal = calibration.resolve(cal)
     summary = sweeps.summary(comparison).set_index(["split", "size_class"])
@@ -685,7 +686,10 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
                 "ramp_net_share_pct": 100 * 2 ** -cal.value("bandwidth_ramp", "net.exponent"),
                 "ramp_net_efa_ms": cal.net_fill_time_us("efa", "hopper") / 1e3,
                 "ramp_net_tcp_ms": cal.net_fill_time_us("tcp", "hopper") / 1e3,
-                "harness_us": cal.value("harness_overhead_us", "torch")})
+                "harness_us": cal.value("harness_overhead_us", "torch"),
+                "launch_us": cal.value("harness_launch_us", "nccl-tests"),
+                "launch_sweeps": sum(s.gpus_per_thread > 1 and not s.reason and s.split != "sealed2"
+                                     for s in sweeps.sweeps())})
     return _values(out)
 
 

@@ -241,6 +241,13 @@ class Calibration:
         """Host-side cost per timed call of a benchmark harness, us (0 for kernel-level timers)."""
         return self.value("harness_overhead_us", harness) if self.has("harness_overhead_us", harness) else 0.0
 
+    def harness_launch_floor_us(self, harness: str, gpus_per_thread: int) -> float:
+        """The least time per collective, us, of a harness whose one host thread launches the kernels of
+        ``gpus_per_thread`` GPUs one after another every iteration (nccl-tests ``-g N``): N x
+        ``harness_launch_us`` (0 where the harness has no row)."""
+        per_gpu = self.value("harness_launch_us", harness) if self.has("harness_launch_us", harness) else 0.0
+        return gpus_per_thread * per_gpu
+
 
 def load(path: str | Path = CALIBRATION_CSV) -> Calibration:
     """The calibration of ``path``; a bad row is an :class:`InputError` at file:line:column."""

@@ -12,6 +12,9 @@ their host names; each can be given instead. A log written with
 ``NCCL_DEBUG=INFO`` also says which of NCCL's settings the run changed
 (``NCCL INFO NCCL_ALGO set by environment to Ring``); the model follows
 ``NCCL_ALGO``, ``NCCL_PROTO`` and ``NCCL_NVLS_ENABLE`` (:class:`~multigpu.comm.ncclenv.Settings`).
+A run whose thread drives several GPUs (the header's ``nGpus N``, from ``-g N``)
+takes at least N kernel launches per collective, and the prediction does too
+(:meth:`~multigpu.comm.calibration.Calibration.harness_launch_floor_us`).
 A log that cannot be read is an :class:`~multigpu.common.errors.InputError`
 at its file and line.
 """
@@ -26,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from multigpu.comm import collectives
+from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.comm.ncclenv import Settings
 from multigpu.common.datafiles import read_bytes
@@ -39,6 +42,7 @@ BINARIES = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather", "red
 _RANK = re.compile(r"^#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?(e[+-]?\d+)?$", re.I)
 _NCCL_LINE = re.compile(r"\bNCCL (?:INFO|WARN)\b")
+_THREAD_GPUS = re.compile(r"\bnThread\s+\d+\s+nGpus\s+(\d+)")
 _SETTING = re.compile(r"\bNCCL INFO (NCCL_ALGO|NCCL_PROTO|NCCL_NVLS_ENABLE) set by environment to ([^\s.]+)")
 
 
@@ -61,6 +65,7 @@ class Log:
     nodes: int | None
     points: tuple[Point, ...]
     settings: Settings = Settings()
+    gpus_per_thread: int = 1  #: GPUs each thread of the run drove (the header's ``nGpus``)
 
 
 def parse(path: str | Path) -> Log:
@@ -71,7 +76,7 @@ def parse(path: str | Path) -> Log:
         text = read_bytes(path).decode("utf-8", errors="replace")
     except InputError:
         raise
-    op, hosts, ranks, points, changed = None, [], 0, [], {}
+    op, hosts, ranks, points, changed, per_thread = None, [], 0, [], {}, 1
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line:
@@ -84,6 +89,9 @@ def parse(path: str | Path) -> Log:
         for binary, collective in BINARIES.items():
             if binary in line and op is None:
                 op = collective
+        thread_gpus = _THREAD_GPUS.search(line)
+        if thread_gpus:
+            per_thread = int(thread_gpus.group(1))
         rank = _RANK.match(line)
         if rank:
             ranks += 1
@@ -96,7 +104,8 @@ def parse(path: str | Path) -> Log:
     if not points:
         raise InputError("has no size rows; expected the table nccl-tests prints (size, count, type, ..., time, "
                          "algbw, busbw)", name, 1)
-    return Log(op, ranks or None, len(set(hosts)) or None, tuple(points), Settings(tuple(sorted(changed.items()))))
+    return Log(op, ranks or None, len(set(hosts)) or None, tuple(points), Settings(tuple(sorted(changed.items()))),
+               per_thread)
 
 
 def _point(tokens: list[str], name: str, number: int) -> Point:
@@ -146,7 +155,7 @@ def compare(path: str | Path, system: str, *, op: str | None = None, gpus: int |
         raise InputError(f"does not say {' or '.join(w.removeprefix('--') for w in missing)}; give "
                          f"{' and '.join(missing)}", str(path), 1)
     sizes = np.array([p.bytes for p in log.points], dtype=float)
-    log = Log(op, gpus, nodes, log.points, log.settings)
+    log = Log(op, gpus, nodes, log.points, log.settings, log.gpus_per_thread)
     result = _evaluate(log, system, sizes, cal, nvls)
     rows = []
     for i, p in enumerate(log.points):
@@ -162,8 +171,11 @@ def _evaluate(log: Log, system: str, sizes: np.ndarray, cal: Calibration | None,
     algorithm forced for all-reduce only, e.g. Tree, leaves NCCL's choice to the other collectives)."""
     settings = log.settings
     algorithm = settings.algorithm if settings.algorithm in collectives.VALID[log.op] else "auto"
-    return collectives.evaluate(log.op, system, log.ranks, sizes, nodes=log.nodes or 1, algorithm=algorithm,
-                                protocol=settings.protocol, cal=cal, nvls=nvls and settings.nvls)
+    result = collectives.evaluate(log.op, system, log.ranks, sizes, nodes=log.nodes or 1, algorithm=algorithm,
+                                  protocol=settings.protocol, cal=cal, nvls=nvls and settings.nvls)
+    floor = calibration.resolve(cal).harness_launch_floor_us("nccl-tests", log.gpus_per_thread)
+    time = np.maximum(result["time_us"], floor)
+    return {**result, "time_us": time, "busbw_GBps": result["busbw_GBps"] * result["time_us"] / time}
 
 
 def latency_factor(log: Log, system: str, cal: Calibration | None = None, used: np.ndarray | None = None,

@@ -61,6 +61,7 @@ FITTED: tuple[Parameter, ...] = (
     Parameter("fabric_latency_us", "tcpx", 30.0, 0.0, 5000.0),
     Parameter("nvls_efficiency", "blackwell.rack", 0.74, 0.3, 1.0),
     Parameter("harness_overhead_us", "torch", 20.0, 0.0, 200.0),
+    Parameter("harness_launch_us", "nccl-tests", 4.0, 0.0, 50.0),
 )
 #: the robust loss's scale: a point off by more than about 10 % counts less than quadratically
 F_SCALE = 0.1

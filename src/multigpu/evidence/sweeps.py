@@ -21,6 +21,7 @@ import dataclasses
 import functools
 import itertools
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,6 +101,8 @@ class Sweep:
     #: or an ``NCCL_ALGO`` without it: :class:`~multigpu.comm.ncclenv.Settings`)
     nvls: bool = True
     protocol: str = "auto"  #: the protocol the run forced (``NCCL_PROTO``), else NCCL's choice
+    #: GPUs one host thread of the harness drives (nccl-tests ``-g N``; 1 where the command line does not say)
+    gpus_per_thread: int = 1
 
 
 @functools.cache
@@ -113,7 +116,8 @@ def sweeps() -> tuple[Sweep, ...]:
             reason = reason or f"algorithm '{row.algorithm}' is not modelled"
         nvls = Settings.from_environment(row.conditions or "").nvls
         sweep = Sweep(row.sweep, row.split, row.op, row.gpus, row.nodes, algorithm, HARNESS.get(row.harness, ""),
-                      system, reason, row.source, row.fabric or "", nvls, row.protocol or "auto")
+                      system, reason, row.source, row.fabric or "", nvls, row.protocol or "auto",
+                      gpus_per_thread(row.conditions or ""))
         if not reason:
             try:
                 predict(sweep, np.array([1024.0]))
@@ -121,6 +125,13 @@ def sweeps() -> tuple[Sweep, ...]:
                 sweep = dataclasses.replace(sweep, reason=exc.message)
         out.append(sweep)
     return tuple(out)
+
+
+def gpus_per_thread(conditions: str) -> int:
+    """GPUs each thread of an nccl-tests (or rccl-tests) run drives, from its recorded command line: ``-g N`` /
+    ``--ngpus N``, or the header's ``nGpus N``; 1 (one process or thread per GPU) where it does not say."""
+    found = re.search(r"(?:(?<![\w-])-g\s*|--ngpus[=\s]|nGpus\s+)(\d+)", conditions)
+    return int(found.group(1)) if found else 1
 
 
 def _system(row: SweepRow) -> tuple[str | None, str]:
@@ -172,7 +183,15 @@ def predict(sweep: Sweep, sizes: np.ndarray, cal: Calibration | None = None) -> 
     else:
         time = collectives.time_us(sweep.op, sweep.system, sweep.gpus, sizes, nodes=sweep.nodes,
                                    algorithm=sweep.algorithm, cal=cal, nvls=sweep.nvls)
-    return np.asarray(time) + cal.harness_overhead_us(sweep.harness)
+    return harness_time_us(sweep, time, cal)
+
+
+def harness_time_us(sweep: Sweep, kernel_time_us: np.ndarray, cal: Calibration) -> np.ndarray:
+    """What the sweep's harness reports for a collective whose kernels take ``kernel_time_us`` (us): at least
+    the time its thread takes to launch them on the GPUs it drives one after another
+    (:meth:`Calibration.harness_launch_floor_us`), plus its own cost per timed call."""
+    floor = cal.harness_launch_floor_us(sweep.harness, sweep.gpus_per_thread)
+    return np.maximum(np.asarray(kernel_time_us, dtype=float), floor) + cal.harness_overhead_us(sweep.harness)
 
 
 def compare(splits: tuple[str, ...] = OPEN_SPLITS, cal: Calibration | None = None) -> pd.DataFrame:

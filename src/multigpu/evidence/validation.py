@@ -256,13 +256,13 @@ def error_summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
 
 
 def misses(table: pd.DataFrame | None = None, above_pct: float = 10.0) -> pd.DataFrame:
-    """The comparisons off by more than ``above_pct`` percent, worst first.
+    """The comparisons off by more than ``above_pct`` percent at the 0.1 % they are shown to, worst first.
 
     Columns: ``ref``, ``set``, ``kind``, ``what``, ``unit``, ``measured``, ``predicted``, ``error_pct``,
     ``known_miss``.
     """
     table = comparisons() if table is None else table
-    part = table[table["error_pct"].abs() > above_pct]
+    part = table[table["error_pct"].abs().round(1) > above_pct]
     part = part.reindex(part["error_pct"].abs().sort_values(ascending=False).index)
     return part[["ref", "set", "kind", "what", "unit", "measured", "predicted", "error_pct", "known_miss"]] \
         .round({"measured": 2, "predicted": 2, "error_pct": 1}).reset_index(drop=True)

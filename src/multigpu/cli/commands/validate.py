@@ -56,6 +56,9 @@ def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
             f"{_median_abs(rows)}, worst {max(abs(r.error_pct) for r in rows):.1f} % over {len(rows)} sizes")
     if log.settings.changed:
         head += "\nas the log says the run set NCCL: " + ", ".join(f"{k}={v}" for k, v in log.settings.changed)
+    if log.gpus_per_thread > 1:
+        head += (f"\none thread drove {log.gpus_per_thread} GPUs (nGpus {log.gpus_per_thread}): each collective "
+                 f"takes at least {log.gpus_per_thread} kernel launches")
     if args.fit_latency:
         used = _anchors(log, args.anchor, args.nccl_tests)
         factor = nccltests.latency_factor(log, args.system, used=used, nvls=args.nvls)
