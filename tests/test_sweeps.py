@@ -404,3 +404,36 @@ def test_one_thread_driving_n_gpus_takes_at_least_n_launches():
     for name in ("h100-8-ar-ring-together", "mi300x-8-ar-amdsysacc", "h100-8-ar-dgxcbench", "mi300x-8-ar-rccltests"):
         small = compared[(compared["sweep"] == name) & (compared["size_class"] == "small")]
         assert small["rel_error"].abs().median() < 0.25, name
+
+
+def test_one_predicted_time_is_within_a_limit_of_two_runs_only_up_to_the_reachable_ratio():
+    """|t / p - 1| <= e for two measured times needs t_slow / t_fast <= (1 + e) / (1 - e): at that ratio the one
+    time that serves both is t_slow / (1 + e), exactly e off each; 2.08 at e = 35 %."""
+    for limit in (0.1, 0.25, 0.35):
+        reach = sweeps.reachable_ratio(limit)
+        fast, slow = 100.0, 100.0 * reach
+        p = slow / (1 + limit)
+        assert slow / p - 1 == pytest.approx(limit) and fast / p - 1 == pytest.approx(-limit)
+    assert sweeps.reachable_ratio(0.35) == pytest.approx(2.0769, abs=1e-4)
+
+
+def test_wide_misses_sit_beside_the_runs_the_model_cannot_tell_apart():
+    """aws-samples/awsome-distributed-training's p5 EKS all-reduce (NCCL 2.18.5, aws-ofi-nccl 1.7.3) reaches
+    129 GB/s busbw at 128 MiB; crazyguitar/aws-gpu-communication-benchmark's two p5 nodes (NCCL 2.27.7) reach
+    305, and the model about 297: the same inputs to the model, so it is within a few percent of one and more
+    than twice too fast for the other. AMD's MI300X acceptance run drives 8 GPUs from one thread (-g 8), which the
+    model reads, so it is no twin of the rccl-tests run with one process per GPU."""
+    comparison = sweeps.compare(("fit", "holdout"))
+    misses = sweeps.wide_misses(comparison)
+    assert (misses["rel_error"].abs() > 0.35).all()
+    inputs = {s.sweep: sweeps.model_inputs(s) for s in sweeps.sweeps()}
+    twinned = misses[misses["twins"] > 0]
+    assert (twinned["sweep"].map(inputs) == twinned["widest"].map(inputs)).all()
+    assert (twinned["sweep"].map(inputs) == twinned["nearest"].map(inputs)).all()
+    assert (twinned["widest_ratio"] >= 1).all() and misses.loc[misses["twins"] == 0, "widest_ratio"].isna().all()
+    p5 = misses[(misses["sweep"] == "h100-16-2n-ar-efa-awsome-p5eks") & (misses["bytes"] == 2**27)].iloc[0]
+    assert p5["twins"] >= 4 and abs(p5["nearest_error"]) < 0.05
+    assert p5["widest"] == "h100-16-2n-ar-efa-cgawsbench" and p5["widest_ratio"] > sweeps.reachable_ratio(0.35)
+    assert inputs["mi300x-8-ar-amdsysacc"] != inputs["mi300x-8-ar-rccltests"]
+    spread = sweeps.deployment_spread()
+    assert not (spread[["sweep", "other_sweep"]] == "mi300x-8-ar-amdsysacc").any().any()

@@ -147,7 +147,8 @@ TABLE_HEADERS = (
     N_("Median absolute error small (%)"), N_("Median absolute error large (%)"), N_("Constant"), N_("Value"),
     N_("Unit"), N_("Fit sweeps"), N_("Fitted on"), N_("Other sweep"), N_("Splits"), N_("Spread (%)"),
     N_("Floor (%)"), N_("Latency factor (×)"), N_("Fitted error small (%)"), N_("Fitted error large (%)"),
-    N_("Sweeps"), N_("Anchored error (%)"),
+    N_("Sweeps"), N_("Anchored error (%)"), N_("Nearest twin"),
+    N_("Nearest twin error (%)"), N_("Widest twin ratio (×)"),
     # published training and serving runs
     N_("ID"), N_("GPU"), N_("Dtype"), N_("Layout"), N_("Measured step (s)"), N_("Predicted step (s)"),
     N_("Error (%)"), N_("Metric"), N_("Model ID"), N_("System ID"), N_("TP"), N_("Batch"), N_("Measured"),
@@ -331,6 +332,108 @@ def spread_facts() -> Facts:
                     "spread_large_median": large["spread_pct"].median(),
                     "spread_small_floor": small["floor_pct"].median(), "spread_small_max": widest["spread_pct"],
                     "spread_widest": _("`{a}` and `{b}`", a=widest["sweep"], b=widest["other_sweep"])})
+
+
+#: The worst large-message error out of sample that issue 12 asks for (|error|, a fraction).
+WORST_LIMIT = 0.35
+
+
+def wide_misses(comparison: pd.DataFrame) -> pd.DataFrame:
+    """The held-out large-message points of ``comparison`` (:func:`sweep_comparison`) off by more than
+    :data:`WORST_LIMIT`, each beside its twins in ``comparison`` (:func:`multigpu.evidence.sweeps.wide_misses`:
+    runs the model cannot tell apart from it, measured at the same size)."""
+    large = comparison[comparison["size_class"] == "large"]
+    misses = sweeps.wide_misses(large, WORST_LIMIT)
+    return misses[misses["split"] == "holdout"].reset_index(drop=True)
+
+
+def wide_miss_table(misses: pd.DataFrame) -> pd.DataFrame:
+    """Per held-out sweep with points in ``misses`` (:func:`wide_misses`): how many, their median error (%), the
+    twin the model is nearest (its median error there, %), and the widest ratio of this run's time to a
+    twin's (x); worst sweep first."""
+    data = misses.assign(error=100 * misses["rel_error"], twin_error=100 * misses["nearest_error"])
+    table = data.groupby("sweep").agg(points=("bytes", "size"), median_error_pct=("error", "median"),
+                                      nearest_twin=("nearest", "first"),
+                                      nearest_twin_error_pct=("twin_error", "median"),
+                                      widest_twin_ratio_x=("widest_ratio", "max"))
+    table["nearest_twin"] = table["nearest_twin"].replace("", "-")
+    return table.sort_values("median_error_pct", key=abs, ascending=False).round(2)
+
+
+def _widest_pair(misses: pd.DataFrame) -> pd.Series | None:
+    """The miss whose held-out twin is furthest from it (None if no miss has a held-out twin)."""
+    held = misses[misses["widest_split"] == "holdout"]
+    return None if held.empty else held.loc[held["widest_ratio"].idxmax()]
+
+
+def twin_points(comparison: pd.DataFrame, misses: pd.DataFrame) -> pd.DataFrame:
+    """The runs of the widest held-out pair in ``misses`` (:func:`wide_misses`) and all their twins in
+    ``comparison``, from 1 MiB: ``sweep, split, bytes, measured, predicted`` (busbw, GB/s); ``pair`` True on the
+    two runs of the pair. Empty when no miss has a held-out twin."""
+    pair = _widest_pair(misses)
+    if pair is None:
+        return pd.DataFrame(columns=["sweep", "split", "bytes", "measured", "predicted", "pair"])
+    inputs = {s.sweep: sweeps.model_inputs(s) for s in sweeps.sweeps()}
+    twins = comparison[(comparison["sweep"].map(inputs) == inputs[pair["sweep"]]) & (comparison["bytes"] >= 2**20)]
+    part = twins[["sweep", "split", "bytes", "measured", "predicted"]].reset_index(drop=True)
+    return part.assign(pair=part["sweep"].isin([pair["sweep"], pair["widest"]]))
+
+
+def figure_twins(points: pd.DataFrame) -> Figure:
+    """busbw (GB/s) against message size for runs the model cannot tell apart (``points``: :func:`twin_points`):
+    each run measured (the widest held-out pair in colour, the others grey), the model's one line and the band
+    within :data:`WORST_LIMIT` of it; in the current language."""
+    fig, ax = plotting.figure(
+        _("Runs the model cannot tell apart: {n} published runs of one machine and collective",
+          n=points["sweep"].nunique()),
+        _("message size (log scale)"), _("busbw (GB/s)"), figsize=(6.8, 3.6),
+        source=_("data/sweeps.csv; multigpu.evidence.sweeps.wide_misses"))
+    model = points.groupby("bytes")["predicted"].first()
+    ax.fill_between(model.index, model / (1 + WORST_LIMIT), model / (1 - WORST_LIMIT), color=plotting.COLORS[1],
+                    alpha=0.15, linewidth=0, label=_("within {pct:.0f} % of the model", pct=100 * WORST_LIMIT))
+    ax.plot(model.index, model, color=plotting.COLORS[1], marker="", label=_("model"))
+    for i, (sweep, run) in enumerate(points.groupby("sweep", sort=False)):
+        paired = bool(run["pair"].iloc[0])
+        ax.plot(run["bytes"], run["measured"], color=plotting.COLORS[0 if i % 2 else 2] if paired else "#aaaaaa",
+                marker="o" if paired else ".", markersize=4, linewidth=1.2 if paired else 0.8,
+                zorder=3 if paired else 2,
+                label=_("{sweep} ({split})", sweep=sweep, split=lang.label(run["split"].iloc[0])) if paired else None)
+    ax.plot([], [], color="#aaaaaa", marker=".", label=_("other runs, same inputs"))
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: units.format_size(v)))
+    ax.set_ylim(0, None)
+    ax.legend(fontsize=plotting.SMALL_PT, loc="upper left")
+    runs_ = points.drop_duplicates("sweep")
+    return plotting.set_alt(fig, _("Measured busbw of {n} runs with the same inputs to the model against message "
+                                   "size, with the model's line and the band within {pct:.0f} % of it; the two "
+                                   "runs drawn in colour are held out.", n=len(runs_), pct=100 * WORST_LIMIT))
+
+
+def wide_miss_facts(misses: pd.DataFrame) -> Facts:
+    """Why the worst case is what it is (``misses``: :func:`wide_misses`): ``wm_n`` (held-out large points off
+    by more than :data:`WORST_LIMIT`), ``wm_sweeps`` (their sweeps), ``wm_twin_near`` (points with a twin the
+    model is within the limit of), ``wm_limit`` (%), ``wm_reach`` (the widest ratio of two times one prediction
+    can be within the limit of, x); the widest held-out pair: ``wm_pair`` (text), ``wm_pair_size`` (text),
+    ``wm_pair_ratio`` (x), ``wm_pair_versions`` (text: their NCCL versions) and ``wm_verdict`` (text: whether
+    a model of these inputs can meet the limit on the held-out sweeps)."""
+    reach = sweeps.reachable_ratio(WORST_LIMIT)
+    pair = _widest_pair(misses)
+    out: dict[str, object] = {
+        "wm_n": len(misses), "wm_sweeps": misses["sweep"].nunique(), "wm_limit": 100 * WORST_LIMIT,
+        "wm_twin_near": int((misses["nearest_error"].abs() <= WORST_LIMIT).sum()), "wm_reach": reach}
+    if pair is None:
+        return _values({**out, "wm_pair": _("none"), "wm_pair_size": "-", "wm_pair_ratio": float("nan"),
+                        "wm_pair_versions": "-",
+                        "wm_verdict": _("no two held-out runs with the same inputs are that far apart")})
+    version = {s.sweep: s.library_version or _("not stated") for s in sweeps.sweeps()}
+    feasible = pair["widest_ratio"] <= reach
+    return _values({**out, "wm_pair": _("`{a}` and `{b}`", a=pair["sweep"], b=pair["widest"]),
+                    "wm_pair_size": units.format_size(pair["bytes"]), "wm_pair_ratio": pair["widest_ratio"],
+                    "wm_pair_versions": _("NCCL {a} and {b}", a=version[pair["sweep"]], b=version[pair["widest"]]),
+                    "wm_verdict": _("one time can still be within {pct:.0f} % of both", pct=100 * WORST_LIMIT)
+                    if feasible else _("no one time is within {pct:.0f} % of both, so no model that reads only these "
+                                       "inputs meets a worst case of {pct:.0f} % on the held-out sweeps",
+                                       pct=100 * WORST_LIMIT)})
 
 
 def latency_factor_table(points: pd.DataFrame) -> pd.DataFrame:
@@ -631,6 +734,7 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     """The published sweeps (``comparison``: :func:`sweep_comparison`).
 
     Counts: ``sw_n_<split>`` (sweeps per split), ``sw_n_unmodelled``, ``sw_pts_<split>`` (compared points);
+    ``sw_next_sealed`` (text: a sentence on ``sealed2``, the next sealed set);
     ``sw_nvls_off`` (text: the all-reduce sweeps outside ``sealed2`` left to NCCL's choice whose run switched NVLS
     off, modelled so);
     errors (%): ``sw_<split>_<size>_median`` and ``..._worst`` for split ``hold``/``sealed``/``fit`` and size
@@ -658,6 +762,10 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     index = pd.DataFrame([{"split": s.split, "reason": s.reason} for s in sweeps.sweeps()])
     out: dict[str, object] = {f"sw_n_{split}": int((index["split"] == split).sum()) for split in sweeps.SPLITS}
     out["sw_n_unmodelled"] = int((index["reason"] != "").sum())
+    out["sw_next_sealed"] = _("{n} sweeps collected since fell in the sealed third; they form the next sealed set, "
+                              "which nothing on this page reads.", n=out["sw_n_sealed2"]) if out["sw_n_sealed2"] else \
+        _("No sweep collected since has fallen in the sealed third; the next that does starts the next sealed set, "
+          "which nothing on this page reads.")
     out["sw_nvls_off"] = _(", ").join(f"`{s.sweep}`" for s in sweeps.sweeps() if not s.nvls and s.split != "sealed2"
                                       and s.op == "allreduce" and s.algorithm == "auto") or _("none")
     for split, short in (("holdout", "hold"), ("sealed", "sealed"), ("fit", "fit")):
@@ -929,6 +1037,7 @@ def facts(cal: Calibration | None = None) -> Facts:
     return {**_in_both(lambda: coverage_facts(table, cal)), **_in_both(lambda: summary_facts(table)),
             **out_of_sample_facts(table), **_in_both(lambda: weakness_facts(table, cal)), **vendor_facts(cal),
             **_in_both(lambda: sweep_facts(comparison, cal)), **_in_both(spread_facts),
+            **_in_both(lambda: wide_miss_facts(wide_misses(comparison))),
             **latency_factor_facts(deployment.sweep_points(("holdout",), cal)), **anchored_facts(anchored_points(cal)),
             **_in_both(lambda: scale_facts(scale_points(comparison))),
             **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),

@@ -62,6 +62,7 @@ class SweepRow(datafiles.Row):
     protocol: datafiles.one_of(collectives.PROTOCOLS[1:]) | None = None  # type: ignore[valid-type]
     dtype: str | None = None
     fabric: str | None = None
+    nccl_version: str | None = None
     harness: datafiles.Text
     conditions: str | None = None
     split: datafiles.one_of(SPLITS)  # type: ignore[valid-type]
@@ -103,6 +104,8 @@ class Sweep:
     protocol: str = "auto"  #: the protocol the run forced (``NCCL_PROTO``), else NCCL's choice
     #: GPUs one host thread of the harness drives (nccl-tests ``-g N``; 1 where the command line does not say)
     gpus_per_thread: int = 1
+    #: the NCCL (or RCCL) version the source states ("" where it does not); the model does not read it
+    library_version: str = ""
 
 
 @functools.cache
@@ -117,7 +120,7 @@ def sweeps() -> tuple[Sweep, ...]:
         nvls = Settings.from_environment(row.conditions or "").nvls
         sweep = Sweep(row.sweep, row.split, row.op, row.gpus, row.nodes, algorithm, HARNESS.get(row.harness, ""),
                       system, reason, row.source, row.fabric or "", nvls, row.protocol or "auto",
-                      gpus_per_thread(row.conditions or ""))
+                      gpus_per_thread(row.conditions or ""), row.nccl_version or "")
         if not reason:
             try:
                 predict(sweep, np.array([1024.0]))
@@ -243,22 +246,64 @@ def small_message_latency(fabric: str, splits: tuple[str, ...] = OPEN_SPLITS, ma
     return pd.DataFrame(rows, columns=["sweep", "split", "system", "measured_us", "predicted_us"])
 
 
+def model_inputs(sweep: Sweep) -> tuple:
+    """What the model reads of a run: system (and fabric), GPUs, nodes, collective, algorithm, harness, the
+    recorded NVLS and protocol settings and the GPUs one harness thread drives. Two runs with the same inputs
+    get one time at every size."""
+    return (sweep.system, sweep.gpus, sweep.nodes, sweep.op, sweep.algorithm, sweep.harness, sweep.nvls,
+            sweep.protocol, sweep.gpus_per_thread)
+
+
+def reachable_ratio(limit: float) -> float:
+    """The widest ratio of two measured times that one predicted time can be within ``limit`` (a fraction) of:
+    |t / p - 1| <= limit for both runs needs t_slow / t_fast <= (1 + limit) / (1 - limit) (2.08 at 35 %)."""
+    return (1 + limit) / (1 - limit)
+
+
+def wide_misses(comparison: pd.DataFrame, limit: float = 0.35) -> pd.DataFrame:
+    """Each point of ``comparison`` (:func:`compare`) off by more than ``limit`` (|rel_error|, a fraction),
+    beside the other runs in ``comparison`` that the model cannot tell apart from its own (:func:`model_inputs`)
+    measured at the same size. Columns ``sweep, split, bytes, rel_error``; ``twins``: how many such runs;
+    ``nearest``, ``nearest_error``: the one the model is closest to, and its rel_error there; ``widest``,
+    ``widest_split``, ``widest_ratio``: the one whose measured time is furthest from this run's, and the ratio
+    of the slower time to the faster (>= 1; NaN without twins). Where ``widest_ratio`` exceeds
+    :func:`reachable_ratio`, no one time is within ``limit`` of both runs: a miss no model of these inputs
+    avoids."""
+    inputs = {s.sweep: model_inputs(s) for s in sweeps()}
+    wide = comparison[comparison["rel_error"].abs() > limit]
+    rows = []
+    for _, miss in wide.iterrows():
+        same = comparison[(comparison["bytes"] == miss["bytes"]) & (comparison["sweep"] != miss["sweep"])
+                          & (comparison["sweep"].map(inputs) == inputs[miss["sweep"]])]
+        row = {"sweep": miss["sweep"], "split": miss["split"], "bytes": int(miss["bytes"]),
+               "rel_error": miss["rel_error"], "twins": len(same), "nearest": "", "nearest_error": np.nan,
+               "widest": "", "widest_split": "", "widest_ratio": np.nan}
+        if len(same):
+            nearest = same.loc[same["rel_error"].abs().idxmin()]
+            ratio = np.maximum(same["measured"], miss["measured"]) / np.minimum(same["measured"], miss["measured"])
+            widest = same.loc[ratio.idxmax()]
+            row.update(nearest=nearest["sweep"], nearest_error=nearest["rel_error"], widest=widest["sweep"],
+                       widest_split=widest["split"], widest_ratio=float(ratio.max()))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["sweep", "split", "bytes", "rel_error", "twins", "nearest", "nearest_error",
+                                       "widest", "widest_split", "widest_ratio"])
+
+
 def deployment_spread(splits: tuple[str, ...] = OPEN_SPLITS) -> pd.DataFrame:
-    """How far apart two published runs are that the model cannot tell apart: same system (and fabric), GPUs,
-    nodes, collective, algorithm and harness. Per such pair and size class, on the sizes both measured: the
-    ``points`` and ``spread_pct``, the median over those sizes of the slower run's time over the faster's, - 1
-    (%). A model of the hardware gives both runs one time, so it cannot be closer than ``floor_pct`` = s / (2 + s)
-    to each at once (s the spread). Columns ``sweep, other_sweep, splits, system, op, gpus, nodes, size_class,
-    points, spread_pct, floor_pct``; sealed sweeps only when ``splits`` names them."""
+    """How far apart two published runs are that the model cannot tell apart (:func:`model_inputs`). Per such
+    pair and size class, on the sizes both measured: the ``points`` and ``spread_pct``, the median over those
+    sizes of the slower run's time over the faster's, - 1 (%). A model of the hardware gives both runs one time,
+    so it cannot be closer than ``floor_pct`` = s / (2 + s) to each at once (s the spread). Columns ``sweep,
+    other_sweep, splits, system, op, gpus, nodes, size_class, points, spread_pct, floor_pct``; sealed sweeps
+    only when ``splits`` names them."""
     data, groups = points(), {}
     for sweep in sweeps():
         if sweep.split in splits and not sweep.reason:
             part = data[data["sweep"] == sweep.sweep]
             times = pd.Series(measured_times_us(sweep, part), index=part["bytes"].to_numpy()).dropna()
-            key = (sweep.system, sweep.gpus, sweep.nodes, sweep.op, sweep.algorithm, sweep.harness)
-            groups.setdefault(key, []).append((sweep, times))
+            groups.setdefault(model_inputs(sweep), []).append((sweep, times))
     rows = []
-    for (system, gpus, nodes, op, _, _), runs in groups.items():
+    for (system, gpus, nodes, op, *_), runs in groups.items():
         for (a, ta), (b, tb) in itertools.combinations(runs, 2):
             common = ta.index.intersection(tb.index)
             ratio = np.maximum(ta[common], tb[common]) / np.minimum(ta[common], tb[common])
