@@ -243,6 +243,8 @@ def _figures_in_current_language() -> dict[str, object]:
         "app_validation.figure_scale_out": app_validation.figure_scale_out(
             app_validation.scale_points(app_validation.sweep_comparison(cal))),
         "app_validation.figure_protocol_switches": app_validation.figure_protocol_switches(cal),
+        "app_validation.figure_twins": app_validation.figure_twins(app_validation.twin_points(
+            app_validation.sweep_comparison(cal), app_validation.wide_misses(app_validation.sweep_comparison(cal)))),
         "app_validation.figure_predicted_vs_measured": app_validation.figure_predicted_vs_measured(
             validation.comparisons(cal)),
     }
