@@ -392,12 +392,12 @@ def figure_twins(points: pd.DataFrame) -> Figure:
     ax.fill_between(model.index, model / (1 + WORST_LIMIT), model / (1 - WORST_LIMIT), color=plotting.COLORS[1],
                     alpha=0.15, linewidth=0, label=_("within {pct:.0f} % of the model", pct=100 * WORST_LIMIT))
     ax.plot(model.index, model, color=plotting.COLORS[1], marker="", label=_("model"))
-    for i, (sweep, run) in enumerate(points.groupby("sweep", sort=False)):
-        paired = bool(run["pair"].iloc[0])
-        ax.plot(run["bytes"], run["measured"], color=plotting.COLORS[0 if i % 2 else 2] if paired else "#aaaaaa",
-                marker="o" if paired else ".", markersize=4, linewidth=1.2 if paired else 0.8,
-                zorder=3 if paired else 2,
-                label=_("{sweep} ({split})", sweep=sweep, split=lang.label(run["split"].iloc[0])) if paired else None)
+    for sweep, run in points[~points["pair"]].groupby("sweep", sort=False):
+        ax.plot(run["bytes"], run["measured"], color="#aaaaaa", marker=".", markersize=4, linewidth=0.8, zorder=2)
+    for color, (sweep, run) in zip((plotting.COLORS[0], plotting.COLORS[2]),
+                                   points[points["pair"]].groupby("sweep", sort=False)):
+        ax.plot(run["bytes"], run["measured"], color=color, marker="o", markersize=4, linewidth=1.2, zorder=3,
+                label=_("{sweep} ({split})", sweep=sweep, split=lang.label(run["split"].iloc[0])))
     ax.plot([], [], color="#aaaaaa", marker=".", label=_("other runs, same inputs"))
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: units.format_size(v)))

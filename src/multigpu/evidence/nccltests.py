@@ -175,7 +175,9 @@ def _evaluate(log: Log, system: str, sizes: np.ndarray, cal: Calibration | None,
                                   protocol=settings.protocol, cal=cal, nvls=nvls and settings.nvls)
     floor = calibration.resolve(cal).harness_launch_floor_us("nccl-tests", log.gpus_per_thread)
     time = np.maximum(result["time_us"], floor)
-    return {**result, "time_us": time, "busbw_GBps": result["busbw_GBps"] * result["time_us"] / time}
+    slower = result["time_us"] / time
+    return {**result, "time_us": time, "algbw_GBps": result["algbw_GBps"] * slower,
+            "busbw_GBps": result["busbw_GBps"] * slower}
 
 
 def latency_factor(log: Log, system: str, cal: Calibration | None = None, used: np.ndarray | None = None,
