@@ -346,7 +346,7 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
         "ttft_s": ttft * np.ones_like(b), "tpot_s": tpot, "tokens_per_s_per_user": 1.0 / tpot,
         "tokens_per_s_per_gpu": b * output_tokens / cycle / gpus, "decode_step_s": decode_step,
         "query_time_s": ttft + output_tokens * tpot, "cycle_s": cycle,
-        "tp_bytes_per_query_per_gpu": tp_bytes_per_query_per_gpu(model.id, tp, input_tokens, output_tokens, dtype),
+        "tp_bytes_per_query_per_gpu": tp_bytes_per_query_per_gpu(model, tp, input_tokens, output_tokens, dtype),
         "comm_fraction": comm / cycle,
         "decode_comm_s": decode_comm, "decode_compute_s": decode_compute, "decode_fixed_s": fixed,
         "memory_per_gpu_GB": memory_GB, "gpu_memory_GB": gpu.usable_memory_GB, "fits": memory_GB <= budget,

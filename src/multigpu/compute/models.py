@@ -346,6 +346,15 @@ def model(model_id: str | Model) -> Model:
                      f"Hugging Face config.json")
 
 
+def memo_key(model_id: str | Model) -> str | Model:
+    """What a memo of results keys a model by: its catalogue id when it is one, else the :class:`Model` itself
+    (a config.json path is read here, so an edited file is a new key, and a config's model is never looked up
+    again by an id the catalogue does not have)."""
+    if isinstance(model_id, str) and model_id in _load():
+        return model_id
+    return model(model_id)
+
+
 @functools.cache
 def _from_config(path: str) -> Model:
     from multigpu.compute import hfconfig  # reads a config into this module's Model

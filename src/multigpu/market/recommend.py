@@ -176,7 +176,7 @@ def train(model_id: str, tokens: float | str, table: PriceTable | None = None, *
     _check_common(max_gpus, rank_by, deadline_h, budget_usd)
     if seq < 1:
         raise InputError(f"sequence length {seq} must be at least 1")
-    global_batch = default_global_batch(model.id, seq) if global_batch is None else int(global_batch)
+    global_batch = default_global_batch(model, seq) if global_batch is None else int(global_batch)
     if global_batch < 1:
         raise InputError(f"global batch {global_batch} must be at least 1")
     steps = tokens / (global_batch * seq)
@@ -251,7 +251,7 @@ def _train_offer(model: models.Model, offer: dict[str, Any], steps: float, globa
                           f"so the network between such instances is not modelled")
             continue
         try:
-            found = search.train(model.id, system.id, gpus, global_batch, seq, dtype=dtype,
+            found = search.train(model, system.id, gpus, global_batch, seq, dtype=dtype,
                                  zero_stages=zero_stages, cal=cal, method=method, lora_rank=lora_rank)
         except InputError as exc:
             why = exc.message
@@ -371,7 +371,7 @@ def _serve_offer(model: models.Model, offer: dict[str, Any], rate: float, demand
     per = int(offer["gpus_per_instance"])
     price_hour = float(offer["price_per_gpu_hour_usd"]) * per
     base = _base_row(offer)
-    found = search.serve(model.id, system.id, per, input_tokens, output_tokens, rate, dtype=dtype,
+    found = search.serve(model, system.id, per, input_tokens, output_tokens, rate, dtype=dtype,
                          max_ttft_s=max_ttft_s, cal=cal, stack=stack)
     best = found.best
     if best is None:

@@ -320,8 +320,8 @@ def train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int 
     the gradients' precision (fp32, or bf16 as NVIDIA's performance recipes);
     all are part of the memo's key.
     """
-    key = (model_id, system_id, gpus, global_batch, seq, dtype, tuple(zero_stages), max(top, 1), method,
-           int(lora_rank or 0), grad_dtype, calibration.resolve(cal))
+    key = (models.memo_key(model_id), system_id, gpus, global_batch, seq, dtype, tuple(zero_stages), max(top, 1),
+           method, int(lora_rank or 0), grad_dtype, calibration.resolve(cal))
     if keep_table or progress:
         return _train(*key, keep_table=keep_table, progress=progress)
     return _train_cached(*key)
@@ -432,8 +432,8 @@ def serving_option(model_id: str, system_id: str, tp: int, input_tokens: int, ou
                    cal: Calibration | None = None, stack: str = inference.DEFAULT_STACK) -> ServingOption:
     """Serving on ``tp`` GPUs of a system at the largest batch that meets ``min_tokens_per_s_per_user``, with the
     all-reduce kernels of the serving ``stack`` (:data:`multigpu.compute.inference.STACKS`)."""
-    return _serving_option(model_id, system_id, tp, input_tokens, output_tokens, float(min_tokens_per_s_per_user),
-                           dtype, calibration.resolve(cal), inference.stack(stack).name)
+    return _serving_option(models.memo_key(model_id), system_id, tp, input_tokens, output_tokens,
+                           float(min_tokens_per_s_per_user), dtype, calibration.resolve(cal), inference.stack(stack).name)
 
 
 @dataclass(frozen=True)
@@ -464,7 +464,8 @@ def serve(model_id: str, system_id: str, gpus: int, input_tokens: int, output_to
     GPU wins (then the faster per-user speed, then the smaller degree). ``stack``: the serving stack, whose
     all-reduce kernels the tensor-parallel traffic runs on (:data:`multigpu.compute.inference.STACKS`)."""
     ceiling = None if max_ttft_s is None else float(max_ttft_s)
-    return _serve(model_id, system_id, gpus, input_tokens, output_tokens, float(min_tokens_per_s_per_user), dtype,
+    return _serve(models.memo_key(model_id), system_id, gpus, input_tokens, output_tokens,
+                  float(min_tokens_per_s_per_user), dtype,
                   ceiling, calibration.resolve(cal), inference.stack(stack).name)
 
 
@@ -474,8 +475,8 @@ def _serve(model_id: str, system_id: str, gpus: int, input_tokens: int, output_t
            stack: str = inference.DEFAULT_STACK) -> ServingSearch:
     model, system = models.model(model_id), catalog.system(system_id)
     tps = [tp for tp in _divisors(gpus) if tp <= system.gpus_per_node and not model.heads % tp]
-    options = tuple(_serving_option(model.id, system.id, tp, input_tokens, output_tokens, floor, dtype, cal, stack)
-                    for tp in tps)
+    options = tuple(_serving_option(models.memo_key(model), system.id, tp, input_tokens, output_tokens, floor, dtype,
+                                    cal, stack) for tp in tps)
     quick = [o for o in options if max_ttft_s is None or o.ttft_s <= max_ttft_s]
     ok = [o for o in quick if o.batch]
     best = max(ok, key=lambda o: (o.tokens_per_s_per_gpu, o.tokens_per_s_per_user, -o.tp)) if ok else None

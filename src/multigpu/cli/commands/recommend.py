@@ -37,8 +37,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--prices", metavar="FILE",
                         help="price file (default: $MULTIGPU_PRICES or the packaged one)")
     what = parser.add_mutually_exclusive_group()
-    what.add_argument("--train", metavar="MODEL", help="model id to train (python -m multigpu models)")
-    what.add_argument("--serve", metavar="MODEL", help="model id to serve")
+    what.add_argument("--train", metavar="MODEL", help="model to train: " + types.MODEL_HELP)
+    what.add_argument("--serve", metavar="MODEL", help="model to serve: " + types.MODEL_HELP)
     parser.add_argument("--tokens", metavar="T", help="training tokens, e.g. 2e11, 200B, 1.5T (with --train)")
     parser.add_argument("--tokens-per-s-per-user", metavar="R", type=types.positive,
                         help="output tokens per second each user must see (with --serve)")

@@ -41,8 +41,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
 
     infer = add_command(subparsers, "infer", "latency and throughput of serving under tensor parallelism, "
                         "with in-flight batching (times in s)")
-    infer.add_argument("--model", required=True, help=MODEL_HELP)
-    infer.add_argument("--system", required=True)
+    infer.add_argument("--model", required=True, help=types.MODEL_HELP)
+    infer.add_argument("--system", required=True, help="system id (python -m multigpu systems)")
     infer.add_argument("--tp", type=types.count, required=True)
     infer.add_argument("--pp", type=types.count, default=1)
     infer.add_argument("--batch", type=types.count, required=True, help="queries in flight")
@@ -73,14 +73,10 @@ INFER_FIELDS = """fields (seconds unless named otherwise):
                          their prefills and decode steps
   tokens_per_s_per_gpu   batch x output tokens / cycle_s / GPUs: the prefill work is counted"""
 
-#: what --model takes, everywhere
-MODEL_HELP = ("model id (python -m multigpu models) or the path of a Hugging Face config.json (or its folder): "
-              "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v3, gpt2, gpt_neox, opt, bloom")
-
 
 def add_training_job(parser: argparse.ArgumentParser) -> None:
     """The arguments that name a training job: model, system, GPUs, global batch, sequence length, dtype."""
-    parser.add_argument("--model", required=True, help=MODEL_HELP)
+    parser.add_argument("--model", required=True, help=types.MODEL_HELP)
     parser.add_argument("--system", required=True, help="system id (python -m multigpu systems)")
     parser.add_argument("--gpus", type=types.count, required=True, help="total GPUs (= tp x pp x dp)")
     parser.add_argument("--global-batch", type=types.count, required=True, help="sequences per step")
