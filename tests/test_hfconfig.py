@@ -284,7 +284,7 @@ def test_invalid_json_is_reported_at_its_line(tmp_path):
 
 
 @pytest.mark.parametrize(("text", "words"), [("[1, 2]", "holds an array; expected a JSON object"),
-                                             ('"llama"', "holds a string"), ("", "is not valid JSON")])
+                                             ('"llama"', "holds a string"), ("", "is empty; expected a Hugging Face config.json")])
 def test_config_must_be_a_json_object(tmp_path, text, words):
     file = tmp_path / "config.json"
     file.write_text(text, encoding="utf-8")

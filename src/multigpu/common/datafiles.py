@@ -142,13 +142,15 @@ class Row(BaseModel):
     """A CSV row: cells are stripped text, empty cells are None; extra columns are kept as text.
 
     Subclasses declare a file's schema: fields (a default makes the column
-    optional), ``EXPECTED`` (what each column holds, for messages) and
-    ``NOUN`` (what one row is).
+    optional), ``EXPECTED`` (what each column holds, for messages),
+    ``NOUN`` (what one row is) and ``TEMPLATE`` (a command that prints a
+    valid file, named when the header is not this schema's).
     """
 
     model_config = ConfigDict(extra="allow", frozen=True)
     EXPECTED: ClassVar[dict[str, str]] = {}
     NOUN: ClassVar[str] = "row"
+    TEMPLATE: ClassVar[str] = ""
 
     @classmethod
     def required(cls) -> tuple[str, ...]:
@@ -323,13 +325,16 @@ def check_header(header: list[str], schema: type[Row], name: str) -> list[InputE
     """Every required column once; a misspelt name (a typo, other spacing) is an error naming the known
     column. Other extra columns are allowed (see :func:`extra_columns`)."""
     problems = []
+    if "" in header:
+        problems.append(InputError("a column has no name; expected a name in every header cell", name, 1))
     for column in header:
         if not column:
-            problems.append(InputError("a column has no name; expected a name in every header cell", name, 1))
-        elif header.count(column) > 1 and column not in {p.column for p in problems}:
+            continue
+        if header.count(column) > 1 and column not in {p.column for p in problems}:
             problems.append(InputError("appears twice in the header; expected each column once", name, 1, column))
     required, optional = schema.required(), schema.optional()
     unknown = [column for column in header if column and column not in required + optional]
+    missing = []
     for column in required:
         if column not in header:
             guess = closest(column, unknown)
@@ -338,7 +343,13 @@ def check_header(header: list[str], schema: type[Row], name: str) -> list[InputE
                                            name, 1, guess))
                 unknown.remove(guess)
             else:
-                problems.append(InputError(f"is missing; expected columns {', '.join(required)}", name, 1, column))
+                missing.append(column)
+    if len(missing) == 1:
+        problems.append(InputError(f"is missing; expected columns {', '.join(required)}", name, 1, missing[0]))
+    elif missing:  # several missing columns are one problem: the file has no header row of this kind
+        template = f"; '{schema.TEMPLATE}' prints a valid file" if schema.TEMPLATE else ""
+        problems.append(InputError(f"no header row with the required columns (missing: {', '.join(missing)}; "
+                                   f"expected {', '.join(required)}){template}", name, 1))
     for column in unknown:
         guess = closest(column, [c for c in optional if c not in header])
         if guess:

@@ -440,6 +440,9 @@ def _read(path: str | os.PathLike[str]) -> tuple[Path, dict[str, Any]]:
         raise InputError("is not UTF-8 text; expected a JSON file", file=name) from None
     except OSError as exc:
         raise InputError(f"cannot be read ({exc.strerror}); expected a readable config.json", file=name) from None
+    if not text.strip():
+        raise InputError("is empty; expected a Hugging Face config.json (a JSON object of config keys)", file=name,
+                         line=1)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -131,6 +131,7 @@ class Offer(Row):
     min_lease_h: Annotated[float | None, BeforeValidator(_hours)] = None
 
     NOUN = "offer"
+    TEMPLATE = "python -m multigpu prices template"
     EXPECTED = {
         "provider": "the provider's name",
         "instance": "the instance type or product name",
