@@ -12,7 +12,7 @@ import pytest
 from multigpu.comm import calibration, collectives
 from multigpu.comm.ncclenv import Settings
 from multigpu.common.datafiles import DATA_DIR
-from multigpu.evidence import sweepfit, sweeps
+from multigpu.evidence import fitquality, sweepfit, sweeps
 
 
 def split_of(ident: str) -> str:
@@ -79,14 +79,34 @@ def test_the_fit_reads_only_the_fit_split():
 
 @pytest.fixture(scope="module")
 def refit():
-    return sweepfit.fit()
+    return sweepfit.fit_result()
 
 
-def test_the_shipped_constants_are_the_fit_of_the_fit_sweeps(refit):
+def test_the_shipped_constants_reach_the_refits_loss(refit):
+    """The optimiser's path depends on how the machine's BLAS rounds (the fit is flat in several directions), the
+    loss it reaches does not: the shipped constants must reach it within fitquality.LOSS_RTOL (0.01 %)."""
+    shipped = sweepfit.loss()
+    assert fitquality.loss_agrees(shipped, refit.loss), (shipped, refit.loss)
+
+
+def test_each_constant_the_data_determine_is_the_refits(refit):
+    """By the rule of multigpu.evidence.fitquality: a determined constant (one standard error at most 10 % of
+    its value) within one standard error of the refit; one at a bound at the same bound; a loose one (the data
+    leave it free at the same loss) is not compared. The file records what the data say of each: the same
+    constants are determined in the shipped file and in the refit."""
     shipped = calibration.default()
-    for (name, key), value in refit.items():
-        stored = shipped.value(name, key)
-        assert stored == pytest.approx(value, rel=0.03, abs=0.01), (name, key)
+    for parameter in sweepfit.FITTED:
+        estimate = refit.estimates[parameter.ident]
+        value = shipped.value(*parameter.ident)
+        assert fitquality.agrees(value, estimate, (parameter.low, parameter.high), parameter.log), (
+            parameter.ident, value, estimate)
+        recorded = shipped.constant(*parameter.ident)
+        assert (recorded.fit_status == calibration.DETERMINED) == (estimate.status == calibration.DETERMINED), (
+            parameter.ident, recorded.fit_status, estimate)
+        if estimate.status == calibration.DETERMINED:
+            assert recorded.std_error == pytest.approx(estimate.std_error, rel=0.25), parameter.ident
+    determined = [e for e in refit.estimates.values() if e.status == calibration.DETERMINED]
+    assert len(determined) >= len(sweepfit.FITTED) / 2  # most constants are pinned down by the data
 
 
 def test_each_fitted_constant_names_the_sweeps_it_moves():

@@ -45,6 +45,7 @@ from multigpu.evidence import (
     bottlenecks,
     decodefit,
     deployment,
+    fitquality,
     runs,
     serving,
     sweepfit,
@@ -148,7 +149,7 @@ TABLE_HEADERS = (
     N_("Unit"), N_("Fit sweeps"), N_("Fitted on"), N_("Other sweep"), N_("Splits"), N_("Spread (%)"),
     N_("Floor (%)"), N_("Latency factor (×)"), N_("Fitted error small (%)"), N_("Fitted error large (%)"),
     N_("Sweeps"), N_("Anchored error (%)"), N_("Nearest twin"),
-    N_("Nearest twin error (%)"), N_("Widest twin ratio (×)"),
+    N_("Nearest twin error (%)"), N_("Widest twin ratio (×)"), N_("Standard error"), N_("Fit status"),
     # published training and serving runs
     N_("ID"), N_("GPU"), N_("Dtype"), N_("Layout"), N_("Measured step (s)"), N_("Predicted step (s)"),
     N_("Error (%)"), N_("Metric"), N_("Model ID"), N_("System ID"), N_("TP"), N_("Batch"), N_("Measured"),
@@ -168,7 +169,7 @@ TABLE_HEADERS = (
 #: The tables' columns whose cells are words of a fixed vocabulary (:data:`CELL_WORDS`), translated in the
 #: Chinese edition; the other cells are data (ids, names, benchmarks, layouts), as they are.
 LABEL_COLUMNS = ("split", "size_class", "set", "kind", "compared", "metric", "regime", "unit", "what", "check",
-                 "known_miss", "source", "note")
+                 "known_miss", "source", "note", "fit_status")
 
 #: The words of :data:`LABEL_COLUMNS` as the evidence layer writes them, as messages ("no" is the shared
 #: catalog's). A word missing here fails the notebook's Chinese edition (LookupError naming it).
@@ -177,6 +178,8 @@ CELL_WORDS = (
     N_("holdout"), N_("fit"), N_("sealed"), N_("large"), N_("small"), N_("held out"), N_("fitted on"),
     N_("out of sample"), N_("collective"), N_("copy"), N_("training"), N_("vendor-presentation"),
     N_("throughput"), N_("ttft"), N_("tpot"),
+    # what a fit's data say of a constant (multigpu.comm.calibration.FIT_STATUSES)
+    N_("determined"), N_("loose"), N_("at bound"),
     # units (calibration constants, serving metrics, comparisons)
     N_("1"), N_("bytes"), N_("ratio"), N_("us"), N_("fraction"), N_("tokens/s/GPU"), N_("s"), N_("GB/s"),
     N_("s per iteration"),
@@ -537,15 +540,29 @@ def latency_factor_facts(points: pd.DataFrame) -> Facts:
 
 
 def fitted_constants_table(cal: Calibration | None = None) -> pd.DataFrame:
-    """The constants fitted on the fit sweeps (:data:`multigpu.evidence.sweepfit.FITTED`): value, unit and the
-    fit sweeps that move them."""
+    """The constants fitted on the fit sweeps (:data:`multigpu.evidence.sweepfit.FITTED`): value, unit, the
+    fit's standard error and what it says of the constant (:mod:`multigpu.evidence.fitquality`), and the fit
+    sweeps that move them."""
     cal = calibration.resolve(cal)
     rows = []
     for parameter in sweepfit.FITTED:
         constant = cal.constant(*parameter.ident)
         rows.append({"constant": f"{constant.name}/{constant.key}", "value": constant.value, "unit": constant.unit,
+                     "standard_error": constant.std_error, "fit_status": constant.fit_status,
                      "fit_sweeps": len(constant.fitted_sweeps), "fitted_on": ", ".join(constant.fitted_sweeps)})
     return pd.DataFrame(rows).set_index("constant")
+
+
+def fit_status_facts(cal: Calibration | None = None) -> Facts:
+    """What the fits' data say of their constants (``fit_status`` in ``data/calibration.csv`` and
+    ``data/compute_efficiency.csv``): ``fit_constants_n`` (constants fitted anywhere in the model),
+    ``fit_determined_n`` (those whose standard error is at most ``fit_determined_pct`` % of their value) and
+    ``fit_loose`` (the others, loose or at a bound, as code names, in the current language's list)."""
+    status = {f"{c.name}/{c.key}": c.fit_status for c in calibration.resolve(cal).constants if c.fit_status}
+    status |= {name: row.fit_status for name, row in models.efficiency_rows().items() if row.fit_status}
+    loose = [f"`{name}`" for name, s in status.items() if s != calibration.DETERMINED]
+    return _values({"fit_constants_n": len(status), "fit_determined_n": len(status) - len(loose),
+                    "fit_determined_pct": 100 * fitquality.DETERMINED_REL_SE, "fit_loose": _(", ").join(loose)})
 
 
 def figure_holdout_sweeps(comparison: pd.DataFrame, cal: Calibration | None = None,
@@ -1041,4 +1058,4 @@ def facts(cal: Calibration | None = None) -> Facts:
             **latency_factor_facts(deployment.sweep_points(("holdout",), cal)), **anchored_facts(anchored_points(cal)),
             **_in_both(lambda: scale_facts(scale_points(comparison))),
             **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
-            **_in_both(lambda: sealed_peer_facts(trained))}
+            **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal))}

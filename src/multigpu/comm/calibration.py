@@ -44,6 +44,9 @@ _SM_NVLINK_KEY = {"pascal": "volta", "volta": "volta", "ampere": "ampere", "hopp
 _EFFICIENCY_KEY = {"pci": "pcie", "net": "net"}
 
 Key = tuple[str, str]
+#: what a fit's data say of a fitted constant (``fit_status``; multigpu.evidence.fitquality gives the rules)
+DETERMINED, LOOSE, AT_BOUND = "determined", "loose", "at bound"
+FIT_STATUSES = (DETERMINED, LOOSE, AT_BOUND)
 
 
 class CalibrationRow(datafiles.Row):
@@ -55,10 +58,14 @@ class CalibrationRow(datafiles.Row):
     unit: datafiles.Text
     source: datafiles.Text
     fitted_on: str | None = None
+    std_error: datafiles.NonNegative | None = None
+    fit_status: datafiles.one_of(FIT_STATUSES) | None = None  # type: ignore[valid-type]
     notes: str | None = None
 
     NOUN = "constant"
-    EXPECTED = {"value": "a number", "fitted_on": "measurement or sweep ids, comma-separated"}
+    EXPECTED = {"value": "a number", "fitted_on": "measurement or sweep ids, comma-separated",
+                "std_error": "the fit's standard error, in the constant's unit (empty: none is finite)",
+                "fit_status": ", ".join(FIT_STATUSES)}
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,8 @@ class Constant:
     source: str
     fitted_on: str  #: measurement ids or sweep ids it was fitted on, comma-separated ("" for a prior)
     notes: str
+    std_error: float | None = None  #: the fit's standard error, in ``unit`` (None: a prior, or none is finite)
+    fit_status: str = ""  #: for a fitted constant, :data:`FIT_STATUSES` (what its data say of it)
 
     @property
     def fitted_ids(self) -> tuple[int, ...]:
@@ -252,8 +261,8 @@ class Calibration:
 def load(path: str | Path = CALIBRATION_CSV) -> Calibration:
     """The calibration of ``path``; a bad row is an :class:`InputError` at file:line:column."""
     rows = datafiles.read(path, CalibrationRow, unique=("name", "key"))
-    return Calibration(tuple(Constant(r.name, r.key, r.value, r.unit, r.source, r.fitted_on or "", r.notes or "")
-                             for _, r in rows))
+    return Calibration(tuple(Constant(r.name, r.key, r.value, r.unit, r.source, r.fitted_on or "", r.notes or "",
+                                      r.std_error, r.fit_status or "") for _, r in rows))
 
 
 @functools.cache

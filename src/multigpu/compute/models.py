@@ -42,11 +42,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from multigpu.comm.calibration import FIT_STATUSES
 from multigpu.common import datafiles
 from multigpu.common.datafiles import (
     DATA_DIR,
     BlankText,
     Count,
+    NonNegative,
     Positive,
     PositiveCount,
     Text,
@@ -909,18 +911,24 @@ class EfficiencyRow(datafiles.Row):
     value: Positive
     unit: str | None = None
     fitted_on: str | None = None
+    std_error: NonNegative | None = None  #: the fit's standard error, in ``unit`` (multigpu.evidence.fitquality)
+    fit_status: one_of(FIT_STATUSES) | None = None  # type: ignore[valid-type]
     source: str | None = None
     notes: str | None = None
 
     NOUN = "constant"
-    EXPECTED = {"value": "a number > 0"}
+    EXPECTED = {"value": "a number > 0", "std_error": "a number >= 0 (empty: not fitted, or none is finite)"}
 
 
 @functools.cache
+def efficiency_rows(path: Path = EFFICIENCY_CSV) -> dict[str, EfficiencyRow]:
+    """Every row of the compute-efficiency file by parameter, with its provenance and what its fit's data say."""
+    return {row.parameter: row for _, row in datafiles.read(path, EfficiencyRow, unique=("parameter",))}
+
+
 def efficiency_constants(path: Path = EFFICIENCY_CSV) -> EfficiencyConstants:
     """Read the constants of :func:`achievable_fraction` (``parameter,value,unit,...`` rows)."""
-    rows = datafiles.read(path, EfficiencyRow, unique=("parameter",))
-    values = {row.parameter: row.value for _, row in rows}
+    values = {name: row.value for name, row in efficiency_rows(path).items()}
     missing = [f.name for f in fields(EfficiencyConstants) if f.name not in values]
     if missing:
         raise InputError(f"missing parameters: {', '.join(missing)}; expected one row for each", file=str(path))

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from multigpu.compute import models
+from multigpu.evidence import fitquality
 from multigpu.evidence.bottlenecks import K22_RUNS, SEQ
 
 #: Ring all-gather / reduce-scatter bus bandwidth on a DGX A100 node (nccl-tests issue 149), bytes/s.
@@ -76,10 +77,22 @@ def points() -> list[FitPoint]:
 
 def fit() -> dict[str, float]:
     """``gemm_efficiency_max`` and ``traffic_per_hidden`` fitted on :func:`points` by least squares."""
+    return {name: e.value for name, e in fit_result().items()}
+
+
+def fit_result() -> dict[str, fitquality.Estimate]:
+    """:func:`fit` with each constant's standard error (:mod:`multigpu.evidence.fitquality`: the straight line's
+    Gauss-Newton covariance, two constants on four runs; ``eta_max`` = 1 / intercept carries its error as
+    se(intercept) / intercept^2)."""
     c = models.efficiency_constants()
     balance = c.reference_flops_peak / c.reference_mem_bw_Bps
     fitted = points()
     x = np.array([balance / p.hidden_per_gpu for p in fitted])
     y = np.array([1 / p.fraction - balance / p.tokens for p in fitted])
-    slope, intercept = np.polyfit(x, y, 1)
-    return {"gemm_efficiency_max": float(1 / intercept), "traffic_per_hidden": float(slope)}
+    design = np.column_stack([np.ones_like(x), x])
+    (intercept, slope), *_ = np.linalg.lstsq(design, y, rcond=None)
+    rss = float(np.sum((design @ [intercept, slope] - y) ** 2))
+    var_intercept, var_slope = fitquality.covariance_diagonal(design, rss / 2)
+    return {"gemm_efficiency_max": fitquality.Estimate(float(1 / intercept),
+                                                       float(np.sqrt(var_intercept) / intercept**2)),
+            "traffic_per_hidden": fitquality.Estimate(float(slope), float(np.sqrt(var_slope)))}

@@ -30,6 +30,7 @@ from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.compute import inference, models
+from multigpu.evidence import fitquality
 from multigpu.hardware import catalog
 
 DECODE_CSV = DATA_DIR / "decode_latency.csv"
@@ -98,10 +99,18 @@ def predicted_tpot_s(row: DecodeRow, layer_overhead_s: float | None = None) -> f
 
 def fit(path: str | Path = DECODE_CSV) -> float:
     """``decode_layer_overhead_s`` by least squares over the ``fit`` rows, seconds per layer."""
+    return fit_result(path).value
+
+
+def fit_result(path: str | Path = DECODE_CSV) -> fitquality.Estimate:
+    """:func:`fit` with its standard error, seconds (:mod:`multigpu.evidence.fitquality`)."""
     rows = load(("fit",), path)
     layers = np.array([models.model(r.model_id).layers for r in rows], dtype=float)
     gap = np.array([measured_tpot_s(r) - predicted_tpot_s(r, 0.0) for r in rows])
-    return float(layers @ gap / (layers @ layers))
+    overhead = float(layers @ gap / (layers @ layers))
+    rss = float(np.sum((gap - layers * overhead) ** 2))
+    (variance,) = fitquality.covariance_diagonal(layers[:, None], rss / 2)
+    return fitquality.Estimate(overhead, float(np.sqrt(variance)))
 
 
 def compare(splits: Iterable[str] = OPEN_SPLITS, path: str | Path = DECODE_CSV) -> pd.DataFrame:

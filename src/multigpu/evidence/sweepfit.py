@@ -24,7 +24,7 @@ from scipy.optimize import least_squares
 
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration, Key
-from multigpu.evidence import sweeps
+from multigpu.evidence import fitquality, sweeps
 
 
 @dataclass(frozen=True)
@@ -103,21 +103,64 @@ def _with(base: Calibration, x: np.ndarray) -> Calibration:
     return base.replace(values, note="sweep fit")
 
 
-def fit(cal: Calibration | None = None) -> dict[Key, float]:
-    """The :data:`FITTED` constants fitted on the fit sweeps, the others held at ``cal``'s (default: shipped).
+def _coordinates(p: Parameter, value: float) -> float:
+    """``value`` in the fit's coordinate for ``p``: its logarithm for a log-scale constant."""
+    return float(np.log(value)) if p.log else float(value)
 
-    The fit runs twice, from the starting values of :data:`FITTED` and from ``cal``'s own values, and keeps
-    the lower loss: from one start alone it can stop in a local minimum (with six more sweeps, the NVL72 NVLS
-    efficiency stopped at 0.35, low enough that ring wins and the constant no longer matters)."""
+
+def _bounds() -> tuple[list[float], list[float]]:
+    return [_coordinates(p, p.low) for p in FITTED], [_coordinates(p, p.high) for p in FITTED]
+
+
+def loss(cal: Calibration | None = None, data: FitData | None = None) -> float:
+    """The fit's loss at ``cal`` (default: shipped): half the sum of the soft-L1 loss of each point's log error,
+    scaled by :data:`F_SCALE`, as ``scipy.optimize.least_squares`` reports it (its ``cost``)."""
+    r = residuals(calibration.resolve(cal), fit_data() if data is None else data)
+    return float(F_SCALE**2 * np.sum(np.sqrt(1 + (r / F_SCALE) ** 2) - 1))
+
+
+@dataclass(frozen=True)
+class SweepFit:
+    """A fit of the :data:`FITTED` constants: each constant's estimate and the loss reached."""
+
+    estimates: dict[Key, fitquality.Estimate]
+    loss: float
+
+    @property
+    def values(self) -> dict[Key, float]:
+        return {ident: e.value for ident, e in self.estimates.items()}
+
+
+def fit_result(cal: Calibration | None = None) -> SweepFit:
+    """The :data:`FITTED` constants fitted on the fit sweeps, the others held at ``cal``'s (default: shipped),
+    with their standard errors and bounds (:mod:`multigpu.evidence.fitquality`).
+
+    The fit starts from fixed points, the starting values of :data:`FITTED` and ``cal``'s own values, keeps the
+    lower loss (from one start alone it can stop in a local minimum: with six more sweeps, the NVL72 NVLS
+    efficiency stopped at 0.35, low enough that ring wins and the constant no longer matters), and stops at the
+    stated tolerances :data:`~multigpu.evidence.fitquality.SOLVER_TOL`."""
     base, data = calibration.resolve(cal), fit_data()
-    scale = lambda v, p: np.log(v) if p.log else v  # noqa: E731
-    bounds = ([scale(p.low, p) for p in FITTED], [scale(p.high, p) for p in FITTED])
-    starts = [np.array([scale(p.start, p) for p in FITTED]),
-              np.clip([scale(max(base.value(*p.ident), p.low), p) for p in FITTED], *bounds)]
+    bounds = _bounds()
+    starts = [np.array([_coordinates(p, p.start) for p in FITTED]),
+              np.clip([_coordinates(p, max(base.value(*p.ident), p.low)) for p in FITTED], *bounds)]
     results = [least_squares(lambda x: residuals(_with(base, x), data), x0, bounds=bounds, loss="soft_l1",
-                             f_scale=F_SCALE, diff_step=1e-3) for x0 in starts]
+                             f_scale=F_SCALE, diff_step=1e-3, **fitquality.SOLVER_TOL) for x0 in starts]
     best = min(results, key=lambda r: r.cost)
-    return {p.ident: float(np.exp(v) if p.log else v) for p, v in zip(FITTED, best.x)}
+    sides = [fitquality.bound_side(x, lo, hi, g) for x, lo, hi, g in zip(best.x, *bounds, best.grad)]
+    free = np.array([side is None for side in sides])
+    variance = np.full(len(FITTED), np.inf)
+    variance[free] = fitquality.covariance_diagonal(best.jac[:, free], best.cost)
+    estimates = {}
+    for p, x, var, side in zip(FITTED, best.x, variance, sides):
+        value = float(np.exp(x) if p.log else x)
+        se = float(np.sqrt(var) * (value if p.log else 1.0)) if np.isfinite(var) and side is None else None
+        estimates[p.ident] = fitquality.Estimate(value, se, side)
+    return SweepFit(estimates, float(best.cost))
+
+
+def fit(cal: Calibration | None = None) -> dict[Key, float]:
+    """The values of :func:`fit_result`."""
+    return fit_result(cal).values
 
 
 def influence(cal: Calibration | None = None) -> dict[Key, tuple[str, ...]]:
@@ -135,10 +178,11 @@ def influence(cal: Calibration | None = None) -> dict[Key, tuple[str, ...]]:
 
 
 def write(path: Path = calibration.CALIBRATION_CSV) -> dict[Key, float]:
-    """Refit and store the :data:`FITTED` values (4 significant digits) and their ``fitted_on`` sweeps in the
-    calibration file at ``path``; every other row and column is kept as it is. A maintainer's step, run as
-    ``python -m multigpu.evidence.sweepfit``."""
-    values = {ident: _rounded(value) for ident, value in fit().items()}
+    """Refit and store the :data:`FITTED` values (4 significant digits), their standard errors (2), what the
+    data say of each (``fit_status``) and their ``fitted_on`` sweeps in the calibration file at ``path``; every
+    other row and column is kept as it is. A maintainer's step, run as ``python -m multigpu.evidence.sweepfit``."""
+    result = fit_result()
+    values = {ident: _rounded(e.value) for ident, e in result.estimates.items()}
     sweeps_of = influence(calibration.default().replace(values, note="sweep fit"))
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     header = next(csv.reader(lines[:1]))
@@ -147,7 +191,10 @@ def write(path: Path = calibration.CALIBRATION_CSV) -> dict[Key, float]:
         ident = (row["name"], row["key"])
         if ident not in values:
             continue
+        estimate = result.estimates[ident]
         row["value"] = f"{values[ident]:.4g}"
+        row["std_error"] = "" if estimate.std_error is None else f"{estimate.std_error:.2g}"
+        row["fit_status"] = estimate.status
         row["fitted_on"] = ",".join(sweeps_of[ident])
         if not row["source"].startswith("fitted"):
             row["source"] = f"fitted on the fit sweeps (multigpu.evidence.sweepfit); prior: {row['source']}"
