@@ -140,3 +140,14 @@ def test_a_good_file_is_never_written(tmp_path):
     before, mtime = path.read_bytes(), path.stat().st_mtime_ns
     cli("prices", "check", str(path))
     assert path.read_bytes() == before and path.stat().st_mtime_ns == mtime
+
+
+def test_the_checks_take_the_reference_range_as_an_argument():
+    """The checks judge outliers against the range they are given (the loader gives the packaged file's): the
+    packaged offers against a range of USD 0.1 per GPU-hour are all more than 10x above it."""
+    table = prices.default_table()
+    lines = list(range(2, 2 + len(table.offers)))
+    found = pricecheck.warnings(table, lines, reference=(("h100-sxm", 0.1),))
+    outliers = [w for w in found if "outside the packaged file's range" in w.message]
+    assert len(outliers) == int((table.offers["price_per_gpu_hour_usd"] > 1.0).sum()) > 0
+    assert prices.reference_prices()[0][0] in set(table.offers["gpu"])

@@ -63,7 +63,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from multigpu.common.errors import InputError
-from multigpu.compute.models import POSITION_KINDS, Model, ModelRow, _check_shape
+from multigpu.compute.shapes import POSITION_KINDS, Model, ModelRow, check_shape
 
 _ABSENT = object()
 
@@ -470,7 +470,7 @@ def load_config(path: str | os.PathLike[str]) -> Model:
 
     The shape is mapped by ``model_type`` (see the module docstring and
     :data:`MODEL_TYPES`) and checked by the rules of ``data/models.csv``
-    (:class:`~multigpu.compute.models.ModelRow` and its cross-column rules).
+    (:class:`~multigpu.compute.shapes.ModelRow` and its cross-column rules).
     ``id`` is the last part of ``_name_or_path`` when the config has one, else
     the folder's name (the file's stem if it is not called ``config.json``),
     lower-cased; ``name`` the same, case kept (a Hub id such as
@@ -504,7 +504,7 @@ def load_config(path: str | os.PathLike[str]) -> Model:
         field = str(first["loc"][0]) if first["loc"] else "model"
         raise c.error(c.origin.get(field, field), first["msg"]) from None
     try:
-        _check_shape(row, file, 0)
+        check_shape(row, file, 0)
     except InputError as exc:
         column = exc.column or "model"
         raise c.error(c.origin.get(column, column), exc.message) from None

@@ -44,286 +44,33 @@ from numpy.typing import ArrayLike
 
 from multigpu.comm.calibration import FIT_STATUSES
 from multigpu.common import datafiles
-from multigpu.common.datafiles import (
-    DATA_DIR,
-    BlankText,
-    Count,
-    NonNegative,
-    Positive,
-    PositiveCount,
-    Text,
-    TrueFalse,
-    one_of,
-)
+from multigpu.common.datafiles import DATA_DIR, NonNegative, Positive, one_of
 from multigpu.common.errors import InputError
+from multigpu.compute.hfconfig import load_config
+from multigpu.compute.shapes import (  # noqa: F401  (re-exported: the model's shapes, as callers name them)
+    ATTENTION_KERNELS,
+    ATTENTION_KINDS,
+    BIAS_KINDS,
+    DTYPE_BYTES,
+    NORM_KINDS,
+    POSITION_KINDS,
+    RECOMPUTE,
+    Model,
+    ModelRow,
+    check_shape,
+)
 
 MODELS_CSV = DATA_DIR / "models.csv"
 EFFICIENCY_CSV = DATA_DIR / "compute_efficiency.csv"
 
-#: Bytes per element of each number format.
-DTYPE_BYTES: dict[str, float] = {
-    "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5, "int4": 0.5,
-}
-ATTENTION_KINDS = ("mha", "gqa", "mla")
-RECOMPUTE = ("none", "selective", "full")
-#: attention kernels: FlashAttention (scores never stored) or the score matrix materialised (Megatron before 2022)
-ATTENTION_KERNELS = ("flash", "materialised")
-BIAS_KINDS = ("none", "qkv", "all")
-NORM_KINDS = ("layernorm", "rmsnorm")
-POSITION_KINDS = ("learned", "rope")
-
 Number = float | np.ndarray
-
-
-# --------------------------------------------------------------------------- model shapes
-
-
-@dataclass(frozen=True)
-class Model:
-    """One transformer's shape (a row of ``data/models.csv``); counts are derived.
-
-    Dimensions are element counts. ``head_dim`` is the query/key width per head
-    (for MLA: no-position part + decoupled RoPE part), ``v_head_dim`` the value
-    width per head. Dense models have ``experts`` 0 (or 1). In an MoE model the
-    first ``first_dense_layers`` layers have a dense MLP of ``ffn_hidden``; the
-    others have ``experts`` routed experts of ``moe_ffn_hidden``, of which
-    ``experts_per_token`` are used per token, plus ``shared_experts`` always used.
-    """
-
-    id: str
-    name: str
-    family: str
-    layers: int
-    hidden: int
-    ffn_hidden: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    v_head_dim: int
-    vocab: int
-    max_seq: int
-    experts: int
-    experts_per_token: int
-    shared_experts: int
-    moe_ffn_hidden: int
-    first_dense_layers: int
-    gated_mlp: bool
-    attention: str
-    q_lora_rank: int
-    kv_lora_rank: int
-    rope_head_dim: int
-    tied_embeddings: bool
-    bias: str
-    norm: str
-    position: str
-    dropout: bool
-    params_total_B_published: float
-    params_active_B_published: float | None
-    source: str
-    notes: str
-
-    # ---- structure
-
-    @property
-    def is_moe(self) -> bool:
-        """True when the model has routed experts."""
-        return self.experts > 1
-
-    @property
-    def moe_layers(self) -> int:
-        """Number of layers with an MoE MLP."""
-        return self.layers - self.first_dense_layers if self.is_moe else 0
-
-    @property
-    def dense_layers(self) -> int:
-        """Number of layers with a dense MLP."""
-        return self.layers - self.moe_layers
-
-    # ---- parameters per layer (element counts)
-
-    @property
-    def attention_matmul_params(self) -> int:
-        """Weights of one attention block's projections (Q, K, V, output; MLA down/up projections)."""
-        h, a = self.hidden, self.heads
-        out = a * self.v_head_dim * h
-        if self.attention == "mla":
-            q = (h * self.q_lora_rank + self.q_lora_rank * a * self.head_dim
-                 if self.q_lora_rank else h * a * self.head_dim)
-            kv_down = h * (self.kv_lora_rank + self.rope_head_dim)
-            kv_up = self.kv_lora_rank * a * (self.head_dim - self.rope_head_dim + self.v_head_dim)
-            return q + kv_down + kv_up + out
-        kv = self.kv_heads
-        return h * a * self.head_dim + h * kv * (self.head_dim + self.v_head_dim) + out
-
-    @property
-    def attention_other_params(self) -> int:
-        """Biases of the attention block, and MLA's two latent norms."""
-        qkv_bias = self.heads * self.head_dim + self.kv_heads * (self.head_dim + self.v_head_dim)
-        extra = {"none": 0, "qkv": qkv_bias, "all": qkv_bias + self.hidden}[self.bias]
-        if self.attention == "mla":
-            extra += self.q_lora_rank + self.kv_lora_rank
-        return extra
-
-    def mlp_matmul_params(self, ffn: int) -> int:
-        """Weights of one MLP (or one expert) of inner width ``ffn``: 3 matrices if gated (SwiGLU), else 2."""
-        return (3 if self.gated_mlp else 2) * self.hidden * ffn
-
-    def mlp_bias_params(self, ffn: int) -> int:
-        """Biases of one MLP (only when ``bias`` is ``all``)."""
-        return ((2 if self.gated_mlp else 1) * ffn + self.hidden) if self.bias == "all" else 0
-
-    @property
-    def norm_params(self) -> int:
-        """Parameters of one norm over ``hidden`` (LayerNorm: gain and bias; RMSNorm: gain)."""
-        return (2 if self.norm == "layernorm" else 1) * self.hidden
-
-    @property
-    def router_params(self) -> int:
-        """Router weights of one MoE layer."""
-        return self.hidden * self.experts if self.is_moe else 0
-
-    @property
-    def dense_layer_params(self) -> int:
-        """All parameters of one dense-MLP layer."""
-        f = self.ffn_hidden
-        return (self.attention_matmul_params + self.attention_other_params
-                + self.mlp_matmul_params(f) + self.mlp_bias_params(f) + 2 * self.norm_params)
-
-    @property
-    def moe_shared_params(self) -> int:
-        """Parameters of one MoE layer that every token uses (attention, shared experts, router, norms)."""
-        f = self.moe_ffn_hidden
-        shared = self.shared_experts * (self.mlp_matmul_params(f) + self.mlp_bias_params(f))
-        return (self.attention_matmul_params + self.attention_other_params + shared
-                + self.router_params + 2 * self.norm_params)
-
-    @property
-    def expert_params(self) -> int:
-        """Parameters of one routed expert."""
-        f = self.moe_ffn_hidden
-        return self.mlp_matmul_params(f) + self.mlp_bias_params(f) if self.is_moe else 0
-
-    @property
-    def embedding_params(self) -> int:
-        """Input embeddings: token table plus learned positions (if any)."""
-        pos = self.max_seq * self.hidden if self.position == "learned" else 0
-        return self.vocab * self.hidden + pos
-
-    @property
-    def head_params(self) -> int:
-        """Output (vocabulary) projection, 0 when tied to the input embedding."""
-        return 0 if self.tied_embeddings else self.vocab * self.hidden
-
-    # ---- totals
-
-    @property
-    def expert_params_total(self) -> int:
-        """Parameters in routed experts, all layers (what expert parallelism splits)."""
-        return self.moe_layers * self.experts * self.expert_params
-
-    @property
-    def params_total(self) -> int:
-        """All parameters."""
-        return (self.dense_layers * self.dense_layer_params
-                + self.moe_layers * self.moe_shared_params + self.expert_params_total
-                + self.embedding_params + self.head_params + self.norm_params)
-
-    @property
-    def params_active(self) -> int:
-        """Parameters used per token (routed experts: ``experts_per_token`` of them)."""
-        routed = self.moe_layers * self.experts_per_token * self.expert_params
-        return self.params_total - self.expert_params_total + routed
-
-    @property
-    def matmul_params_active(self) -> int:
-        """Weights multiplied per token, vocabulary projection included, input embedding lookup excluded.
-
-        Twice this is the forward FLOPs per token outside attention scores.
-        """
-        mlp_dense = self.mlp_matmul_params(self.ffn_hidden)
-        mlp_moe = ((self.experts_per_token + self.shared_experts) * self.mlp_matmul_params(self.moe_ffn_hidden)
-                   + self.router_params)
-        return (self.layers * self.attention_matmul_params + self.dense_layers * mlp_dense
-                + self.moe_layers * mlp_moe + self.vocab * self.hidden)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The row's fields plus the derived counts."""
-        row = {f.name: getattr(self, f.name) for f in fields(self)}
-        row.update(params_total=self.params_total, params_active=self.params_active)
-        return row
-
-
-_POSITIVE = "a whole number >= 1"
-_COUNT = "a whole number >= 0"
-
-
-class ModelRow(datafiles.Row):
-    """Schema of ``data/models.csv``: the fields of :class:`Model`, one row per model."""
-
-    id: Text
-    name: Text
-    family: BlankText
-    layers: PositiveCount
-    hidden: PositiveCount
-    ffn_hidden: PositiveCount
-    heads: PositiveCount
-    kv_heads: PositiveCount
-    head_dim: PositiveCount
-    v_head_dim: PositiveCount
-    vocab: PositiveCount
-    max_seq: Count
-    experts: Count
-    experts_per_token: Count
-    shared_experts: Count
-    moe_ffn_hidden: Count
-    first_dense_layers: Count
-    gated_mlp: TrueFalse
-    attention: one_of(ATTENTION_KINDS)  # type: ignore[valid-type]
-    q_lora_rank: Count
-    kv_lora_rank: Count
-    rope_head_dim: Count
-    tied_embeddings: TrueFalse
-    bias: one_of(BIAS_KINDS)  # type: ignore[valid-type]
-    norm: one_of(NORM_KINDS)  # type: ignore[valid-type]
-    position: one_of(POSITION_KINDS)  # type: ignore[valid-type]
-    dropout: TrueFalse
-    params_total_B_published: float
-    params_active_B_published: float | None
-    source: Text
-    notes: BlankText
-
-    NOUN = "model"
-    EXPECTED = {
-        **dict.fromkeys(("layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "v_head_dim", "vocab"),
-                        _POSITIVE),
-        **dict.fromkeys(("max_seq", "experts", "experts_per_token", "shared_experts", "moe_ffn_hidden",
-                         "first_dense_layers", "q_lora_rank", "kv_lora_rank", "rope_head_dim"), _COUNT),
-        **dict.fromkeys(("gated_mlp", "tied_embeddings", "dropout"), "true or false"),
-        **dict.fromkeys(("params_total_B_published", "params_active_B_published"), "billions of parameters"),
-        "id": "the model's id", "name": "the model's name", "source": "where the shape comes from",
-    }
-
-
-def _check_shape(row: ModelRow, path: Path, line: int) -> None:
-    """The rules across the columns of one model; the first broken one is an InputError at its column."""
-    def fail(column: str, what: str) -> InputError:
-        return InputError(what, file=str(path), line=line, column=column)
-
-    if row.heads % row.kv_heads:
-        raise fail("kv_heads", f"{row.kv_heads} does not divide heads {row.heads}; expected a divisor of heads")
-    if row.attention == "mla" and not row.kv_lora_rank:
-        raise fail("kv_lora_rank", "is 0 but attention is mla; expected MLA's latent width")
-    if row.experts > 1 and not (0 < row.experts_per_token <= row.experts and row.moe_ffn_hidden > 0):
-        raise fail("experts_per_token", "an MoE model needs 0 < experts_per_token <= experts and a moe_ffn_hidden")
-    if row.first_dense_layers > row.layers:
-        raise fail("first_dense_layers", f"{row.first_dense_layers} exceeds layers {row.layers}")
 
 
 @functools.cache
 def _load(path: Path = MODELS_CSV) -> dict[str, Model]:
     table: dict[str, Model] = {}
     for line, row in datafiles.read(path, ModelRow, unique=("id",)):
-        _check_shape(row, path, line)
+        check_shape(row, path, line)
         table[row.id] = Model(**{f.name: getattr(row, f.name) for f in fields(Model)})
     return table
 
@@ -359,9 +106,7 @@ def memo_key(model_id: str | Model) -> str | Model:
 
 @functools.cache
 def _from_config(path: str) -> Model:
-    from multigpu.compute import hfconfig  # reads a config into this module's Model
-
-    return hfconfig.load_config(path)
+    return load_config(path)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -926,6 +671,7 @@ def efficiency_rows(path: Path = EFFICIENCY_CSV) -> dict[str, EfficiencyRow]:
     return {row.parameter: row for _, row in datafiles.read(path, EfficiencyRow, unique=("parameter",))}
 
 
+@functools.cache
 def efficiency_constants(path: Path = EFFICIENCY_CSV) -> EfficiencyConstants:
     """Read the constants of :func:`achievable_fraction` (``parameter,value,unit,...`` rows)."""
     values = {name: row.value for name, row in efficiency_rows(path).items()}

@@ -19,13 +19,25 @@ on any day.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+import pandas as pd
 
 from multigpu.common.errors import InputWarning
 from multigpu.hardware import catalog
-from multigpu.market import prices
-from multigpu.market.prices import PriceTable
+
+#: (GPU id, USD per GPU-hour) of each offer of the price range a file is checked against
+Reference = tuple[tuple[str, float], ...]
+
+
+class Table(Protocol):
+    """What the checks read of a price table (:class:`multigpu.market.prices.PriceTable`)."""
+
+    path: str
+    offers: pd.DataFrame
+    fx: Mapping[str, Any]
+    fx_path: str
 
 #: A price per GPU-hour this many times above the packaged file's highest, or below its lowest, is suspect.
 OUTLIER_FACTOR = 10.0
@@ -35,25 +47,15 @@ MAX_OBSERVATION_AGE_DAYS = 730
 MAX_FX_AGE_DAYS = 90
 
 
-@functools.cache
-def _reference_prices() -> tuple[tuple[str, float], ...]:
-    """(GPU id, USD per GPU-hour) of every offer of the packaged price file, the reference range."""
-    table = prices.default_table()
-    return tuple(zip(table.offers["gpu"], table.offers["price_per_gpu_hour_usd"].astype(float)))
-
-
-def warnings(table: PriceTable, lines: Sequence[int]) -> list[InputWarning]:
-    """Every plausibility warning of ``table`` (``lines``: each offer's line in the file), in line order."""
-    if table.path == str(prices.DEFAULT_PRICES):
-        reference: tuple[tuple[str, float], ...] = ()  # the packaged file is the reference itself
-    else:
-        reference = _reference_prices()
+def warnings(table: Table, lines: Sequence[int], reference: Reference = ()) -> list[InputWarning]:
+    """Every plausibility warning of ``table`` (``lines``: each offer's line in the file), in line order.
+    ``reference``: the price range outliers are judged against (the packaged file's offers; none for the packaged
+    file itself)."""
     found = list(_offer_warnings(table, lines, reference)) + list(_fx_warnings(table))
     return sorted(found, key=lambda w: w.line or 0)
 
 
-def _offer_warnings(table: PriceTable, lines: Sequence[int],
-                    reference: tuple[tuple[str, float], ...]) -> Iterator[InputWarning]:
+def _offer_warnings(table: Table, lines: Sequence[int], reference: Reference) -> Iterator[InputWarning]:
     frame = table.offers
     newest = max(frame["observed"])
     all_prices = [p for _, p in reference]
@@ -85,7 +87,7 @@ def _offer_warnings(table: PriceTable, lines: Sequence[int],
                                    f"observation ({newest.isoformat()}); the price may be out of date")
 
 
-def _fx_warnings(table: PriceTable) -> Iterator[InputWarning]:
+def _fx_warnings(table: Table) -> Iterator[InputWarning]:
     newest = max(table.offers["observed"])
     for currency in sorted(set(table.offers["currency"]) - {"USD"}):
         rate = table.fx[currency]

@@ -70,6 +70,7 @@ from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR, PastDate, Positive, Row, Text
 from multigpu.common.errors import InputError, InputErrors, InputWarning
 from multigpu.hardware import catalog
+from multigpu.market import pricecheck
 
 PRICING = ("on-demand", "spot", "reserved", "community")
 #: How ``price_per_hour`` is quoted: per instance (default) or per GPU (multiplied out by the loader).
@@ -375,8 +376,6 @@ def load_table(path: str | Path = DEFAULT_PRICES, fx_path: str | Path = DEFAULT_
     Its ``warnings`` name what is valid but probably not meant (:func:`multigpu.market.pricecheck.warnings`),
     its ``notes`` the extra columns kept and the comment lines skipped.
     """
-    from multigpu.market import pricecheck
-
     fx = load_fx(fx_path)
     data = _read_offers(path, fx)
     frame = pd.DataFrame.from_records([_record(offer, fx) for _, offer in data.rows])
@@ -390,7 +389,16 @@ def load_table(path: str | Path = DEFAULT_PRICES, fx_path: str | Path = DEFAULT_
                      f"skipped")
     table = PriceTable(str(path), sha, frame, fx, str(fx_path), tuple(notes))
     lines = [line for line, _ in data.rows]
-    return dataclasses.replace(table, warnings=tuple(pricecheck.warnings(table, lines)))
+    reference = () if str(path) == str(DEFAULT_PRICES) else reference_prices()  # the packaged file is the range
+    return dataclasses.replace(table, warnings=tuple(pricecheck.warnings(table, lines, reference)))
+
+
+@functools.cache
+def reference_prices() -> pricecheck.Reference:
+    """(GPU id, USD per GPU-hour) of every offer of the packaged price file: the range another file's prices
+    are checked against (:func:`multigpu.market.pricecheck.warnings`)."""
+    table = default_table()
+    return tuple(zip(table.offers["gpu"], table.offers["price_per_gpu_hour_usd"].astype(float)))
 
 
 @functools.cache
