@@ -1,8 +1,9 @@
 """Calibration: the communication model's constants as one immutable, hashable value.
 
 Constants live in ``data/calibration.csv`` (``name, key, value, unit, source,
-fitted_on, notes``). Most are NCCL's own tuner priors (latencies, protocol
-factors; see ``shared/reference/nccl_model.md``); a few are fitted on the
+fitted_on, std_error, fit_status, notes``). Most are NCCL's own tuner priors
+(latencies, protocol factors; NCCL 2.30 ``src/graph/tuning.cc`` and
+``src/graph/topo.h``); a few are fitted on the
 ``measured`` rows of ``data/measurements.csv`` or on the ``fit`` sweeps of
 ``data/sweeps_index.csv``, and ``fitted_on`` lists their ids (the fitting
 itself lives in :mod:`multigpu.evidence.fitting` and

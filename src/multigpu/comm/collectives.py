@@ -2,7 +2,7 @@
 
 ``time_us = latency_us + bytes_on_the_bottleneck / achievable_bandwidth`` where
 
-- the latency follows NCCL's tuner (``shared/reference/nccl_model.md`` b.4):
+- the latency follows NCCL's tuner (NCCL 2.30 ``src/graph/tuning.cc``):
   a base per (algorithm, protocol) plus one hop latency per step, by link
   class (NVLink, PCIe, network);
 - the bandwidth is the topology's (:mod:`multigpu.hardware.topology`): ring packing,

@@ -1,11 +1,11 @@
 """Published measurements against the model: the rows, what the model predicts for each, and its error.
 
-``data/measurements.csv`` holds the published measurements (from
-``shared/reference``) with how the model reproduces each (``system_id, op,
+``data/measurements.csv`` holds published measurements (each row with its
+public source) with how the model reproduces each (``system_id, op,
 algorithm, model_gpus, model_nodes, bytes, metric, harness, model_value``);
 rows without a ``metric`` are not collectives (training runs, ...).
 ``data/out_of_sample.csv`` holds published collective measurements that are
-not in ``shared/reference`` and that no constant was fitted on.
+not in that file and that no constant was fitted on.
 
 :func:`compare` returns the model's prediction and relative error for every
 measured collective row, :func:`summary` condenses it, :func:`out_of_sample`
