@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 
 from multigpu.book import ch04_cost as ch04
 from multigpu.book import lang, plotting
+from multigpu.evidence import cost as analysis
 from multigpu.evidence.claims import cost as cost_claims
 from multigpu.hardware import catalog
 from multigpu.market import cost, premium, prices, sensitivity, workloads
@@ -126,12 +127,12 @@ def test_break_even_facts_come_from_the_model_and_the_charged_premiums(tables, f
         f = facts[name]
         assert f["be_train_min"] == value.loc[one_node, "break_even_premium_pct"].min()
         assert f["be_train_max"] == value.loc[one_node, "break_even_premium_pct"].max()
-        assert f["be_train_70b"] == value.loc[ch04.TRAIN_70B, "break_even_premium_pct"]
-        assert f["train_layout_8b"] == cost.plan(ch04.TRAIN_8B, "dgx-a100", 8).layout
-        assert f["be_serve_70b_2k"] == f"{value.loc[ch04.SERVE_70B_2K, 'break_even_premium_pct']:.0f} %"
-        be_8k = value.loc[ch04.SERVE_70B, "break_even_premium_pct"]
+        assert f["be_train_70b"] == value.loc[analysis.TRAIN_70B, "break_even_premium_pct"]
+        assert f["train_layout_8b"] == cost.plan(analysis.TRAIN_8B, "dgx-a100", 8).layout
+        assert f["be_serve_70b_2k"] == f"{value.loc[analysis.SERVE_70B_2K, 'break_even_premium_pct']:.0f} %"
+        be_8k = value.loc[analysis.SERVE_70B, "break_even_premium_pct"]
         if math.isinf(be_8k):  # the PCIe box cannot meet the per-user floor: the sentence says why
-            assert value.loc[ch04.SERVE_70B, "pcie_reason"] in f["serve_70b_8k"]
+            assert value.loc[analysis.SERVE_70B, "pcie_reason"] in f["serve_70b_8k"]
         else:
             assert f["serve_70b_8k"] == f"the break-even premium is {be_8k:.0f} %"
     top = premium.charged_premiums(tables["default"])["premium_pct"].max()
@@ -144,7 +145,7 @@ def test_job_facts_are_the_cheapest_offers(tables, facts):
     for name in FILES:
         table, f = tables[name], facts[name]
         pricing = f["job_pricing"]  # offers are compared within one pricing type: the reference one
-        train = cost.offer_costs(ch04.TRAIN_8B, table)
+        train = cost.offer_costs(analysis.TRAIN_8B, table)
         train = train[train["pricing"] == pricing]
         best = train[train["feasible"]].sort_values("rank").iloc[0]
         assert f["cost_8b"] == f"{best['cost_usd']:,.0f}"
@@ -152,7 +153,7 @@ def test_job_facts_are_the_cheapest_offers(tables, facts):
         assert f["time_8b_days"] == f"{best['time_h'] / 24:.0f}"
         assert f["class_8b"] == best["interconnect_class"]
         assert f["offer_8b"].startswith(f"{best['provider']}: ") and f"({pricing}" in f["offer_8b"]
-        serve = cost.offer_costs(ch04.SERVE_70B, table)
+        serve = cost.offer_costs(analysis.SERVE_70B, table)
         serve = serve[serve["pricing"] == pricing]
         assert f["cost_70b_serve"] == f"{serve[serve['feasible']]['cost_usd'].min():.2f}"
         assert f["n_cases"] == len(workloads.workloads_table()) * len(table.offers)
@@ -180,10 +181,10 @@ def test_market_sentence_states_the_rate_and_the_lowest_price(tables, facts):
 
 
 def test_tornado_facts_describe_the_charts(tables, facts):
-    assert ch04.tornado_workload("train", tables["default"]) == ch04.TORNADO_PREFERRED["train"]
-    charts = ch04.tornados(tables["default"])
-    assert [(kind, wid) for kind, wid, _ in charts] == [("training", ch04.TORNADO_PREFERRED["train"]),
-                                                        ("serving", ch04.TORNADO_PREFERRED["serve"])]
+    assert analysis.tornado_workload("train", tables["default"]) == analysis.TORNADO_PREFERRED["train"]
+    charts = analysis.tornados(tables["default"])
+    assert [(kind, wid) for kind, wid, _ in charts] == [("training", analysis.TORNADO_PREFERRED["train"]),
+                                                        ("serving", analysis.TORNADO_PREFERRED["serve"])]
     labels = cost.offers(tables["default"]).set_index("offer")["label"]
     for (_, wid, chart), key in zip(charts, ("tornado_train", "tornado_serve")):
         nv, pc = sensitivity.default_pair(wid, tables["default"])
@@ -191,9 +192,9 @@ def test_tornado_facts_describe_the_charts(tables, facts):
         text = facts["default"][key]
         assert text.startswith(f"{labels[nv]} against {labels[pc]}: the NVLink offer costs {top['ratio_base']:.2f}")
         assert f"the widest bar is the {top['factor']} ({top['ratio_low']:.2f} to {top['ratio_high']:.2f})" in text
-    market = max(c[c["factor"].isin(ch04.MARKET_FACTORS)]["spread"].max() for _, _, c in charts)
+    market = max(c[c["factor"].isin(analysis.MARKET_FACTORS)]["spread"].max() for _, _, c in charts)
     assert f"bars span up to {market:.2f} in the ratio" in facts["default"]["tornado_compare"]
-    assert [wid for _, wid, _ in ch04.tornados(tables["good"])] == [None, None]
+    assert [wid for _, wid, _ in analysis.tornados(tables["good"])] == [None, None]
     assert facts["good"]["tornado_train"] == "the price file has no NVLink / PCIe pair for it"
     assert facts["good"]["tornado_compare"] == "with no pair in the price file, there is nothing to compare"
 
@@ -221,9 +222,9 @@ def test_exercise_facts_do_the_exercises_arithmetic():
     assert f["ex1_pct"] == pytest.approx(100 * (f["ex1_hp"] / f["ex1_hn"] - 1))
     assert f["ex1_hp"] > f["ex1_hn"] > 0
     assert f["ex2_u"] == pytest.approx(100 * f["ex2_spot"] / f["ex2_od"])
-    assert f["ex3_days"] == pytest.approx(cost.plan(ch04.TRAIN_8B, "dgx-a100", 8).time_h() / 24)
+    assert f["ex3_days"] == pytest.approx(cost.plan(analysis.TRAIN_8B, "dgx-a100", 8).time_h() / 24)
     assert f["ex3_days_2x"] == pytest.approx(2 * f["ex3_days"])
-    assert f["ex3_tokens_B"] == pytest.approx(workloads.workload(ch04.TRAIN_8B).tokens / 1e9)
+    assert f["ex3_tokens_B"] == pytest.approx(workloads.workload(analysis.TRAIN_8B).tokens / 1e9)
 
 
 def test_fmt_reads_right_for_missing_and_infinite_values():
@@ -235,15 +236,15 @@ def test_fmt_reads_right_for_missing_and_infinite_values():
 
 
 def test_interconnect_values_stack_the_two_pairs():
-    value = ch04.interconnect_values()
+    value = analysis.interconnect_values()
     n = len(workloads.workloads_table())
     assert len(value) == 2 * n
-    assert list(zip(value["nvlink_system"], value["pcie_system"]))[::n] == list(ch04.VALUE_PAIRS)
+    assert list(zip(value["nvlink_system"], value["pcie_system"]))[::n] == list(analysis.VALUE_PAIRS)
 
 
 def test_job_summary_and_best_by_class_agree(tables):
-    jobs = ch04.job_summary(table=tables["good"])
-    best = ch04.best_by_class(table=tables["good"])
+    jobs = analysis.job_summary(table=tables["good"])
+    best = analysis.best_by_class(table=tables["good"])
     cheapest = best.groupby("workload")["cost_usd"].min()
     per_workload = jobs.groupby("workload")["cost_usd"].min()  # the cheapest pricing type's cheapest offer
     assert per_workload.loc[cheapest.index].to_numpy() == pytest.approx(cheapest.to_numpy())
@@ -252,7 +253,7 @@ def test_job_summary_and_best_by_class_agree(tables):
 
 def test_job_summary_compares_offers_of_one_pricing_type_and_names_them(tables):
     table = tables["default"]
-    jobs = ch04.job_summary(table=table)
+    jobs = analysis.job_summary(table=table)
     offers = cost.offers(table).set_index("offer")
     for row in jobs.dropna(subset=["cheapest_offer"]).itertuples():
         offer = offers.loc[int(row.cheapest_offer)]
@@ -264,8 +265,8 @@ def test_figures_name_their_price_file(tables):
     table = tables["good"]
     sha = table.stamp()["sha256_12"]
     figures = [ch04.figure_landscape(table),
-               ch04.figure_best_by_class(ch04.best_by_class(table=table), table),
-               ch04.figure_break_even(ch04.interconnect_values(), premium.charged_premiums(table), table),
+               ch04.figure_best_by_class(analysis.best_by_class(table=table), table),
+               ch04.figure_break_even(analysis.interconnect_values(), premium.charged_premiums(table), table),
                ch04.figure_tornado("training", None, None, table)]
     for fig in figures:
         assert isinstance(fig, Figure)
@@ -334,10 +335,10 @@ def chapter_tables(tables) -> dict[str, dict[str, str]]:
     calls = {"workloads": lambda: ch04.workloads_html(), "landscape": lambda: ch04.landscape_html(table),
              "by-provider": lambda: ch04.landscape_html(table, by=("provider_type", "interconnect_class"), csv_name="x"),
              "charged": lambda: ch04.charged_html(table), "break-even": lambda: ch04.break_even_html(
-                 ch04.interconnect_values()), "jobs": lambda: ch04.job_summary_html(table),
+                 analysis.interconnect_values()), "jobs": lambda: ch04.job_summary_html(table),
              "sizes": lambda: ch04.size_html(table), "market": lambda: ch04.market_html(table),
              "claims": lambda: ch04.claims_html(ch04.cost_verdicts(table))}
-    for i, (_kind, workload_id, tornado) in enumerate(ch04.tornados(table)):
+    for i, (_kind, workload_id, tornado) in enumerate(analysis.tornados(table)):
         calls[f"tornado-{i}"] = lambda i=i, w=workload_id, t=tornado: ch04.tornado_html(i, w, t)
     return {name: lang.per_language(make) for name, make in calls.items()}
 
@@ -391,9 +392,9 @@ def test_chinese_tables_put_cny_before_usd_at_the_tables_rate(tables, chapter_ta
 
 def test_chinese_figures_draw_money_in_cny_and_pass_the_house_checks(tables):
     table = tables["default"]
-    value, charged = ch04.interconnect_values(), premium.charged_premiums(table)
-    best = ch04.best_by_class(table=table)
-    charts = ch04.tornados(table)
+    value, charged = analysis.interconnect_values(), premium.charged_premiums(table)
+    best = analysis.best_by_class(table=table)
+    charts = analysis.tornados(table)
     makers = [lambda: ch04.figure_landscape(table), lambda: ch04.figure_break_even(value, charged, table),
               lambda: ch04.figure_best_by_class(best, table),
               *[lambda k=k, w=w, t=t: ch04.figure_tornado(k, w, t, table) for k, w, t in charts]]

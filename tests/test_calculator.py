@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from multigpu.book import calculator as calc
-from multigpu.book.ch04_cost import VALUE_PAIRS
+from multigpu.evidence.cost import VALUE_PAIRS
 from multigpu.market import cost, premium, workloads
 
 A100, H200 = (" / ".join(p) for p in VALUE_PAIRS)

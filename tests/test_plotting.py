@@ -182,7 +182,7 @@ CURRENCY_FIGURES = ("ch04.", "ch05.figure_class_costs", "ch05.figure_pareto")  #
 
 def _book_figures() -> dict[str, object]:
     """Every figure the book's notebooks make, built as they build them (default price table and calibration),
-    keyed by "module.function" (tornado charts: one per entry of ch04.tornados); each again in Chinese, as the
+    keyed by "module.function" (tornado charts: one per entry of evidence.cost.tornados); each again in Chinese, as the
     notebooks draw one per edition, keyed "module.function[zh]"."""
     from multigpu.book import lang
 
@@ -202,6 +202,7 @@ def _figures_in_current_language() -> dict[str, object]:
     from multigpu.book import ch04_cost as ch04
     from multigpu.book import ch05_guide as ch05
     from multigpu.evidence import bottlenecks, claims, guide, measurements, validation
+    from multigpu.evidence import cost as analysis
     from multigpu.market import premium
 
     table, cal = inputs.price_table(), inputs.model_calibration()
@@ -227,9 +228,9 @@ def _figures_in_current_language() -> dict[str, object]:
         "ch03.figure_switch_benefit": ch03.figure_switch_benefit(bottlenecks.compare_fixed_batch(cal=cal)),
         "ch03.figure_throughput_vs_rate": ch03.figure_throughput_vs_rate(cal),
         "ch04.figure_landscape": ch04.figure_landscape(table),
-        "ch04.figure_break_even": ch04.figure_break_even(ch04.interconnect_values(),
+        "ch04.figure_break_even": ch04.figure_break_even(analysis.interconnect_values(),
                                                          premium.charged_premiums(table), table),
-        "ch04.figure_best_by_class": ch04.figure_best_by_class(ch04.best_by_class(table=table), table),
+        "ch04.figure_best_by_class": ch04.figure_best_by_class(analysis.best_by_class(table=table), table),
         "ch05.figure_decision_matrix": ch05.figure_decision_matrix(guide.decisions(table), table),
         "ch05.figure_class_costs": ch05.figure_class_costs(ch05.class_cost_frames(table, ref), table, ref),
         "ch05.figure_pareto": ch05.figure_pareto(ch05.pareto_options(table, ref), table, ref),
@@ -248,7 +249,7 @@ def _figures_in_current_language() -> dict[str, object]:
         "app_validation.figure_predicted_vs_measured": app_validation.figure_predicted_vs_measured(
             validation.comparisons(cal)),
     }
-    for i, (kind, workload_id, tornado) in enumerate(ch04.tornados(table)):
+    for i, (kind, workload_id, tornado) in enumerate(analysis.tornados(table)):
         figures[f"ch04.figure_tornado[{i}]"] = ch04.figure_tornado(kind, workload_id, tornado, table)
     return figures
 

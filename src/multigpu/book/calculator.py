@@ -1,7 +1,7 @@
 """Chapter 4's price calculator: a reader's own prices against the model's GPU-hours, in the page itself.
 
 :func:`gpu_hours` exports, at build time, the GPU-hours of every named workload on both systems of each
-NVLink / PCIe pair of the chapter (:data:`multigpu.book.ch04_cost.VALUE_PAIRS`): GPU-hours per job for
+NVLink / PCIe pair of the chapter (:data:`multigpu.evidence.cost.VALUE_PAIRS`): GPU-hours per job for
 training (the job's wall-clock hours x its GPUs), GPU-hours per million output tokens for serving, exactly
 as :func:`multigpu.market.premium.interconnect_value` counts them. :func:`widget_html` turns them into one
 self-contained HTML fragment (plain JavaScript, no request to any host) where the reader picks a pair and a
@@ -24,9 +24,9 @@ from typing import Any
 import pandas as pd
 
 from multigpu.book import lang
-from multigpu.book.ch04_cost import EXERCISE_PCIE_USD, VALUE_PAIRS
 from multigpu.book.lang import N_
 from multigpu.comm.calibration import Calibration
+from multigpu.evidence.cost import EXERCISE_PCIE_USD, VALUE_PAIRS
 from multigpu.hardware import catalog
 from multigpu.market import cost
 from multigpu.market.workloads import Workload, workloads_table

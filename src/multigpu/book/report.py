@@ -32,11 +32,11 @@ from typing import Any
 import pandas as pd
 
 from multigpu import __version__
-from multigpu.book import ch04_cost
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
 from multigpu.common.csvout import csv_cell
 from multigpu.evidence import claims, guide
+from multigpu.evidence import cost as cost_analysis
 from multigpu.evidence.claims import cost as cost_claims
 from multigpu.market import cost, premium, prices, workloads
 from multigpu.market.prices import PriceTable
@@ -67,19 +67,19 @@ def stamp(table: PriceTable, cal: Calibration | None = None) -> dict[str, str]:
 def chapter4(table: PriceTable, cal: Calibration | None = None) -> Tables:
     """Chapter 4's price-dependent tables."""
     ids = list(workloads.workloads_table())
-    tornados = [t.assign(workload=w, kind=kind) for kind, w, t in ch04_cost.tornados(table, cal) if t is not None]
+    tornados = [t.assign(workload=w, kind=kind) for kind, w, t in cost_analysis.tornados(table, cal) if t is not None]
     break_even = [premium.break_even(w, table, cal=cal) for w in ids]
     return {
         "offers": cost.offers(table),
-        "landscape_by_gpu": ch04_cost.landscape_summary(table),
-        "landscape_by_provider_type": ch04_cost.landscape_summary(table, by=("provider_type", "interconnect_class")),
+        "landscape_by_gpu": cost_analysis.landscape_summary(table),
+        "landscape_by_provider_type": cost_analysis.landscape_summary(table, by=("provider_type", "interconnect_class")),
         "charged_premiums": premium.charged_premiums(table),
         "costs": cost.cost_table(ids, table, cal=cal),
-        "cheapest_by_class": ch04_cost.best_by_class(ids, table, cal=cal),
-        "job_summary": ch04_cost.job_summary(ids, table, cal=cal),
+        "cheapest_by_class": cost_analysis.best_by_class(ids, table, cal=cal),
+        "job_summary": cost_analysis.job_summary(ids, table, cal=cal),
         "break_even": pd.concat([b for b in break_even if not b.empty] or [break_even[0]], ignore_index=True),
         "break_even_summary": premium.break_even_summary(ids, table, cal=cal),
-        "market_cny": ch04_cost.market_table("CNY", ids, table, cal=cal),
+        "market_cny": cost_analysis.market_table("CNY", ids, table, cal=cal),
         "sensitivity": pd.concat(tornados, ignore_index=True) if tornados else pd.DataFrame(),
     }
 
