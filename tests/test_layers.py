@@ -15,11 +15,27 @@ LAYERS = ("common", "hardware", "comm", "compute", "market", "evidence", "book",
 EDGES = {PACKAGE / "book" / "inputs.py", PACKAGE / "book" / "build.py"}
 
 
-def test_the_import_linter_contract_is_kept():
+def test_the_import_linter_contracts_are_kept():
+    """Two contracts: the layers import one way, and no circle runs between the modules inside any package."""
     lint = Path(sys.executable).with_name("lint-imports")
     out = subprocess.run([str(lint), "--no-cache"], capture_output=True, text=True, cwd=PACKAGE.parents[1])
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "1 kept, 0 broken" in out.stdout
+    assert "2 kept, 0 broken" in out.stdout and "No circles" in out.stdout
+
+
+def test_the_acyclic_contract_catches_a_circle(tmp_path):
+    """The circle contract is not vacuous: a package whose two modules import each other breaks it."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg import b\n")
+    (package / "b.py").write_text("def f():\n    from pkg import a\n")
+    (tmp_path / "setup.cfg").write_text("[importlinter]\nroot_package = pkg\n\n[importlinter:contract:1]\n"
+                                        "name = No circles\ntype = acyclic_siblings\nancestors = pkg\n")
+    lint = Path(sys.executable).with_name("lint-imports")
+    out = subprocess.run([str(lint), "--no-cache"], capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(tmp_path)})
+    assert out.returncode == 1 and "BROKEN" in out.stdout, out.stdout + out.stderr
 
 
 @pytest.mark.parametrize("lower, upper", [(LAYERS[i], LAYERS[j]) for i in range(len(LAYERS))

@@ -186,22 +186,6 @@ LABEL_COLUMNS = claim_values.label_columns("verdict")
 
 #: The claims chapter 1 checks (:mod:`multigpu.evidence.claims.hardware`).
 CLAIMS = ("C01", "C02", "C03", "C04", "C20")
-#: The texts of those checks' tests as :mod:`multigpu.evidence.claims.hardware` writes them, with ``{name}``
-#: for each computed value: the Chinese edition's "what decided it" (:func:`multigpu.book.lang.from_english`).
-TEST_TEMPLATES = (
-    N_("NVLink 1 came in 2016 (catalogue: {year})"),
-    N_("it was faster than the PCIe port of its GPU, per direction"),
-    N_("a Rubin GPU has 3.6 TB/s of NVLink 6 (catalogue: {bidir} TB/s both ways)"),
-    N_("the figure adds both directions; one direction gets half"),
-    N_("NVLink 6 is more than 14x PCIe Gen6, like with like (x{ratio}; x{raw} against the raw PCIe rate)"),
-    N_("NVLink 4, 5 and 6 give 900, 1800 and 3600 GB/s per GPU (catalogue: {values})"),
-    N_("NVLink doubles about once a year (one generation every {gap} years)"),
-    N_("the figures add both directions"),
-    N_("an NVL72 system gives up to 3.6 EFLOPS (Vera Rubin NVL72, NVFP4 peak: {peak})"),
-    N_("the figure is 4-bit inference with sparsity or compression, not a dense training rate"),
-)
-
-
 def verdicts(inputs: claims.Inputs | None = None) -> dict[str, claims.Verdict]:
     """The verdicts of :data:`CLAIMS` by id, checked with ``inputs`` (None: shipped calibration, packaged
     prices; the hardware checks read only the catalogue)."""
@@ -322,7 +306,7 @@ def claim_facts(inputs: claims.Inputs | None = None) -> Facts:
     ``c04_dir{n}`` per direction, GB/s), years and years per generation, and C20's rack compute (EFLOPS) with
     the headline over GB200 NVL72 dense BF16 (``c20_x``)."""
     checked = verdicts(inputs)
-    out: Facts = glue.per_language(lambda: verdict_facts(checked, TEST_TEMPLATES))
+    out: Facts = glue.per_language(lambda: verdict_facts(checked))
     first = generations.first_gpu(generations.FAMILIES["nvlink"][0])
     out["c01_year"] = checked["C01"].model_value
     out["c01_ratio"] = generations.nvlink_pcie_ratio((first.id,))["ratio_same_convention"].iloc[0]

@@ -23,6 +23,7 @@ from typing import Any
 
 from multigpu.book import lang
 from multigpu.book.lang import N_, _
+from multigpu.common.findings import Finding
 from multigpu.evidence.claims import Verdict
 
 #: What a chapter module returns for its prose: name -> number or Markdown text.
@@ -61,6 +62,13 @@ def per_language(make: Callable[[], Facts]) -> Facts:
     return out
 
 
+def render(finding: Finding) -> str:
+    """``finding`` (:mod:`multigpu.common.findings`) in the current language: its message from the catalogs
+    (:func:`multigpu.book.lang.label`: outside English a message without a translation is a LookupError), its
+    values shown as they are typed."""
+    return finding.render(lang.label)
+
+
 #: The verdicts' words (:data:`multigpu.evidence.claims.VERDICTS`), as messages.
 VERDICT_WORDS = (N_("holds"), N_("holds-with-caveat"), N_("misleading"), N_("wrong"), N_("not-checkable"))
 #: The groups of a verdict's tests, as :func:`multigpu.evidence.claims.tests_markdown` makes them: label, the
@@ -72,14 +80,15 @@ TEST_GROUPS = ((N_("Holds"), ("fact", "conclusion"), True), (N_("Fails"), ("fact
 def tests_markdown(verdict: Verdict, templates: Iterable[str] = (),
                    convert: Mapping[str, Callable[[str], str]] | None = None) -> str:
     """What decided ``verdict`` as Markdown sentences in the current language: in English exactly
-    :func:`multigpu.evidence.claims.tests_markdown`; in another, each test's text translated by ``templates``
-    and ``convert`` (:func:`multigpu.book.lang.from_english`: LookupError where none matches)."""
+    :func:`multigpu.evidence.claims.tests_markdown`; in another, each test's finding rendered from the catalogs
+    (:func:`render`), or, for a check that gives only English text, that text translated by ``templates`` and
+    ``convert`` (:func:`multigpu.book.lang.from_english`: LookupError where none matches)."""
     templates = tuple(templates)
     tests = getattr(verdict.rule, "tests", ())
     sentences = []
     for group, kinds, passed in TEST_GROUPS:
-        texts = [lang.from_english(t.text, templates, convert) for t in tests
-                 if t.kind in kinds and t.passed == passed]
+        texts = [render(t.finding) if t.finding is not None else lang.from_english(t.text, templates, convert)
+                 for t in tests if t.kind in kinds and t.passed == passed]
         if texts:
             sentences.append(_("*{label}:* {tests}. ", label=lang.label(group), tests=_("; ").join(texts)))
     return "".join(sentences).rstrip()

@@ -36,6 +36,8 @@ CATALOGS = LOCALES / LANGUAGE / "LC_MESSAGES"
 ROOT_PAGE = "book/intro"
 #: The Python modules whose messages the package's catalog holds, and that catalog (Chinese).
 PY_SOURCES = Path(__file__).resolve().parent
+#: The evidence layer, whose findings' messages have a catalog of their own (:data:`multigpu.book.lang.FINDINGS`).
+FINDING_SOURCES = PY_SOURCES.parent / "evidence"
 PY_CATALOG = lang.catalog_path("zh")
 
 
@@ -107,12 +109,22 @@ def templates(out: Path) -> Path:
     return out / "_build" / "gettext"
 
 
+def _modules(sources: Path) -> list[tuple[Path, str]]:
+    """The modules whose messages the catalogs hold, each with its catalog: ``sources/*.py`` by
+    :func:`multigpu.book.lang.domain`, and for the package's own sources the evidence layer's modules, whose
+    findings' messages (:func:`multigpu.common.findings.msg`) go to :data:`multigpu.book.lang.FINDINGS`."""
+    found = [(path, lang.domain(path.stem)) for path in sorted(sources.glob("*.py"))]
+    if sources == PY_SOURCES:
+        found += [(path, lang.FINDINGS) for path in sorted(FINDING_SOURCES.rglob("*.py"))]
+    return found
+
+
 def python_template(sources: Path = PY_SOURCES, name: str | None = None) -> Catalog:
-    """The messages of the modules ``sources/*.py`` (:data:`multigpu.book.lang.KEYWORDS`), in file order; only
-    those of catalog ``name`` (:func:`multigpu.book.lang.domain`) when given."""
+    """The messages of the modules of :func:`_modules` (:data:`multigpu.book.lang.KEYWORDS`), in file order;
+    only those of catalog ``name`` (:func:`multigpu.book.lang.domain`) when given."""
     template = Catalog(domain=name or lang.DOMAIN, project="multigpu")
-    for path in sorted(sources.glob("*.py")):
-        if name is not None and lang.domain(path.stem) != name:
+    for path, domain in _modules(sources):
+        if name is not None and domain != name:
             continue
         for line, message, comments, _context in extract_from_file("python", path, keywords=lang.KEYWORDS,
                                                                     comment_tags=("NOTE:",)):
@@ -121,8 +133,8 @@ def python_template(sources: Path = PY_SOURCES, name: str | None = None) -> Cata
 
 
 def python_domains(sources: Path = PY_SOURCES) -> list[str]:
-    """The catalogs the modules ``sources/*.py`` need, :data:`multigpu.book.lang.DOMAIN` first."""
-    names = {lang.domain(path.stem) for path in sources.glob("*.py")}
+    """The catalogs the modules of :func:`_modules` need, :data:`multigpu.book.lang.DOMAIN` first."""
+    names = {domain for _, domain in _modules(sources)}
     return sorted(names, key=lambda name: (name != lang.DOMAIN, name))
 
 

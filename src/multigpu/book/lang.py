@@ -42,8 +42,11 @@ LOCALES = {"zh": "zh_CN"}
 DOMAIN = "multigpu"
 #: The catalogs' folder: ``<locale>/LC_MESSAGES/multigpu.po``.
 LOCALE_DIR = Path(__file__).resolve().parent / "locales"
-#: The functions whose first argument, a string literal, is a message (Babel's ``keywords``).
-KEYWORDS = {"_": None, "N_": None}
+#: The functions whose first argument, a string literal, is a message (Babel's ``keywords``): the book's, and
+#: :func:`multigpu.common.findings.msg`, which marks the messages of the evidence layer's findings.
+KEYWORDS = {"_": None, "N_": None, "msg": None}
+#: The catalog of the findings' messages (``msg`` in ``src/multigpu/evidence``).
+FINDINGS = "findings"
 
 _current: ContextVar[str] = ContextVar("multigpu_book_language", default="en")
 

@@ -23,6 +23,7 @@ from multigpu.comm.calibration import Calibration
 from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR, Text
 from multigpu.common.errors import InputError
+from multigpu.common.findings import Finding
 from multigpu.market import prices
 from multigpu.market.prices import PriceTable
 
@@ -88,28 +89,36 @@ class Verdict:
 class Test:
     """One computed test of a claim: a ``fact`` it states, the ``conclusion`` it draws, or a ``caveat`` (a
     condition the claim leaves out); ``passed`` for a fact or a conclusion means it holds, for a caveat that
-    it applies."""
+    it applies. ``text`` is the test in English; ``finding``, where the check gives one, the same as a message
+    and typed values (:mod:`multigpu.common.findings`), which the book renders in each language."""
 
     kind: str
     text: str
     passed: bool
+    finding: Finding | None = None
 
 
-def fact(text: str, passed: bool) -> Test:
-    return Test("fact", text, bool(passed))
+def _test(kind: str, what: str | Finding, passed: bool) -> Test:
+    if isinstance(what, Finding):
+        return Test(kind, str(what), bool(passed), what)
+    return Test(kind, what, bool(passed))
 
 
-def conclusion(text: str, passed: bool) -> Test:
-    return Test("conclusion", text, bool(passed))
+def fact(what: str | Finding, passed: bool) -> Test:
+    return _test("fact", what, passed)
 
 
-def caveat(text: str, applies: bool) -> Test:
-    return Test("caveat", text, bool(applies))
+def conclusion(what: str | Finding, passed: bool) -> Test:
+    return _test("conclusion", what, passed)
 
 
-def needs(text: str, present: bool) -> Test:
+def caveat(what: str | Finding, applies: bool) -> Test:
+    return _test("caveat", what, applies)
+
+
+def needs(what: str | Finding, present: bool) -> Test:
     """An input the check needs (a price file with comparable offers, say); without it: not-checkable."""
-    return Test("input", text, bool(present))
+    return _test("input", what, present)
 
 
 #: a stated figure agrees with the catalogue or the model within this fraction (rounding in the article)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from statistics import mean
 
+from multigpu.common.findings import Finding, Number, Numbers, msg
 from multigpu.evidence import generations
 from multigpu.evidence.claims import (
     TOLERANCE,
@@ -90,8 +91,8 @@ def c01(inputs: Inputs) -> Verdict:
     gpu = generations.first_gpu("nvlink1")
     pcie = catalog.link(gpu.pcie)
     ratio = link.per_gpu_GBps_per_dir / pcie.per_gpu_GBps_per_dir
-    verdict, rule = judge(fact(f"NVLink 1 came in 2016 (catalogue: {link.year})", link.year == 2016),
-                          conclusion("it was faster than the PCIe port of its GPU, per direction", ratio > 1))
+    verdict, rule = judge(fact(Finding.of(msg("NVLink 1 came in 2016 (catalogue: {year})"), year=link.year), link.year == 2016),
+                          conclusion(Finding.of(msg("it was faster than the PCIe port of its GPU, per direction")), ratio > 1))
     return Verdict(
         "C01", verdict, "2016", link.year, "year",
         f"The catalogue dates {link.name} to {link.year}, when it shipped on the {gpu.name}: "
@@ -106,9 +107,10 @@ def c01(inputs: Inputs) -> Verdict:
 def c02(inputs: Inputs) -> Verdict:
     link = catalog.link("nvlink6")
     bidir = _per_gpu_TBps_bidir("nvlink6")
-    verdict, rule = judge(fact(f"a Rubin GPU has 3.6 TB/s of NVLink 6 (catalogue: {bidir:g} TB/s both ways)",
+    verdict, rule = judge(fact(Finding.of(msg("a Rubin GPU has 3.6 TB/s of NVLink 6 (catalogue: {bidir} TB/s both ways)"),
+                                          bidir=Number(bidir)),
                                abs(bidir / 3.6 - 1) <= TOLERANCE),
-                          caveat("the figure adds both directions; one direction gets half",
+                          caveat(Finding.of(msg("the figure adds both directions; one direction gets half")),
                                  abs(link.per_gpu_GBps_per_dir / 1000 / 3.6 - 1) > TOLERANCE))
     return Verdict(
         "C02", verdict, "3.6 TB/s per Rubin GPU", bidir, "TB/s bidirectional",
@@ -123,8 +125,9 @@ def c02(inputs: Inputs) -> Verdict:
 @claim("C03")
 def c03(inputs: Inputs) -> Verdict:
     r = nvlink6_vs_pcie6()
-    verdict, rule = judge(fact(f"NVLink 6 is more than 14x PCIe Gen6, like with like (x{r['ratio_bidir']:.2f}; "
-                               f"x{r['ratio_raw_bidir']:.2f} against the raw PCIe rate)",
+    verdict, rule = judge(fact(Finding.of(msg("NVLink 6 is more than 14x PCIe Gen6, like with like (x{ratio}; x{raw} against the raw "
+                                           "PCIe rate)"), ratio=Number(r["ratio_bidir"], ".2f"),
+                                       raw=Number(r["ratio_raw_bidir"], ".2f")),
                                min(r["ratio_bidir"], r["ratio_raw_bidir"]) > 14))
     return Verdict(
         "C03", verdict, "more than 14x PCIe Gen6", round(r["ratio_bidir"], 2), "x (bidirectional / bidirectional)",
@@ -146,11 +149,12 @@ def c04(inputs: Inputs) -> Verdict:
     b300 = catalog.gpu("b300")
     stated = (900, 1800, 3600)
     verdict, rule = judge(
-        fact("NVLink 4, 5 and 6 give 900, 1800 and 3600 GB/s per GPU (catalogue: "
-             + ", ".join(f"{b:g}" for b in bw) + ")", all(abs(b / s - 1) <= TOLERANCE for b, s in zip(bw, stated))),
-        conclusion(f"NVLink doubles about once a year (one generation every {c['years_per_generation']:.1f} years)",
+        fact(Finding.of(msg("NVLink 4, 5 and 6 give 900, 1800 and 3600 GB/s per GPU (catalogue: {values})"),
+                        values=Numbers(tuple(bw))), all(abs(b / s - 1) <= TOLERANCE for b, s in zip(bw, stated))),
+        conclusion(Finding.of(msg("NVLink doubles about once a year (one generation every {gap} years)"),
+                              gap=Number(c["years_per_generation"], ".1f")),
                    c["years_per_generation"] <= YEARLY),
-        caveat("the figures add both directions", not all(abs(b / 2 / s - 1) <= TOLERANCE for b, s in zip(bw, stated))))
+        caveat(Finding.of(msg("the figures add both directions")), not all(abs(b / 2 / s - 1) <= TOLERANCE for b, s in zip(bw, stated))))
     return Verdict(
         "C04", verdict,
         "900 / 1800 / 3600 GB/s; one generation per year",
@@ -175,10 +179,11 @@ def c20(inputs: Inputs) -> Verdict:
     gb200 = {attr: generations.rack_EFLOPS("gb200-nvl72", attr)
              for attr in ("bf16_dense_TFLOPS", "fp8_dense_TFLOPS", "fp4_dense_TFLOPS", "fp4_peak_TFLOPS")}
     rubin, system = catalog.gpu("rubin"), catalog.system("vr-nvl72")
-    verdict, rule = judge(fact(f"an NVL72 system gives up to 3.6 EFLOPS (Vera Rubin NVL72, NVFP4 peak: {peak:.2f})",
+    verdict, rule = judge(fact(Finding.of(msg("an NVL72 system gives up to 3.6 EFLOPS (Vera Rubin NVL72, NVFP4 peak: {peak})"),
+                                          peak=Number(peak, ".2f")),
                                abs(peak / 3.6 - 1) <= TOLERANCE),
-                          caveat("the figure is 4-bit inference with sparsity or compression, not a dense training "
-                                 "rate", dense_fp4 < peak))
+                          caveat(Finding.of(msg("the figure is 4-bit inference with sparsity or compression, not a dense "
+                                             "training rate")), dense_fp4 < peak))
     return Verdict(
         "C20", verdict, "up to 3.6 exaFLOPS of AI compute", round(peak, 2),
         "EFLOPS (Vera Rubin NVL72, NVFP4, vendor peak)",
