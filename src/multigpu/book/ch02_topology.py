@@ -432,42 +432,6 @@ def diagram_schematic(algorithm: str) -> Figure:
 
 #: The claims chapter 2 checks (:mod:`multigpu.evidence.claims.topology`).
 CLAIMS = ("C05", "C06", "C07", "C08", "C09", "C10", "C11", "C14", "C15", "C19", "C25")
-#: The texts of those checks' tests as :mod:`multigpu.evidence.claims.topology` writes them, with ``{name}``
-#: for each computed value: the Chinese edition's "what decided it" (:func:`multigpu.book.lang.from_english`).
-TEST_TEMPLATES = (
-    N_("NVSwitch came in 2018 (catalogue: {year})"),
-    N_("its first system joined 8 GPUs (catalogue: {gpus})"),
-    N_("every pair got 300 GB/s (catalogue: {bidir} both ways)"),
-    N_("300 GB/s adds both directions"),
-    N_("NVSwitch has in-switch reduction and multicast (from {switch}, {year})"),
-    N_("it speeds up an 8-GPU all-reduce (NVLS over ring: x{gain})"),
-    N_("earlier NVSwitch generations have none"),
-    N_("it speeds up all-reduce only"),
-    N_("72 GPUs of 3.6 TB/s (catalogue: {gpus} of {bw})"),
-    N_("260 TB/s in all (catalogue: {total})"),
-    N_("the sum counts each byte twice (sending and receiving); the rack delivers half"),
-    N_("the switch has no internal bottleneck: a permutation runs every pair at a GPU's full port ({pair} of "
-       "{port} GB/s per direction)"),
-    N_("one GPU talking to all its peers gives each the full port (each gets {each} GB/s per direction)"),
-    N_("900 GB/s over 7 peers is about 128 GB/s each ({bw} / {peers} = {split})"),
-    N_("the figures add both directions"),
-    N_("one pair through the switch gets a GPU's full port ({pair} of {port} GB/s per direction)"),
-    N_("every pair keeps the full port while all 8 GPUs exchange data (each gets {each} GB/s per direction)"),
-    N_("two GPUs: the switch gives about 900 / 128 = 7x a mesh link (x{ratio})"),
-    N_("at 8 GPUs the mesh falls further behind (all-to-all busbw switch / mesh: x{at2} at 2, x{at8} at 8)"),
-    N_("a ring all-reduce takes 2N-2 steps (counted by passing chunks around a ring of N ranks until every rank "
-       "holds the whole sum)"),
-    N_("the model charges one hop latency per step"),
-    N_("the ring's latency grows about linearly with N ({slope} us per GPU, at least {least}, straight within 5 %)"),
-    N_("its bandwidth term hardly grows with N (bytes each GPU sends: x{growth} from 8 to 72 GPUs)"),
-    N_("two synchronisations whatever N (two-shot latency spread over 2-8 GPUs: {spread} us)"),
-    N_("so it beats the ring on small messages (x{gain})"),
-    N_("large messages gain nothing (x{gain} at 16 GiB)"),
-    N_("NVSwitch platforms pair NVLink inside a node with InfiniBand HDR between nodes (catalogue: {systems})"),
-    N_("newer platforms ship faster NICs (the newest, {system}: {nic})"),
-)
-
-
 def verdicts(cal: Calibration | None = None) -> dict[str, claims.Verdict]:
     """The verdicts of :data:`CLAIMS` by id, checked with calibration ``cal`` (None: the shipped one)."""
     inputs = claims.Inputs(cal=cal)
@@ -500,9 +464,9 @@ SCHEMATIC_GPUS, SCHEMATIC_BYTES = 4, 1e9
 
 def verdict_facts(cal: Calibration | None = None) -> Facts:
     """``{id}_verdict`` (in bold) and ``{id}_tests`` (what decided it) for each claim of :data:`CLAIMS`, with
-    their Chinese as ``{id}_verdict_zh`` and ``{id}_tests_zh`` (the tests translated by :data:`TEST_TEMPLATES`)."""
+    their Chinese as ``{id}_verdict_zh`` and ``{id}_tests_zh`` (the tests' findings rendered from the catalogs)."""
     checked = verdicts(cal)
-    return glue.per_language(lambda: glue_verdicts(checked, TEST_TEMPLATES))
+    return glue.per_language(lambda: glue_verdicts(checked))
 
 
 def wiring_facts() -> Facts:

@@ -15,6 +15,7 @@ import numpy as np
 
 from multigpu.comm import collectives
 from multigpu.comm.calibration import Calibration
+from multigpu.common.findings import Finding, Number, msg
 from multigpu.common.units import GiB
 from multigpu.evidence import generations, measurements, wiring
 from multigpu.evidence.claims import (
@@ -193,13 +194,14 @@ def port_of(system_id: str) -> float:
     return catalog.system(system_id).nvlink_GBps_per_dir
 
 
-def _full_port_tests(fact_text: str, pair_GBps: float, port_GBps: float, conclusion_text: str,
+def _full_port_tests(fact_message: str, pair_GBps: float, port_GBps: float, conclusion_message: str,
                      crowded_GBps: float) -> tuple:
-    """The tests of C08 and C10, one misconception stated twice: a lone pair gets the full port (a fact), and
-    so every pair keeps it when many talk at once (the conclusion). Bandwidths GB/s per direction."""
-    return (fact(f"{fact_text} ({pair_GBps:.0f} of {port_GBps:.0f} GB/s per direction)",
+    """The tests of C08 and C10, one misconception stated twice: a lone pair gets the full port (a fact: a
+    message with ``{pair}`` and ``{port}``), and so every pair keeps it when many talk at once (the conclusion:
+    a message with ``{each}``). Bandwidths GB/s per direction."""
+    return (fact(Finding.of(fact_message, pair=Number(pair_GBps, ".0f"), port=Number(port_GBps, ".0f")),
                  abs(pair_GBps / port_GBps - 1) <= TOLERANCE),
-            conclusion(f"{conclusion_text} (each gets {crowded_GBps:.1f} GB/s per direction)",
+            conclusion(Finding.of(conclusion_message, each=Number(crowded_GBps, ".1f")),
                        abs(crowded_GBps / port_GBps - 1) <= TOLERANCE))
 
 
@@ -225,11 +227,11 @@ def ring_allreduce_rounds(n: int) -> int:
 def c05(inputs: Inputs) -> Verdict:
     f = first_nvswitch()
     verdict, rule = judge(
-        fact(f"NVSwitch came in 2018 (catalogue: {f['year']})", f["year"] == 2018),
-        fact(f"its first system joined 8 GPUs (catalogue: {f['gpus']})", f["gpus"] == 8),
-        fact(f"every pair got 300 GB/s (catalogue: {f['pair_GBps_bidir']:g} both ways)",
-             abs(f["pair_GBps_bidir"] / 300 - 1) <= TOLERANCE),
-        caveat("300 GB/s adds both directions", abs(f["pair_GBps_per_dir"] / 300 - 1) > TOLERANCE))
+        fact(Finding.of(msg("NVSwitch came in 2018 (catalogue: {year})"), year=f["year"]), f["year"] == 2018),
+        fact(Finding.of(msg("its first system joined 8 GPUs (catalogue: {gpus})"), gpus=f["gpus"]), f["gpus"] == 8),
+        fact(Finding.of(msg("every pair got 300 GB/s (catalogue: {bidir} both ways)"),
+                        bidir=Number(f["pair_GBps_bidir"])), abs(f["pair_GBps_bidir"] / 300 - 1) <= TOLERANCE),
+        caveat(Finding.of(msg("300 GB/s adds both directions")), abs(f["pair_GBps_per_dir"] / 300 - 1) > TOLERANCE))
     first = catalog.link(generations.FAMILIES["nvswitch"][0])
     return Verdict(
         "C05", verdict, "2018; 8 GPUs; 300 GB/s between every pair",
@@ -251,11 +253,12 @@ def c06(inputs: Inputs) -> Verdict:
     cal = inputs.calibration
     r = first_in_switch_reduction(cal=cal)
     verdict, rule = judge(
-        fact(f"NVSwitch has in-switch reduction and multicast (from {r['switch']}, {r['year']})", bool(r["switch"])),
-        conclusion(f"it speeds up an 8-GPU all-reduce (NVLS over ring: x{r['model_gain_x']:.2f})",
-                   r["model_gain_x"] > 1),
-        caveat("earlier NVSwitch generations have none", bool(r["earlier"])),
-        caveat("it speeds up all-reduce only", not any("nvls" in collectives.VALID[op]
+        fact(Finding.of(msg("NVSwitch has in-switch reduction and multicast (from {switch}, {year})"),
+                        switch=str(r["switch"]), year=str(r["year"])), bool(r["switch"])),
+        conclusion(Finding.of(msg("it speeds up an 8-GPU all-reduce (NVLS over ring: x{gain})"),
+                              gain=Number(r["model_gain_x"], ".2f")), r["model_gain_x"] > 1),
+        caveat(Finding.of(msg("earlier NVSwitch generations have none")), bool(r["earlier"])),
+        caveat(Finding.of(msg("it speeds up all-reduce only")), not any("nvls" in collectives.VALID[op]
                                                      for op in collectives.OPS if op != "allreduce")))
     return Verdict(
         "C06", verdict, "NVSwitch has a built-in SHARP engine for in-network reduction and multicast",
@@ -278,10 +281,12 @@ def c06(inputs: Inputs) -> Verdict:
 def c07(inputs: Inputs) -> Verdict:
     r = wiring.rack_aggregate("vr-nvl72")
     verdict, rule = judge(
-        fact(f"72 GPUs of 3.6 TB/s (catalogue: {r['gpus']} of {r['gpu_TBps_bidir']:g})",
+        fact(Finding.of(msg("72 GPUs of 3.6 TB/s (catalogue: {gpus} of {bw})"), gpus=r["gpus"],
+                        bw=Number(r["gpu_TBps_bidir"])),
              r["gpus"] == 72 and abs(r["gpu_TBps_bidir"] / 3.6 - 1) <= TOLERANCE),
-        fact(f"260 TB/s in all (catalogue: {r['sum_bidir_TBps']:.1f})", abs(r["sum_bidir_TBps"] / 260 - 1) <= TOLERANCE),
-        caveat("the sum counts each byte twice (sending and receiving); the rack delivers half",
+        fact(Finding.of(msg("260 TB/s in all (catalogue: {total})"), total=Number(r["sum_bidir_TBps"], ".1f")),
+             abs(r["sum_bidir_TBps"] / 260 - 1) <= TOLERANCE),
+        caveat(Finding.of(msg("the sum counts each byte twice (sending and receiving); the rack delivers half")),
                r["delivered_TBps"] < r["sum_bidir_TBps"]))
     system = catalog.system("vr-nvl72")
     return Verdict(
@@ -302,8 +307,9 @@ def c08(inputs: Inputs) -> Verdict:
     perm, fan, incast = (patterns.loc[p] for p in (wiring.PERMUTATION, wiring.FAN_OUT, wiring.INCAST))
     port = float(perm["per_flow_GBps_per_dir"])
     verdict, rule = judge(*_full_port_tests(
-        "the switch has no internal bottleneck: a permutation runs every pair at a GPU's full port",
-        port, port_of("vr-nvl72"), "one GPU talking to all its peers gives each the full port",
+        msg("the switch has no internal bottleneck: a permutation runs every pair at a GPU's full port ({pair} of "
+            "{port} GB/s per direction)"), port, port_of("vr-nvl72"),
+        msg("one GPU talking to all its peers gives each the full port (each gets {each} GB/s per direction)"),
         float(fan["per_flow_GBps_per_dir"])))
     return Verdict(
         "C08", verdict, "any GPU communication runs at full peak bandwidth, no structural bottleneck",
@@ -321,9 +327,10 @@ def c08(inputs: Inputs) -> Verdict:
 def c09(inputs: Inputs) -> Verdict:
     m = mesh_link()
     verdict, rule = judge(
-        fact(f"900 GB/s over 7 peers is about 128 GB/s each ({m['gpu_GBps_bidir']:g} / {m['peers']} = "
-             f"{m['split_GBps_bidir']:.1f})", abs(m["split_GBps_bidir"] / 128 - 1) <= TOLERANCE),
-        caveat("the figures add both directions", abs(m["split_GBps_per_dir"] / 128 - 1) > TOLERANCE))
+        fact(Finding.of(msg("900 GB/s over 7 peers is about 128 GB/s each ({bw} / {peers} = {split})"),
+                        bw=Number(m["gpu_GBps_bidir"]), peers=m["peers"], split=Number(m["split_GBps_bidir"], ".1f")),
+             abs(m["split_GBps_bidir"] / 128 - 1) <= TOLERANCE),
+        caveat(Finding.of(msg("the figures add both directions")), abs(m["split_GBps_per_dir"] / 128 - 1) > TOLERANCE))
     return Verdict(
         "C09", verdict, "900 GB/s split into 7 links of about 128 GB/s", round(m["split_GBps_bidir"], 2),
         "GB/s per link (bidirectional): 900 / 7",
@@ -341,8 +348,9 @@ def c10(inputs: Inputs) -> Verdict:
     r = switch_vs_mesh((2, 8), cal=cal)
     port = port_of(wiring.SWITCH)
     verdict, rule = judge(*_full_port_tests(
-        "one pair through the switch gets a GPU's full port", r["switch_pair_in_alltoall_GBps_bidir"][0] / 2, port,
-        "every pair keeps the full port while all 8 GPUs exchange data",
+        msg("one pair through the switch gets a GPU's full port ({pair} of {port} GB/s per direction)"),
+        r["switch_pair_in_alltoall_GBps_bidir"][0] / 2, port,
+        msg("every pair keeps the full port while all 8 GPUs exchange data (each gets {each} GB/s per direction)"),
         r["switch_pair_in_alltoall_GBps_bidir"][-1] / 2))
     return Verdict(
         "C10", verdict, "any two GPUs keep the full 900 GB/s however many GPUs there are",
@@ -361,10 +369,12 @@ def c11(inputs: Inputs) -> Verdict:
     cal = inputs.calibration
     r = switch_vs_mesh(cal=cal)
     verdict, rule = judge(
-        fact(f"two GPUs: the switch gives about 900 / 128 = 7x a mesh link (x{r['pair_ratio_x'][0]:.2f})",
+        fact(Finding.of(msg("two GPUs: the switch gives about 900 / 128 = 7x a mesh link (x{ratio})"),
+                        ratio=Number(r["pair_ratio_x"][0], ".2f")),
              abs(r["pair_ratio_x"][0] / (900 / 128) - 1) <= TOLERANCE),
-        fact(f"at 8 GPUs the mesh falls further behind (all-to-all busbw switch / mesh: "
-             f"x{r['alltoall_busbw_ratio_x'][0]:.2f} at 2, x{r['alltoall_busbw_ratio_x'][-1]:.2f} at 8)",
+        fact(Finding.of(msg("at 8 GPUs the mesh falls further behind (all-to-all busbw switch / mesh: x{at2} at 2, "
+                            "x{at8} at 8)"), at2=Number(r["alltoall_busbw_ratio_x"][0], ".2f"),
+                        at8=Number(r["alltoall_busbw_ratio_x"][-1], ".2f")),
              r["alltoall_busbw_ratio_x"][-1] >= r["alltoall_busbw_ratio_x"][0]))
     return Verdict(
         "C11", verdict, "2 GPUs: 900 vs 128 GB/s; at 8 GPUs point-to-point is limited further",
@@ -388,9 +398,9 @@ def c14(inputs: Inputs) -> Verdict:
     steps = {n: ring_allreduce_rounds(n) for n in counts}
     modelled = dict(zip(counts, wiring.ring_terms(counts=counts, cal=cal)["steps"]))
     verdict, rule = judge(
-        fact("a ring all-reduce takes 2N-2 steps (counted by passing chunks around a ring of N ranks until every "
-             "rank holds the whole sum)", all(s == 2 * (n - 1) for n, s in steps.items())),
-        conclusion("the model charges one hop latency per step", modelled == steps))
+        fact(Finding.of(msg("a ring all-reduce takes 2N-2 steps (counted by passing chunks around a ring of N ranks "
+                            "until every rank holds the whole sum)")), all(s == 2 * (n - 1) for n, s in steps.items())),
+        conclusion(Finding.of(msg("the model charges one hop latency per step")), modelled == steps))
     return Verdict(
         "C14", verdict, "ring all-reduce needs 2N-2 steps", int(steps[8]),
         "steps for N = 8 (chunks passed around a ring until every rank holds the sum)",
@@ -413,10 +423,11 @@ def c15(inputs: Inputs) -> Verdict:
     linear = slope >= GROWS_US_PER_GPU and float(np.abs(residual).max()) <= 0.05 * float(terms["latency_ll_us"].max())
     at = terms.set_index("gpus")
     verdict, rule = judge(
-        fact(f"the ring's latency grows about linearly with N ({slope:.2f} us per GPU, at least "
-             f"{GROWS_US_PER_GPU:g}, straight within 5 %)", linear),
-        caveat(f"its bandwidth term hardly grows with N (bytes each GPU sends: x"
-               f"{at.loc[72, 'bytes_factor'] / at.loc[8, 'bytes_factor']:.2f} from 8 to 72 GPUs)",
+        fact(Finding.of(msg("the ring's latency grows about linearly with N ({slope} us per GPU, at least {least}, "
+                            "straight within 5 %)"), slope=Number(slope, ".2f"), least=Number(GROWS_US_PER_GPU)),
+             linear),
+        caveat(Finding.of(msg("its bandwidth term hardly grows with N (bytes each GPU sends: x{growth} from 8 to 72 "
+                              "GPUs)"), growth=Number(at.loc[72, "bytes_factor"] / at.loc[8, "bytes_factor"], ".2f")),
                at.loc[72, "bytes_factor"] / at.loc[8, "bytes_factor"] < 1.5))
     return Verdict(
         "C15", verdict, "ring all-reduce latency grows roughly linearly with N", round(slope, 2),
@@ -438,10 +449,12 @@ def c19(inputs: Inputs) -> Verdict:
     cal = inputs.calibration
     r = multishot(cal=cal)
     verdict, rule = judge(
-        fact(f"two synchronisations whatever N (two-shot latency spread over 2-8 GPUs: {r['latency_spread_us']:g} us)",
-             r["latency_spread_us"] < 1e-6),
-        conclusion(f"so it beats the ring on small messages (x{r['small_vs_ring_x']:.2f})", r["small_vs_ring_x"] > 1),
-        caveat(f"large messages gain nothing (x{r['large_vs_ring_x']:.2f} at 16 GiB)", r["large_vs_ring_x"] < 1.05))
+        fact(Finding.of(msg("two synchronisations whatever N (two-shot latency spread over 2-8 GPUs: {spread} us)"),
+                        spread=Number(r["latency_spread_us"])), r["latency_spread_us"] < 1e-6),
+        conclusion(Finding.of(msg("so it beats the ring on small messages (x{gain})"),
+                              gain=Number(r["small_vs_ring_x"], ".2f")), r["small_vs_ring_x"] > 1),
+        caveat(Finding.of(msg("large messages gain nothing (x{gain} at 16 GiB)"),
+                          gain=Number(r["large_vs_ring_x"], ".2f")), r["large_vs_ring_x"] < 1.05))
     return Verdict(
         "C19", verdict, "MultiShot: 2 communication steps whatever the GPU count",
         round(r["max_vs_ring_x"], 2), "x faster than ring all-reduce at best (8x H200)",
@@ -466,9 +479,10 @@ def c25(inputs: Inputs) -> Verdict:
     hdr = [s for s in switched if s.nic == "infiniband-hdr"]
     newest = max(switched, key=lambda s: s.year)
     verdict, rule = judge(
-        fact("NVSwitch platforms pair NVLink inside a node with InfiniBand HDR between nodes (catalogue: "
-             + (", ".join(s.name for s in hdr) or "none") + ")", bool(hdr)),
-        caveat(f"newer platforms ship faster NICs (the newest, {newest.name}: {catalog.link(newest.nic).name})",
+        fact(Finding.of(msg("NVSwitch platforms pair NVLink inside a node with InfiniBand HDR between nodes "
+                            "(catalogue: {systems})"), systems=", ".join(s.name for s in hdr) or "none"), bool(hdr)),
+        caveat(Finding.of(msg("newer platforms ship faster NICs (the newest, {system}: {nic})"), system=newest.name,
+                          nic=catalog.link(newest.nic).name),
                newest.nic != "infiniband-hdr"))
     return Verdict(
         "C25", verdict, "NVLink/NVSwitch inside a node, InfiniBand HDR between nodes",
