@@ -515,17 +515,10 @@ def dp_batch_facts(cal: Calibration | None = None) -> Facts:
         "cx_eth_32": sweep.set_index(["setup", "seqs_per_gpu"]).loc[(eth, 32), "dp_comm_pct"]})
 
 
-#: Where TP 8 across PCIe sockets has decode communication outlast compute, as
-#: :func:`multigpu.evidence.claims.workloads.pcie8_phrase` words it: its templates (:func:`multigpu.book.lang.from_english`).
-PHRASE_TEMPLATES = (
-    N_("never: the all-reduces stay shorter than the compute at every batch modelled"),
-    N_("at every batch"), N_("from batch {batch} on"))
-
-
 def _decode_sentences(found: dict, above: pd.Series, pcie: str) -> Facts:
     """The decode-ratio sentences in the current language: ``dr_above_text``, ``dr_trend_text``,
     ``dr_takeaway`` and ``c16_where`` (see :func:`decode_ratio_facts`)."""
-    where = lang.from_english(claim_checks.pcie8_phrase(found), PHRASE_TEMPLATES)
+    where = glue.render(claim_checks.pcie8_finding(found))
     if above.empty:
         above_text = _("No case lies above the line: even TP 8 across the sockets of the PCIe server stays below it.")
     elif set(above.index.get_level_values(0)) == {pcie}:
@@ -596,41 +589,6 @@ def verdict_table(cal: Calibration | None = None) -> pd.DataFrame:
     return frame[["id", "verdict", "seed_value", "model_value", "unit"]].set_index("id")
 
 
-#: The texts of the chapter's claim tests as :mod:`multigpu.evidence.claims.workloads` writes them, with ``{name}``
-#: for each computed value: the Chinese edition's "what decided it" (:func:`multigpu.book.lang.from_english`).
-TEST_TEMPLATES = (
-    N_("about 20 GB per query (BF16, TP=2, per GPU: {gb} GB)"),
-    N_("the figure holds only for 16-bit activations (FP8: {gb} GB)"),
-    N_("and for TP=2 (TP=8: {gb} GB per GPU)"),
-    N_("batching 32 queries multiplies the bytes of a decode step (x{x})"),
-    N_("and so the communication time (x{switch} behind the switch, x{mesh} on the mesh; at least x{least} would "
-       "bear it out)"),
-    N_("at a batch of at most {batch} decode communication outlasts computation somewhere (largest ratio: "
-       "{ratio})"),
-    N_("only where tensor parallelism crosses PCIe sockets (NVLink at most {ratio})"),
-    N_("the switch serves more per GPU than the mesh at 30-50 tokens/s per user (x{low} at least, FP8)"),
-    N_("the gap is not NVIDIA's 1.3-1.5x (and 1.5x at batch 32), a vendor model's figure"),
-    N_("20 GB at 128 and at 900 GB/s take {mesh} and {switch} ms"),
-    N_("the switch cuts a query's communication by about 7x (the query schedule: x{total}; at least half of "
-       "x{article} would bear it out)"),
-    N_("128 and 900 GB/s add both directions of a link"),
-    N_("without a fast interconnect tensor-parallel efficiency falls well below (8 GPUs: {pcie} % on PCIe, "
-       "{switch} % behind NVSwitch; 10 points apart at least)"),
-    N_("pipeline parallelism still scales on the slow link ({pp} % at 8 GPUs)"),
-    N_("switch and mesh are similar at batch 1 (x{one}, under 1.1)"),
-    N_("the switch gains at batch 32 (x{big}, over 1.05)"),
-    N_("the gain at batch 32 is below NVIDIA's 1.5x"),
-    N_("one GPU cannot serve 30 tokens/s per user (NVIDIA's own table: batch {batch} meets it)"),
-    N_("TP=2 gives about 80 (mesh, batch 6) and 115 (switch, batch 9) tokens/s per GPU (NVIDIA's table: {mesh} "
-       "and {switch})"),
-    N_("data parallelism is insensitive to latency (doubled: +{dp} %, at most 5)"),
-    N_("tensor parallelism needs bandwidth and low latency (halved bandwidth: +{tp} %, over 3x DP's; doubled "
-       "latency in decode: +{decode} %, over 10)"),
-    N_("tensor parallelism of 4 under one PCIe switch stays workable without NVLink (batch-1 decode communication "
-       "/ compute: {ratio})"),
-)
-
-
 def volume_facts(checked: dict[str, claims.Verdict]) -> Facts:
     """The verdicts, and the article's "20 GB per query" (C12).
 
@@ -640,7 +598,7 @@ def volume_facts(checked: dict[str, claims.Verdict]) -> Facts:
     query, BF16, TP=2: C12's value), ``c12_gib`` (the same in GiB), ``c12_fp8`` (FP8, GB), ``c12_tp8`` (BF16,
     TP=8, GB), ``c12_token`` (MB per token, BF16, TP=2).
     """
-    out: dict[str, object] = glue.per_language(lambda: verdict_facts(checked, TEST_TEMPLATES))
+    out: dict[str, object] = glue.per_language(lambda: verdict_facts(checked))
     q = bottlenecks.tp_bytes_per_query().set_index(["dtype", "tp"])
     out.update(hidden=models.model(bottlenecks.SERVE_MODEL).hidden, c12_bf16=checked["C12"].model_value,
                c12_gib=q.loc[("bf16", 2), "per_query_GiB"], c12_fp8=q.loc[("fp8", 2), "per_query_GB"],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from multigpu.common.findings import Finding, Number, msg
 from multigpu.compute import models
 from multigpu.evidence import bottlenecks
 from multigpu.evidence.bottlenecks import ARTICLE_GB
@@ -43,11 +44,12 @@ def c12(inputs: Inputs) -> Verdict:
     model = models.model(bottlenecks.SERVE_MODEL)
     tokens = bottlenecks.INPUT_TOKENS + bottlenecks.OUTPUT_TOKENS
     verdict, rule = judge(
-        fact(f"about 20 GB per query (BF16, TP=2, per GPU: {bf16['per_query_GB']:.1f} GB)",
-             abs(bf16["per_query_GB"] / ARTICLE_GB - 1) <= 0.15),
-        caveat(f"the figure holds only for 16-bit activations (FP8: {fp8['per_query_GB']:.1f} GB)",
-               abs(fp8["per_query_GB"] / ARTICLE_GB - 1) > 0.15),
-        caveat(f"and for TP=2 (TP=8: {tp8['per_query_GB']:.1f} GB per GPU)", abs(tp8["per_query_GB"] / ARTICLE_GB - 1) > 0.15))
+        fact(Finding.of(msg("about 20 GB per query (BF16, TP=2, per GPU: {gb} GB)"),
+                        gb=Number(bf16["per_query_GB"], ".1f")), abs(bf16["per_query_GB"] / ARTICLE_GB - 1) <= 0.15),
+        caveat(Finding.of(msg("the figure holds only for 16-bit activations (FP8: {gb} GB)"),
+                          gb=Number(fp8["per_query_GB"], ".1f")), abs(fp8["per_query_GB"] / ARTICLE_GB - 1) > 0.15),
+        caveat(Finding.of(msg("and for TP=2 (TP=8: {gb} GB per GPU)"), gb=Number(tp8["per_query_GB"], ".1f")),
+               abs(tp8["per_query_GB"] / ARTICLE_GB - 1) > 0.15))
     return Verdict(
         "C12", verdict, "about 20 GB per query (8K input, 256 output tokens)",
         round(float(bf16["per_query_GB"]), 2), "GB (1e9 bytes) sent per GPU per query, BF16, TP=2",
@@ -72,11 +74,12 @@ def c13(inputs: Inputs) -> Verdict:
     grow_mesh = mesh.loc[32, "allreduce_ms"] / mesh.loc[1, "allreduce_ms"]
     # misleading while the all-reduce time grows far slower than the bytes (latency-bound), as it does here
     verdict, rule = judge(
-        fact(f"batching 32 queries multiplies the bytes of a decode step (x"
-             f"{sw.loc[32, 'per_step_MB'] / sw.loc[1, 'per_step_MB']:.0f})",
+        fact(Finding.of(msg("batching 32 queries multiplies the bytes of a decode step (x{x})"),
+                        x=Number(sw.loc[32, "per_step_MB"] / sw.loc[1, "per_step_MB"], ".0f")),
              sw.loc[32, "per_step_MB"] / sw.loc[1, "per_step_MB"] >= 16),
-        conclusion(f"and so the communication time (x{grow_sw:.2f} behind the switch, x{grow_mesh:.2f} on the "
-                   f"mesh; at least x{32 / 4:g} would bear it out)", max(grow_sw, grow_mesh) >= 32 / 4))
+        conclusion(Finding.of(msg("and so the communication time (x{switch} behind the switch, x{mesh} on the mesh; "
+                                  "at least x{least} would bear it out)"), switch=Number(grow_sw, ".2f"),
+                              mesh=Number(grow_mesh, ".2f"), least=Number(32 / 4)), max(grow_sw, grow_mesh) >= 32 / 4))
     return Verdict(
         "C13", verdict, "batching multiplies the communication volume",
         f"x{sw.loc[32, 'per_step_MB'] / sw.loc[1, 'per_step_MB']:.0f} bytes per step, "
@@ -118,12 +121,17 @@ def decode_outlasts(cal=None) -> dict:
             "pcie_max_small": float(small[on_pcie]["ratio"].max())}
 
 
-def pcie8_phrase(found: dict) -> str:
-    """Where TP 8 across PCIe sockets has decode communication outlast compute, in words."""
+def pcie8_finding(found: dict) -> Finding:
+    """Where TP 8 across PCIe sockets has decode communication outlast compute (``found``: :func:`decode_outlasts`)."""
     first = found["pcie8"]["first_batch"]
     if first is None:
-        return "never: the all-reduces stay shorter than the compute at every batch modelled"
-    return "at every batch" if first == 1 else f"from batch {first} on"
+        return Finding.of(msg("never: the all-reduces stay shorter than the compute at every batch modelled"))
+    return Finding.of(msg("at every batch")) if first == 1 else Finding.of(msg("from batch {batch} on"), batch=first)
+
+
+def pcie8_phrase(found: dict) -> str:
+    """:func:`pcie8_finding` in English."""
+    return str(pcie8_finding(found))
 
 
 @claim("C16")
@@ -137,11 +145,12 @@ def c16(inputs: Inputs) -> Verdict:
     nvlink = first[~first["setup"].str.contains("PCIe")]
     allreduces = 2 * models.model(bottlenecks.SERVE_MODEL).layers
     verdict, rule = judge(
-        fact(f"at a batch of at most {SMALL_BATCH} decode communication outlasts computation somewhere (largest "
-             f"ratio: {max(found['pcie_max_small'], found['nvlink_max_small']):.2f})",
+        fact(Finding.of(msg("at a batch of at most {batch} decode communication outlasts computation somewhere "
+                            "(largest ratio: {ratio})"), batch=SMALL_BATCH,
+                        ratio=Number(max(found["pcie_max_small"], found["nvlink_max_small"]), ".2f")),
              max(found["pcie_max_small"], found["nvlink_max_small"]) > 1),
-        caveat(f"only where tensor parallelism crosses PCIe sockets (NVLink at most {found['nvlink_max_small']:.2f})",
-               found["nvlink_max_small"] <= 1))
+        caveat(Finding.of(msg("only where tensor parallelism crosses PCIe sockets (NVLink at most {ratio})"),
+                          ratio=Number(found["nvlink_max_small"], ".2f")), found["nvlink_max_small"] <= 1))
     trend = ("rises with batch, so it is not worst at small batch" if p8["rises"]
              else "falls with batch, so it is worst at small batch")
     return Verdict(
@@ -172,9 +181,10 @@ def c17(inputs: Inputs) -> Verdict:
     low, high = ours["benefit_x"].min(), ours["benefit_x"].max()
     as_claimed = low >= 1.3 and high <= 1.5 and fixed.loc[32, "fp8_benefit_x"] >= 1.45
     verdict, rule = judge(
-        fact(f"the switch serves more per GPU than the mesh at 30-50 tokens/s per user (x{low:.2f} at least, FP8)",
-             low >= 1.1),
-        caveat("the gap is not NVIDIA's 1.3-1.5x (and 1.5x at batch 32), a vendor model's figure", not as_claimed))
+        fact(Finding.of(msg("the switch serves more per GPU than the mesh at 30-50 tokens/s per user (x{low} at least, "
+                            "FP8)"), low=Number(low, ".2f")), low >= 1.1),
+        caveat(Finding.of(msg("the gap is not NVIDIA's 1.3-1.5x (and 1.5x at batch 32), a vendor model's figure")),
+               not as_claimed))
     return Verdict(
         "C17", verdict, "1.3-1.5x at 30-50 tokens/s per user; 1.5x at batch 32",
         f"{_range(ours['benefit_x'])} at 30-50 tokens/s per user (FP8); {fixed.loc[32, 'fp8_benefit_x']:.2f}x "
@@ -202,11 +212,13 @@ def c18(inputs: Inputs) -> Verdict:
     pre, dec = t.loc["query schedule: prefill all-reduces"], t.loc["query schedule: decode all-reduces"]
     n = 2 * models.model(bottlenecks.SERVE_MODEL).layers
     verdict, rule = judge(
-        fact(f"20 GB at 128 and at 900 GB/s take {art[mesh]:.0f} and {art[sw]:.1f} ms", art["ratio_x"] > 1),
-        conclusion(f"the switch cuts a query's communication by about 7x (the query schedule: "
-                   f"x{total['ratio_x']:.1f}; at least half of x{art['ratio_x']:.1f} would bear it out)",
+        fact(Finding.of(msg("20 GB at 128 and at 900 GB/s take {mesh} and {switch} ms"), mesh=Number(art[mesh], ".0f"),
+                        switch=Number(art[sw], ".1f")), art["ratio_x"] > 1),
+        conclusion(Finding.of(msg("the switch cuts a query's communication by about 7x (the query schedule: x{total}; "
+                                  "at least half of x{article} would bear it out)"),
+                              total=Number(total["ratio_x"], ".1f"), article=Number(art["ratio_x"], ".1f")),
                    total["ratio_x"] >= 0.5 * art["ratio_x"]),
-        caveat("128 and 900 GB/s add both directions of a link",
+        caveat(Finding.of(msg("128 and 900 GB/s add both directions of a link")),
                abs(catalog.link("nvlink4").per_gpu_GBps_per_dir / 900 - 1) > 0.05))
     return Verdict(
         "C18", verdict, "156 ms at 128 GB/s and 22 ms at 900 GB/s: under 1/7",
@@ -236,11 +248,12 @@ def c21(inputs: Inputs) -> Verdict:
     most = max(bottlenecks.SCALING_COUNTS["DP"])
     servers = most // bottlenecks.TRAINING_SETUPS[0].gpus
     verdict, rule = judge(
-        fact(f"without a fast interconnect tensor-parallel efficiency falls well below (8 GPUs: "
-             f"{at(pcie, 'TP', 8):.0f} % on PCIe, {at(switch, 'TP', 8):.0f} % behind NVSwitch; 10 points apart at least)",
+        fact(Finding.of(msg("without a fast interconnect tensor-parallel efficiency falls well below (8 GPUs: {pcie} % "
+                            "on PCIe, {switch} % behind NVSwitch; 10 points apart at least)"),
+                        pcie=Number(at(pcie, "TP", 8), ".0f"), switch=Number(at(switch, "TP", 8), ".0f")),
              at(pcie, "TP", 8) < at(switch, "TP", 8) - 10),
-        caveat(f"pipeline parallelism still scales on the slow link ({at(pcie, 'PP', 8):.0f} % at 8 GPUs)",
-               at(pcie, "PP", 8) >= 90))
+        caveat(Finding.of(msg("pipeline parallelism still scales on the slow link ({pp} % at 8 GPUs)"),
+                          pp=Number(at(pcie, "PP", 8), ".0f")), at(pcie, "PP", 8) >= 90))
     return Verdict(
         "C21", verdict, "without fast interconnect, scaling efficiency decays quickly",
         round(at(pcie, "TP", 8), 1), "% tensor-parallel scaling efficiency at 8 GPUs (Llama 3.1 8B, 8x A100 PCIe)",
@@ -265,9 +278,10 @@ def c22(inputs: Inputs) -> Verdict:
     one, big = f.loc[1, "bf16_benefit_x"], f.loc[32, "bf16_benefit_x"]
     small_gap = 100 * max(abs(f.loc[b, "bf16_benefit_x"] / f.loc[b, "nvidia_benefit_x"] - 1) for b in (1, 2, 4))
     verdict, rule = judge(
-        fact(f"switch and mesh are similar at batch 1 (x{one:.2f}, under 1.1)", one < 1.1),
-        fact(f"the switch gains at batch 32 (x{big:.2f}, over 1.05)", big > 1.05),
-        caveat("the gain at batch 32 is below NVIDIA's 1.5x", big < 1.45))
+        fact(Finding.of(msg("switch and mesh are similar at batch 1 (x{one}, under 1.1)"), one=Number(one, ".2f")),
+             one < 1.1),
+        fact(Finding.of(msg("the switch gains at batch 32 (x{big}, over 1.05)"), big=Number(big, ".2f")), big > 1.05),
+        caveat(Finding.of(msg("the gain at batch 32 is below NVIDIA's 1.5x")), big < 1.45))
     return Verdict(
         "C22", verdict, "similar at batch 1; 1.5x at batch 32",
         f"{f.loc[1, 'bf16_benefit_x']:.2f}x at batch 1, {f.loc[32, 'bf16_benefit_x']:.2f}x at batch 32 (BF16); "
@@ -299,10 +313,12 @@ def c23(inputs: Inputs) -> Verdict:
     ours = bottlenecks.model_identity("fp8", cal=cal)[["mesh_ratio", "switch_ratio"]].to_numpy()
     # the article's figures are NVIDIA's; its own table has one GPU meeting the rate
     verdict, rule = judge(
-        fact(f"one GPU cannot serve 30 tokens/s per user (NVIDIA's own table: batch {int(nv['tp1_batch'])} "
-             f"meets it)", nv["tp1_batch"] == 0),
-        fact(f"TP=2 gives about 80 (mesh, batch 6) and 115 (switch, batch 9) tokens/s per GPU (NVIDIA's table: "
-             f"{nv['mesh_tokens_per_s_per_gpu']:.0f} and {nv['switch_tokens_per_s_per_gpu']:.0f})",
+        fact(Finding.of(msg("one GPU cannot serve 30 tokens/s per user (NVIDIA's own table: batch {batch} meets it)"),
+                        batch=int(nv["tp1_batch"])), nv["tp1_batch"] == 0),
+        fact(Finding.of(msg("TP=2 gives about 80 (mesh, batch 6) and 115 (switch, batch 9) tokens/s per GPU "
+                            "(NVIDIA's table: {mesh} and {switch})"),
+                        mesh=Number(nv["mesh_tokens_per_s_per_gpu"], ".0f"),
+                        switch=Number(nv["switch_tokens_per_s_per_gpu"], ".0f")),
              abs(nv["mesh_tokens_per_s_per_gpu"] / 80 - 1) <= 0.1 and abs(nv["switch_tokens_per_s_per_gpu"] / 115 - 1) <= 0.1))
     return Verdict(
         "C23", verdict,
@@ -341,12 +357,15 @@ def c27(inputs: Inputs) -> Verdict:
     tp4_ratio = float(ratios.loc[(pcie, 4)])
     tp_sensitive = tp["half_bandwidth_pct"] > 3 * dp["half_bandwidth_pct"] and dec["double_latency_pct"] > 10
     verdict, rule = judge(
-        fact(f"data parallelism is insensitive to latency (doubled: +{dp['double_latency_pct']:.1f} %, at most 5)",
-             dp["double_latency_pct"] <= 5),
-        fact(f"tensor parallelism needs bandwidth and low latency (halved bandwidth: +{tp['half_bandwidth_pct']:.0f} "
-             f"%, over 3x DP's; doubled latency in decode: +{dec['double_latency_pct']:.0f} %, over 10)", tp_sensitive),
-        caveat(f"tensor parallelism of 4 under one PCIe switch stays workable without NVLink (batch-1 decode "
-               f"communication / compute: {tp4_ratio:.2f})", tp4_ratio < 1))
+        fact(Finding.of(msg("data parallelism is insensitive to latency (doubled: +{dp} %, at most 5)"),
+                        dp=Number(dp["double_latency_pct"], ".1f")), dp["double_latency_pct"] <= 5),
+        fact(Finding.of(msg("tensor parallelism needs bandwidth and low latency (halved bandwidth: +{tp} %, over 3x "
+                            "DP's; doubled latency in decode: +{decode} %, over 10)"),
+                        tp=Number(tp["half_bandwidth_pct"], ".0f"), decode=Number(dec["double_latency_pct"], ".0f")),
+             tp_sensitive),
+        caveat(Finding.of(msg("tensor parallelism of 4 under one PCIe switch stays workable without NVLink (batch-1 "
+                              "decode communication / compute: {ratio})"), ratio=Number(tp4_ratio, ".2f")),
+               tp4_ratio < 1))
     return Verdict(
         "C27", verdict,
         "data parallelism is insensitive to latency; tensor parallelism needs bandwidth and low latency: NVLink",
