@@ -850,50 +850,15 @@ def tornado_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
     return glue.per_language(text)
 
 
-#: The texts of C24's and C26's tests as :mod:`multigpu.evidence.claims.cost` writes them, with ``{name}`` for
-#: each value: the Chinese edition's "what decided it" (:func:`translated`, :data:`TEST_SLOTS`).
-TEST_TEMPLATES = (
-    N_("the price file has NVLink-class offers that charge more per GPU-hour than a PCIe-only offer of a comparable "
-       "GPU and run one of the book's workloads ({n} such pairs)"),
-    N_("NVLink-class offers charging more per GPU-hour are sometimes cheaper per job ({n_cheaper} of {n_cases})"),
-    N_("often: in at least half of the pairs of some kind of workload ({shares})"),
-    N_("not for {kind} ({n_share} %)"),
-    N_("a pricing type in which some model can be trained on both a PCIe and an NVLink-class option ({n} in the "
-       "file)"),
-    N_("for some pricing type PCIe is the cheapest way to train the smaller models and an NVLink class the larger "
-       "ones ({lines})"),
-    N_("the line falls at {size}B for some pricing type ({types})"),
-    N_("job length moves the pick: training {model} on {short}x its token budget goes to PCIe and on {long}x to an "
-       "NVLink class, for some pricing type ({types})"),
-    N_("not for every pricing type"),
-)
-
-
 def _pricing_list(text: str) -> str:
     """A list of pricing types (or "none") as the checks print it, in the current language."""
     return _("none") if text == "none" else _joined(word(p) for p in text.split(", "))
 
 
-def _shares(text: str) -> str:
-    """C24's "train 33 %, serve 67 %" in the current language."""
-    return _joined(f"{word(kind)} {share}" for kind, share in (part.split(" ", 1) for part in text.split(", ")))
-
-
-def _size_lines(text: str) -> str:
-    """C26's "on-demand: <= 1.2, reserved: 70.6-174.6" (or "; " between) in the current language."""
-    separator = "; " if "; " in text else ", "
-    return _joined(_("{pricing}: {line}", pricing=word(p), line=_("none") if v == "none" else v)
-                   for p, v in (part.split(": ", 1) for part in text.split(separator)))
-
-
-#: How :data:`TEST_TEMPLATES`' lists and words are translated.
-TEST_SLOTS = {"shares": _shares, "kind": word, "lines": _size_lines, "types": _pricing_list}
-
-
 def tests_markdown(verdict: claims.Verdict) -> str:
-    """What decided ``verdict`` as Markdown in the current language (:func:`multigpu.book.glue.tests_markdown`,
-    each test translated by :data:`TEST_TEMPLATES` and :data:`TEST_SLOTS`)."""
-    return glue.tests_markdown(verdict, TEST_TEMPLATES, TEST_SLOTS)
+    """What decided ``verdict`` as Markdown in the current language (:func:`multigpu.book.glue.tests_markdown`:
+    each test's finding rendered from the catalogs)."""
+    return glue.tests_markdown(verdict)
 
 
 #: The checks' accounts (:class:`multigpu.evidence.claims.Verdict`'s ``explanation``) as

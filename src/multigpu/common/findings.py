@@ -7,6 +7,8 @@ extract it and translate it; its id is the English text), and the values its ``{
 - an ``int``: shown as it is;
 - a ``str``: data (an id, a name, a year), shown as it is in every language;
 - :class:`Numbers`: several numbers shown as one comma-separated list (the same in every language);
+- :class:`Word`: a word of a fixed vocabulary (a pricing type, a kind of workload), translated like a message;
+- :class:`Items`: a list of values, joined by the language's list separator (the message ``", "``);
 - a nested :class:`Finding`: rendered in the same language.
 
 :meth:`Finding.render` makes the sentence in a language, given that language's translation of a message; the
@@ -48,7 +50,38 @@ class Numbers:
         return ", ".join(format(v, self.spec) for v in self.values)
 
 
-Value = Union[Number, Numbers, int, str, "Finding"]
+@dataclass(frozen=True)
+class Word:
+    """A word of a fixed vocabulary, shown translated (its text is its message id)."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Items:
+    """A list of values, shown joined by the language's list separator (English ``", "``)."""
+
+    items: tuple[Value, ...]
+
+    def __str__(self) -> str:
+        return ", ".join(str(item) for item in self.items)
+
+
+Value = Union[Number, Numbers, Word, Items, int, str, "Finding"]
+
+
+def show(value: Value, translate: Callable[[str], str] = str) -> str:
+    """``value`` as the language of ``translate`` shows it (see :meth:`Finding.render`)."""
+    if isinstance(value, Finding):
+        return value.render(translate)
+    if isinstance(value, Word):
+        return translate(value.text)
+    if isinstance(value, Items):
+        return translate(", ").join(show(item, translate) for item in value.items)
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -70,17 +103,22 @@ class Finding:
     def render(self, translate: Callable[[str], str] = str) -> str:
         """The sentence in the language of ``translate`` (a message id -> its text in that language; the default
         keeps English): the translated template filled with each value as that language shows it."""
-        shown = {name: value.render(translate) if isinstance(value, Finding) else str(value)
-                 for name, value in self.values}
-        return translate(self.message).format(**shown)
+        return translate(self.message).format(**{name: show(value, translate) for name, value in self.values})
 
     def leaves(self) -> Iterator[tuple[str, Value]]:
-        """Every value that is not a finding, nested ones' included, as (field name, value)."""
+        """Every value that is neither a finding nor a list, nested ones' included, as (field name, value)."""
         for name, value in self.values:
-            if isinstance(value, Finding):
-                yield from value.leaves()
-            else:
-                yield name, value
+            yield from _leaves(name, value)
 
     def __str__(self) -> str:
         return self.render()
+
+
+def _leaves(name: str, value: Value) -> Iterator[tuple[str, Value]]:
+    if isinstance(value, Finding):
+        yield from value.leaves()
+    elif isinstance(value, Items):
+        for item in value.items:
+            yield from _leaves(name, item)
+    else:
+        yield name, value

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from multigpu.comm.calibration import Calibration
+from multigpu.common.findings import Finding, Items, Number, Word, msg
 from multigpu.compute import models
 from multigpu.evidence import guide
 from multigpu.evidence.claims import (
@@ -91,8 +92,9 @@ def c24(inputs: Inputs) -> Verdict:
     stamp = inputs.table.stamp()
     r = premium_cases(inputs.table, inputs.cal)
     seed = "NVLink instances: higher hourly price, often lower total job cost"
-    pairs = needs("the price file has NVLink-class offers that charge more per GPU-hour than a PCIe-only offer "
-                  f"of a comparable GPU and run one of the book's workloads ({r['cases']} such pairs)", r["cases"] > 0)
+    pairs = needs(Finding.of(msg("the price file has NVLink-class offers that charge more per GPU-hour than a PCIe-only "
+                                 "offer of a comparable GPU and run one of the book's workloads ({n} such pairs)"),
+                             n=r["cases"]), r["cases"] > 0)
     if not pairs.passed:
         verdict, rule = judge(pairs)
         return Verdict("C24", verdict, seed, "no pair", "% of NVLink/PCIe pairs x workloads",
@@ -105,11 +107,14 @@ def c24(inputs: Inputs) -> Verdict:
     kinds = [k for k in ("train", "serve") if not math.isnan(r[f"{k}_share_pct"])]
     verdict, rule = judge(
         pairs,
-        fact(f"NVLink-class offers charging more per GPU-hour are sometimes cheaper per job ({r['cheaper']} of {r['cases']})", r["cheaper"] > 0),
-        conclusion("often: in at least half of the pairs of some kind of workload ("
-                   + ", ".join(f"{k} {r[f'{k}_share_pct']:.0f} %" for k in kinds) + ")",
+        fact(Finding.of(msg("NVLink-class offers charging more per GPU-hour are sometimes cheaper per job "
+                            "({n_cheaper} of {n_cases})"), n_cheaper=r["cheaper"], n_cases=r["cases"]),
+             r["cheaper"] > 0),
+        conclusion(Finding.of(msg("often: in at least half of the pairs of some kind of workload ({shares})"),
+                              shares=Items(tuple(_share(k, r[f"{k}_share_pct"]) for k in kinds))),
                    any(s >= 50 for s in shares)),
-        *[caveat(f"not for {k} ({r[f'{k}_share_pct']:.0f} %)", r[f"{k}_share_pct"] < 50) for k in kinds])
+        *[caveat(Finding.of(msg("not for {kind} ({n_share} %)"), kind=Word(k),
+                            n_share=Number(r[f"{k}_share_pct"], ".0f")), r[f"{k}_share_pct"] < 50) for k in kinds])
     rows = r["rows"]
     by_workload = rows.groupby("workload", sort=False).agg(
         be=("break_even_premium_pct", "median"), lo=("charged_premium_pct", "min"),
@@ -149,6 +154,22 @@ def _line_text(row: Any) -> str:
     return f"{row['below_B']:.1f}-{row['threshold_B']:.1f}"
 
 
+def _size_line(pricing: str, row: Any) -> Finding:
+    """One pricing type's size line: "on-demand: 8.0-14.8" (the line "none" is a word, the rest data)."""
+    line = _line_text(row)
+    return Finding.of(msg("{pricing}: {line}"), pricing=Word(pricing), line=Word(line) if line == "none" else line)
+
+
+def _pricing_types(types: list[str]) -> Items | Word:
+    """Pricing types as a list of words, or the word "none"."""
+    return Items(tuple(Word(t) for t in types)) if types else Word("none")
+
+
+def _share(kind: str, share_pct: float) -> Finding:
+    """C24's share of cheaper pairs for one kind of workload: "train 42 %"."""
+    return Finding.of(msg("{kind} {share} %"), kind=Word(kind), share=Number(share_pct, ".0f"))
+
+
 def _brackets(row: Any, size_B: float) -> bool:
     """Whether a size line falls around ``size_B``: PCIe at the largest size under it, NVLink from the next."""
     return (row["below_B"] is not None and not pd.isna(row["below_B"]) and row["threshold_B"] is not None
@@ -182,8 +203,9 @@ def c26(inputs: Inputs) -> Verdict:
     seed = "under 10B and short: PCIe; larger or long: NVLink"
     decided = guide.decisions(inputs.table, kinds=("train",), cal=inputs.cal)
     both = decided.dropna(subset=["nvlink_over_pcie"])
-    market = needs(f"a pricing type in which some model can be trained on both a PCIe and an NVLink-class "
-                   f"option ({both['pricing'].nunique()} in the file)", not both.empty)
+    market = needs(Finding.of(msg("a pricing type in which some model can be trained on both a PCIe and an "
+                                  "NVLink-class option ({n} in the file)"), n=both["pricing"].nunique()),
+                   not both.empty)
     if not market.passed:
         verdict, rule = judge(market)
         return Verdict("C26", verdict, seed, "no market", "billion parameters",
@@ -197,15 +219,17 @@ def c26(inputs: Inputs) -> Verdict:
     near, _, flips = length_test(inputs.table, inputs.cal)
     verdict, rule = judge(
         market,
-        fact("for some pricing type PCIe is the cheapest way to train the smaller models and an NVLink class the "
-             "larger ones (" + ", ".join(f"{p}: {_line_text(r)}" for p, r in
-                                         zip(lines["pricing"], lines.to_dict("records"))) + ")", bool(has_line)),
-        conclusion(f"the line falls at {SIZE_LINE_B:g}B for some pricing type ({', '.join(at_10) or 'none'})",
-                   bool(at_10)),
-        conclusion(f"job length moves the pick: training {near} on {LENGTH_SCALES[0]:g}x its token budget goes "
-                   f"to PCIe and on {LENGTH_SCALES[-1]:g}x to an NVLink class, for some pricing type "
-                   f"({', '.join(flips) or 'none'})", bool(flips)),
-        caveat("not for every pricing type", len(at_10) < len(lines)))
+        fact(Finding.of(msg("for some pricing type PCIe is the cheapest way to train the smaller models and an "
+                            "NVLink class the larger ones ({lines})"),
+                        lines=Items(tuple(_size_line(p, r) for p, r in zip(lines["pricing"], lines.to_dict("records"))))),
+             bool(has_line)),
+        conclusion(Finding.of(msg("the line falls at {size}B for some pricing type ({types})"),
+                              size=Number(SIZE_LINE_B), types=_pricing_types(at_10)), bool(at_10)),
+        conclusion(Finding.of(msg("job length moves the pick: training {model} on {short}x its token budget goes to "
+                                  "PCIe and on {long}x to an NVLink class, for some pricing type ({types})"),
+                              model=near, short=Number(LENGTH_SCALES[0]), long=Number(LENGTH_SCALES[-1]),
+                              types=_pricing_types(flips)), bool(flips)),
+        caveat(Finding.of(msg("not for every pricing type")), len(at_10) < len(lines)))
     value = "; ".join(f"{p}: {_line_text(r)}" for p, r in zip(lines["pricing"], lines.to_dict("records")))
     fragile = both.loc[(both["nvlink_over_pcie"] - 1).abs().idxmin()]
     return Verdict(
