@@ -136,8 +136,10 @@ def test_the_intro_s_words_are_the_evidence_s(default, size_lines, default_facts
     assert intro.summary(default, size_lines) == answer.summary(default, size_lines)
     assert [default_facts[f"answer_{i}"] for i in range(1, 6)] == answer.summary(default, size_lines)
     assert intro.RULE == default_facts["rule"] == answer.RULE[0].upper() + answer.RULE[1:] + "."
-    assert set(intro.VERDICT_WORDS) == set(answer.VERDICTS) and set(intro.BAND_WORDS) == set(answer.BAND.values())
-    assert set(intro.KIND_LEADS) == set(answer.CHAPTER) and set(intro.PAGES) == set(answer.CHAPTER.values())
+    assert set(intro.VERDICT_WORDS) == set(answer.VERDICTS) and set(intro.PAGES) == set(answer.CHAPTER.values())
+    assert set(answer.KIND_LINES) == set(answer.CHAPTER)
+    for word in [*answer.BAND.values(), *(lead for lead, _ in answer.KIND_LINES.values())]:
+        assert lang.label(word, "zh") != word  # the findings' words have their Chinese
     good = answer.decision_table(prices.load_table(GOOD))  # the other branches: no pair, no verdict
     lines = guide.training_size_lines(prices.load_table(GOOD))
     assert intro.summary(good, lines) == answer.summary(good, lines)

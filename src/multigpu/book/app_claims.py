@@ -2,8 +2,8 @@
 facts the page's prose cites, in both editions from one execution (:mod:`multigpu.book.lang`).
 
 The Chinese sections give the claim as the article words it, the values, the verdict and what decided it: the
-verdict's tests, translated by the chapters' templates (``TEST_TEMPLATES`` of each chapter module); chapter
-titles come from each chapter's page catalog.
+verdict's tests, each a finding of the evidence layer rendered from the catalogs (:func:`multigpu.book.glue.
+render`); chapter titles come from each chapter's page catalog.
 
 The page passes down the price table of the build (``inputs.price_table()``): the verdicts of C24 and
 C26, their sections, the verdict counts and the price stamp follow it. Nothing here reads the environment.
@@ -163,8 +163,8 @@ def claim_markdown(row: Mapping[str, object], chapter_title: str, link: str, lev
     model's value, the verdict, and a link (``link``, relative to the page) to the chapter.
 
     English: the claim in English with the article's Chinese quote under it, the verdict's explanation. Other
-    languages: the claim as the article words it, and what decided the verdict, its tests translated by the
-    chapters' templates (``verdict`` is needed, :func:`claim_test_templates`)."""
+    languages: the claim as the article words it, and what decided the verdict, its tests' findings rendered
+    from the catalogs (``verdict`` is needed)."""
     english = lang.current() == "en"
     heading = row["claim_en"] if english else row["claim_zh"]
     lines = [f"{'#' * level} {row['id']} · {_md(heading)}", ""]
@@ -182,23 +182,9 @@ def claim_markdown(row: Mapping[str, object], chapter_title: str, link: str, lev
     else:
         if verdict is None:
             raise ValueError(f"{row['id']}: the {lang.current()} section needs the verdict's tests")
-        lines.append(_("What decided it: {tests}", tests=glue.tests_markdown(verdict, claim_test_templates())))
+        lines.append(_("What decided it: {tests}", tests=glue.tests_markdown(verdict)))
     lines += ["", _("The work is shown in [{title}]({link}).", title=_md(chapter_title), link=link)]
     return "\n".join(lines)
-
-
-def claim_test_templates() -> tuple[str, ...]:
-    """The chapters' templates of their claims' tests (each chapter module's ``TEST_TEMPLATES``)."""
-    from multigpu.book import (
-        ch01_generations,
-        ch02_topology,
-        ch03_bottlenecks,
-        ch04_cost,
-        ch05_guide,
-    )
-
-    modules = (ch01_generations, ch02_topology, ch03_bottlenecks, ch04_cost, ch05_guide)
-    return tuple(t for module in modules for t in getattr(module, "TEST_TEMPLATES", ()))
 
 
 def not_checkable_problems(verdicts: Sequence[claims.Verdict]) -> list[str]:

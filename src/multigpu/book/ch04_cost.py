@@ -605,39 +605,14 @@ def price_facts(table: PriceTable) -> Facts:
         "observed_to": stamp["observed_to"]}
 
 
-#: The introduction's lines as :mod:`multigpu.evidence.answer` writes them, with ``{name}`` for each value.
-ANSWER_TEMPLATES = (
-    N_("**Training:** the NVLink-class board is worth {span} more per GPU-hour than the PCIe server ({n} workloads; "
-       "{counts})."),
-    N_("**Serving at a per-user speed floor:** it is worth {span} ({n} workloads; {counts})."),
-    N_("**Training:** no named workload."),
-    N_("**Serving at a per-user speed floor:** no named workload."),
-    N_("**Premium charged:** a median {n_pct} % over {n} same-provider, same-pricing-type pairs of {nvlink} and "
-       "{pcie} offers."),
-    N_("**Premium charged:** the price file has no same-provider pair of {nvlink} and {pcie} offers, so no verdict "
-       "can be priced."),
-)
-#: The span of break-even premiums in those lines.
-SPAN_TEMPLATES = (N_("{n_low} to {n_high} % (unbounded where PCIe cannot run it)"), N_("{n_low} to {n_high} %"),
-                  N_("unbounded"))
-
-
-def _verdict_counts(text: str) -> str:
-    """The introduction's "NVLink-class cheaper for 2, PCIe cheaper for 6" in the current language."""
-    parts = [re.fullmatch(r"(.+) for (\d+)", part) for part in text.split(", ")]
-    return _joined(_("{verdict} for {count}", verdict=word(p.group(1)), count=p.group(2)) for p in parts if p)
-
-
 def intro_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
     """The chapter's opening: :func:`price_facts` and ``in_short``, its answer in two sentences (the training and
-    serving lines of the introduction's decision table, :mod:`multigpu.evidence.answer`, and the premium
-    charged; Chinese: the same lines translated); and the selection guide's training job that the size table
-    uses (``guide_tokens_per_param``, ``guide_deadline_days``)."""
-    decided = answer.decision_table(table, cal)
-    lines = answer.summary(decided, pd.DataFrame(columns=["pricing", "text"]))[:3]
-    slots = {"span": lambda s: translated(s, SPAN_TEMPLATES), "counts": _verdict_counts}
+    serving lines of the introduction's decision table and the premium charged: the first three of
+    :func:`multigpu.evidence.answer.summary_findings`, in each language); and the selection guide's training job
+    that the size table uses (``guide_tokens_per_param``, ``guide_deadline_days``)."""
+    lines = answer.summary_findings(answer.decision_table(table, cal))[:3]
     in_short = glue.per_language(lambda: {"in_short": _("{training} {serving} {charged}", **dict(zip(
-        ("training", "serving", "charged"), (translated(line, ANSWER_TEMPLATES, slots) for line in lines))))})
+        ("training", "serving", "charged"), (glue.render(line) for line in lines))))})
     return price_facts(table) | in_short | {"guide_tokens_per_param": guide.TOKENS_PER_PARAM,
                                             "guide_deadline_days": guide.DEADLINE_DAYS}
 

@@ -170,22 +170,6 @@ def _pricing_brackets(text: str) -> str:
     return _(" ({types})", types=_pricing_list(text[2:-1])) if text else ""
 
 
-#: The tests of claims C26 and C27 as :mod:`multigpu.evidence.claims.cost` and ``.workloads`` write them.
-TEST_TEMPLATES = (
-    N_("a pricing type in which some model can be trained on both a PCIe and an NVLink-class option ({n} in the "
-       "file)"),
-    N_("for some pricing type PCIe is the cheapest way to train the smaller models and an NVLink class the larger "
-       "ones ({values})"),
-    N_("the line falls at {line}B for some pricing type ({types})"),
-    N_("job length moves the pick: training {model} on {short}x its token budget goes to PCIe and on {long}x to an "
-       "NVLink class, for some pricing type ({types})"),
-    N_("not for every pricing type"),
-    N_("data parallelism is insensitive to latency (doubled: +{dp} %, at most 5)"),
-    N_("tensor parallelism needs bandwidth and low latency (halved bandwidth: +{tp} %, over 3x DP's; doubled "
-       "latency in decode: +{decode} %, over 10)"),
-    N_("tensor parallelism of 4 under one PCIe switch stays workable without NVLink (batch-1 decode communication "
-       "/ compute: {ratio})"),
-)
 #: The explanations of claims C26 and C27 (:class:`multigpu.evidence.claims.Verdict`'s ``explanation``).
 EXPLANATION_TEMPLATES = (
     N_("With {name} (sha256 {sha}), the selection guide's training jobs ({tpp} tokens per parameter, within {days} "
@@ -227,18 +211,18 @@ _CONVERT = {"values": _pricing_values, "types": _pricing_list, "lines": _pricing
 
 
 #: Every template :func:`test_text` tries, in order.
-TEST_TEXT_TEMPLATES = (*TEST_TEMPLATES, *EXPLANATION_TEMPLATES, *CLAIM_TABLE_TEMPLATES, *claim_values.MODEL_TEMPLATES)
+TEST_TEXT_TEMPLATES = (*EXPLANATION_TEMPLATES, *CLAIM_TABLE_TEMPLATES, *claim_values.MODEL_TEMPLATES)
 
 
 def test_text(text: str) -> str:
-    """A test, explanation or claims-table text of C26 or C27 in the current language."""
+    """An explanation or claims-table text of C26 or C27 in the current language."""
     return translate(text, TEST_TEXT_TEMPLATES, **_CONVERT)
 
 
 def tests_markdown(verdict: Verdict) -> str:
     """What decided ``verdict`` as Markdown sentences in the current language
-    (:func:`multigpu.book.glue.tests_markdown`, each test as :func:`test_text` translates it)."""
-    return glue.tests_markdown(verdict, TEST_TEXT_TEMPLATES, _CONVERT)
+    (:func:`multigpu.book.glue.tests_markdown`: each test's finding rendered from the catalogs)."""
+    return glue.tests_markdown(verdict)
 
 
 # ------------------------------------------------------------------ the price file, named

@@ -13,9 +13,6 @@ exactly :func:`multigpu.evidence.answer.summary`'s (tests/test_answer.py checks 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
-
 import pandas as pd
 
 from multigpu.book import glue, lang, tables
@@ -48,9 +45,6 @@ CONFIDENCE_TEMPLATES = (
 RULE = N_("The verdict is \"NVLink-class cheaper\" when the premium charged is below the break-even premium by "
           "more than the model's out-of-sample error, \"PCIe cheaper\" when it is above by more than that error, "
           "and \"too close to call\" in between.")
-#: The leads of the summary's lines per workload kind, and the kinds' error bands (:data:`answer.BAND`).
-KIND_LEADS = {"train": N_("Training"), "serve": N_("Serving at a per-user speed floor")}
-BAND_WORDS = (N_("training"), N_("serving"))
 
 
 def decision(table: PriceTable, cal: Calibration | None = None) -> pd.DataFrame:
@@ -112,69 +106,22 @@ def show_decision_table(decided: pd.DataFrame) -> None:
 # ------------------------------------------------------------------ the five lines, in the current language
 
 
-def _span(values: pd.Series) -> str:
-    """The span of break-even premiums (%), as :func:`multigpu.evidence.answer.summary` words it."""
-    values = values.dropna()  # workloads neither system runs have no premium
-    finite = values[~values.isin([math.inf])]
-    text = (_("{low:.0f} to {high:.0f} %", low=finite.min(), high=finite.max()) if len(finite)
-            else _("unbounded"))
-    return text + (_(" (unbounded where PCIe cannot run it)") if len(finite) < len(values) and len(finite) else "")
-
-
-def _count(frame: pd.DataFrame) -> str:
-    """How many workloads get each verdict, in :data:`multigpu.evidence.answer.VERDICTS` order."""
-    counts = frame["verdict"].value_counts()
-    return _(", ").join(_("{verdict} for {n}", verdict=lang.label(v), n=counts[v])
-                        for v in answer.VERDICTS if v in counts)
-
-
-def _line_kind(frame: pd.DataFrame, kind: str) -> str:
-    """The summary's line for one workload kind: the span of break-even premiums and the verdicts' counts."""
-    lead = lang.label(KIND_LEADS[kind])
-    if frame.empty:
-        return _("**{lead}:** no named workload.", lead=lead)
-    span = _span(frame["break_even_premium_pct"])
-    body = (_("the NVLink-class board is worth {span} more per GPU-hour than the PCIe server", span=span)
-            if kind == "train" else _("it is worth {span}", span=span))
-    return _("**{lead}:** {body} ({n} workloads; {counts}).", lead=lead, body=body, n=len(frame),
-             counts=_count(frame))
-
-
-def _name(system_id: str) -> str:
-    return catalog.system(system_id).name
-
-
-def _line_charged(row: Mapping[str, Any]) -> str:
-    names = {"nvlink": _name(row["nvlink_system"]), "pcie": _name(row["pcie_system"])}
-    if not row["charged_pairs"]:
-        return _("**Premium charged:** the price file has no same-provider pair of {nvlink} and {pcie} offers, so no "
-                 "verdict can be priced.", **names)
-    return _("**Premium charged:** a median {pct:.0f} % over {pairs} same-provider, same-pricing-type pairs of "
-             "{nvlink} and {pcie} offers.", pct=row["charged_premium_pct"], pairs=row["charged_pairs"], **names)
-
-
 def _line_size(lines: pd.DataFrame) -> str:
     if lines.empty:
         return _("**By model size:** no comparable offers.")
     return _("**By model size (training on any GPU the file rents, chapter 5):** {lines}.", lines=lines_phrase(lines))
 
 
-def _line_error(decided: pd.DataFrame) -> str:
-    bands = decided.drop_duplicates("kind").set_index("kind")["error_band_pct"]
-    parts = _(" and ").join(_("{pct:.0f} % for {band}", pct=bands[k], band=lang.label(answer.BAND[k]))
-                            for k in bands.index)
-    return _("**How sure:** a verdict is called only when the premiums differ by more than the model's median error "
-             "on published results it was not fitted on: {parts}.", parts=parts)
+def _name(system_id: str) -> str:
+    return catalog.system(system_id).name
 
 
 def summary(decided: pd.DataFrame, size_lines: pd.DataFrame) -> list[str]:
-    """The introduction's five lines as Markdown in the current language, from the decision table and the guide's
-    training size lines (:func:`multigpu.evidence.guide.training_size_lines`); in English exactly
-    :func:`multigpu.evidence.answer.summary`."""
-    first = decided.iloc[0]
-    train, serve = decided[decided["kind"] == "train"], decided[decided["kind"] == "serve"]
-    return [_line_kind(train, "train"), _line_kind(serve, "serve"), _line_charged(first), _line_size(size_lines),
-            _line_error(decided)]
+    """The introduction's five lines as Markdown in the current language: :func:`multigpu.evidence.answer.
+    summary_findings` rendered from the catalogs, with the guide's training size lines fourth (in English exactly
+    :func:`multigpu.evidence.answer.summary`)."""
+    train, serve, charged, error = (glue.render(f) for f in answer.summary_findings(decided))
+    return [train, serve, charged, _line_size(size_lines), error]
 
 
 def _texts(decided: pd.DataFrame, size_lines: pd.DataFrame, table: PriceTable) -> Facts:

@@ -4,11 +4,11 @@ A :class:`Finding` is a message, an English ``str.format`` template marked with 
 extract it and translate it; its id is the English text), and the values its ``{fields}`` take. A value is typed:
 
 - :class:`Number`: a number and the format spec it is shown with (the same in every language);
-- an ``int``: shown as it is;
+- an ``int`` or ``float``: formatted by the spec its field has in the message (``{pct:.0f}``);
 - a ``str``: data (an id, a name, a year), shown as it is in every language;
 - :class:`Numbers`: several numbers shown as one comma-separated list (the same in every language);
 - :class:`Word`: a word of a fixed vocabulary (a pricing type, a kind of workload), translated like a message;
-- :class:`Items`: a list of values, joined by the language's list separator (the message ``", "``);
+- :class:`Items`: a list of values, joined by the language's separator (the message ``", "`` or ``" and "``);
 - a nested :class:`Finding`: rendered in the same language.
 
 :meth:`Finding.render` makes the sentence in a language, given that language's translation of a message; the
@@ -62,25 +62,29 @@ class Word:
 
 @dataclass(frozen=True)
 class Items:
-    """A list of values, shown joined by the language's list separator (English ``", "``)."""
+    """A list of values, shown joined by ``separator``, itself a message (``", "``, or ``" and "``)."""
 
     items: tuple[Value, ...]
+    separator: str = ", "
 
     def __str__(self) -> str:
-        return ", ".join(str(item) for item in self.items)
+        return self.separator.join(str(item) for item in self.items)
 
 
-Value = Union[Number, Numbers, Word, Items, int, str, "Finding"]
+Value = Union[Number, Numbers, Word, Items, int, float, str, "Finding"]
 
 
-def show(value: Value, translate: Callable[[str], str] = str) -> str:
-    """``value`` as the language of ``translate`` shows it (see :meth:`Finding.render`)."""
+def show(value: Value, translate: Callable[[str], str] = str) -> object:
+    """``value`` as the language of ``translate`` shows it (see :meth:`Finding.render`); a plain ``int`` or
+    ``float`` is left a number, for a format spec in the message (``{pct:.0f}``) to show."""
     if isinstance(value, Finding):
         return value.render(translate)
     if isinstance(value, Word):
         return translate(value.text)
     if isinstance(value, Items):
-        return translate(", ").join(show(item, translate) for item in value.items)
+        return translate(value.separator).join(str(show(item, translate)) for item in value.items)
+    if isinstance(value, (int, float)):
+        return value
     return str(value)
 
 

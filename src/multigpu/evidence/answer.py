@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from multigpu.comm.calibration import Calibration
+from multigpu.common.findings import Finding, Items, Word, msg
 from multigpu.evidence import claims, guide
 from multigpu.hardware import catalog
 from multigpu.market import cost, premium, prices, workloads
@@ -42,7 +43,7 @@ VERDICTS = ("NVLink-class cheaper", "PCIe cheaper", "too close to call", "PCIe c
             "no pair to price")
 #: The chapter that shows the work, by workload kind.
 CHAPTER = {"train": "chapters/04-cost-benefit", "serve": "chapters/03-communication-bottlenecks"}
-BAND = {"train": "training", "serve": "serving"}
+BAND = {"train": msg("training"), "serve": msg("serving")}
 
 
 @dataclass(frozen=True)
@@ -133,63 +134,80 @@ def decision_table(table: PriceTable | None = None, cal: Calibration | None = No
 
 
 def summary(decided: pd.DataFrame, size_lines: pd.DataFrame) -> list[str]:
-    """The introduction's five lines, as Markdown, from :func:`decision_table` and the guide's training size
-    lines (:func:`multigpu.evidence.guide.training_size_lines`)."""
+    """The introduction's five lines, as Markdown in English, from :func:`decision_table` and the guide's
+    training size lines (:func:`multigpu.evidence.guide.training_size_lines`): :func:`summary_findings` with
+    the size line (:func:`size_line`) fourth."""
+    train, serve, charged, error = (str(f) for f in summary_findings(decided))
+    return [train, serve, charged, size_line(size_lines), error]
+
+
+def summary_findings(decided: pd.DataFrame) -> list[Finding]:
+    """The introduction's lines on training, on serving, on the premium charged and on how sure the verdicts are,
+    as findings (:mod:`multigpu.common.findings`), from :func:`decision_table`."""
     first = decided.iloc[0]
     train, serve = decided[decided["kind"] == "train"], decided[decided["kind"] == "serve"]
-    return [_line_kind(train, "train"), _line_kind(serve, "serve"), _line_charged(first), _line_size(size_lines),
-            _line_error(decided)]
+    return [_line_kind(train, "train"), _line_kind(serve, "serve"), _line_charged(first), _line_error(decided)]
 
 
-def _count(frame: pd.DataFrame) -> str:
+def _count(frame: pd.DataFrame) -> Items:
     counts = frame["verdict"].value_counts()
-    return ", ".join(f"{v} for {counts[v]}" for v in VERDICTS if v in counts)
+    return Items(tuple(Finding.of(msg("{verdict} for {n}"), verdict=Word(v), n=int(counts[v]))
+                       for v in VERDICTS if v in counts))
 
 
-def _span(values: pd.Series) -> str:
+def _span(values: pd.Series) -> Finding:
     values = values.dropna()  # workloads neither system runs have no premium
     finite = values[~values.isin([math.inf])]
-    text = f"{finite.min():.0f} to {finite.max():.0f} %" if len(finite) else "unbounded"
-    return text + (" (unbounded where PCIe cannot run it)" if len(finite) < len(values) and len(finite) else "")
+    if not len(finite):
+        return Finding.of(msg("unbounded"))
+    span = Finding.of(msg("{low:.0f} to {high:.0f} %"), low=float(finite.min()), high=float(finite.max()))
+    if len(finite) < len(values):
+        return Finding.of(msg("{span}{unbounded}"), span=span,
+                          unbounded=Finding.of(msg(" (unbounded where PCIe cannot run it)")))
+    return span
 
 
 #: The summary's line per workload kind: (lead, what the break-even premium is compared with).
-KIND_LINES = {"train": ("Training", "the NVLink-class board is worth {span} more per GPU-hour than the "
-                                                "PCIe server"),
-              "serve": ("Serving at a per-user speed floor", "it is worth {span}")}
+KIND_LINES = {"train": (msg("Training"), msg("the NVLink-class board is worth {span} more per GPU-hour than the PCIe "
+                                             "server")),
+              "serve": (msg("Serving at a per-user speed floor"), msg("it is worth {span}"))}
 
 
-def _line_kind(frame: pd.DataFrame, kind: str) -> str:
+def _line_kind(frame: pd.DataFrame, kind: str) -> Finding:
     """The summary's line for one workload kind: the span of break-even premiums and the verdicts' counts."""
     lead, body = KIND_LINES[kind]
     if frame.empty:
-        return f"**{lead}:** no named workload."
-    return (f"**{lead}:** {body.format(span=_span(frame['break_even_premium_pct']))} ({len(frame)} workloads; "
-            f"{_count(frame)}).")
+        return Finding.of(msg("**{lead}:** no named workload."), lead=Word(lead))
+    return Finding.of(msg("**{lead}:** {body} ({n} workloads; {counts})."), lead=Word(lead),
+                      body=Finding.of(body, span=_span(frame["break_even_premium_pct"])), n=len(frame),
+                      counts=_count(frame))
 
 
-def _line_charged(row: Any) -> str:
+def _line_charged(row: Any) -> Finding:
+    names = {"nvlink": _name(row["nvlink_system"]), "pcie": _name(row["pcie_system"])}
     if not row["charged_pairs"]:
-        return (f"**Premium charged:** the price file has no same-provider pair of {_name(row['nvlink_system'])} "
-                f"and {_name(row['pcie_system'])} offers, so no verdict can be priced.")
-    return (f"**Premium charged:** a median {row['charged_premium_pct']:.0f} % over {row['charged_pairs']} "
-            f"same-provider, same-pricing-type pairs of {_name(row['nvlink_system'])} and "
-            f"{_name(row['pcie_system'])} offers.")
+        return Finding.of(msg("**Premium charged:** the price file has no same-provider pair of {nvlink} and {pcie} "
+                              "offers, so no verdict can be priced."), **names)
+    return Finding.of(msg("**Premium charged:** a median {pct:.0f} % over {pairs} same-provider, same-pricing-type "
+                          "pairs of {nvlink} and {pcie} offers."), pct=float(row["charged_premium_pct"]),
+                      pairs=int(row["charged_pairs"]), **names)
 
 
 def _name(system_id: str) -> str:
     return catalog.system(system_id).name
 
 
-def _line_size(lines: pd.DataFrame) -> str:
+def size_line(lines: pd.DataFrame) -> str:
+    """The summary's line on the guide's training size lines, in English."""
     if lines.empty:
         return "**By model size:** no comparable offers."
     return (f"**By model size (training on any GPU the file rents, chapter 5):** "
             f"{guide.lines_phrase(lines)}.")
 
 
-def _line_error(decided: pd.DataFrame) -> str:
+def _line_error(decided: pd.DataFrame) -> Finding:
     bands = decided.drop_duplicates("kind").set_index("kind")["error_band_pct"]
-    parts = " and ".join(f"{bands[k]:.0f} % for {BAND[k]}" for k in bands.index)
-    return (f"**How sure:** a verdict is called only when the premiums differ by more than the model's median "
-            f"error on published results it was not fitted on: {parts}.")
+    parts = Items(tuple(Finding.of(msg("{pct:.0f} % for {band}"), pct=float(bands[k]), band=Word(BAND[k]))
+                        for k in bands.index), msg(" and "))
+    return Finding.of(msg("**How sure:** a verdict is called only when the premiums differ by more than the model's "
+                          "median error on published results it was not fitted on: {parts}."), parts=parts)
