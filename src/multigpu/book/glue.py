@@ -35,13 +35,20 @@ def plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
+#: Significant digits a glued float keeps: far more than any prose shows (a few), far fewer than the 15-17 in
+#: which two BLAS kernels' sums may differ, so the stored outputs nbval compares are the same on any machine.
+GLUED_DIGITS = 10
+
+
 def glue(name: str, value: Any) -> Any:
     """Glue one value under ``name``: text as Markdown (``{glue:md}``), anything else as a plain value
-    (``{glue:text}``); return what was glued."""
+    (``{glue:text}``), a float to :data:`GLUED_DIGITS` significant digits; return what was glued."""
     from IPython.display import Markdown
     from myst_nb import glue as _glue
 
     value = Markdown(value) if isinstance(value, str) else plain(value)
+    if isinstance(value, float):
+        value = float(f"{value:.{GLUED_DIGITS}g}")
     _glue(name, value, display=False)
     return value
 
