@@ -18,7 +18,7 @@ catalog cites (``{glue:md}`in_short_zh```). Numbers are glued once, under one na
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from multigpu.book import lang
@@ -84,29 +84,24 @@ TEST_GROUPS = ((N_("Holds"), ("fact", "conclusion"), True), (N_("Fails"), ("fact
                (N_("Caveat"), ("caveat",), True), (N_("Missing"), ("input",), False))
 
 
-def tests_markdown(verdict: Verdict, templates: Iterable[str] = (),
-                   convert: Mapping[str, Callable[[str], str]] | None = None) -> str:
-    """What decided ``verdict`` as Markdown sentences in the current language: in English exactly
-    :func:`multigpu.evidence.claims.tests_markdown`; in another, each test's finding rendered from the catalogs
-    (:func:`render`), or, for a check that gives only English text, that text translated by ``templates`` and
-    ``convert`` (:func:`multigpu.book.lang.from_english`: LookupError where none matches)."""
-    templates = tuple(templates)
+def tests_markdown(verdict: Verdict) -> str:
+    """What decided ``verdict`` as Markdown sentences in the current language, each test's finding rendered from
+    the catalogs (:func:`render`); in English exactly :func:`multigpu.evidence.claims.tests_markdown`."""
     tests = getattr(verdict.rule, "tests", ())
     sentences = []
     for group, kinds, passed in TEST_GROUPS:
-        texts = [render(t.finding) if t.finding is not None else lang.from_english(t.text, templates, convert)
-                 for t in tests if t.kind in kinds and t.passed == passed]
+        texts = [render(t.finding) for t in tests if t.kind in kinds and t.passed == passed]
         if texts:
             sentences.append(_("*{label}:* {tests}. ", label=lang.label(group), tests=_("; ").join(texts)))
     return "".join(sentences).rstrip()
 
 
-def verdict_facts(checked: Mapping[str, Verdict], templates: Iterable[str] = ()) -> Facts:
+def verdict_facts(checked: Mapping[str, Verdict]) -> Facts:
     """For each claim id, in the current language: ``<id>_verdict`` (the verdict in bold) and ``<id>_tests``
-    (what decided it, :func:`tests_markdown` with ``templates``), so that a chapter states no judgement of its
-    own. Both editions: :func:`per_language` of this."""
+    (what decided it, :func:`tests_markdown`), so that a chapter states no judgement of its own. Both editions:
+    :func:`per_language` of this."""
     out: Facts = {}
     for claim_id, verdict in checked.items():
         out[f"{claim_id.lower()}_verdict"] = f"**{lang.label(verdict.verdict)}**"
-        out[f"{claim_id.lower()}_tests"] = tests_markdown(verdict, templates)
+        out[f"{claim_id.lower()}_tests"] = tests_markdown(verdict)
     return out

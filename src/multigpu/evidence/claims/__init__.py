@@ -89,19 +89,19 @@ class Verdict:
 class Test:
     """One computed test of a claim: a ``fact`` it states, the ``conclusion`` it draws, or a ``caveat`` (a
     condition the claim leaves out); ``passed`` for a fact or a conclusion means it holds, for a caveat that
-    it applies. ``text`` is the test in English; ``finding``, where the check gives one, the same as a message
-    and typed values (:mod:`multigpu.common.findings`), which the book renders in each language."""
+    it applies. ``finding`` is the test as a message and typed values (:mod:`multigpu.common.findings`), which
+    the book renders in each language; ``text`` the same in English."""
 
     kind: str
     text: str
     passed: bool
-    finding: Finding | None = None
+    finding: Finding
 
 
 def _test(kind: str, what: str | Finding, passed: bool) -> Test:
-    if isinstance(what, Finding):
-        return Test(kind, str(what), bool(passed), what)
-    return Test(kind, what, bool(passed))
+    """A test of ``kind``; ``what`` a finding, or a message without values (a plain text)."""
+    finding = what if isinstance(what, Finding) else Finding.of(what)
+    return Test(kind, str(finding), bool(passed), finding)
 
 
 def fact(what: str | Finding, passed: bool) -> Test:
