@@ -34,7 +34,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from multigpu.book import ch02_topology, lang, plotting
+from multigpu.book import lang, plotting, vocabulary
 from multigpu.book.glue import Facts, plain
 from multigpu.book.lang import N_, _
 from multigpu.comm import calibration, collectives
@@ -195,7 +195,7 @@ CELL_WORDS = (
     N_("GPU-GPU copy, one way"), N_("GPU-GPU copy, both ways"), N_("host-to-GPU copy"),
     N_("all-to-all, per-GPU NIC rate"),
     # the out-of-sample checks (multigpu.evidence.measurements.OUT_OF_SAMPLE): chapter 2's messages
-    *ch02_topology.CHECK_LABELS,
+    *vocabulary.CHECK_LABELS,
     # their documented misses
     N_("P2P off sends every hop up the x16 switch uplink, 4 flows share it: ~12 GB/s. The measured box cannot "
        "have that wiring (4 GPUs reached 35 GB/s each, more than one x16 uplink carries), so the catalogue's "

@@ -18,6 +18,7 @@ from multigpu.book import claim_values, diagrams, glue, lang, plotting
 from multigpu.book.glue import Facts, plain
 from multigpu.book.glue import verdict_facts as glue_verdicts
 from multigpu.book.lang import N_, _
+from multigpu.book.vocabulary import CHECK_LABELS  # noqa: F401  (the chapter's table translates them)
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.units import GiB, KiB, MiB
@@ -45,17 +46,6 @@ ROWS_LABELS = (N_("large messages and rates"), N_("small messages (< 64 MiB)"), 
 WHAT_LABELS = (N_("GPU-GPU copy, both ways"), N_("GPU-GPU copy, one way"), N_("all-to-all, per-GPU NIC rate"),
                N_("allgather busbw (ring)"), N_("allreduce busbw (nvls)"), N_("allreduce busbw (ring)"),
                N_("alltoall busbw (direct)"), N_("host-to-GPU copy"), N_("reducescatter busbw (ring)"))
-#: The out-of-sample checks of :func:`multigpu.evidence.wiring.out_of_sample_table`.
-CHECK_LABELS = (
-    N_("8x A100 ring all-reduce busbw"), N_("8x B200 NVLS all-reduce busbw"), N_("8x B200 ring all-reduce busbw"),
-    N_("8x H800 NVLS all-reduce busbw"), N_("NDR 400G: all-reduce busbw per NIC (1 GPU per node, 2 nodes)"),
-    N_("8x MI300X all-reduce busbw (RCCL)"), N_("2x MI300X all-reduce busbw (RCCL)"),
-    N_("4x RTX 4090, P2P patched on, all-reduce busbw"),
-    N_("8x RTX 5090 all-reduce busbw (variant: 4 GPUs per PCIe switch)"),
-    N_("8x RTX 5090 all-reduce busbw (GPUs on CPU root ports)"),
-    N_("4x RTX 5090 all-reduce busbw (GPUs on CPU root ports)"),
-    N_("2x H100 PCIe NVLink-bridged all-reduce busbw (variant: 12 bridge links)"),
-    N_("2x H100 PCIe NVLink-bridged all-reduce busbw (6 bridge links, NV6)"))
 #: The units of the chapter's claims (:mod:`multigpu.evidence.claims.topology`).
 UNIT_LABELS = (
     N_("year; GPUs; GB/s per pair (bidirectional, line rate)"),
