@@ -24,7 +24,7 @@ from multigpu.book import app_validation, lang, plotting, tables
 from multigpu.book.lang import text_width
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import bottlenecks, deployment, runs, serving, sweeps, validation, wiring
+from multigpu.evidence import bottlenecks, deployment, runs, serving, sweepchecks, sweeps, validation, wiring
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "book" / "appendix" / "validation.ipynb"
@@ -182,7 +182,7 @@ def shown_tables(table) -> list:
             app_validation.sweep_table(sweep_cmp), app_validation.spread_table().set_index(["sweep", "other_sweep"]),
             app_validation.latency_factor_table(deployment.sweep_points(("holdout",))),
             app_validation.anchored_table(app_validation.anchored_points()).set_index(["split", "size_class"]),
-            app_validation.wide_miss_table(app_validation.wide_misses(sweep_cmp)),
+            sweepchecks.wide_miss_table(sweepchecks.held_out_wide_misses(sweep_cmp)),
             app_validation.fitted_constants_table(),
             app_validation.training_runs_table(runs.compare()), app_validation.serving_runs_table(serving.compare()),
             app_validation.training_runs_table(runs.compare(splits=("sealed",))),
@@ -231,9 +231,9 @@ def test_figures_draw_in_chinese_with_every_check(table):
                  lambda: app_validation.figure_holdout_sweeps(app_validation.sweep_comparison(), split="sealed"),
                  lambda: app_validation.figure_anchored(app_validation.anchored_points()),
                  lambda: app_validation.figure_scale_out(
-                     app_validation.scale_points(app_validation.sweep_comparison())),
-                 lambda: app_validation.figure_twins(app_validation.twin_points(
-                     app_validation.sweep_comparison(), app_validation.wide_misses(app_validation.sweep_comparison()))),
+                     sweepchecks.scale_points(app_validation.sweep_comparison())),
+                 lambda: app_validation.figure_twins(sweepchecks.twin_points(
+                     app_validation.sweep_comparison(), sweepchecks.held_out_wide_misses(app_validation.sweep_comparison()))),
                  app_validation.figure_protocol_switches):
         figs = plotting.draw_editions(draw)
         try:
@@ -263,7 +263,7 @@ def test_the_scale_out_series_keeps_under_the_nic_bound_and_follows_the_measured
     """crazyguitar/aws-gpu-communication-benchmark data/nccl_all_reduce.csv (commit a77f70d): all-reduce on AWS
     p5 (32 x 100 Gb/s EFA, 400 GB/s per node per direction) at 2-32 nodes; 8 GiB busbw 477.71 GB/s on 2 nodes,
     321.10 on 32. The NIC bound [2(n-1)/n / (2(K-1)/K)] x 400 is 750 GB/s on 2 nodes (16 GPUs)."""
-    points = app_validation.scale_points(app_validation.sweep_comparison())
+    points = sweepchecks.scale_points(app_validation.sweep_comparison())
     assert sorted(points["nodes"].unique()) == [2, 4, 8, 16, 32]
     assert set(points["split"]) == {"fit", "holdout"}  # none of the series is sealed
     two = points[(points["nodes"] == 2) & (points["bytes"] == 2**33)].iloc[0]
@@ -281,9 +281,9 @@ def test_the_worst_case_prose_follows_the_held_out_misses_and_their_twins():
     2.08 times apart at 128 MiB, so the prose says no model of these inputs meets the goal; with the pair's
     ratio under the limit the same sentence says the opposite."""
     comparison = app_validation.sweep_comparison()
-    misses = app_validation.wide_misses(comparison)
+    misses = sweepchecks.held_out_wide_misses(comparison)
     large = comparison[(comparison["split"] == "holdout") & (comparison["size_class"] == "large")]
-    assert len(misses) == int((large["rel_error"].abs() > app_validation.WORST_LIMIT).sum()) > 0
+    assert len(misses) == int((large["rel_error"].abs() > sweepchecks.WIDE_MISS).sum()) > 0
     facts = app_validation.wide_miss_facts(misses)
     assert facts["wm_n"] == len(misses) and facts["wm_reach"] == pytest.approx(1.35 / 0.65)
     assert facts["wm_pair"] == "`h100-16-2n-ar-efa-awsome-p5eks` and `h100-16-2n-ar-efa-cgawsbench`"
@@ -292,9 +292,9 @@ def test_the_worst_case_prose_follows_the_held_out_misses_and_their_twins():
     assert 0 < facts["wm_twin_near"] <= facts["wm_n"]
     closer = misses.assign(widest_ratio=misses["widest_ratio"].clip(upper=2.0))
     assert app_validation.wide_miss_facts(closer)["wm_verdict"].startswith("one time can still")
-    table = app_validation.wide_miss_table(misses)
+    table = sweepchecks.wide_miss_table(misses)
     assert table["points"].sum() == len(misses) and table.index.is_unique
-    points = app_validation.twin_points(comparison, misses)
+    points = sweepchecks.twin_points(comparison, misses)
     assert set(points.loc[points["pair"], "sweep"]) == {"h100-16-2n-ar-efa-awsome-p5eks",
                                                         "h100-16-2n-ar-efa-cgawsbench"}
     assert points["sweep"].nunique() >= 6 and (points["bytes"] >= 2**20).all()

@@ -201,7 +201,7 @@ def _figures_in_current_language() -> dict[str, object]:
     from multigpu.book import ch03_bottlenecks as ch03
     from multigpu.book import ch04_cost as ch04
     from multigpu.book import ch05_guide as ch05
-    from multigpu.evidence import bottlenecks, claims, guide, measurements, validation
+    from multigpu.evidence import bottlenecks, claims, guide, measurements, sweepchecks, validation
     from multigpu.evidence import cost as analysis
     from multigpu.market import premium
 
@@ -242,10 +242,10 @@ def _figures_in_current_language() -> dict[str, object]:
             app_validation.sweep_comparison(cal), cal, split="sealed"),
         "app_validation.figure_anchored": app_validation.figure_anchored(app_validation.anchored_points(cal)),
         "app_validation.figure_scale_out": app_validation.figure_scale_out(
-            app_validation.scale_points(app_validation.sweep_comparison(cal))),
+            sweepchecks.scale_points(app_validation.sweep_comparison(cal))),
         "app_validation.figure_protocol_switches": app_validation.figure_protocol_switches(cal),
-        "app_validation.figure_twins": app_validation.figure_twins(app_validation.twin_points(
-            app_validation.sweep_comparison(cal), app_validation.wide_misses(app_validation.sweep_comparison(cal)))),
+        "app_validation.figure_twins": app_validation.figure_twins(sweepchecks.twin_points(
+            app_validation.sweep_comparison(cal), sweepchecks.held_out_wide_misses(app_validation.sweep_comparison(cal)))),
         "app_validation.figure_predicted_vs_measured": app_validation.figure_predicted_vs_measured(
             validation.comparisons(cal)),
     }

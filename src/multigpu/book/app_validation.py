@@ -48,12 +48,13 @@ from multigpu.evidence import (
     fitquality,
     runs,
     serving,
+    sweepchecks,
     sweepfit,
     sweeps,
     validation,
     wiring,
 )
-from multigpu.hardware import catalog
+from multigpu.evidence.sweeps import SMALL_SIDE, WIDE_MISS
 
 
 def _scatter(ax, part: pd.DataFrame, style: int, label: str) -> None:
@@ -337,63 +338,18 @@ def spread_facts() -> Facts:
                     "spread_widest": _("`{a}` and `{b}`", a=widest["sweep"], b=widest["other_sweep"])})
 
 
-#: The worst large-message error out of sample that issue 12 asks for (|error|, a fraction).
-WORST_LIMIT = 0.35
-
-
-def wide_misses(comparison: pd.DataFrame) -> pd.DataFrame:
-    """The held-out large-message points of ``comparison`` (:func:`sweep_comparison`) off by more than
-    :data:`WORST_LIMIT`, each beside its twins in ``comparison`` (:func:`multigpu.evidence.sweeps.wide_misses`:
-    runs the model cannot tell apart from it, measured at the same size)."""
-    large = comparison[comparison["size_class"] == "large"]
-    misses = sweeps.wide_misses(large, WORST_LIMIT)
-    return misses[misses["split"] == "holdout"].reset_index(drop=True)
-
-
-def wide_miss_table(misses: pd.DataFrame) -> pd.DataFrame:
-    """Per held-out sweep with points in ``misses`` (:func:`wide_misses`): how many, their median error (%), the
-    twin the model is nearest (its median error there, %), and the widest ratio of this run's time to a
-    twin's (x); worst sweep first."""
-    data = misses.assign(error=100 * misses["rel_error"], twin_error=100 * misses["nearest_error"])
-    table = data.groupby("sweep").agg(points=("bytes", "size"), median_error_pct=("error", "median"),
-                                      nearest_twin=("nearest", "first"),
-                                      nearest_twin_error_pct=("twin_error", "median"),
-                                      widest_twin_ratio_x=("widest_ratio", "max"))
-    table["nearest_twin"] = table["nearest_twin"].replace("", "-")
-    return table.sort_values("median_error_pct", key=abs, ascending=False).round(2)
-
-
-def _widest_pair(misses: pd.DataFrame) -> pd.Series | None:
-    """The miss whose held-out twin is furthest from it (None if no miss has a held-out twin)."""
-    held = misses[misses["widest_split"] == "holdout"]
-    return None if held.empty else held.loc[held["widest_ratio"].idxmax()]
-
-
-def twin_points(comparison: pd.DataFrame, misses: pd.DataFrame) -> pd.DataFrame:
-    """The runs of the widest held-out pair in ``misses`` (:func:`wide_misses`) and all their twins in
-    ``comparison``, from 1 MiB: ``sweep, split, bytes, measured, predicted`` (busbw, GB/s); ``pair`` True on the
-    two runs of the pair. Empty when no miss has a held-out twin."""
-    pair = _widest_pair(misses)
-    if pair is None:
-        return pd.DataFrame(columns=["sweep", "split", "bytes", "measured", "predicted", "pair"])
-    inputs = {s.sweep: sweeps.model_inputs(s) for s in sweeps.sweeps()}
-    twins = comparison[(comparison["sweep"].map(inputs) == inputs[pair["sweep"]]) & (comparison["bytes"] >= 2**20)]
-    part = twins[["sweep", "split", "bytes", "measured", "predicted"]].reset_index(drop=True)
-    return part.assign(pair=part["sweep"].isin([pair["sweep"], pair["widest"]]))
-
-
 def figure_twins(points: pd.DataFrame) -> Figure:
-    """busbw (GB/s) against message size for runs the model cannot tell apart (``points``: :func:`twin_points`):
+    """busbw (GB/s) against message size for runs the model cannot tell apart (``points``: :func:`multigpu.evidence.sweepchecks.twin_points`):
     each run measured (the widest held-out pair in colour, the others grey), the model's one line and the band
-    within :data:`WORST_LIMIT` of it; in the current language."""
+    within :data:`~multigpu.evidence.sweeps.WIDE_MISS` of it; in the current language."""
     fig, ax = plotting.figure(
         _("Runs the model cannot tell apart: {n} published runs of one machine and collective",
           n=points["sweep"].nunique()),
         _("message size (log scale)"), _("busbw (GB/s)"), figsize=(6.8, 3.6),
         source=_("data/sweeps.csv; multigpu.evidence.sweeps.wide_misses"))
     model = points.groupby("bytes")["predicted"].first()
-    ax.fill_between(model.index, model / (1 + WORST_LIMIT), model / (1 - WORST_LIMIT), color=plotting.COLORS[1],
-                    alpha=0.15, linewidth=0, label=_("within {pct:.0f} % of the model", pct=100 * WORST_LIMIT))
+    ax.fill_between(model.index, model / (1 + WIDE_MISS), model / (1 - WIDE_MISS), color=plotting.COLORS[1],
+                    alpha=0.15, linewidth=0, label=_("within {pct:.0f} % of the model", pct=100 * WIDE_MISS))
     ax.plot(model.index, model, color=plotting.COLORS[1], marker="", label=_("model"))
     for sweep, run in points[~points["pair"]].groupby("sweep", sort=False):
         ax.plot(run["bytes"], run["measured"], color="#aaaaaa", marker=".", markersize=4, linewidth=0.8, zorder=2)
@@ -409,21 +365,21 @@ def figure_twins(points: pd.DataFrame) -> Figure:
     runs_ = points.drop_duplicates("sweep")
     return plotting.set_alt(fig, _("Measured busbw of {n} runs with the same inputs to the model against message "
                                    "size, with the model's line and the band within {pct:.0f} % of it; the two "
-                                   "runs drawn in colour are held out.", n=len(runs_), pct=100 * WORST_LIMIT))
+                                   "runs drawn in colour are held out.", n=len(runs_), pct=100 * WIDE_MISS))
 
 
 def wide_miss_facts(misses: pd.DataFrame) -> Facts:
-    """Why the worst case is what it is (``misses``: :func:`wide_misses`): ``wm_n`` (held-out large points off
-    by more than :data:`WORST_LIMIT`), ``wm_sweeps`` (their sweeps), ``wm_twin_near`` (points with a twin the
+    """Why the worst case is what it is (``misses``: :func:`multigpu.evidence.sweepchecks.held_out_wide_misses`): ``wm_n`` (held-out large points off
+    by more than :data:`~multigpu.evidence.sweeps.WIDE_MISS`), ``wm_sweeps`` (their sweeps), ``wm_twin_near`` (points with a twin the
     model is within the limit of), ``wm_limit`` (%), ``wm_reach`` (the widest ratio of two times one prediction
     can be within the limit of, x); the widest held-out pair: ``wm_pair`` (text), ``wm_pair_size`` (text),
     ``wm_pair_ratio`` (x), ``wm_pair_versions`` (text: their NCCL versions) and ``wm_verdict`` (text: whether
     a model of these inputs can meet the limit on the held-out sweeps)."""
-    reach = sweeps.reachable_ratio(WORST_LIMIT)
-    pair = _widest_pair(misses)
+    reach = sweeps.reachable_ratio(WIDE_MISS)
+    pair = sweepchecks.widest_pair(misses)
     out: dict[str, object] = {
-        "wm_n": len(misses), "wm_sweeps": misses["sweep"].nunique(), "wm_limit": 100 * WORST_LIMIT,
-        "wm_twin_near": int((misses["nearest_error"].abs() <= WORST_LIMIT).sum()), "wm_reach": reach}
+        "wm_n": len(misses), "wm_sweeps": misses["sweep"].nunique(), "wm_limit": 100 * WIDE_MISS,
+        "wm_twin_near": int((misses["nearest_error"].abs() <= WIDE_MISS).sum()), "wm_reach": reach}
     if pair is None:
         return _values({**out, "wm_pair": _("none"), "wm_pair_size": "-", "wm_pair_ratio": float("nan"),
                         "wm_pair_versions": "-",
@@ -433,10 +389,10 @@ def wide_miss_facts(misses: pd.DataFrame) -> Facts:
     return _values({**out, "wm_pair": _("`{a}` and `{b}`", a=pair["sweep"], b=pair["widest"]),
                     "wm_pair_size": units.format_size(pair["bytes"]), "wm_pair_ratio": pair["widest_ratio"],
                     "wm_pair_versions": _("NCCL {a} and {b}", a=version[pair["sweep"]], b=version[pair["widest"]]),
-                    "wm_verdict": _("one time can still be within {pct:.0f} % of both", pct=100 * WORST_LIMIT)
+                    "wm_verdict": _("one time can still be within {pct:.0f} % of both", pct=100 * WIDE_MISS)
                     if feasible else _("no one time is within {pct:.0f} % of both, so no model that reads only these "
                                        "inputs meets a worst case of {pct:.0f} % on the held-out sweeps",
-                                       pct=100 * WORST_LIMIT)})
+                                       pct=100 * WIDE_MISS)})
 
 
 def latency_factor_table(points: pd.DataFrame) -> pd.DataFrame:
@@ -496,8 +452,8 @@ def figure_anchored(points: pd.DataFrame) -> Figure:
     ax.scatter(rows["shipped"], y, marker="o", s=28, color=plotting.COLORS[0], label=_("as shipped"), zorder=3)
     ax.scatter(rows["anchored"], y, marker="D", s=28, color=plotting.COLORS[1],
                label=_("with the factor from the {count} smallest sizes", count=count), zorder=3)
-    ax.axvline(100 * SIDE, color="#444444", linestyle="--", linewidth=0.8)
-    ax.text(100 * SIDE, -0.8, f" {100 * SIDE:.0f} %", fontsize=plotting.SMALL_PT, va="bottom", ha="left")
+    ax.axvline(100 * SMALL_SIDE, color="#444444", linestyle="--", linewidth=0.8)
+    ax.text(100 * SMALL_SIDE, -0.8, f" {100 * SMALL_SIDE:.0f} %", fontsize=plotting.SMALL_PT, va="bottom", ha="left")
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_yticks(y, [f"{sweep} ({_(split)})" for sweep, split in zip(rows["sweep"], rows["split"])],
@@ -601,28 +557,8 @@ def figure_holdout_sweeps(comparison: pd.DataFrame, cal: Calibration | None = No
     return plotting.set_alt(fig, alt.format(n=len(names), median=errors.median(), worst=errors.max()))
 
 
-#: one cluster measured at several node counts with the same software: AWS p5 (8 x H100, 32 x 100 Gb/s EFA per
-#: node), all-reduce from 2 to 32 nodes (crazyguitar/aws-gpu-communication-benchmark)
-SCALE_SERIES = "-ar-efa-cgawsbench"
-#: the sizes (bytes) the scale-out figure follows: 128 MiB, 1 GiB and 8 GiB
-SCALE_SIZES = (2**27, 2**30, 2**33)
-
-
-def scale_points(comparison: pd.DataFrame) -> pd.DataFrame:
-    """The :data:`SCALE_SERIES` sweeps of ``comparison`` at :data:`SCALE_SIZES`: ``sweep, split, nodes, bytes,
-    measured, predicted`` (busbw, GB/s), ``rel_error``, and ``bound``: the busbw no all-reduce can pass when
-    every node sends 2(K-1)/K of the data through its NICs at line rate, [2(n-1)/n / (2(K-1)/K)] x the node's
-    NIC line rate per direction (GB/s), n GPUs on K nodes."""
-    part = comparison[comparison["sweep"].str.endswith(SCALE_SERIES) & comparison["bytes"].isin(SCALE_SIZES)]
-    part = part.sort_values(["bytes", "nodes"]).reset_index(drop=True)
-    nic = [system.nics_per_node * system.nic_GBps_per_dir for system in map(catalog.system, part["system"])]
-    n, k = part["gpus"], part["nodes"]
-    bound = (2 * (n - 1) / n) / (2 * (k - 1) / k) * np.array(nic)
-    return part[["sweep", "split", "nodes", "bytes", "measured", "predicted", "rel_error"]].assign(bound=bound)
-
-
 def figure_scale_out(points: pd.DataFrame) -> Figure:
-    """busbw (GB/s) against node count for one cluster (``points``: :func:`scale_points`), one panel per size:
+    """busbw (GB/s) against node count for one cluster (``points``: :func:`multigpu.evidence.sweepchecks.scale_points`), one panel per size:
     measured (filled: held out; open: fit sweep), the model (line) and the NIC bound (dashed); in the current
     language."""
     sizes = sorted(points["bytes"].unique())
@@ -655,7 +591,7 @@ def figure_scale_out(points: pd.DataFrame) -> Figure:
 
 
 def scale_facts(points: pd.DataFrame) -> Facts:
-    """The scale-out series (``points``: :func:`scale_points`): ``sc_runs``, ``sc_hold`` and ``sc_fit`` (how many
+    """The scale-out series (``points``: :func:`multigpu.evidence.sweepchecks.scale_points`): ``sc_runs``, ``sc_hold`` and ``sc_fit`` (how many
     node counts, held out, fit), ``sc_nodes_min`` and ``sc_nodes_max``; at the largest size ``sc_size_hi``
     (text) ``sc_meas_lo`` and
     ``sc_meas_hi`` (measured busbw on the fewest and the most nodes, GB/s), ``sc_model_lo`` and ``sc_model_hi``
@@ -694,12 +630,6 @@ def _label_log_y(ax) -> None:
 def _panel_title(name: str, system: str, gpus: int, nodes: int) -> str:
     """A sweep's panel title in the current language: its id, then its system, GPU and node counts."""
     return _("{name}\n{system}, {gpus} GPUs, {nodes} node(s)", name=name, system=system, gpus=gpus, nodes=nodes)
-
-
-#: a held-out sweep's small messages count as too fast (slow) in the model beyond this median relative error
-SIDE = 0.25
-#: the issue's bound on the worst large-message error: a point (a sweep, at the median) beyond it is a wide miss
-WIDE = 0.35
 
 
 #: fit sweeps whose model curve is drawn with NCCL's choice of algorithm and protocol at every size
@@ -757,11 +687,11 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     errors (%): ``sw_<split>_<size>_median`` and ``..._worst`` for split ``hold``/``sealed``/``fit`` and size
     ``large``/``small``; text (in the current language): ``sw_hold_worst`` (the held-out sweep with the
     largest median error), the sealed sweeps' (opened once, :data:`SWEEPS_OPENED`, also a fact):
-    ``sw_sealed_small_within`` (% of their small points within :data:`SIDE`), ``sw_sealed_large_over`` (their
-    large points off by more than :data:`WIDE`), ``sw_sealed_wide`` (text: the sealed sweeps whose large
-    messages are off by more than :data:`WIDE` at the median),
+    ``sw_sealed_small_within`` (% of their small points within :data:`~multigpu.evidence.sweeps.SMALL_SIDE`), ``sw_sealed_large_over`` (their
+    large points off by more than :data:`~multigpu.evidence.sweeps.WIDE_MISS`), ``sw_sealed_wide`` (text: the sealed sweeps whose large
+    messages are off by more than :data:`~multigpu.evidence.sweeps.WIDE_MISS` at the median),
     ``sw_small_fast`` and ``sw_small_slow`` (held-out sweeps whose small messages the model makes faster or
-    slower than measured by more than :data:`SIDE`, at the median);
+    slower than measured by more than :data:`~multigpu.evidence.sweeps.SMALL_SIDE`, at the median);
     the latency of the smallest messages on AWS EFA (:func:`multigpu.evidence.sweeps.small_message_latency`):
     ``efa_lat_n`` sweeps, ``efa_lat_min_us`` and ``efa_lat_max_us`` (their medians, us), ``efa_lat_model_min_us``
     and ``efa_lat_model_max_us`` (the model's, us);
@@ -796,7 +726,7 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     out.update(_sealed_facts(comparison[comparison["split"] == "sealed"]))
     small = comparison[(comparison["split"] == "holdout") & (comparison["size_class"] == "small")]
     signed = small.groupby("sweep")["rel_error"].median()
-    for name, side in (("sw_small_fast", signed > SIDE), ("sw_small_slow", signed < -SIDE)):
+    for name, side in (("sw_small_fast", signed > SMALL_SIDE), ("sw_small_slow", signed < -SMALL_SIDE)):
         out[name] = _(", ").join(f"`{sweep}`" for sweep in signed[side].index) or _("none")
     efa = sweeps.small_message_latency("efa", cal=cal)
     out.update({"efa_lat_n": len(efa), "efa_lat_min_us": efa["measured_us"].min(),
@@ -823,9 +753,9 @@ def _sealed_facts(sealed: pd.DataFrame) -> Facts:
     errors = sealed.assign(abs_error=sealed["rel_error"].abs())
     small, large = (errors[errors["size_class"] == c] for c in ("small", "large"))
     by_sweep = large.groupby("sweep")["abs_error"].median()
-    return {"sw_opened": SWEEPS_OPENED, "sw_sealed_small_within": 100 * (small["abs_error"] <= SIDE).mean(),
-            "sw_sealed_large_over": int((large["abs_error"] > WIDE).sum()),
-            "sw_sealed_wide": _(", ").join(f"`{sweep}`" for sweep in by_sweep[by_sweep > WIDE].index) or _("none")}
+    return {"sw_opened": SWEEPS_OPENED, "sw_sealed_small_within": 100 * (small["abs_error"] <= SMALL_SIDE).mean(),
+            "sw_sealed_large_over": int((large["abs_error"] > WIDE_MISS).sum()),
+            "sw_sealed_wide": _(", ").join(f"`{sweep}`" for sweep in by_sweep[by_sweep > WIDE_MISS].index) or _("none")}
 
 
 # ----------------------------------------------------------------------------- published training and serving runs
@@ -1054,8 +984,8 @@ def facts(cal: Calibration | None = None) -> Facts:
     return {**_in_both(lambda: coverage_facts(table, cal)), **_in_both(lambda: summary_facts(table)),
             **out_of_sample_facts(table), **_in_both(lambda: weakness_facts(table, cal)), **vendor_facts(cal),
             **_in_both(lambda: sweep_facts(comparison, cal)), **_in_both(spread_facts),
-            **_in_both(lambda: wide_miss_facts(wide_misses(comparison))),
+            **_in_both(lambda: wide_miss_facts(sweepchecks.held_out_wide_misses(comparison))),
             **latency_factor_facts(deployment.sweep_points(("holdout",), cal)), **anchored_facts(anchored_points(cal)),
-            **_in_both(lambda: scale_facts(scale_points(comparison))),
+            **_in_both(lambda: scale_facts(sweepchecks.scale_points(comparison))),
             **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
             **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal))}
