@@ -62,8 +62,9 @@ def check_catalog_cites_twins(facts: Mapping[str, Any], page: str, english: Iter
 
 
 def in_chinese(label_columns: Any, column: str, text: str) -> str:
-    """A translated column's cell text as the Chinese table shows it: by the column's own function where the
-    page maps its columns to one (``label_columns`` of :mod:`multigpu.book.tables`), else as a message."""
+    """A translated column's cell (``text``, as the frame holds it: a finding's sentence keeps its values) as the
+    Chinese table shows it: by the column's own function where the page maps its columns to one
+    (``label_columns`` of :mod:`multigpu.book.tables`), else as a message."""
     from multigpu.book import lang
 
     translate = label_columns[column] if isinstance(label_columns, Mapping) else lang.label

@@ -231,10 +231,11 @@ def test_every_table_has_chinese_headers_and_the_same_data(make, label_columns):
     cells = [re.findall(r"<td [^>]*>([^<]*)</td>", part) for part in (en, zh)]
     labels = {frame.columns.get_loc(c) for c in label_columns if c in frame.columns}
     width = len(frame.columns)
+    values = [v for row in frame.itertuples(index=False) for v in row]  # as the evidence gave them
     for i, (a, b) in enumerate(zip(*cells)):
-        if i % width in labels:
+        if i % width in labels and a != "—":
             column = frame.columns[i % width]
-            assert b == html.escape(editions.in_chinese(label_columns, column, html.unescape(a))), (a, b)
+            assert b == html.escape(editions.in_chinese(label_columns, column, values[i] if isinstance(values[i], str) else html.unescape(a))), (a, b)
         elif a not in ("yes", "no"):
             assert a == b, (a, b)  # numbers and names alike
     csv = re.findall(r'href="(data:text/csv[^"]*)"', page)

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from multigpu.book import calculator as calc
+from multigpu.common.findings import Number, msg, say
 from multigpu.evidence.cost import VALUE_PAIRS
 from multigpu.market import cost, premium, workloads
 
@@ -293,10 +294,12 @@ def test_the_chinese_widget_says_why_in_chinese(hours):
 
 
 @pytest.mark.parametrize("reason", [
-    "does not fit: the leanest layout of 64 GPUs needs 95 GB per GPU, the NVIDIA A100 80GB has 80 GB",
-    "too slow: the fastest layout gives 12.5 tokens/s per user at batch 1, below the floor of 30",
+    say(msg("does not fit: the leanest layout of {n_gpus} GPUs needs {n_need} GB per GPU, the {gpu} has {n_have} GB"),
+        n_gpus=64, n_need=Number(95), gpu="NVIDIA A100 80GB", n_have=Number(80)),
+    say(msg("too slow: the fastest layout gives {n_fastest} tokens/s per user at batch 1, below the floor of "
+            "{n_floor}"), n_fastest=Number(12.5, ".1f"), n_floor=Number(30)),
     cost.no_network_reason(64, 8),
-])
+], ids=["memory", "speed", "network"])
 def test_every_kind_of_reason_has_its_chinese(reason):
     translated = calc.reason_text(reason, "zh")
     assert re.search(r"[\u4e00-\u9fff]", translated)

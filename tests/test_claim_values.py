@@ -10,6 +10,7 @@ import pytest
 from editions import CHINESE, NUMBER
 
 from multigpu.book import claim_values, lang, tables
+from multigpu.common.findings import Number, Sentence, msg, say
 from multigpu.evidence import claims
 
 #: English words a Chinese cell must not keep (names such as NVSwitch, FP8 or Llama are kept).
@@ -44,11 +45,18 @@ def test_english_and_numbers_stay_as_they_are(verdicts):
         assert claim_values.translate(3.6) == 3.6 and claim_values.translate("2,016") == "2,016"
 
 
+def _query(mesh: float, switch: float) -> Sentence:
+    """C18's model value (the check's message) with other numbers."""
+    return say(msg("{n_mesh} ms vs {n_switch} ms ({n_ratio}x)"), n_mesh=Number(mesh, ".0f"),
+               n_switch=Number(switch, ".0f"), n_ratio=Number(mesh / switch, ".1f"))
+
+
 def test_a_model_value_follows_its_numbers():
-    """The model's sentences are templates: other numbers give the same Chinese with those numbers."""
+    """A model's value is a finding: other numbers give the same Chinese with those numbers; a text that is
+    neither a finding nor a known message has no Chinese."""
     with lang.using("zh"):
-        moved = claim_values.translate("744 ms vs 300 ms (2.5x)")
-        assert moved == claim_values.translate("744 ms vs 377 ms (2.0x)").replace("377", "300").replace("2.0", "2.5")
+        moved = claim_values.translate(_query(750, 300))
+        assert moved == claim_values.translate(_query(750, 375)).replace("375", "300").replace("2.0", "2.5")
         with pytest.raises(LookupError):
             claim_values.translate("a sentence no template knows")
 
@@ -56,7 +64,7 @@ def test_a_model_value_follows_its_numbers():
 def test_tables_translate_the_claim_columns():
     frame = pd.DataFrame({"id": ["C18"], "verdict": ["misleading"], "seed_value": ["batching multiplies the "
                                                                                     "communication volume"],
-                          "model_value": ["744 ms vs 377 ms (2.0x)"], "unit": ["year"]})
+                          "model_value": [_query(744, 377)], "unit": ["year"]})
     columns = claim_values.label_columns("verdict")
     english = tables.table_html(frame, key=["id"], csv_name="t", label_columns=columns)
     with lang.using("zh"):

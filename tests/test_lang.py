@@ -54,19 +54,6 @@ def test_label_is_strict_outside_english():
         lang.label("never declared anywhere", "zh")
 
 
-def test_from_english_translates_by_template_keeping_the_printed_values():
-    templates = ("NVLink 1 came in 2016 (catalogue: {year})",
-                 "NVLink 6 is more than 14x PCIe Gen6, like with like (x{ratio}; x{raw} against the raw PCIe rate)")
-    text = "NVLink 6 is more than 14x PCIe Gen6, like with like (x14.88; x14.06 against the raw PCIe rate)"
-    assert lang.from_english(text, templates) == text
-    with lang.using("zh"):
-        assert lang.from_english(text, templates) == ("同口径比较，NVLink 6 是 PCIe Gen6 的 14 倍以上"
-                                                      "（14.88 倍；对 PCIe 原始速率为 14.06 倍）")
-        assert lang.from_english("NVLink 1 came in 2016 (catalogue: 2017)", templates).endswith("（目录：2017）")
-        with pytest.raises(LookupError, match="no template"):
-            lang.from_english("NVLink 1 came in 2016, more or less", templates)
-
-
 def test_editions_html_wraps_each_language_in_its_div():
     page = lang.editions_html({"zh": "<p>中</p>", "en": "<p>en</p>"})
     assert page == '<div class="mg-lang-en"><p>en</p></div>\n<div class="mg-lang-zh" lang="zh-CN"><p>中</p></div>'

@@ -303,8 +303,9 @@ def show_overview(table: pd.DataFrame, titles: Mapping[str, str]) -> None:
 
 def price_facts(prices: PriceTable) -> Facts:
     """The price file the page's price-dependent verdicts (C24, C26) used: ``price_stamp``, a Markdown
-    sentence with its name, SHA-256 prefix, number of offers and the dates they were observed."""
-    return {"price_stamp": prices.stamp_markdown()}
+    sentence with its name, SHA-256 prefix, number of offers and the dates they were observed, in the current
+    language."""
+    return {"price_stamp": glue.say(prices.stamp_markdown())}
 
 
 def verdict_facts(table: pd.DataFrame, titles: Mapping[str, str]) -> Facts:
@@ -331,13 +332,9 @@ def verdict_facts(table: pd.DataFrame, titles: Mapping[str, str]) -> Facts:
 def page_facts(table: pd.DataFrame, titles: Mapping[str, str], prices: PriceTable) -> Facts:
     """Every fact the page's prose cites, for both editions: :func:`verdict_facts` and :func:`price_facts`,
     the text ones also as ``<name>_zh`` (chapter titles from the Chinese catalogs, the Chinese price stamp)."""
-    from multigpu.book.ch05_guide import (
-        price_stamp,  # the one Chinese price stamp of the book
-    )
 
     def text() -> Facts:
-        facts = verdict_facts(table, titles_in(titles, lang.current()))
-        facts |= price_facts(prices) if lang.current() == "en" else {"price_stamp": price_stamp(prices)}
+        facts = verdict_facts(table, titles_in(titles, lang.current())) | price_facts(prices)
         return {name: value for name, value in facts.items() if isinstance(value, str)}
 
     numbers = {name: value for name, value in verdict_facts(table, titles).items() if not isinstance(value, str)}

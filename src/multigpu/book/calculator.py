@@ -23,8 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from multigpu.book import lang
-from multigpu.book.lang import N_
+from multigpu.book import glue, lang
 from multigpu.comm.calibration import Calibration
 from multigpu.evidence.cost import EXERCISE_PCIE_USD, VALUE_PAIRS
 from multigpu.hardware import catalog
@@ -434,22 +433,11 @@ def _check(lang: str, currency: str, usd_per_unit: float, widget_id: str) -> Non
         raise ValueError(f"widget_id {widget_id!r}: expected letters, digits, '-' or '_', starting with a letter")
 
 
-#: Why a workload cannot run on a system, as :mod:`multigpu.market.search` and :mod:`multigpu.market.cost` say
-#: it, with ``{n_*}`` for each number and ``{gpu}`` for a GPU's name.
-REASON_TEMPLATES = (
-    N_("does not fit: the leanest layout of {n_gpus} GPUs needs {n_need} GB per GPU, the {gpu} has {n_have} GB"),
-    N_("does not fit: the weights and one query's KV cache exceed {n_gpus} x {n_memory} GB (tp up to {n_tp})"),
-    N_("too slow to first token: the fastest prefill takes {n_fastest} s, above the ceiling of {n_ceiling} s"),
-    N_("too slow: the fastest layout gives {n_fastest} tokens/s per user at batch 1, below the floor of {n_floor}"),
-    N_("no network between instances: the job needs {n_gpus} GPUs and one instance has {n_per} (scale_out none)"),
-)
-
-
 def reason_text(reason: str, language: str) -> str:
-    """Why a workload cannot run (a reason of :func:`gpu_hours`; "" when it can) in ``language``, by
-    :data:`REASON_TEMPLATES`, its numbers as they are."""
+    """Why a workload cannot run (a reason of :func:`gpu_hours`, rendered from its finding; "" when it can) in
+    ``language``, its numbers as they are."""
     with lang.using(language):
-        return lang.from_english(reason, REASON_TEMPLATES) if reason else ""
+        return glue.say(reason) if reason else ""
 
 
 def widget_html(hours: pd.DataFrame, *, lang: str = "en", currency: str = "USD", usd_per_unit: float = 1.0,

@@ -117,12 +117,6 @@ def _joined(items: Iterable[str]) -> str:
     return _(", ").join(items)
 
 
-def translated(text: str, templates: Iterable[str], slots: Mapping[str, Callable[[str], str]] | None = None) -> str:
-    """``text``, an English sentence built outside the book (the evidence layer), in the current language:
-    :func:`multigpu.book.lang.from_english` with ``slots`` translating some fields' values first."""
-    return lang.from_english(text, templates, slots)
-
-
 # ------------------------------------------------------------------ money in the current language
 
 
@@ -547,25 +541,6 @@ def tornado_html(index: int, workload_id: str, tornado: pd.DataFrame) -> str:
                  csv_name=f"ch4-tornado-{index + 1}", caption=_("Sensitivity of {workload}", workload=workload_id))
 
 
-#: How :mod:`multigpu.evidence.claims.cost` states a verdict's confidence, with ``{name}`` for each value.
-CONFIDENCE_TEMPLATES = (
-    N_("robust: {quantity} {n_value} against {n_threshold} is {n_gap} % away, beyond the {n_spread} % spread of one "
-       "GPU's prices in the file"),
-    N_("sensitive to prices: {quantity} {n_value} against {n_threshold} is within the {n_spread} % spread of one "
-       "GPU's prices in the file"),
-    N_("price-based: no comparable pair in this file"),
-    N_("price-based: no comparable market in this file"),
-)
-#: The quantities those confidences compare.
-QUANTITY_TEMPLATES = (N_("the largest share of cheaper pairs (%)"),
-                      N_("NVLink / PCIe cost for {model} at {pricing} prices"))
-
-
-def _confidence(text: str) -> str:
-    return translated(text, CONFIDENCE_TEMPLATES,
-                      {"quantity": lambda q: translated(q, QUANTITY_TEMPLATES, {"pricing": word})})
-
-
 def cost_verdicts(table: PriceTable, cal: Calibration | None = None) -> list[claims.Verdict]:
     """The article's cost claims C24 and C26 checked with ``table`` (:mod:`multigpu.evidence.claims.cost`)."""
     return [claims.check(claim_id, claims.Inputs(cal=cal, prices=table)) for claim_id in ("C24", "C26")]
@@ -573,10 +548,9 @@ def cost_verdicts(table: PriceTable, cal: Calibration | None = None) -> list[cla
 
 def claims_html(verdicts: Iterable[claims.Verdict]) -> str:
     """The cost claims' table: verdict, the article's value, the model's, unit and confidence, each in the
-    current language (:mod:`multigpu.book.claim_values`; the confidence by :data:`CONFIDENCE_TEMPLATES`)."""
+    current language (:mod:`multigpu.book.claim_values`; the confidence rendered from its finding)."""
     frame = pd.DataFrame([v.to_dict() for v in verdicts])
-    if lang.current() != "en":
-        frame = frame.assign(confidence=[_confidence(c) for c in frame["confidence"]])
+    frame = frame.assign(confidence=[glue.say(c) for c in frame["confidence"]])
     return _html(frame, key=["id"], columns=["verdict", "seed_value", "model_value", "unit", "confidence"],
                  csv_name="ch4-cost-claims")
 
@@ -825,78 +799,15 @@ def tornado_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
     return glue.per_language(text)
 
 
-def _pricing_list(text: str) -> str:
-    """A list of pricing types (or "none") as the checks print it, in the current language."""
-    return _("none") if text == "none" else _joined(word(p) for p in text.split(", "))
-
-
 def tests_markdown(verdict: claims.Verdict) -> str:
     """What decided ``verdict`` as Markdown in the current language (:func:`multigpu.book.glue.tests_markdown`:
     each test's finding rendered from the catalogs)."""
     return glue.tests_markdown(verdict)
 
 
-#: The checks' accounts (:class:`multigpu.evidence.claims.Verdict`'s ``explanation``) as
-#: :mod:`multigpu.evidence.claims.cost` writes them, with ``{name}`` for each value.
-EXPLANATION_TEMPLATES = (
-    N_("With {file} (sha256 {sha}), over the book's workloads and the {basis} in which the NVLink-class offer charges "
-       "more per GPU-hour than a PCIe-only offer of a comparable GPU, the NVLink offer is cheaper per job (or per "
-       "million tokens) in {n_cheaper} of {n_cases} cases ({n_share} %): training {train}, serving {serve}. It is "
-       "cheaper exactly when the premium charged is below the break-even premium, the PCIe offer's GPU-hours over "
-       "the NVLink offer's, minus one: {detail}. Where tensor parallelism sits on the critical path (serving a large "
-       "model at a per-user speed floor) the break-even premium is large or infinite (the PCIe box cannot meet the "
-       "floor); where data parallelism hides its communication behind the backward pass (training on one node) it "
-       "is a few per cent, below what providers charge."),
-    N_("The price file {file} (sha256 {sha}) has no NVLink-class offer that charges more per GPU-hour than a "
-       "PCIe-only offer of a comparable GPU and can run one of the book's workloads, so the claim cannot be checked "
-       "with it."),
-    N_("With {file} (sha256 {sha}), the selection guide's training jobs ({n_tokens} tokens per parameter, within "
-       "{n_days} days) per pricing type: {lines}. The article's line at {size}B falls inside that bracket for "
-       "{n_inside} of the {n_types} pricing types ({types}). Job length: training {model} on {short}x and on {long}x "
-       "its token budget, the pick moves from PCIe to an NVLink class for {n_flips} of the pricing types; cost is "
-       "proportional to the tokens while the layout stays, so a longer job changes the pick only where the deadline "
-       "forces more GPUs."),
-    N_("With {file} (sha256 {sha}), the selection guide's training jobs ({n_tokens} tokens per parameter, within "
-       "{n_days} days) per pricing type: {lines}. The article's line at {size}B falls inside that bracket for "
-       "{n_inside} of the {n_types} pricing types. Job length: training {model} on {short}x and on {long}x its token "
-       "budget, the pick moves from PCIe to an NVLink class for {n_flips} of the pricing types; cost is proportional "
-       "to the tokens while the layout stays, so a longer job changes the pick only where the deadline forces more "
-       "GPUs."),
-    N_("The price file {file} (sha256 {sha}) has no pricing type in which the guide's training jobs run on both a "
-       "PCIe and an NVLink-class option."),
-)
-#: The parts of those accounts: one workload's premiums (C24), a share of cases, one size line (C26).
-DETAIL_TEMPLATES = (N_("{workload}: break-even {premium} against {n_low}-{n_high} % charged, cheaper in {n_cheaper} "
-                       "of {n_cases}"),)
-PART_TEMPLATES = (N_("no case"), N_("{n_cheaper} of {n_cases} ({n_share} %)"))
-LINE_TEMPLATES = (N_("no model has a feasible option"),
-                  N_("PCIe is still the pick at {size}B, the largest size with a feasible option"),
-                  N_("an NVLink class is the pick from the smallest model ({size}B) up"),
-                  N_("the line falls between {below}B and {size}B"))
-
-
-def _premium(text: str) -> str:
-    return word(text) if text == "unbounded (PCIe misses the floor)" else text
-
-
-def _details(text: str) -> str:
-    return _("; ").join(translated(d, DETAIL_TEMPLATES, {"premium": _premium}) for d in text.split("; "))
-
-
-def _guide_lines(text: str) -> str:
-    lines = (part.split(": ", 1) for part in text.split("; "))
-    return _("; ").join(_("{pricing}: {line}", pricing=word(p), line=translated(t, LINE_TEMPLATES)) for p, t in lines)
-
-
-#: How :data:`EXPLANATION_TEMPLATES`' parts are translated.
-EXPLANATION_SLOTS = {"basis": word, "train": lambda t: translated(t, PART_TEMPLATES),
-                     "serve": lambda t: translated(t, PART_TEMPLATES), "detail": _details, "lines": _guide_lines,
-                     "types": _pricing_list}
-
-
 def explanation(verdict: claims.Verdict) -> str:
     """A cost check's full account in the current language (English: the check's own)."""
-    return translated(verdict.explanation, EXPLANATION_TEMPLATES, EXPLANATION_SLOTS)
+    return glue.say(verdict.explanation)
 
 
 def c24_summary(table: PriceTable, cal: Calibration | None = None) -> str:

@@ -25,7 +25,7 @@ shares in per cent (``_pct``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -99,124 +99,40 @@ def word(text: str | None) -> str:
     return "—" if text is None or (isinstance(text, float) and pd.isna(text)) else lang.label(text)
 
 
-def and_list(words: list[str]) -> str:
-    """Words joined as a list in the current language: "a, b and c" / "a、b和c"."""
-    if len(words) == 1:
-        return words[0]
-    return _("{first} and {last}", first=_(", ").join(words[:-1]), last=words[-1])
-
-
 def count_word(n: Any, noun: str) -> str:
     """The word after a count ``n`` in the current language: ``noun`` of :data:`COUNT_WORDS`, singular or plural."""
     singular, plural = COUNT_WORDS[noun]
     return lang.label(singular if n == 1 else plural)
 
 
-# ------------------------------------------------------------------ the guide's English phrases, translated
-
-
-def translate(text: str, templates: Iterable[str], **convert: Callable[[str], str]) -> str:
-    """``text``, an English phrase built by the evidence layer, in the current language:
-    :func:`multigpu.book.lang.from_english` with ``convert`` translating some fields' values first."""
-    return lang.from_english(text, templates, convert)
-
-
-#: The size lines of :func:`multigpu.evidence.guide.thresholds` (its ``text``).
-LINE_TEMPLATES = (
-    N_("no model has a feasible option"),
-    N_("PCIe is still the pick at {size}B, the largest size with a feasible option"),
-    N_("an NVLink class is the pick from the smallest model ({size}B) up"),
-    N_("the line falls between {below}B and {threshold}B"),
-)
+# ------------------------------------------------------------------ the evidence's texts, in the current language
 
 
 def line_text(text: str) -> str:
-    """A size line of :func:`multigpu.evidence.guide.thresholds` in the current language."""
-    return translate(text, LINE_TEMPLATES)
+    """A size line of :func:`multigpu.evidence.guide.thresholds` (its ``text``) in the current language."""
+    return glue.say(text)
 
 
 def lines_phrase(limits: pd.DataFrame) -> str:
     """:func:`multigpu.evidence.guide.lines_phrase` in the current language: each distinct size line of
-    ``limits`` (one kind of workload) once, with the pricing types it holds for (English: the guide's own)."""
-    if lang.current() == "en":
-        return guide.lines_phrase(limits)
-    groups: dict[str, list[str]] = {}
-    for pricing, text in zip(limits["pricing"], limits["text"]):
-        groups.setdefault(text, []).append(pricing)
-    return _("; ").join(_("at {types} prices {text}", types=and_list([word(p) for p in types]), text=line_text(text))
-                        for text, types in groups.items())
+    ``limits`` (one kind of workload) once, with the pricing types it holds for."""
+    return glue.say(guide.lines_phrase(limits))
 
 
-def _pricing_list(text: str) -> str:
-    """"on-demand, spot" (or "none") in the current language."""
-    return _("none") if text == "none" else _(", ").join(word(p) for p in text.split(", "))
-
-
-def _pricing_values(text: str) -> str:
-    """"on-demand: <= 1.2, reserved: 70.6-174.6" in the current language (the values as they are)."""
-    parts = [item.split(": ", 1) for item in text.split(", ")]
-    return _(", ").join(_("{pricing}: {value}", pricing=word(p), value=_("none") if v == "none" else v)
-                        for p, v in parts)
-
-
-def _pricing_lines(text: str) -> str:
-    """"on-demand: <size line>; reserved: <size line>" in the current language."""
-    parts = [item.split(": ", 1) for item in text.split("; ")]
-    return _("; ").join(_("{pricing}: {value}", pricing=word(p), value=line_text(t)) for p, t in parts)
-
-
-def _pricing_brackets(text: str) -> str:
-    """" (on-demand, spot)" or nothing, in the current language."""
-    return _(" ({types})", types=_pricing_list(text[2:-1])) if text else ""
-
-
-#: The explanations of claims C26 and C27 (:class:`multigpu.evidence.claims.Verdict`'s ``explanation``).
-EXPLANATION_TEMPLATES = (
-    N_("With {name} (sha256 {sha}), the selection guide's training jobs ({tpp} tokens per parameter, within {days} "
-       "days) per pricing type: {lines}. The article's line at {line}B falls inside that bracket for {n_at} of the "
-       "{n_lines} pricing types{at_list}. Job length: training {near} on {short}x and on {long}x its token budget, "
-       "the pick moves from PCIe to an NVLink class for {n_flips} of the pricing types; cost is proportional to the "
-       "tokens while the layout stays, so a longer job changes the pick only where the deadline forces more GPUs."),
-    N_("The price file {name} (sha256 {sha}) has no pricing type in which the guide's training jobs run on both a "
-       "PCIe and an NVLink-class option."),
-    N_("Per training step a data-parallel GPU sends {dp_gb} GB of gradients and weights once, mostly behind the "
-       "backward pass; a tensor-parallel GPU sends {tp_gb} GB in all-reduces on the critical path of every layer. "
-       "On the PCIe server halving every link's bandwidth lengthens the DP step by {dp_bw} % and the TP step by "
-       "{tp_bw} %; doubling every latency changes the DP step by {dp_lat} % and a batch-1 TP decode step by "
-       "{dec_lat} % (its all-reduces are tiny, so latency is what they cost). Behind NVSwitch the same changes cost "
-       "DP {dp_nv} %, TP training {tp_nv} % and decode {dec_nv} %. So the claim holds for TP across a whole "
-       "server; TP of 2 or 4 kept under one PCIe switch, or pipeline parallelism, is workable without NVLink."),
-)
-#: The claims table's texts: the article's values, the model's (C27's), the units and the confidences.
-CLAIM_TABLE_TEMPLATES = (
+#: The claims table's fixed texts (C26 and C27): the article's values, the model's and the units.
+CLAIM_TABLE_TEXTS = (
     N_("under 10B and short: PCIe; larger or long: NVLink"),
     N_("data parallelism is insensitive to latency; tensor parallelism needs bandwidth and low latency: NVLink"),
     N_("no market"),
     N_("billion parameters"),
     N_("billion parameters (training size line per pricing type)"),
     N_("% longer step (Llama 3.1 8B training on 8 GPUs; Llama 3.1 70B decode, batch 1), 8x A100 PCIe"),
-    N_("price-based: no comparable market in this file"),
-    N_("robust: NVLink / PCIe cost for {model} at {pricing} prices {value} against {threshold} is {gap} % away, "
-       "beyond the {spread} % spread of one GPU's prices in the file"),
-    N_("sensitive to prices: NVLink / PCIe cost for {model} at {pricing} prices {value} against {threshold} is "
-       "within the {spread} % spread of one GPU's prices in the file"),
-    N_("robust: the decode step's latency sensitivity (%) {value} is {gap} % from {threshold}, beyond the held-out "
-       "serving throughput error ({band} %)"),
-    N_("sensitive to the decode step's latency sensitivity (%): {value} against {threshold}, within the held-out "
-       "serving throughput error ({band} %)"),
 )
-#: How the fields of the templates above are translated (the rest are numbers and names).
-_CONVERT = {"values": _pricing_values, "types": _pricing_list, "lines": _pricing_lines, "at_list": _pricing_brackets,
-            "pricing": word}
-
-
-#: Every template :func:`test_text` tries, in order.
-TEST_TEXT_TEMPLATES = (*EXPLANATION_TEMPLATES, *CLAIM_TABLE_TEMPLATES, *claim_values.MODEL_TEMPLATES)
 
 
 def test_text(text: str) -> str:
     """An explanation or claims-table text of C26 or C27 in the current language."""
-    return translate(text, TEST_TEXT_TEMPLATES, **_CONVERT)
+    return glue.say(text)
 
 
 def tests_markdown(verdict: Verdict) -> str:
@@ -231,24 +147,13 @@ def tests_markdown(verdict: Verdict) -> str:
 def source(table: PriceTable) -> str:
     """The figures' source line for a price table, in the current language: its file name and the first 12 hex
     digits of its SHA-256 (English: :meth:`multigpu.market.prices.PriceTable.source_label`)."""
-    if lang.current() == "en":
-        return table.source_label()
-    stamp = table.stamp()
-    return _("price file {name} (sha256 {sha})", name=stamp["name"], sha=stamp["sha256_12"])
+    return glue.say(table.source_label())
 
 
 def price_stamp(table: PriceTable) -> str:
     """The sentence that names the price file (Markdown), in the current language (English:
     :meth:`multigpu.market.prices.PriceTable.stamp_markdown`): its name, hash, offers, dates and FX rates."""
-    if lang.current() == "en":
-        return table.stamp_markdown()
-    s = table.stamp()
-    rates = _("; ").join(translate(r, (N_("{rate} {currency} per USD ({date})"),)) for r in s["fx_rates"].split("; ")
-                         ) if s["fx_rates"] else ""
-    fx = _("; converted with `{fx}`, {rates}", fx=s["fx_name"], rates=rates) if rates else ""
-    return _("Prices: `{name}` (sha256 {sha}), {offers} {offer_word} observed {start} to {end}{fx}.", name=s["name"],
-             sha=s["sha256_12"], offers=s["offers"], offer_word=count_word(s["offers"], "offer"),
-             start=s["observed_from"], end=s["observed_to"], fx=fx)
+    return glue.say(table.stamp_markdown())
 
 
 def _short_gpu(gpu_id: str) -> str:
@@ -607,7 +512,7 @@ def _guide_texts(decided: pd.DataFrame, pricing: str) -> Facts:
     slow_n = int((blocked["pcie_reason"] == "too slow").sum())
     multi = train[(train["pricing"] == pricing) & (train["guide_class"] == "multi-node / NVL72")]
     none_train = train[train["guide_class"] == "none feasible"]
-    nothing = "no model has a feasible option"
+    nothing = guide.NO_LINE
     return {
         "ref": word(pricing),
         "in_short": _("For training, {train}. For real-time serving, {serve}.", train=_lines(limits, "train"),
@@ -822,7 +727,7 @@ def floor_exercise_facts(decided: pd.DataFrame, table: PriceTable, pricing: str,
     moved = faster[faster["pricing"] == pricing].set_index("model")["guide_class"]
     before = decided[(decided["kind"] == "serve") & (decided["pricing"] == pricing)].set_index("model")["guide_class"]
     changed = [m for m in moved.index if moved[m] != before.get(m)]
-    nothing = "no model has a feasible option"
+    nothing = guide.NO_LINE
 
     def texts() -> Facts:
         return {

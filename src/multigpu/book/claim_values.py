@@ -2,9 +2,9 @@
 model's or catalogue's value and its unit, as :mod:`multigpu.evidence.claims` writes them in English.
 
 A fixed text (the article's value, a unit) is a message of its own (:data:`ARTICLE_VALUES`, :data:`UNITS`; the
-chapters' modules hold some more); a value the model computes is matched against :data:`MODEL_TEMPLATES` and
-filled with its numbers as the English prints them (:func:`multigpu.book.lang.from_english`), so both editions
-show the same numbers. Every table of claims (chapters 1-5, the claims appendix) reads its cells here.
+chapters' modules hold some more); a value the model computes as a sentence is a
+:class:`~multigpu.common.findings.Sentence`, rendered from its finding, so both editions show the same numbers.
+Every table of claims (chapters 1-5, the claims appendix) reads its cells here.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from multigpu.book import lang
-from multigpu.book.lang import N_, _
+from multigpu.book import glue, lang
+from multigpu.book.lang import N_
+from multigpu.common.findings import Sentence
 
 #: The article's values (``Verdict.seed_value``), as the checks quote them, that are not bare numbers.
 ARTICLE_VALUES = (
@@ -51,40 +52,13 @@ UNITS = (
     N_("% tensor-parallel scaling efficiency at 8 GPUs (Llama 3.1 8B, 8x A100 PCIe)"),
     N_("tokens/s per GPU at 30 tokens/s per user (Llama 3.1 70B, H200, 8K/256)"),
 )
-#: The model's values that are sentences, with ``{n_*}`` where the check puts a number.
-MODEL_TEMPLATES = (
-    N_("{n_a} / {n_b} / {n_c} GB/s; {n_years} years per generation"),
-    N_("{n_year}; {n_gpus} GPUs; {n_bw} GB/s bidirectional per pair"),
-    N_("NVSwitch gen{n_gen} ({n_year}); all-reduce busbw x{n_gain} on {n_gpus} GPUs"),
-    N_("{n_two}x at {n_g2} GPUs; {n_all}x at {n_gall} (all-to-all, per GPU)"),
-    N_("x{n_step} bytes per step, x{n_token} per token; all-reduce time per step x{n_switch} (NVSwitch), "
-       "x{n_mesh} (mesh)"),
-    N_("{n_low}-{n_high}x at {n_u1}-{n_u2} tokens/s per user (FP8); {n_fp8}x (FP8) and {n_bf16}x (BF16) at "
-       "batch {n_batch}"),
-    N_("{n_mesh} ms vs {n_switch} ms ({n_ratio}x)"),
-    N_("{n_bf1}x at batch {n_b1}, {n_bf2}x at batch {n_b2} (BF16); {n_fp1}x and {n_fp2}x (FP8)"),
-    N_("FP8: {n_one} GPU {n_t1} (batch {n_b1}), mesh {n_t2} (batch {n_b2}), switch {n_t3} (batch {n_b3})"),
-    N_("PCIe, bandwidth halved: DP +{dp_bw} %, TP training +{tp_bw} %; latency doubled: DP +{dp_lat} %, TP decode "
-       "+{dec_lat} %"),
-)
-#: A value per pricing type, "on-demand: <= 1.2; reserved: 70.6-174.6" (the guide's size lines).
-_PER_PRICING = re.compile(r"[a-z-]+: [^;]*(?:; [a-z-]+: [^;]*)*")
-
-
 def translate(text: object) -> object:
-    """A claims-table cell in the current language: numbers, and texts without a letter, as they are; a fixed
-    text by its message; a value per pricing type with each type translated; a model's sentence by
-    :data:`MODEL_TEMPLATES`. Outside English a text none of these covers is a LookupError (add its message)."""
-    if lang.current() == "en" or not isinstance(text, str) or not re.search(r"[A-Za-z]", text):
+    """A claims-table cell in the current language: a model's value that is a sentence rendered from its
+    finding (:func:`multigpu.book.glue.say`), a fixed text by its message, numbers and texts without a letter as
+    they are. Outside English a fixed text without a translation is a LookupError (add its message)."""
+    if isinstance(text, str) and not isinstance(text, Sentence) and not re.search(r"[A-Za-z]", text):
         return text
-    found = lang.messages(lang.current()).get(text)
-    if found:
-        return found
-    if _PER_PRICING.fullmatch(text):
-        parts = [item.split(": ", 1) for item in text.split("; ")]
-        return _("; ").join(_("{pricing}: {value}", pricing=lang.label(p), value=_("none") if v == "none" else v)
-                            for p, v in parts)
-    return lang.from_english(text, MODEL_TEMPLATES)
+    return glue.say(text)
 
 
 def label_columns(*names: str) -> dict[str, Callable[[str], object]]:

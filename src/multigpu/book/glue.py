@@ -23,7 +23,7 @@ from typing import Any
 
 from multigpu.book import lang
 from multigpu.book.lang import N_, _
-from multigpu.common.findings import Finding
+from multigpu.common.findings import Finding, Sentence
 from multigpu.evidence.claims import Verdict
 
 #: What a chapter module returns for its prose: name -> number or Markdown text.
@@ -74,6 +74,18 @@ def render(finding: Finding) -> str:
     (:func:`multigpu.book.lang.label`: outside English a message without a translation is a LookupError), its
     values shown as they are typed."""
     return finding.render(lang.label)
+
+
+def say(text: Any) -> Any:
+    """A value of the evidence layer as the current language shows it: a :class:`~multigpu.common.findings.
+    Sentence` or a :class:`Finding` rendered from the catalogs (:func:`render`), any other text as its message
+    (:func:`multigpu.book.lang.label`: outside English, text without a translation is a LookupError), anything
+    else (a number, None) as it is."""
+    if isinstance(text, Sentence):
+        return text.render(lang.label)
+    if isinstance(text, Finding):
+        return render(text)
+    return lang.label(text) if isinstance(text, str) else text
 
 
 #: The verdicts' words (:data:`multigpu.evidence.claims.VERDICTS`), as messages.

@@ -36,8 +36,9 @@ CATALOGS = LOCALES / LANGUAGE / "LC_MESSAGES"
 ROOT_PAGE = "book/intro"
 #: The Python modules whose messages the package's catalog holds, and that catalog (Chinese).
 PY_SOURCES = Path(__file__).resolve().parent
-#: The evidence layer, whose findings' messages have a catalog of their own (:data:`multigpu.book.lang.FINDINGS`).
-FINDING_SOURCES = PY_SOURCES.parent / "evidence"
+#: The model's package, whose findings' messages (every layer under the book) have a catalog of their own
+#: (:data:`multigpu.book.lang.FINDINGS`).
+FINDING_SOURCES = PY_SOURCES.parent
 PY_CATALOG = lang.catalog_path("zh")
 
 
@@ -111,11 +112,12 @@ def templates(out: Path) -> Path:
 
 def _modules(sources: Path) -> list[tuple[Path, str]]:
     """The modules whose messages the catalogs hold, each with its catalog: ``sources/*.py`` by
-    :func:`multigpu.book.lang.domain`, and for the package's own sources the evidence layer's modules, whose
-    findings' messages (:func:`multigpu.common.findings.msg`) go to :data:`multigpu.book.lang.FINDINGS`."""
+    :func:`multigpu.book.lang.domain`, and for the package's own sources the modules of the layers under the
+    book, whose findings' messages (:func:`multigpu.common.findings.msg`) go to :data:`multigpu.book.lang.FINDINGS`."""
     found = [(path, lang.domain(path.stem)) for path in sorted(sources.glob("*.py"))]
     if sources == PY_SOURCES:
-        found += [(path, lang.FINDINGS) for path in sorted(FINDING_SOURCES.rglob("*.py"))]
+        found += [(path, lang.FINDINGS) for path in sorted(FINDING_SOURCES.rglob("*.py"))
+                  if not path.is_relative_to(PY_SOURCES)]
     return found
 
 

@@ -16,7 +16,6 @@ import math
 import pandas as pd
 
 from multigpu.book import glue, lang, tables
-from multigpu.book.ch05_guide import lines_phrase, price_stamp
 from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
@@ -33,13 +32,6 @@ PAGES = {"chapters/03-communication-bottlenecks": N_("Chapter 3"), "chapters/04-
 #: The verdicts of :data:`multigpu.evidence.answer.VERDICTS`, as messages.
 VERDICT_WORDS = (N_("NVLink-class cheaper"), N_("PCIe cheaper"), N_("too close to call"), N_("PCIe cannot run it"),
                  N_("neither runs it"), N_("no pair to price"))
-#: The confidences :func:`multigpu.evidence.answer.confidence` writes, with ``{name}`` for each number.
-CONFIDENCE_TEMPLATES = (
-    N_("robust: no premium makes the PCIe system meet the target"),
-    N_("robust: the NVLink system cannot run it either (chapter 4 says why)"),
-    N_("robust: all {n} pairs agree"),
-    N_("sensitive to the offer: {differ} of {n} pairs differ; the answer flips at a premium of {premium} %"),
-)
 #: :data:`multigpu.evidence.answer.RULE` as the page states it (a sentence; tests/test_answer.py checks that it
 #: is the rule's own words).
 RULE = N_("The verdict is \"NVLink-class cheaper\" when the premium charged is below the break-even premium by "
@@ -67,7 +59,7 @@ def _title(workload_id: str) -> str:
 
 def confidence_text(text: str) -> str:
     """A confidence of :func:`multigpu.evidence.answer.confidence` in the current language ("—" as it is)."""
-    return text if text == "—" else lang.from_english(text, CONFIDENCE_TEMPLATES)
+    return text if text == "—" else glue.say(text)
 
 
 def decision_frame(decided: pd.DataFrame) -> pd.DataFrame:
@@ -106,22 +98,14 @@ def show_decision_table(decided: pd.DataFrame) -> None:
 # ------------------------------------------------------------------ the five lines, in the current language
 
 
-def _line_size(lines: pd.DataFrame) -> str:
-    if lines.empty:
-        return _("**By model size:** no comparable offers.")
-    return _("**By model size (training on any GPU the file rents, chapter 5):** {lines}.", lines=lines_phrase(lines))
-
-
 def _name(system_id: str) -> str:
     return catalog.system(system_id).name
 
 
 def summary(decided: pd.DataFrame, size_lines: pd.DataFrame) -> list[str]:
-    """The introduction's five lines as Markdown in the current language: :func:`multigpu.evidence.answer.
-    summary_findings` rendered from the catalogs, with the guide's training size lines fourth (in English exactly
-    :func:`multigpu.evidence.answer.summary`)."""
-    train, serve, charged, error = (glue.render(f) for f in answer.summary_findings(decided))
-    return [train, serve, charged, _line_size(size_lines), error]
+    """The introduction's five lines as Markdown in the current language: :func:`multigpu.evidence.answer.summary`
+    rendered from the catalogs."""
+    return [glue.render(f) for f in answer.summary(decided, size_lines)]
 
 
 def _texts(decided: pd.DataFrame, size_lines: pd.DataFrame, table: PriceTable) -> Facts:
@@ -129,7 +113,7 @@ def _texts(decided: pd.DataFrame, size_lines: pd.DataFrame, table: PriceTable) -
     first = decided.iloc[0]
     out: Facts = {f"answer_{i}": line for i, line in enumerate(summary(decided, size_lines), start=1)}
     out.update(rule=lang.label(RULE), nvlink_name=_name(first["nvlink_system"]),
-               pcie_name=_name(first["pcie_system"]), price_stamp=price_stamp(table),
+               pcie_name=_name(first["pcie_system"]), price_stamp=glue.say(table.stamp_markdown()),
                no_pair_note=("" if first["charged_pairs"] else
                              _("The price file rents no such pair from one provider, so the premium charged is shown "
                                "as — and no verdict is priced.")))

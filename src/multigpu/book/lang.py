@@ -15,14 +15,14 @@ fails on a message that is missing, empty or fuzzy. Messages are ``str.format`` 
 - :func:`N_` marks a literal for extraction and returns it unchanged (translate it later with :func:`label`);
 - :func:`label` translates text that is not a literal here (a table header, a verdict word) and, outside
   English, raises LookupError where the catalog lacks it, so no English slips into the Chinese edition;
-- :func:`from_english` translates a sentence code outside the book built in English, by templates.
+- a finding of the evidence layer (:mod:`multigpu.common.findings`) is rendered from the same catalogs
+  (:func:`multigpu.book.glue.say`).
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
@@ -140,34 +140,6 @@ def label(text: str, language: str | None = None) -> str:
         raise LookupError(f"no {language} translation of {text!r} in {catalog_path(language)}: mark it with "
                           "N_() in src/multigpu/book, run `make i18n` and translate it")
     return found
-
-
-def _pattern(template: str) -> re.Pattern[str]:
-    """A template's ``{name}`` fields as named groups, the rest literal: ``n`` and ``n_*`` match a number, any
-    other field any text (possibly empty)."""
-    parts = re.split(r"\{(\w+)\}", template)
-    return re.compile("".join(
-        re.escape(p) if i % 2 == 0 else (rf"(?P<{p}>[\d.,]+)" if p == "n" or p.startswith("n_") else f"(?P<{p}>.*?)")
-        for i, p in enumerate(parts)))
-
-
-def from_english(text: str, templates: Iterable[str], convert: Mapping[str, Callable[[str], str]] | None = None) -> str:
-    """``text``, an English sentence built outside the book (a claim test, say), in the current language.
-
-    ``templates`` are message ids that spell such sentences with ``{name}`` where a value goes, e.g.
-    ``"NVLink 1 came in 2016 (catalogue: {year})"``. The first one that matches the whole text is translated
-    (:func:`label`) and filled with the values exactly as the English prints them, so the numbers are the same;
-    a field named in ``convert`` is passed through that function first (a list of pricing types, a nested
-    phrase). English: ``text`` itself. No template matching: LookupError.
-    """
-    if current() == "en":
-        return text
-    for template in templates:
-        found = _pattern(template).fullmatch(text)
-        if found:
-            values = {k: convert[k](v) if convert and k in convert else v for k, v in found.groupdict().items()}
-            return label(template).format(**values)
-    raise LookupError(f"no template matches {text!r}: add one (with N_()) and its translation")
 
 
 def text_width(text: str) -> int:

@@ -325,7 +325,8 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
         values = list(frame[column])
         texts = [cell_text(v, places) for v in values]
         if name in translators:
-            texts = [t if _missing(v) or not t else str(translators[name](t)) for t, v in zip(texts, values)]
+            texts = [t if _missing(v) or not t else str(translators[name](v if isinstance(v, str) else t))
+                     for t, v in zip(texts, values)]  # a text as it is: a finding's sentence keeps its values
         present = [v for v in values if not _missing(v)]
         numeric = bool(present) and all(_is_number(v) for v in present)
         style = _NUMBER_STYLE if numeric else _TEXT_STYLE

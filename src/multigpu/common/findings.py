@@ -74,6 +74,13 @@ class Items:
 Value = Union[Number, Numbers, Word, Items, int, float, str, "Finding"]
 
 
+def and_list(values: tuple[Value, ...]) -> Value:
+    """``values`` as one list the way prose joins it: "a", "a and b", "a, b and c" (in each language)."""
+    if len(values) == 1:
+        return values[0]
+    return Finding.of(msg("{first} and {last}"), first=Items(tuple(values[:-1])), last=values[-1])
+
+
 def show(value: Value, translate: Callable[[str], str] = str) -> object:
     """``value`` as the language of ``translate`` shows it (see :meth:`Finding.render`); a plain ``int`` or
     ``float`` is left a number, for a format spec in the message (``{pct:.0f}``) to show."""
@@ -126,3 +133,32 @@ def _leaves(name: str, value: Value) -> Iterator[tuple[str, Value]]:
             yield from _leaves(name, item)
     else:
         yield name, value
+
+
+class Sentence(str):
+    """A finding's English text: a plain ``str`` wherever it goes (JSON, CSV, a table cell), that keeps the
+    typed value it says (``value``: a :class:`Finding`, or a list of them), so another language can render the
+    same values (:meth:`render`)."""
+
+    value: Value
+
+    def __new__(cls, value: Value) -> Sentence:
+        sentence = super().__new__(cls, str(show(value)))
+        sentence.value = value
+        return sentence
+
+    def render(self, translate: Callable[[str], str] = str) -> str:
+        """The text in the language of ``translate`` (see :meth:`Finding.render`)."""
+        return str(show(self.value, translate))
+
+    def leaves(self) -> Iterator[tuple[str, Value]]:
+        """Every value it shows that is neither a finding nor a list (see :meth:`Finding.leaves`)."""
+        return _leaves("", self.value)
+
+    def __reduce__(self) -> tuple:
+        return (Sentence, (self.value,))
+
+
+def say(message: str, **values: Value) -> Sentence:
+    """The :class:`Sentence` of ``message`` (:func:`msg`) with ``values``: ``Sentence(Finding.of(...))``."""
+    return Sentence(Finding.of(message, **values))

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from multigpu.comm.calibration import Calibration
-from multigpu.common.findings import Finding, Items, Word, msg
+from multigpu.common.findings import Finding, Items, Number, Word, msg, say
 from multigpu.evidence import claims, guide
 from multigpu.hardware import catalog
 from multigpu.market import cost, premium, prices, workloads
@@ -95,20 +95,21 @@ def verdict(break_even_pct: float, charged_pct: float, band_pct: float) -> str:
 
 def confidence(break_even_pct: float, charges: tuple[float, ...], band_pct: float) -> str:
     """Whether each pair's own premium gives the median's verdict: "robust" (all do), else "sensitive to the
-    offer", with how many differ and the premium at which the verdict flips (the break-even premium)."""
+    offer", with how many differ and the premium at which the verdict flips (the break-even premium); a
+    :class:`~multigpu.common.findings.Sentence` ("—" without a pair)."""
     if math.isinf(break_even_pct):
-        return "robust: no premium makes the PCIe system meet the target"
+        return say(msg("robust: no premium makes the PCIe system meet the target"))
     if math.isnan(break_even_pct):
-        return "robust: the NVLink system cannot run it either (chapter 4 says why)"
+        return say(msg("robust: the NVLink system cannot run it either (chapter 4 says why)"))
     if not charges:
         return "—"
     median = float(pd.Series(charges).median())
     own = [verdict(break_even_pct, c, band_pct) for c in charges]
     differ = sum(v != verdict(break_even_pct, median, band_pct) for v in own)
     if not differ:
-        return f"robust: all {len(charges)} pairs agree"
-    return (f"sensitive to the offer: {differ} of {len(charges)} pairs differ; the answer flips at a premium of "
-            f"{break_even_pct:.0f} %")
+        return say(msg("robust: all {n} pairs agree"), n=len(charges))
+    return say(msg("sensitive to the offer: {differ} of {n} pairs differ; the answer flips at a premium of "
+                   "{premium} %"), differ=differ, n=len(charges), premium=Number(break_even_pct, ".0f"))
 
 
 def decision_table(table: PriceTable | None = None, cal: Calibration | None = None) -> pd.DataFrame:
@@ -133,11 +134,11 @@ def decision_table(table: PriceTable | None = None, cal: Calibration | None = No
     return pd.DataFrame(rows)
 
 
-def summary(decided: pd.DataFrame, size_lines: pd.DataFrame) -> list[str]:
-    """The introduction's five lines, as Markdown in English, from :func:`decision_table` and the guide's
-    training size lines (:func:`multigpu.evidence.guide.training_size_lines`): :func:`summary_findings` with
-    the size line (:func:`size_line`) fourth."""
-    train, serve, charged, error = (str(f) for f in summary_findings(decided))
+def summary(decided: pd.DataFrame, size_lines: pd.DataFrame) -> list[Finding]:
+    """The introduction's five lines (Markdown findings) from :func:`decision_table` and the guide's training
+    size lines (:func:`multigpu.evidence.guide.training_size_lines`): :func:`summary_findings` with the size
+    line (:func:`size_line`) fourth."""
+    train, serve, charged, error = summary_findings(decided)
     return [train, serve, charged, size_line(size_lines), error]
 
 
@@ -197,12 +198,12 @@ def _name(system_id: str) -> str:
     return catalog.system(system_id).name
 
 
-def size_line(lines: pd.DataFrame) -> str:
-    """The summary's line on the guide's training size lines, in English."""
+def size_line(lines: pd.DataFrame) -> Finding:
+    """The summary's line on the guide's training size lines."""
     if lines.empty:
-        return "**By model size:** no comparable offers."
-    return (f"**By model size (training on any GPU the file rents, chapter 5):** "
-            f"{guide.lines_phrase(lines)}.")
+        return Finding.of(msg("**By model size:** no comparable offers."))
+    return Finding.of(msg("**By model size (training on any GPU the file rents, chapter 5):** {lines}."),
+                      lines=guide.lines_phrase(lines).value)
 
 
 def _line_error(decided: pd.DataFrame) -> Finding:

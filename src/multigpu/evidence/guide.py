@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from multigpu.comm.calibration import Calibration
+from multigpu.common.findings import Finding, Items, Number, Sentence, Word, and_list, msg
 from multigpu.compute import models
 from multigpu.hardware import catalog
 from multigpu.market import cost, prices, recommend
@@ -254,31 +255,39 @@ def thresholds(table: pd.DataFrame) -> pd.DataFrame:
                 break
         below = [s for s in sizes if threshold is not None and s < threshold]
         below_B = max(below) if below else None
-        if not sizes:
-            text = "no model has a feasible option"
-        elif threshold is None:
-            text = f"PCIe is still the pick at {sizes[-1]:.1f}B, the largest size with a feasible option"
-        elif below_B is None:
-            text = f"an NVLink class is the pick from the smallest model ({threshold:.1f}B) up"
-        else:
-            text = f"the line falls between {below_B:.1f}B and {threshold:.1f}B"
         rows.append({"kind": kind, "pricing": pricing, "threshold_B": threshold, "below_B": below_B,
-                     "models_decided": len(sizes), "text": text})
+                     "models_decided": len(sizes), "text": Sentence(_line(sizes, threshold, below_B))})
     return pd.DataFrame(rows, columns=["kind", "pricing", "threshold_B", "below_B", "models_decided", "text"])
 
 
-def lines_phrase(limits: pd.DataFrame) -> str:
-    """Size lines of :func:`thresholds` (one kind of workload) as one Markdown phrase, each distinct line once
-    with the pricing types it holds for: "at on-demand and spot prices an NVLink class is the pick ...; at
-    reserved prices the line falls between 70.6B and 174.6B"."""
-    groups: dict[str, list[str]] = {}
+#: The size line where no model has a feasible option.
+NO_LINE = Sentence(Finding.of(msg("no model has a feasible option")))
+
+
+def _line(sizes: list[float], threshold: float | None, below_B: float | None) -> Finding:
+    """One size line of :func:`thresholds` as a finding (sizes in billions of parameters)."""
+    if not sizes:
+        return NO_LINE.value
+    if threshold is None:
+        return Finding.of(msg("PCIe is still the pick at {size}B, the largest size with a feasible option"),
+                          size=Number(sizes[-1], ".1f"))
+    if below_B is None:
+        return Finding.of(msg("an NVLink class is the pick from the smallest model ({size}B) up"),
+                          size=Number(threshold, ".1f"))
+    return Finding.of(msg("the line falls between {below}B and {threshold}B"), below=Number(below_B, ".1f"),
+                      threshold=Number(threshold, ".1f"))
+
+
+def lines_phrase(limits: pd.DataFrame) -> Sentence:
+    """Size lines of :func:`thresholds` (one kind of workload) as one phrase, each distinct line once with the
+    pricing types it holds for: "at on-demand and spot prices an NVLink class is the pick ...; at reserved
+    prices the line falls between 70.6B and 174.6B"."""
+    groups: dict[str, tuple[Finding, list[str]]] = {}
     for pricing, text in zip(limits["pricing"], limits["text"]):
-        groups.setdefault(text, []).append(pricing)
-    return "; ".join(f"at {_and(types)} prices {text}" for text, types in groups.items())
-
-
-def _and(words: list[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+        groups.setdefault(text, (text.value, []))[1].append(pricing)
+    return Sentence(Items(tuple(
+        Finding.of(msg("at {types} prices {text}"), types=and_list(tuple(Word(p) for p in types)), text=line)
+        for line, types in groups.values()), msg("; ")))
 
 
 def flip_scales(table: pd.DataFrame) -> pd.DataFrame:

@@ -51,6 +51,7 @@ import pandas as pd
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
+from multigpu.common.findings import msg, say
 from multigpu.hardware import catalog
 from multigpu.market import prices, search
 from multigpu.market.prices import PriceTable
@@ -285,8 +286,8 @@ def _lease_h(value: Any) -> float:
 def no_network_reason(gpus: int, per_instance: int) -> str:
     """Why ``gpus`` GPUs cannot run on instances of ``per_instance`` GPUs with no network between them (an
     offer's ``scale_out`` none); the cost tables and the recommender give this one text."""
-    return (f"no network between instances: the job needs {gpus} GPUs and one instance has {per_instance} "
-            f"(scale_out none)")
+    return say(msg("no network between instances: the job needs {n_gpus} GPUs and one instance has {n_per} "
+                   "(scale_out none)"), n_gpus=gpus, n_per=per_instance)
 
 
 def _no_network(w: Workload, offer: dict[str, Any], per_instance: int) -> str:

@@ -69,6 +69,7 @@ from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR, PastDate, Positive, Row, Text
 from multigpu.common.errors import InputError, InputErrors, InputWarning
+from multigpu.common.findings import Finding, Items, Number, Sentence, msg, say
 from multigpu.hardware import catalog
 from multigpu.market import pricecheck
 
@@ -308,26 +309,31 @@ class PriceTable:
                 "observed_from": min(observed).isoformat(), "observed_to": max(observed).isoformat(),
                 "fx_name": Path(self.fx_path).name, "fx_rates": self.fx_rates()}
 
-    def fx_rates(self) -> str:
-        """The rates the file's non-USD prices are converted at, e.g. "6.7063 CNY per USD (2026-09-10)"."""
+    def fx_rates(self) -> Sentence:
+        """The rates the file's non-USD prices are converted at, e.g. "6.7063 CNY per USD (2026-09-10)" (empty
+        when every price is in USD)."""
         used = sorted(set(self.offers["currency"]) - {"USD"})
-        return "; ".join(f"{1 / self.fx[c].usd_per_unit:.4f} {c} per USD ({self.fx[c].date.isoformat()})"
-                         for c in used)
+        return Sentence(Items(tuple(
+            Finding.of(msg("{rate} {currency} per USD ({date})"), rate=Number(1 / self.fx[c].usd_per_unit, ".4f"),
+                       currency=c, date=self.fx[c].date.isoformat()) for c in used), msg("; ")))
 
-    def source_label(self) -> str:
+    def source_label(self) -> Sentence:
         """How a figure's source line names the price file: "price file prices.csv (sha256 0123456789ab)"."""
         s = self.stamp()
-        return f"price file {s['name']} (sha256 {s['sha256_12']})"
+        return say(msg("price file {name} (sha256 {sha})"), name=s["name"], sha=s["sha256_12"])
 
-    def stamp_markdown(self) -> str:
+    def stamp_markdown(self) -> Sentence:
         """The sentence every page that uses prices shows, e.g. "Prices: `prices.csv` (sha256 0123456789ab),
         42 offers observed 2025-06-01 to 2026-09-20; converted with `fx_rates.csv`, 6.7063 CNY per USD
         (2026-09-10)." (the FX part only when the file has prices in other currencies than USD)."""
         s = self.stamp()
-        offers = f"{s['offers']} offer{'s' if s['offers'] != 1 else ''}"
-        fx = f"; converted with `{s['fx_name']}`, {s['fx_rates']}" if s["fx_rates"] else ""
-        return (f"Prices: `{s['name']}` (sha256 {s['sha256_12']}), {offers} observed "
-                f"{s['observed_from']} to {s['observed_to']}{fx}.")
+        fx = (Finding.of(msg("; converted with `{fx}`, {rates}"), fx=s["fx_name"], rates=s["fx_rates"].value)
+              if s["fx_rates"] else "")
+        message = (msg("Prices: `{name}` (sha256 {sha}), {offers} offer observed {start} to {end}{fx}.")
+                   if s["offers"] == 1 else
+                   msg("Prices: `{name}` (sha256 {sha}), {offers} offers observed {start} to {end}{fx}."))
+        return say(message, name=s["name"], sha=s["sha256_12"], offers=s["offers"], start=s["observed_from"],
+                   end=s["observed_to"], fx=fx)
 
 
 def load_fx(path: str | Path = DEFAULT_FX) -> dict[str, FxRate]:

@@ -45,6 +45,7 @@ from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
+from multigpu.common.findings import Number, msg, say
 from multigpu.compute import inference, models, training
 from multigpu.hardware import catalog
 
@@ -343,8 +344,9 @@ def _train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int
     reason = ""
     if valid.empty:
         gpu = catalog.gpu(catalog.system(system_id).gpu)
-        reason = (f"does not fit: the leanest layout of {gpus} GPUs needs {table['memory_per_gpu_GB'].min():.0f} GB "
-                  f"per GPU, the {gpu.name} has {gpu.usable_memory_GB:.0f} GB")
+        reason = say(msg("does not fit: the leanest layout of {n_gpus} GPUs needs {n_need} GB per GPU, the {gpu} has "
+                         "{n_have} GB"), n_gpus=gpus, n_need=Number(table["memory_per_gpu_GB"].min(), ".0f"),
+                     gpu=gpu.name, n_have=Number(gpu.usable_memory_GB, ".0f"))
     best = tuple(_layout(r) for r in valid.head(top).to_dict("records"))
     return TrainingSearch(models.model(model_id).id, system_id, gpus, global_batch, seq, dtype, zero_stages,
                           len(table), len(valid), time.perf_counter() - start, best, reason,
@@ -492,12 +494,13 @@ def _why_not(options: tuple[ServingOption, ...], quick: list[ServingOption], gpu
     gpu = catalog.gpu(system.gpu)
     fitting = [o for o in options if o.fits_one]
     if not fitting:
-        return (f"does not fit: the weights and one query's KV cache exceed {gpus} x {gpu.usable_memory_GB:.0f} GB "
-                f"(tp up to {min(gpus, system.gpus_per_node)})")
+        return say(msg("does not fit: the weights and one query's KV cache exceed {n_gpus} x {n_memory} GB (tp up to "
+                       "{n_tp})"), n_gpus=gpus, n_memory=Number(gpu.usable_memory_GB, ".0f"),
+                   n_tp=min(gpus, system.gpus_per_node))
     if not any(o.fits_one for o in quick):
         fastest = min(o.ttft_s for o in fitting)
-        return (f"too slow to first token: the fastest prefill takes {fastest:.2f} s, above the ceiling of "
-                f"{max_ttft_s:g} s")
+        return say(msg("too slow to first token: the fastest prefill takes {n_fastest} s, above the ceiling of "
+                       "{n_ceiling} s"), n_fastest=Number(fastest, ".2f"), n_ceiling=Number(max_ttft_s))
     fastest = max(o.tokens_per_s_per_user_at_1 for o in quick if o.fits_one)
-    return (f"too slow: the fastest layout gives {fastest:.1f} tokens/s per user at batch 1, below the "
-            f"floor of {floor:g}")
+    return say(msg("too slow: the fastest layout gives {n_fastest} tokens/s per user at batch 1, below the floor of "
+                   "{n_floor}"), n_fastest=Number(fastest, ".1f"), n_floor=Number(floor))

@@ -23,7 +23,7 @@ from multigpu.comm.calibration import Calibration
 from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR, Text
 from multigpu.common.errors import InputError
-from multigpu.common.findings import Finding
+from multigpu.common.findings import Finding, Number, Sentence, Word, msg, say
 from multigpu.market import prices
 from multigpu.market.prices import PriceTable
 
@@ -181,24 +181,36 @@ PRIMARY_DOMAINS = ("nvidia.com", "amd.com", "intel.com", "pcisig.com", "infiniba
                    "developer.nvidia.com", "docs.nvidia.com", "broadcom.com")
 
 
-def sourced(*sources: str) -> str:
+def sourced(*sources: str) -> Sentence:
     """Confidence of a catalogue fact from its sources: "primary source" when every one cites a vendor or a
     standards body (:data:`PRIMARY_DOMAINS`), else "secondary sources only" or "partly secondary sources"."""
     primary = [any(domain in source for domain in PRIMARY_DOMAINS) for source in sources]
     if all(primary):
-        return "catalogue fact, primary source"
-    return "catalogue fact, partly secondary sources" if any(primary) else "catalogue fact, secondary sources only"
+        return say(msg("catalogue fact, primary source"))
+    if any(primary):
+        return say(msg("catalogue fact, partly secondary sources"))
+    return say(msg("catalogue fact, secondary sources only"))
 
 
-def margin(quantity: str, value: float, threshold: float, band_pct: float, band_name: str) -> str:
-    """Confidence of a model-based verdict that turns on ``value`` crossing ``threshold``: "robust" when the
-    two are further apart than the model's out-of-sample error ``band_pct`` (%), else "sensitive to" the
-    quantity, with the value at which the verdict would flip."""
+#: The out-of-sample errors of :func:`bands`, by name, as a confidence states them.
+BAND_NAMES = {"collective": msg("held-out sweeps' large-message error"),
+              "training": msg("held-out training runs' error"), "serving": msg("held-out serving throughput error")}
+
+
+def margin(quantity: str, value: float, threshold: float, band: str) -> Sentence:
+    """Confidence of a model-based verdict that turns on ``value`` (of ``quantity``, a :func:`msg`) crossing
+    ``threshold``: "robust" when the two are further apart than the model's out-of-sample error of kind ``band``
+    (:func:`bands`, %), else "sensitive to" the quantity, with the value at which the verdict would flip."""
+    band_pct = bands()[band]
     gap_pct = 100 * abs(value / threshold - 1) if threshold else float("inf")
+    common = {"quantity": Word(quantity), "value": Number(value, ".3g"), "band": Word(BAND_NAMES[band]),
+              "band_pct": Number(band_pct, ".0f")}
     if gap_pct > band_pct:
-        away = f"{gap_pct:.0f} % from {threshold:.3g}" if threshold else f"not {threshold:g}"
-        return f"robust: {quantity} {value:.3g} is {away}, beyond the {band_name} ({band_pct:.0f} %)"
-    return f"sensitive to {quantity}: {value:.3g} against {threshold:.3g}, within the {band_name} ({band_pct:.0f} %)"
+        away = (Finding.of(msg("{gap} % from {threshold}"), gap=Number(gap_pct, ".0f"), threshold=Number(threshold, ".3g"))
+                if threshold else Finding.of(msg("not {threshold}"), threshold=Number(threshold)))
+        return say(msg("robust: {quantity} {value} is {away}, beyond the {band} ({band_pct} %)"), away=away, **common)
+    return say(msg("sensitive to {quantity}: {value} against {threshold}, within the {band} ({band_pct} %)"),
+               threshold=Number(threshold, ".3g"), **common)
 
 
 @cache

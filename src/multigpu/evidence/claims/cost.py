@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from multigpu.comm.calibration import Calibration
-from multigpu.common.findings import Finding, Items, Number, Word, msg
+from multigpu.common.findings import Finding, Items, Number, Sentence, Value, Word, msg, say
 from multigpu.compute import models
 from multigpu.evidence import guide
 from multigpu.evidence.claims import (
@@ -45,18 +45,30 @@ def price_spread_pct(table: PriceTable) -> float:
     return 100 * float(pd.Series(spreads).median()) if spreads else 0.0
 
 
-def _price_confidence(quantity: str, value: float, threshold: float, table: PriceTable) -> str:
-    """Robust when ``value`` (a share or a size, %) is further from ``threshold`` than the file's own price spread."""
+def _price_confidence(quantity: Value, value: float, threshold: float, table: PriceTable) -> Sentence:
+    """Robust when ``value`` (of ``quantity``: a share or a cost ratio) is further from ``threshold`` than the
+    file's own price spread (%)."""
     spread = price_spread_pct(table)
     gap = 100 * abs(value / threshold - 1) if threshold else math.inf
-    where = f"{quantity} {value:.3g} against {threshold:g}"
+    where = {"quantity": quantity, "n_value": Number(value, ".3g"), "n_threshold": Number(threshold),
+             "n_spread": Number(spread, ".0f")}
     if gap > spread:
-        return f"robust: {where} is {gap:.0f} % away, beyond the {spread:.0f} % spread of one GPU's prices in the file"
-    return f"sensitive to prices: {where} is within the {spread:.0f} % spread of one GPU's prices in the file"
+        return say(msg("robust: {quantity} {n_value} against {n_threshold} is {n_gap} % away, beyond the {n_spread} % "
+                       "spread of one GPU's prices in the file"), n_gap=Number(gap, ".0f"), **where)
+    return say(msg("sensitive to prices: {quantity} {n_value} against {n_threshold} is within the {n_spread} % spread "
+                   "of one GPU's prices in the file"), **where)
 
 
-def _pct(value: float) -> str:
-    return "unbounded (PCIe misses the floor)" if math.isinf(value) else f"{value:.1f} %"
+def _pct(value: float) -> Value:
+    """A break-even premium, %: "12.3 %", or "unbounded (PCIe misses the floor)"."""
+    return Word(msg("unbounded (PCIe misses the floor)")) if math.isinf(value) else Finding.of(
+        msg("{pct} %"), pct=Number(value, ".1f"))
+
+
+def _stamp(table: PriceTable) -> dict[str, str]:
+    """The price file's name and hash as an explanation cites them (``file``, ``sha``)."""
+    stamp = table.stamp()
+    return {"file": stamp["name"], "sha": stamp["sha256_12"]}
 
 
 def premium_cases(table: PriceTable | None = None, cal: Calibration | None = None) -> dict[str, Any]:
@@ -73,7 +85,7 @@ def premium_cases(table: PriceTable | None = None, cal: Calibration | None = Non
             else pd.DataFrame(columns=list(premium.BREAK_EVEN_COLUMNS)))
     rows = rows[rows["charged_premium_pct"] > 0]
     same = rows[(rows["reference_provider"] == rows["provider"]) & (rows["reference_pricing"] == rows["pricing"])]
-    basis = "same-provider pairs" if not same.empty else "pairs with the cheapest comparable PCIe offer"
+    basis = msg("same-provider pairs") if not same.empty else msg("pairs with the cheapest comparable PCIe offer")
     rows = same if not same.empty else rows
     kinds = rows["workload"].map(lambda w: workloads.workload(w).kind)
     out: dict[str, Any] = {"rows": rows, "basis": basis, "cases": len(rows),
@@ -89,7 +101,6 @@ def premium_cases(table: PriceTable | None = None, cal: Calibration | None = Non
 
 @claim("C24")
 def c24(inputs: Inputs) -> Verdict:
-    stamp = inputs.table.stamp()
     r = premium_cases(inputs.table, inputs.cal)
     seed = "NVLink instances: higher hourly price, often lower total job cost"
     pairs = needs(Finding.of(msg("the price file has NVLink-class offers that charge more per GPU-hour than a PCIe-only "
@@ -98,10 +109,10 @@ def c24(inputs: Inputs) -> Verdict:
     if not pairs.passed:
         verdict, rule = judge(pairs)
         return Verdict("C24", verdict, seed, "no pair", "% of NVLink/PCIe pairs x workloads",
-                       f"The price file {stamp['name']} (sha256 {stamp['sha256_12']}) has no NVLink-class offer that "
-                       f"charges more per GPU-hour than a PCIe-only offer of a comparable GPU and can run one of the "
-                       f"book's workloads, so the claim cannot be checked with it.", CHAPTER, rule,
-                       "price-based: no comparable pair in this file")
+                       say(msg("The price file {file} (sha256 {sha}) has no NVLink-class offer that charges more per "
+                               "GPU-hour than a PCIe-only offer of a comparable GPU and can run one of the book's "
+                               "workloads, so the claim cannot be checked with it."), **_stamp(inputs.table)),
+                       CHAPTER, rule, say(msg("price-based: no comparable pair in this file")))
     train, serve = r["train_share_pct"], r["serve_share_pct"]
     shares = [s for s in (train, serve) if not math.isnan(s)]
     kinds = [k for k in ("train", "serve") if not math.isnan(r[f"{k}_share_pct"])]
@@ -119,26 +130,32 @@ def c24(inputs: Inputs) -> Verdict:
     by_workload = rows.groupby("workload", sort=False).agg(
         be=("break_even_premium_pct", "median"), lo=("charged_premium_pct", "min"),
         hi=("charged_premium_pct", "max"), n=("offer", "size"), k=("nvlink_cheaper", "sum"))
-    detail = "; ".join(f"{w}: break-even {_pct(x.be)} against {x.lo:.1f}-{x.hi:.1f} % charged, cheaper in "
-                       f"{int(x.k)} of {int(x.n)}" for w, x in by_workload.iterrows())
+    detail = Items(tuple(
+        Finding.of(msg("{workload}: break-even {premium} against {n_low}-{n_high} % charged, cheaper in {n_cheaper} "
+                       "of {n_cases}"), workload=w, premium=_pct(x.be), n_low=Number(x.lo, ".1f"),
+                   n_high=Number(x.hi, ".1f"), n_cheaper=int(x.k), n_cases=int(x.n))
+        for w, x in by_workload.iterrows()), msg("; "))
 
-    def part(kind: str) -> str:
+    def part(kind: str) -> Finding:
         n = r[f"{kind}_cases"]
-        return "no case" if not n else f"{r[f'{kind}_cheaper']} of {n} ({r[f'{kind}_share_pct']:.0f} %)"
+        return Finding.of(msg("no case")) if not n else Finding.of(
+            msg("{n_cheaper} of {n_cases} ({n_share} %)"), n_cheaper=r[f"{kind}_cheaper"], n_cases=n,
+            n_share=Number(r[f"{kind}_share_pct"], ".0f"))
 
     return Verdict(
         "C24", verdict, seed, round(r["share_pct"], 1), "% of NVLink/PCIe pairs x workloads cheaper per job",
-        f"With {stamp['name']} (sha256 {stamp['sha256_12']}), over the book's workloads and the "
-        f"{r['basis']} in which the NVLink-class offer charges more per GPU-hour than a PCIe-only offer of a "
-        f"comparable GPU, the NVLink offer is cheaper per job (or per million tokens) in {r['cheaper']} of "
-        f"{r['cases']} cases ({r['share_pct']:.0f} %): training {part('train')}, serving {part('serve')}. "
-        f"It is cheaper exactly when the premium charged is below the break-even premium, the PCIe offer's "
-        f"GPU-hours over the NVLink offer's, minus one: {detail}. Where tensor parallelism sits on the critical "
-        f"path (serving a large model at a per-user speed floor) the break-even premium is large or infinite "
-        f"(the PCIe box cannot meet the floor); where data parallelism hides its communication behind the "
-        f"backward pass (training on one node) it is a few per cent, below what providers charge.",
-        CHAPTER, rule, _price_confidence("the largest share of cheaper pairs (%)", max(shares) if shares else 0.0,
-                                         50.0, inputs.table))
+        say(msg("With {file} (sha256 {sha}), over the book's workloads and the {basis} in which the NVLink-class offer "
+                "charges more per GPU-hour than a PCIe-only offer of a comparable GPU, the NVLink offer is cheaper per "
+                "job (or per million tokens) in {n_cheaper} of {n_cases} cases ({n_share} %): training {train}, "
+                "serving {serve}. It is cheaper exactly when the premium charged is below the break-even premium, the "
+                "PCIe offer's GPU-hours over the NVLink offer's, minus one: {detail}. Where tensor parallelism sits on "
+                "the critical path (serving a large model at a per-user speed floor) the break-even premium is large "
+                "or infinite (the PCIe box cannot meet the floor); where data parallelism hides its communication "
+                "behind the backward pass (training on one node) it is a few per cent, below what providers charge."),
+            basis=Word(r["basis"]), n_cheaper=r["cheaper"], n_cases=r["cases"], n_share=Number(r["share_pct"], ".0f"),
+            train=part("train"), serve=part("serve"), detail=detail, **_stamp(inputs.table)),
+        CHAPTER, rule, _price_confidence(Word(msg("the largest share of cheaper pairs (%)")),
+                                         max(shares) if shares else 0.0, 50.0, inputs.table))
 
 
 #: How much shorter and longer than the guide's budget the C26 length test makes the job near the size line.
@@ -199,7 +216,6 @@ def length_test(table: PriceTable | None = None, cal: Calibration | None = None)
 
 @claim("C26")
 def c26(inputs: Inputs) -> Verdict:
-    stamp = inputs.table.stamp()
     seed = "under 10B and short: PCIe; larger or long: NVLink"
     decided = guide.decisions(inputs.table, kinds=("train",), cal=inputs.cal)
     both = decided.dropna(subset=["nvlink_over_pcie"])
@@ -209,9 +225,9 @@ def c26(inputs: Inputs) -> Verdict:
     if not market.passed:
         verdict, rule = judge(market)
         return Verdict("C26", verdict, seed, "no market", "billion parameters",
-                       f"The price file {stamp['name']} (sha256 {stamp['sha256_12']}) has no pricing type in which "
-                       f"the guide's training jobs run on both a PCIe and an NVLink-class option.", CHAPTER, rule,
-                       "price-based: no comparable market in this file")
+                       say(msg("The price file {file} (sha256 {sha}) has no pricing type in which the guide's training "
+                               "jobs run on both a PCIe and an NVLink-class option."), **_stamp(inputs.table)),
+                       CHAPTER, rule, say(msg("price-based: no comparable market in this file")))
     lines = guide.thresholds(decided)
     lines = lines[lines["pricing"].isin(set(both["pricing"]))]
     has_line = [p for p, b in zip(lines["pricing"], lines["below_B"]) if b is not None and not pd.isna(b)]
@@ -230,21 +246,39 @@ def c26(inputs: Inputs) -> Verdict:
                               model=near, short=Number(LENGTH_SCALES[0]), long=Number(LENGTH_SCALES[-1]),
                               types=_pricing_types(flips)), bool(flips)),
         caveat(Finding.of(msg("not for every pricing type")), len(at_10) < len(lines)))
-    value = "; ".join(f"{p}: {_line_text(r)}" for p, r in zip(lines["pricing"], lines.to_dict("records")))
+    records = lines.to_dict("records")
+    value = Sentence(Items(tuple(_size_line(p, r) for p, r in zip(lines["pricing"], records)), msg("; ")))
     fragile = both.loc[(both["nvlink_over_pcie"] - 1).abs().idxmin()]
     return Verdict(
         "C26", verdict, seed, value, "billion parameters (training size line per pricing type)",
-        f"With {stamp['name']} (sha256 {stamp['sha256_12']}), the selection guide's training jobs "
-        f"({guide.TOKENS_PER_PARAM} tokens per parameter, within {guide.DEADLINE_DAYS} days) per pricing type: "
-        + "; ".join(f"{p}: {t}" for p, t in zip(lines["pricing"], lines["text"]))
-        + f". The article's line at {SIZE_LINE_B:g}B falls inside that bracket for {len(at_10)} of the "
-        f"{len(lines)} pricing types{' (' + ', '.join(at_10) + ')' if at_10 else ''}. Job length: training {near} "
-        f"on {LENGTH_SCALES[0]:g}x and on {LENGTH_SCALES[-1]:g}x its token budget, the pick moves from PCIe to "
-        f"an NVLink class for {len(flips)} of the pricing types; cost is proportional to the tokens while the "
-        f"layout stays, so a longer job changes the pick only where the deadline forces more GPUs.",
-        CHAPTER, rule,
-        _price_confidence(f"NVLink / PCIe cost for {fragile['model']} at {fragile['pricing']} prices",
+        _c26_account(inputs.table, lines, at_10, near, flips), CHAPTER, rule,
+        _price_confidence(Finding.of(msg("NVLink / PCIe cost for {model} at {pricing} prices"), model=fragile["model"],
+                                     pricing=Word(fragile["pricing"])),
                           float(fragile["nvlink_over_pcie"]), 1.0, inputs.table))
+
+
+def _c26_account(table: PriceTable, lines: pd.DataFrame, at_10: list[str], near: str, flips: list[str]) -> Sentence:
+    """C26's explanation: each pricing type's size line, the types whose line brackets the article's, and the
+    length test."""
+    values = {"n_tokens": guide.TOKENS_PER_PARAM, "n_days": guide.DEADLINE_DAYS, "size": Number(SIZE_LINE_B),
+              "n_inside": len(at_10), "n_types": len(lines), "model": near, "short": Number(LENGTH_SCALES[0]),
+              "long": Number(LENGTH_SCALES[-1]), "n_flips": len(flips), **_stamp(table),
+              "lines": Items(tuple(Finding.of(msg("{pricing}: {line}"), pricing=Word(p), line=t.value)
+                                   for p, t in zip(lines["pricing"], lines["text"])), msg("; "))}
+    if at_10:
+        return say(msg("With {file} (sha256 {sha}), the selection guide's training jobs ({n_tokens} tokens per "
+                       "parameter, within {n_days} days) per pricing type: {lines}. The article's line at {size}B "
+                       "falls inside that bracket for {n_inside} of the {n_types} pricing types ({types}). Job "
+                       "length: training {model} on {short}x and on {long}x its token budget, the pick moves from "
+                       "PCIe to an NVLink class for {n_flips} of the pricing types; cost is proportional to the "
+                       "tokens while the layout stays, so a longer job changes the pick only where the deadline "
+                       "forces more GPUs."), types=Items(tuple(Word(p) for p in at_10)), **values)
+    return say(msg("With {file} (sha256 {sha}), the selection guide's training jobs ({n_tokens} tokens per "
+                   "parameter, within {n_days} days) per pricing type: {lines}. The article's line at {size}B falls "
+                   "inside that bracket for {n_inside} of the {n_types} pricing types. Job length: training {model} "
+                   "on {short}x and on {long}x its token budget, the pick moves from PCIe to an NVLink class for "
+                   "{n_flips} of the pricing types; cost is proportional to the tokens while the layout stays, so a "
+                   "longer job changes the pick only where the deadline forces more GPUs."), **values)
 
 
 def size_lines(table: PriceTable | None = None, cal: Calibration | None = None) -> pd.DataFrame:

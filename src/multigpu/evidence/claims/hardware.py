@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from statistics import mean
 
-from multigpu.common.findings import Finding, Number, Numbers, msg
+from multigpu.common.findings import Finding, Number, Numbers, msg, say
 from multigpu.evidence import generations
 from multigpu.evidence.claims import (
     TOLERANCE,
@@ -158,7 +158,8 @@ def c04(inputs: Inputs) -> Verdict:
     return Verdict(
         "C04", verdict,
         "900 / 1800 / 3600 GB/s; one generation per year",
-        f"{bw[0]:g} / {bw[1]:g} / {bw[2]:g} GB/s; {c['years_per_generation']:.1f} years per generation",
+        say(msg("{n_a} / {n_b} / {n_c} GB/s; {n_years} years per generation"), n_a=Number(bw[0]), n_b=Number(bw[1]),
+            n_c=Number(bw[2]), n_years=Number(c["years_per_generation"], ".1f")),
         "GB/s per GPU (bidirectional); years",
         f"The bandwidths are the catalogue's: NVLink 4, 5 and 6 give {bw[0]:g}, {bw[1]:g} and {bw[2]:g} GB/s "
         f"per GPU, bidirectional ({bw[0] / 2:g}, {bw[1] / 2:g} and {bw[2] / 2:g} per direction), each double the "

@@ -15,14 +15,13 @@ import numpy as np
 
 from multigpu.comm import collectives
 from multigpu.comm.calibration import Calibration
-from multigpu.common.findings import Finding, Number, msg
+from multigpu.common.findings import Finding, Number, msg, say
 from multigpu.common.units import GiB
 from multigpu.evidence import generations, measurements, wiring
 from multigpu.evidence.claims import (
     TOLERANCE,
     Inputs,
     Verdict,
-    bands,
     caveat,
     claim,
     conclusion,
@@ -235,7 +234,8 @@ def c05(inputs: Inputs) -> Verdict:
     first = catalog.link(generations.FAMILIES["nvswitch"][0])
     return Verdict(
         "C05", verdict, "2018; 8 GPUs; 300 GB/s between every pair",
-        f"{f['year']}; {f['gpus']} GPUs; {f['pair_GBps_bidir']:g} GB/s bidirectional per pair",
+        say(msg("{n_year}; {n_gpus} GPUs; {n_bw} GB/s bidirectional per pair"), n_year=f["year"], n_gpus=f["gpus"],
+            n_bw=Number(f["pair_GBps_bidir"])),
         "year; GPUs; GB/s per pair (bidirectional, line rate)",
         f"{f['switch']} came in {f['year']} in the "
         f"{f['system']}, which joined {f['gpus']} GPUs{'' if f['gpus'] == 8 else ', not 8'}: any pair gets "
@@ -262,7 +262,8 @@ def c06(inputs: Inputs) -> Verdict:
                                                      for op in collectives.OPS if op != "allreduce")))
     return Verdict(
         "C06", verdict, "NVSwitch has a built-in SHARP engine for in-network reduction and multicast",
-        f"{r['switch']} ({r['year']}); all-reduce busbw x{r['model_gain_x']:.2f} on 8 GPUs",
+        say(msg("{switch} ({year}); all-reduce busbw x{gain} on {gpus} GPUs"), switch=r["switch"], year=r["year"],
+            gain=Number(r["model_gain_x"], ".2f"), gpus=8),
         "first switch generation with SHARP; NVLS / ring busbw",
         f"Only from {r['switch']} ({r['year']}, Hopper) on; {' and '.join(r['earlier'])} have no in-switch "
         f"reduction, so the NVSwitch of the article's 2018 sentence had none. With it (NCCL's NVLS), each GPU "
@@ -273,8 +274,7 @@ def c06(inputs: Inputs) -> Verdict:
         + (f"all-gather and reduce-scatter stay on the ring, and it gains at least 5 % only from "
            f"{r['pays_from_gpus']} GPUs on." if r["pays_from_gpus"] else
            "all-gather and reduce-scatter stay on the ring, and it never gains 5 % on one switch."),
-        CHAPTER, rule, margin("the NVLS gain", r["model_gain_x"], 1.0, bands()["collective"],
-                              "held-out sweeps' large-message error"))
+        CHAPTER, rule, margin(msg("the NVLS gain"), r["model_gain_x"], 1.0, "collective"))
 
 
 @claim("C07")
@@ -378,7 +378,9 @@ def c11(inputs: Inputs) -> Verdict:
              r["alltoall_busbw_ratio_x"][-1] >= r["alltoall_busbw_ratio_x"][0]))
     return Verdict(
         "C11", verdict, "2 GPUs: 900 vs 128 GB/s; at 8 GPUs point-to-point is limited further",
-        f"{r['pair_ratio_x'][0]:.2f}x at 2 GPUs; {r['alltoall_gpu_ratio_x'][-1]:.2f}x at 8 (all-to-all, per GPU)",
+        say(msg("{n_two}x at {n_g2} GPUs; {n_all}x at {n_gall} (all-to-all, per GPU)"),
+            n_two=Number(r["pair_ratio_x"][0], ".2f"), n_g2=2, n_all=Number(r["alltoall_gpu_ratio_x"][-1], ".2f"),
+            n_gall=8),
         "switch / mesh bandwidth (line rate)",
         f"The 2-GPU half holds: {r['pair_ratio_x'][0]:.2f}x, one port against one link. The 8-GPU half is "
         f"backwards: the mesh uses all its links at once, so the gap closes as the group grows. Each GPU's "
@@ -410,7 +412,7 @@ def c14(inputs: Inputs) -> Verdict:
         + ". The model's ring latency charges one hop per round ("
         + ("the same counts" if modelled == steps else "other counts: " + ", ".join(f"{s}" for s in modelled.values()))
         + "). NVIDIA's blog speaks of a 'second pass over the ring'; both passes are inside the 2N-2.",
-        CHAPTER, rule, "counted, not modelled")
+        CHAPTER, rule, say(msg("counted, not modelled")))
 
 
 @claim("C15")
@@ -440,8 +442,7 @@ def c15(inputs: Inputs) -> Verdict:
         f"one {at.loc[72, 'ring_large_us'] / at.loc[8, 'ring_large_us']:.2f}x. Latency-bound traffic (decode-time "
         f"tensor parallelism) grows with N; bandwidth-bound traffic (gradients) hardly does, and NCCL leaves the "
         f"ring for small messages on large groups (NVLS: {at.loc[72, 'nvls_small_us']:.0f} us at any N).",
-        CHAPTER, rule, margin("the latency slope (us per GPU)", slope, 0.0, bands()["collective"],
-                              "held-out sweeps' large-message error"))
+        CHAPTER, rule, margin(msg("the latency slope (us per GPU)"), slope, 0.0, "collective"))
 
 
 @claim("C19")
@@ -467,8 +468,7 @@ def c19(inputs: Inputs) -> Verdict:
         f"is at most {r['max_vs_nccl_x']:.1f}x, and large messages gain nothing: x{r['large_vs_ring_x']:.2f} against "
         f"the ring, x{r['large_vs_nccl_x']:.2f} against NVLS at 16 GiB. Multicast saves the sender's link, but each "
         f"GPU still receives (N-1)/N of the result.",
-        CHAPTER, rule, margin("the small-message speed-up over the ring", r["small_vs_ring_x"], 1.0,
-                              bands()["collective"], "held-out sweeps' large-message error"))
+        CHAPTER, rule, margin(msg("the small-message speed-up over the ring"), r["small_vs_ring_x"], 1.0, "collective"))
 
 
 @claim("C25")
@@ -496,4 +496,4 @@ def c25(inputs: Inputs) -> Verdict:
         f"All-to-all "
         f"crosses the NICs with most of its bytes: {r['ndr_alltoall_1']:.0f} GB/s busbw in one node, "
         f"{r['ndr_alltoall_2']:.0f} over two with NDR, {r['hdr_alltoall_2']:.0f} with HDR.",
-        CHAPTER, rule, sourced(*(s.source for s in hdr)) if hdr else "no catalogue system with HDR")
+        CHAPTER, rule, sourced(*(s.source for s in hdr)) if hdr else say(msg("no catalogue system with HDR")))

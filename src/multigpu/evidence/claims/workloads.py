@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from multigpu.common.findings import Finding, Number, msg
+from multigpu.common.findings import Finding, Number, msg, say
 from multigpu.compute import models
 from multigpu.evidence import bottlenecks
 from multigpu.evidence.bottlenecks import ARTICLE_GB
 from multigpu.evidence.claims import (
     Inputs,
     Verdict,
-    bands,
     caveat,
     claim,
     conclusion,
@@ -61,7 +60,7 @@ def c12(inputs: Inputs) -> Verdict:
         f"all of it is the prompt's prefill ({100 * bottlenecks.INPUT_TOKENS / tokens:.0f} % of the tokens); "
         f"NVIDIA's post states none of these. With FP8 activations it is {fp8['per_query_GB']:.1f} GB; with TP=8 "
         f"each GPU sends {tp8['per_query_GB']:.1f} GB.",
-        CHAPTER, rule, "arithmetic on the catalogue's model shape")
+        CHAPTER, rule, say(msg("arithmetic on the catalogue's model shape")))
 
 
 @claim("C13")
@@ -82,9 +81,10 @@ def c13(inputs: Inputs) -> Verdict:
                               mesh=Number(grow_mesh, ".2f"), least=Number(32 / 4)), max(grow_sw, grow_mesh) >= 32 / 4))
     return Verdict(
         "C13", verdict, "batching multiplies the communication volume",
-        f"x{sw.loc[32, 'per_step_MB'] / sw.loc[1, 'per_step_MB']:.0f} bytes per step, "
-        f"x{sw.loc[32, 'per_token_MB'] / sw.loc[1, 'per_token_MB']:.0f} per token; all-reduce time per step x{grow_sw:.2f} (NVSwitch), "
-        f"x{grow_mesh:.2f} (mesh)", "ratio, batch 32 against batch 1 (Llama 3.1 70B decode, TP=2, BF16)",
+        say(msg("x{n_step} bytes per step, x{n_token} per token; all-reduce time per step x{n_switch} (NVSwitch), "
+                "x{n_mesh} (mesh)"), n_step=Number(sw.loc[32, "per_step_MB"] / sw.loc[1, "per_step_MB"], ".0f"),
+            n_token=Number(sw.loc[32, "per_token_MB"] / sw.loc[1, "per_token_MB"], ".0f"),
+            n_switch=Number(grow_sw, ".2f"), n_mesh=Number(grow_mesh, ".2f")), "ratio, batch 32 against batch 1 (Llama 3.1 70B decode, TP=2, BF16)",
         f"A decode step of batch b all-reduces b times the activations, so the bytes per step grow with b "
         f"({sw.loc[1, 'per_step_MB']:.2f} MB at batch 1, {sw.loc[32, 'per_step_MB']:.1f} MB at batch 32 per GPU); "
         f"per generated token they stay {sw.loc[1, 'per_token_MB']:.2f} MB, and the volume of a given number of "
@@ -93,8 +93,7 @@ def c13(inputs: Inputs) -> Verdict:
         f"7-link mesh from batch 1 to 32, and the all-reduce time per token falls from "
         f"{sw.loc[1, 'allreduce_per_token_us']:.0f} to {sw.loc[32, 'allreduce_per_token_us']:.0f} us (switch). "
         f"Batching amortises communication; it does not multiply its cost.",
-        CHAPTER, rule, margin("the growth of all-reduce time per step", max(grow_sw, grow_mesh), 32 / 4,
-                              bands()["collective"], "held-out sweeps' large-message error"))
+        CHAPTER, rule, margin(msg("the growth of all-reduce time per step"), max(grow_sw, grow_mesh), 32 / 4, "collective"))
 
 
 #: C16's "small batch": decode batches up to this many sequences
@@ -166,8 +165,8 @@ def c16(inputs: Inputs) -> Verdict:
         f"{found['nvlink_max_small']:.2f} on NVLink. Keep TP=4 under one PCIe switch and the batch-1 ratio is "
         f"{pcie4['ratio']:.2f}; with NVLink, through a switch or a mesh, it is {nvlink['ratio'].min():.2f} to "
         f"{nvlink['ratio'].max():.2f}: the all-reduces are latency-bound but small beside the memory reads.",
-        CHAPTER, rule, margin("the largest small-batch ratio", max(found["pcie_max_small"], found["nvlink_max_small"]),
-                              1.0, bands()["serving"], "held-out serving throughput error"))
+        CHAPTER, rule, margin(msg("the largest small-batch ratio"), max(found["pcie_max_small"], found["nvlink_max_small"]),
+                              1.0, "serving"))
 
 
 @claim("C17")
@@ -187,8 +186,11 @@ def c17(inputs: Inputs) -> Verdict:
                not as_claimed))
     return Verdict(
         "C17", verdict, "1.3-1.5x at 30-50 tokens/s per user; 1.5x at batch 32",
-        f"{_range(ours['benefit_x'])} at 30-50 tokens/s per user (FP8); {fixed.loc[32, 'fp8_benefit_x']:.2f}x "
-        f"(FP8) and {fixed.loc[32, 'bf16_benefit_x']:.2f}x (BF16) at batch 32",
+        say(msg("{n_low}-{n_high}x at {n_u1}-{n_u2} tokens/s per user (FP8); {n_fp8}x (FP8) and {n_bf16}x (BF16) at "
+                "batch {n_batch}"), n_low=Number(min(ours["benefit_x"]), ".2f"),
+            n_high=Number(max(ours["benefit_x"]), ".2f"), n_u1=30, n_u2=50,
+            n_fp8=Number(fixed.loc[32, "fp8_benefit_x"], ".2f"), n_bf16=Number(fixed.loc[32, "bf16_benefit_x"], ".2f"),
+            n_batch=32),
         "NVSwitch / point-to-point throughput per GPU (Llama 3.1 70B, H200, TP=2, 8K/256)",
         f"The figures are NVIDIA's, from a vendor model of a hypothetical 8x H200 server without NVSwitch "
         f"({_range(nv['benefit_x'])} in its Table 2, {fixed.loc[32, 'nvidia_benefit_x']:.2f}x at batch 32 in "
@@ -198,8 +200,7 @@ def c17(inputs: Inputs) -> Verdict:
         f"at BF16. The gap comes mostly from the prompt's prefill all-reduces, which are bandwidth-bound and "
         f"{prefill['ratio_x']:.1f}x slower over one point-to-point link; the decode all-reduces are latency-bound "
         f"on both.",
-        CHAPTER, rule, margin("the smallest switch / mesh gain", low, 1.1, bands()["serving"],
-                              "held-out serving throughput error"))
+        CHAPTER, rule, margin(msg("the smallest switch / mesh gain"), low, 1.1, "serving"))
 
 
 @claim("C18")
@@ -222,7 +223,8 @@ def c18(inputs: Inputs) -> Verdict:
                abs(catalog.link("nvlink4").per_gpu_GBps_per_dir / 900 - 1) > 0.05))
     return Verdict(
         "C18", verdict, "156 ms at 128 GB/s and 22 ms at 900 GB/s: under 1/7",
-        f"{total[mesh]:.0f} ms vs {total[sw]:.0f} ms ({total['ratio_x']:.1f}x)",
+        say(msg("{n_mesh} ms vs {n_switch} ms ({n_ratio}x)"), n_mesh=Number(total[mesh], ".0f"),
+            n_switch=Number(total[sw], ".0f"), n_ratio=Number(total["ratio_x"], ".1f")),
         "ms of all-reduce per Llama 3.1 70B query served alone, mesh vs NVSwitch H200, TP=2, BF16",
         f"The arithmetic is right ({art[mesh]:.0f} and {art[sw]:.1f} ms) but 128 and 900 GB/s add both directions "
         f"of a link; one GPU sends at half that, so even a perfect transfer takes {per_dir[mesh]:.0f} and "
@@ -232,8 +234,7 @@ def c18(inputs: Inputs) -> Verdict:
         f"{pre['ratio_x']:.1f}x) and {n} tiny ones per output token ({dec[mesh]:.0f} vs {dec[sw]:.0f} ms, "
         f"latency-bound, {dec['ratio_x']:.2f}x). Together {total[mesh]:.0f} against {total[sw]:.0f} ms: the "
         f"switch cuts the query's communication time by {total['ratio_x']:.1f}x, not 7x.",
-        CHAPTER, rule, margin("the query's switch / mesh ratio", total["ratio_x"], 0.5 * art["ratio_x"],
-                              bands()["collective"], "held-out sweeps' large-message error"))
+        CHAPTER, rule, margin(msg("the query's switch / mesh ratio"), total["ratio_x"], 0.5 * art["ratio_x"], "collective"))
 
 
 @claim("C21")
@@ -266,8 +267,7 @@ def c21(inputs: Inputs) -> Verdict:
         f"parallelism keeps {at(pcie, 'PP', 8):.0f} % over PCIe at 8 GPUs. Efficiency decays quickly on slow links "
         f"for tensor parallelism and for data parallelism with few sequences per GPU; it does not for pipeline "
         f"parallelism or well-batched data parallelism.",
-        CHAPTER, rule, margin("the PCIe tensor-parallel efficiency (%)", at(pcie, "TP", 8), at(switch, "TP", 8) - 10,
-                              bands()["training"], "held-out training runs' error"))
+        CHAPTER, rule, margin(msg("the PCIe tensor-parallel efficiency (%)"), at(pcie, "TP", 8), at(switch, "TP", 8) - 10, "training"))
 
 
 @claim("C22")
@@ -284,8 +284,9 @@ def c22(inputs: Inputs) -> Verdict:
         caveat(Finding.of(msg("the gain at batch 32 is below NVIDIA's 1.5x")), big < 1.45))
     return Verdict(
         "C22", verdict, "similar at batch 1; 1.5x at batch 32",
-        f"{f.loc[1, 'bf16_benefit_x']:.2f}x at batch 1, {f.loc[32, 'bf16_benefit_x']:.2f}x at batch 32 (BF16); "
-        f"{f.loc[1, 'fp8_benefit_x']:.2f}x and {f.loc[32, 'fp8_benefit_x']:.2f}x (FP8)",
+        say(msg("{n_bf1}x at batch {n_b1}, {n_bf2}x at batch {n_b2} (BF16); {n_fp1}x and {n_fp2}x (FP8)"),
+            n_bf1=Number(f.loc[1, "bf16_benefit_x"], ".2f"), n_b1=1, n_bf2=Number(f.loc[32, "bf16_benefit_x"], ".2f"),
+            n_b2=32, n_fp1=Number(f.loc[1, "fp8_benefit_x"], ".2f"), n_fp2=Number(f.loc[32, "fp8_benefit_x"], ".2f")),
         "NVSwitch / point-to-point throughput per GPU (Llama 3.1 70B, H200, TP=2, 8K/256)",
         f"At batch 1 both systems are nearly equal in our model too ({f.loc[1, 'bf16_benefit_x']:.2f}x; "
         f"NVIDIA's Table 3: {f.loc[1, 'nvidia_benefit_x']:.2f}x): a decode step is memory reads plus latency-bound "
@@ -294,8 +295,7 @@ def c22(inputs: Inputs) -> Verdict:
         f"but to {f.loc[32, 'bf16_benefit_x']:.2f}x at batch 32 rather than {f.loc[32, 'nvidia_benefit_x']:.1f}x; "
         f"up to batch 4 ours and NVIDIA's agree within {small_gap:.0f} %. "
         f"The 1.5x is a vendor-modelled figure for a hypothetical server.",
-        CHAPTER, rule, margin("the batch-32 switch / mesh gain", big, 1.05, bands()["serving"],
-                              "held-out serving throughput error"))
+        CHAPTER, rule, margin(msg("the batch-32 switch / mesh gain"), big, 1.05, "serving"))
 
 
 @claim("C23")
@@ -324,9 +324,10 @@ def c23(inputs: Inputs) -> Verdict:
         "C23", verdict,
         "30 tokens/s/user: 1 GPU cannot; point-to-point TP=2 batch 6 about 80; NVSwitch TP=2 batch 9 about 115 "
         "tokens/s/GPU",
-        f"FP8: 1 GPU {fp8['tp1_tokens_per_s_per_gpu']:.0f} (batch {fp8['tp1_batch']}), mesh "
-        f"{fp8['mesh_tokens_per_s_per_gpu']:.0f} (batch {fp8['mesh_batch']}), switch "
-        f"{fp8['switch_tokens_per_s_per_gpu']:.0f} (batch {fp8['switch_batch']})",
+        say(msg("FP8: {n_one} GPU {n_t1} (batch {n_b1}), mesh {n_t2} (batch {n_b2}), switch {n_t3} (batch {n_b3})"),
+            n_one=1, n_t1=Number(fp8["tp1_tokens_per_s_per_gpu"], ".0f"), n_b1=fp8["tp1_batch"],
+            n_t2=Number(fp8["mesh_tokens_per_s_per_gpu"], ".0f"), n_b2=fp8["mesh_batch"],
+            n_t3=Number(fp8["switch_tokens_per_s_per_gpu"], ".0f"), n_b3=fp8["switch_batch"]),
         "tokens/s per GPU at 30 tokens/s per user (Llama 3.1 70B, H200, 8K/256)",
         f"The 80 and 115 are NVIDIA's, quoted faithfully, but its single-GPU column meets 30 tokens/s per user "
         f"({nv['tp1_tokens_per_s_per_gpu']:.0f} tokens/s per GPU at batch {int(nv['tp1_batch'])}) and fails only "
@@ -342,7 +343,7 @@ def c23(inputs: Inputs) -> Verdict:
         f"{fp8['switch_tokens_per_s_per_gpu']:.0f} (batch {fp8['switch_batch']}); at BF16 TP=2 gives "
         f"{bf16['mesh_tokens_per_s_per_gpu']:.0f} (batch {bf16['mesh_batch']}) and "
         f"{bf16['switch_tokens_per_s_per_gpu']:.0f} (batch {bf16['switch_batch']}).",
-        CHAPTER, rule, "the facts are NVIDIA's vendor-modelled table, read as printed")
+        CHAPTER, rule, say(msg("the facts are NVIDIA's vendor-modelled table, read as printed")))
 
 
 @claim("C27")
@@ -369,18 +370,22 @@ def c27(inputs: Inputs) -> Verdict:
     return Verdict(
         "C27", verdict,
         "data parallelism is insensitive to latency; tensor parallelism needs bandwidth and low latency: NVLink",
-        f"PCIe, bandwidth halved: DP +{dp['half_bandwidth_pct']:.0f} %, TP training +{tp['half_bandwidth_pct']:.0f} %; "
-        f"latency doubled: DP +{dp['double_latency_pct']:.0f} %, TP decode +{dec['double_latency_pct']:.0f} %",
+        say(msg("PCIe, bandwidth halved: DP +{dp_bw} %, TP training +{tp_bw} %; latency doubled: DP +{dp_lat} %, TP "
+                "decode +{dec_lat} %"), dp_bw=Number(dp["half_bandwidth_pct"], ".0f"),
+            tp_bw=Number(tp["half_bandwidth_pct"], ".0f"), dp_lat=Number(dp["double_latency_pct"], ".0f"),
+            dec_lat=Number(dec["double_latency_pct"], ".0f")),
         "% longer step (Llama 3.1 8B training on 8 GPUs; Llama 3.1 70B decode, batch 1), 8x A100 PCIe",
-        f"Per training step a data-parallel GPU sends {dp['bytes_per_gpu_GB']:.0f} GB of gradients and weights "
-        f"once, mostly behind the backward pass; a tensor-parallel GPU sends {tp['bytes_per_gpu_GB']:.0f} GB in "
-        f"all-reduces on the critical path of every layer. On the PCIe server halving every link's bandwidth "
-        f"lengthens the DP step by {dp['half_bandwidth_pct']:.0f} % and the TP step by "
-        f"{tp['half_bandwidth_pct']:.0f} %; doubling every latency changes the DP step by "
-        f"{dp['double_latency_pct']:.1f} % and a batch-1 TP decode step by {dec['double_latency_pct']:.0f} % (its "
-        f"all-reduces are tiny, so latency is what they cost). Behind NVSwitch the same changes cost DP "
-        f"{dp_nv['half_bandwidth_pct']:.1f} %, TP training {tp_nv['half_bandwidth_pct']:.0f} % and decode "
-        f"{dec_nv['double_latency_pct']:.0f} %. So the claim holds for TP across a whole server; TP of 2 or 4 "
-        f"kept under one PCIe switch, or pipeline parallelism, is workable without NVLink.",
-        CHAPTER, rule, margin("the decode step's latency sensitivity (%)", float(dec["double_latency_pct"]), 10.0,
-                              bands()["serving"], "held-out serving throughput error"))
+        say(msg("Per training step a data-parallel GPU sends {dp_gb} GB of gradients and weights once, mostly behind "
+                "the backward pass; a tensor-parallel GPU sends {tp_gb} GB in all-reduces on the critical path of "
+                "every layer. On the PCIe server halving every link's bandwidth lengthens the DP step by {dp_bw} % "
+                "and the TP step by {tp_bw} %; doubling every latency changes the DP step by {dp_lat} % and a "
+                "batch-1 TP decode step by {dec_lat} % (its all-reduces are tiny, so latency is what they cost). "
+                "Behind NVSwitch the same changes cost DP {dp_nv} %, TP training {tp_nv} % and decode {dec_nv} %. "
+                "So the claim holds for TP across a whole server; TP of 2 or 4 kept under one PCIe switch, or "
+                "pipeline parallelism, is workable without NVLink."),
+            dp_gb=Number(dp["bytes_per_gpu_GB"], ".0f"), tp_gb=Number(tp["bytes_per_gpu_GB"], ".0f"),
+            dp_bw=Number(dp["half_bandwidth_pct"], ".0f"), tp_bw=Number(tp["half_bandwidth_pct"], ".0f"),
+            dp_lat=Number(dp["double_latency_pct"], ".1f"), dec_lat=Number(dec["double_latency_pct"], ".0f"),
+            dp_nv=Number(dp_nv["half_bandwidth_pct"], ".1f"), tp_nv=Number(tp_nv["half_bandwidth_pct"], ".0f"),
+            dec_nv=Number(dec_nv["double_latency_pct"], ".0f")),
+        CHAPTER, rule, margin(msg("the decode step's latency sensitivity (%)"), float(dec["double_latency_pct"]), 10.0, "serving"))
