@@ -7,9 +7,9 @@ import pytest
 from editions import NUMBER
 
 from multigpu.book import calculator, glue, lang
-from multigpu.common.findings import Finding, Items, Number, Numbers, Sentence, Word, msg
+from multigpu.common.findings import Finding, Items, Number, Numbers, Sentence, Word, msg, say
 from multigpu.evidence import answer, claims, guide
-from multigpu.market import cost, prices
+from multigpu.market import cost, prices, recommend, search
 
 
 def test_a_finding_renders_its_typed_values_in_any_language():
@@ -73,6 +73,7 @@ def _sentences() -> list[tuple[str, Sentence]]:
     found += [(f"size line {p}", t) for p, t in zip(lines["pricing"], lines["text"])]
     found += [("size lines", guide.lines_phrase(lines)), ("price stamp", table.stamp_markdown()),
               ("price source", table.source_label()), ("no network", cost.no_network_reason(64, 8))]
+    found += [(f"offer {i}", label) for i, label in enumerate(cost.offers(table)["label"].head(5))]
     hours = calculator.gpu_hours()
     found += [(f"reason {w} {s}", r) for w, s, r in zip(hours["workload"], hours["system"], hours["reason"]) if r]
     assert [w for w, s in found if s not in FIXED and not isinstance(s, Sentence)] == []
@@ -94,3 +95,11 @@ def test_every_finding_renders_in_both_editions_with_the_same_values(claim_id, f
         elif not isinstance(value, float):  # a plain float is shown by its message's format spec
             assert str(value) in rendered["en"] and str(value) in rendered["zh"], (claim_id, name, value)
     assert sorted(NUMBER.findall(rendered["en"])) == sorted(NUMBER.findall(rendered["zh"])), claim_id
+
+
+def test_a_reason_s_kind_is_read_from_its_message_not_its_words():
+    slow = say(search.TOO_SLOW_DECODE, n_fastest=Number(12.5, ".1f"), n_floor=Number(30))
+    big = say(search.TOO_BIG_SERVING, n_gpus=8, n_memory=Number(80, ".0f"), n_tp=8)
+    assert search.reason_kind(slow) == "too slow" and search.reason_kind(big) == "does not fit"
+    assert search.reason_kind(recommend._cannot_run(slow)) == "too slow"  # inside "cannot run: ..."
+    assert search.reason_kind("too slow: written by hand") is None and search.reason_kind("") is None

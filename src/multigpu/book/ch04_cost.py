@@ -23,7 +23,6 @@ hours (``_h``) or days; ratios and factors dimensionless.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -91,10 +90,6 @@ ANSWER_VERDICTS = (N_("NVLink-class cheaper"), N_("PCIe cheaper"), N_("too close
                    N_("neither runs it"), N_("no pair to price"))
 #: The training methods of ``data/cost_workloads.csv`` (a LoRA method keeps its rank: "lora r16").
 METHODS = {"pretrain": N_("pretrain"), "full": N_("full fine-tuning")}
-#: The price-type words inside offer labels, for :func:`offer_name`.
-_PRICING = re.compile(r"\b(on-demand|spot|reserved|community)\b")
-
-
 def word(text: str) -> str:
     """A word of :data:`VOCABULARY` (or a verdict) in the current language."""
     return lang.label(text)
@@ -103,13 +98,7 @@ def word(text: str) -> str:
 def offer_name(label: str) -> str:
     """An offer's label ("Provider: instance (pricing)", :func:`multigpu.market.cost.offer_label`) in the
     current language: provider and instance as they are, the pricing type translated."""
-    if lang.current() == "en":
-        return label
-    found = re.fullmatch(rf"(.*) \(({_PRICING.pattern})((?:, .*)?)\)", label)  # "(pricing)" or "(pricing, region)"
-    if not found:
-        return label
-    terms = word(found.group(2)) + found.group(4).replace(", ", "，", 1)  # the region, as it is
-    return _("{provider} ({pricing})", provider=found.group(1), pricing=terms)
+    return glue.say(label)
 
 
 def _joined(items: Iterable[str]) -> str:

@@ -40,7 +40,7 @@ from multigpu.evidence import guide
 from multigpu.evidence.claims import Verdict
 from multigpu.evidence.claims import cost as cost_claims
 from multigpu.hardware import catalog
-from multigpu.market import cost, recommend
+from multigpu.market import cost, recommend, search
 from multigpu.market.prices import PriceTable
 
 #: Fill colour and hatch of each guide class: lightness differs, so the classes read in grey-scale print.
@@ -492,7 +492,7 @@ def serving_example_facts(sv: pd.DataFrame) -> Facts:
     that cannot serve, that are too slow for the floor, and of those the PCIe-only ones."""
     top = recommend.best(sv)
     cannot = sv[sv["cost_per_hour_usd"].isna()]
-    slow = cannot[cannot["reason"].str.contains("too slow")]
+    slow = cannot[cannot["reason"].map(search.reason_kind) == "too slow"]
     return {**glue.per_language(lambda: {"sv_best": _serving_pick(top)}), "sv_cannot": len(cannot),
             "sv_slow": len(slow), "sv_slow_pcie": int((slow["interconnect_class"] == cost.PCIE_CLASS).sum())}
 

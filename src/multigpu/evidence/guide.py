@@ -35,7 +35,7 @@ from multigpu.comm.calibration import Calibration
 from multigpu.common.findings import Finding, Items, Number, Sentence, Word, and_list, msg
 from multigpu.compute import models
 from multigpu.hardware import catalog
-from multigpu.market import cost, prices, recommend
+from multigpu.market import cost, prices, recommend, search
 from multigpu.market.prices import PriceTable
 
 #: Models of the guide, smallest first (ids of data/models.csv).
@@ -196,9 +196,9 @@ def _pcie_reason(part: pd.DataFrame, kind: str) -> str | None:
         return None
     if pcie[cost_column(kind)].notna().any():
         return "misses a limit"
-    reasons = pcie["reason"].astype(str)
+    kinds = {search.reason_kind(reason) for reason in pcie["reason"]}
     for key in ("too slow", "does not fit"):
-        if reasons.str.contains(key).any():
+        if key in kinds:
             return key
     return "cannot run"
 

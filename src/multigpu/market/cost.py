@@ -51,7 +51,7 @@ import pandas as pd
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
-from multigpu.common.findings import msg, say
+from multigpu.common.findings import Sentence, Word, msg, say
 from multigpu.hardware import catalog
 from multigpu.market import prices, search
 from multigpu.market.prices import PriceTable
@@ -199,11 +199,13 @@ def provider_type(provider: str, given: Any = None) -> str:
     return "other"
 
 
-def offer_label(row: Any) -> str:
+def offer_label(row: Any) -> Sentence:
     """A short name of an offer: provider, instance, pricing (and region when given)."""
     region = row.get("region") if hasattr(row, "get") else None
-    where = f", {region}" if isinstance(region, str) and region else ""
-    return f"{row['provider']}: {row['instance']} ({row['pricing']}{where})"
+    names = {"provider": row["provider"], "instance": row["instance"], "pricing": Word(row["pricing"])}
+    if isinstance(region, str) and region:
+        return say(msg("{provider}: {instance} ({pricing}, {region})"), region=region, **names)
+    return say(msg("{provider}: {instance} ({pricing})"), **names)
 
 
 def offers(table: PriceTable | None = None) -> pd.DataFrame:

@@ -52,6 +52,7 @@ import pandas as pd
 
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
+from multigpu.common.findings import Sentence, msg, say
 from multigpu.compute import inference, models, training
 from multigpu.hardware import catalog
 from multigpu.market import cost, search
@@ -272,9 +273,16 @@ def _train_offer(model: models.Model, offer: dict[str, Any], steps: float, globa
         out.append((row, found.evaluated))
     if not out:
         row = dict(base, instances=None, gpus=None, layout="", feasible=False, _tier=CANNOT_RUN,
-                   reason=f"cannot run: {why}" if why else "cannot run")
+                   reason=_cannot_run(why))
         out.append((row, 0))
     return out + blocked
+
+
+def _cannot_run(why: str) -> Sentence:
+    """A row's reason when no layout runs: "cannot run: <why>", keeping the finding of ``why`` where it has one."""
+    if not why:
+        return say(msg("cannot run"))
+    return say(msg("cannot run: {why}"), why=why.value if isinstance(why, Sentence) else why)
 
 
 def _hours_text(hours: float) -> str:
@@ -375,7 +383,7 @@ def _serve_offer(model: models.Model, offer: dict[str, Any], rate: float, demand
                          max_ttft_s=max_ttft_s, cal=cal, stack=stack)
     best = found.best
     if best is None:
-        return dict(base, instances=None, gpus=None, layout="", feasible=False, reason=f"cannot run: {found.reason}",
+        return dict(base, instances=None, gpus=None, layout="", feasible=False, reason=_cannot_run(found.reason),
                     _tier=CANNOT_RUN)
     instance_tps = best.tokens_per_s_per_gpu * per
     instances = max(1, math.ceil(demand_tps / instance_tps - 1e-9))

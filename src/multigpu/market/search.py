@@ -45,7 +45,7 @@ from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
-from multigpu.common.findings import Number, msg, say
+from multigpu.common.findings import Finding, Number, msg, say
 from multigpu.compute import inference, models, training
 from multigpu.hardware import catalog
 
@@ -57,6 +57,33 @@ MAX_MICRO_BATCH, MAX_INTERLEAVE = 16, 8
 #: Largest in-flight batch tried when serving.
 MAX_BATCH = 256
 Progress = Callable[[int, int], None]
+
+#: Why a job cannot run on a system, by kind (the message of the reason's finding): it does not fit in memory ...
+TOO_BIG_TRAINING = msg("does not fit: the leanest layout of {n_gpus} GPUs needs {n_need} GB per GPU, the {gpu} has "
+                       "{n_have} GB")
+TOO_BIG_SERVING = msg("does not fit: the weights and one query's KV cache exceed {n_gpus} x {n_memory} GB (tp up to "
+                      "{n_tp})")
+#: ... or it runs, but too slowly for the serving target.
+TOO_SLOW_PREFILL = msg("too slow to first token: the fastest prefill takes {n_fastest} s, above the ceiling of "
+                       "{n_ceiling} s")
+TOO_SLOW_DECODE = msg("too slow: the fastest layout gives {n_fastest} tokens/s per user at batch 1, below the floor "
+                      "of {n_floor}")
+#: The kinds of reason, by message.
+REASON_KINDS = {TOO_BIG_TRAINING: "does not fit", TOO_BIG_SERVING: "does not fit", TOO_SLOW_PREFILL: "too slow",
+                TOO_SLOW_DECODE: "too slow"}
+
+
+def reason_kind(reason: object) -> str | None:
+    """What kind of reason ``reason`` is ("does not fit", "too slow"; None for another or no reason), read from
+    the messages of its finding and of the findings inside it, never from its words."""
+    found = [getattr(reason, "value", None)]
+    while found:
+        value = found.pop()
+        if isinstance(value, Finding):
+            if value.message in REASON_KINDS:
+                return REASON_KINDS[value.message]
+            found += [v for _, v in value.values]
+    return None
 
 
 class Memo:
@@ -344,8 +371,7 @@ def _train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int
     reason = ""
     if valid.empty:
         gpu = catalog.gpu(catalog.system(system_id).gpu)
-        reason = say(msg("does not fit: the leanest layout of {n_gpus} GPUs needs {n_need} GB per GPU, the {gpu} has "
-                         "{n_have} GB"), n_gpus=gpus, n_need=Number(table["memory_per_gpu_GB"].min(), ".0f"),
+        reason = say(TOO_BIG_TRAINING, n_gpus=gpus, n_need=Number(table["memory_per_gpu_GB"].min(), ".0f"),
                      gpu=gpu.name, n_have=Number(gpu.usable_memory_GB, ".0f"))
     best = tuple(_layout(r) for r in valid.head(top).to_dict("records"))
     return TrainingSearch(models.model(model_id).id, system_id, gpus, global_batch, seq, dtype, zero_stages,
@@ -494,13 +520,10 @@ def _why_not(options: tuple[ServingOption, ...], quick: list[ServingOption], gpu
     gpu = catalog.gpu(system.gpu)
     fitting = [o for o in options if o.fits_one]
     if not fitting:
-        return say(msg("does not fit: the weights and one query's KV cache exceed {n_gpus} x {n_memory} GB (tp up to "
-                       "{n_tp})"), n_gpus=gpus, n_memory=Number(gpu.usable_memory_GB, ".0f"),
+        return say(TOO_BIG_SERVING, n_gpus=gpus, n_memory=Number(gpu.usable_memory_GB, ".0f"),
                    n_tp=min(gpus, system.gpus_per_node))
     if not any(o.fits_one for o in quick):
         fastest = min(o.ttft_s for o in fitting)
-        return say(msg("too slow to first token: the fastest prefill takes {n_fastest} s, above the ceiling of "
-                       "{n_ceiling} s"), n_fastest=Number(fastest, ".2f"), n_ceiling=Number(max_ttft_s))
+        return say(TOO_SLOW_PREFILL, n_fastest=Number(fastest, ".2f"), n_ceiling=Number(max_ttft_s))
     fastest = max(o.tokens_per_s_per_user_at_1 for o in quick if o.fits_one)
-    return say(msg("too slow: the fastest layout gives {n_fastest} tokens/s per user at batch 1, below the floor of "
-                   "{n_floor}"), n_fastest=Number(fastest, ".1f"), n_floor=Number(floor))
+    return say(TOO_SLOW_DECODE, n_fastest=Number(fastest, ".1f"), n_floor=Number(floor))
