@@ -141,11 +141,12 @@ def test_the_prose_of_a_verdict_comes_from_its_tests():
     caveats applied, from the same tests the verdict was judged on; a flipped test flips the sentence."""
     tests = (fact("the year is 2018", True), fact("8 GPUs", False), caveat("both directions", True))
     verdict, rule = judge(*tests)
-    v = claims.Verdict("CXX", verdict, "s", "m", "u", "e", "ch", rule)
+    other = {"id": "CXX", "seed_value": "s", "model_value": "m", "unit": "u", "explanation": "e", "chapter": "ch"}
+    v = claims.Verdict(verdict=verdict, rule=rule, **other)
     assert verdict == "wrong" and rule.tests == tests
     assert claims.tests_markdown(v) == "*Holds:* the year is 2018. *Fails:* 8 GPUs. *Caveat:* both directions."
-    flipped = claims.Verdict("CXX", *judge(fact("the year is 2018", True), fact("8 GPUs", True))[:1], "s", "m", "u",
-                             "e", "ch", judge(fact("the year is 2018", True), fact("8 GPUs", True))[1])
+    held, held_rule = judge(fact("the year is 2018", True), fact("8 GPUs", True))
+    flipped = claims.Verdict(verdict=held, rule=held_rule, **other)
     assert claims.tests_markdown(flipped) == "*Holds:* the year is 2018; 8 GPUs."
     import pickle
     assert pickle.loads(pickle.dumps(rule)).tests == tests and str(pickle.loads(pickle.dumps(rule))) == str(rule)

@@ -18,7 +18,7 @@ from multigpu.comm.calibration import Calibration
 from multigpu.common.findings import Finding, Items, Number, Sentence, Value, Word, msg, say
 from multigpu.compute import models
 from multigpu.evidence import guide
-from multigpu.evidence.claims import (
+from multigpu.evidence.claims.rules import (
     Inputs,
     Verdict,
     caveat,
@@ -108,11 +108,12 @@ def c24(inputs: Inputs) -> Verdict:
                              n=r["cases"]), r["cases"] > 0)
     if not pairs.passed:
         verdict, rule = judge(pairs)
-        return Verdict("C24", verdict, seed, "no pair", "% of NVLink/PCIe pairs x workloads",
-                       say(msg("The price file {file} (sha256 {sha}) has no NVLink-class offer that charges more per "
+        return Verdict(id="C24", verdict=verdict, seed_value=seed, model_value="no pair",
+                       unit="% of NVLink/PCIe pairs x workloads",
+                       explanation=say(msg("The price file {file} (sha256 {sha}) has no NVLink-class offer that charges more per "
                                "GPU-hour than a PCIe-only offer of a comparable GPU and can run one of the book's "
                                "workloads, so the claim cannot be checked with it."), **_stamp(inputs.table)),
-                       CHAPTER, rule, say(msg("price-based: no comparable pair in this file")))
+                       chapter=CHAPTER, rule=rule, confidence=say(msg("price-based: no comparable pair in this file")))
     train, serve = r["train_share_pct"], r["serve_share_pct"]
     shares = [s for s in (train, serve) if not math.isnan(s)]
     kinds = [k for k in ("train", "serve") if not math.isnan(r[f"{k}_share_pct"])]
@@ -143,8 +144,9 @@ def c24(inputs: Inputs) -> Verdict:
             n_share=Number(r[f"{kind}_share_pct"], ".0f"))
 
     return Verdict(
-        "C24", verdict, seed, round(r["share_pct"], 1), "% of NVLink/PCIe pairs x workloads cheaper per job",
-        say(msg("With {file} (sha256 {sha}), over the book's workloads and the {basis} in which the NVLink-class offer "
+        id="C24", verdict=verdict, seed_value=seed, model_value=round(r["share_pct"], 1),
+        unit="% of NVLink/PCIe pairs x workloads cheaper per job",
+        explanation=say(msg("With {file} (sha256 {sha}), over the book's workloads and the {basis} in which the NVLink-class offer "
                 "charges more per GPU-hour than a PCIe-only offer of a comparable GPU, the NVLink offer is cheaper per "
                 "job (or per million tokens) in {n_cheaper} of {n_cases} cases ({n_share} %): training {train}, "
                 "serving {serve}. It is cheaper exactly when the premium charged is below the break-even premium, the "
@@ -154,7 +156,7 @@ def c24(inputs: Inputs) -> Verdict:
                 "behind the backward pass (training on one node) it is a few per cent, below what providers charge."),
             basis=Word(r["basis"]), n_cheaper=r["cheaper"], n_cases=r["cases"], n_share=Number(r["share_pct"], ".0f"),
             train=part("train"), serve=part("serve"), detail=detail, **_stamp(inputs.table)),
-        CHAPTER, rule, _price_confidence(Word(msg("the largest share of cheaper pairs (%)")),
+        chapter=CHAPTER, rule=rule, confidence=_price_confidence(Word(msg("the largest share of cheaper pairs (%)")),
                                          max(shares) if shares else 0.0, 50.0, inputs.table))
 
 
@@ -224,10 +226,11 @@ def c26(inputs: Inputs) -> Verdict:
                    not both.empty)
     if not market.passed:
         verdict, rule = judge(market)
-        return Verdict("C26", verdict, seed, "no market", "billion parameters",
-                       say(msg("The price file {file} (sha256 {sha}) has no pricing type in which the guide's training "
+        return Verdict(id="C26", verdict=verdict, seed_value=seed, model_value="no market", unit="billion parameters",
+                       explanation=say(msg("The price file {file} (sha256 {sha}) has no pricing type in which the guide's training "
                                "jobs run on both a PCIe and an NVLink-class option."), **_stamp(inputs.table)),
-                       CHAPTER, rule, say(msg("price-based: no comparable market in this file")))
+                       chapter=CHAPTER, rule=rule,
+                       confidence=say(msg("price-based: no comparable market in this file")))
     lines = guide.thresholds(decided)
     lines = lines[lines["pricing"].isin(set(both["pricing"]))]
     has_line = [p for p, b in zip(lines["pricing"], lines["below_B"]) if b is not None and not pd.isna(b)]
@@ -250,9 +253,10 @@ def c26(inputs: Inputs) -> Verdict:
     value = Sentence(Items(tuple(_size_line(p, r) for p, r in zip(lines["pricing"], records)), msg("; ")))
     fragile = both.loc[(both["nvlink_over_pcie"] - 1).abs().idxmin()]
     return Verdict(
-        "C26", verdict, seed, value, "billion parameters (training size line per pricing type)",
-        _c26_account(inputs.table, lines, at_10, near, flips), CHAPTER, rule,
-        _price_confidence(Finding.of(msg("NVLink / PCIe cost for {model} at {pricing} prices"), model=fragile["model"],
+        id="C26", verdict=verdict, seed_value=seed, model_value=value,
+        unit="billion parameters (training size line per pricing type)",
+        explanation=_c26_account(inputs.table, lines, at_10, near, flips), chapter=CHAPTER, rule=rule,
+        confidence=_price_confidence(Finding.of(msg("NVLink / PCIe cost for {model} at {pricing} prices"), model=fragile["model"],
                                      pricing=Word(fragile["pricing"])),
                           float(fragile["nvlink_over_pcie"]), 1.0, inputs.table))
 
@@ -284,3 +288,7 @@ def _c26_account(table: PriceTable, lines: pd.DataFrame, at_10: list[str], near:
 def size_lines(table: PriceTable | None = None, cal: Calibration | None = None) -> pd.DataFrame:
     """The training size lines C26 is judged on (:func:`multigpu.evidence.guide.training_size_lines`)."""
     return guide.training_size_lines(table, cal)
+
+
+#: This chapter's checks.
+CHECKS = (c24, c26)

@@ -12,7 +12,7 @@ from statistics import mean
 
 from multigpu.common.findings import Finding, Number, Numbers, msg, say
 from multigpu.evidence import generations
-from multigpu.evidence.claims import (
+from multigpu.evidence.claims.rules import (
     TOLERANCE,
     Inputs,
     Verdict,
@@ -94,13 +94,13 @@ def c01(inputs: Inputs) -> Verdict:
     verdict, rule = judge(fact(Finding.of(msg("NVLink 1 came in 2016 (catalogue: {year})"), year=link.year), link.year == 2016),
                           conclusion(Finding.of(msg("it was faster than the PCIe port of its GPU, per direction")), ratio > 1))
     return Verdict(
-        "C01", verdict, "2016", link.year, "year",
-        f"The catalogue dates {link.name} to {link.year}, when it shipped on the {gpu.name}: "
+        id="C01", verdict=verdict, seed_value="2016", model_value=link.year, unit="year",
+        explanation=f"The catalogue dates {link.name} to {link.year}, when it shipped on the {gpu.name}: "
         f"{link.links_per_gpu} links of {link.per_link_GBps_per_dir:g} GB/s per direction, "
         f"{link.per_gpu_GBps_per_dir:g} GB/s per direction ({link.per_gpu_GBps_bidir:g} GB/s bidirectional) per GPU. "
         f"That is {ratio:.1f}x the {pcie.name} port the same GPU had (per direction against per direction), "
         f"so NVLink {'did' if ratio > 1 else 'did not'} get past PCIe when it arrived.",
-        CHAPTER, rule, sourced(link.source, gpu.source))
+        chapter=CHAPTER, rule=rule, confidence=sourced(link.source, gpu.source))
 
 
 @claim("C02")
@@ -113,13 +113,13 @@ def c02(inputs: Inputs) -> Verdict:
                           caveat(Finding.of(msg("the figure adds both directions; one direction gets half")),
                                  abs(link.per_gpu_GBps_per_dir / 1000 / 3.6 - 1) > TOLERANCE))
     return Verdict(
-        "C02", verdict, "3.6 TB/s per Rubin GPU", bidir, "TB/s bidirectional",
-        f"{link.name} gives a Rubin GPU {link.per_gpu_GBps_bidir / 1000:.1f} TB/s, but that is the bidirectional "
+        id="C02", verdict=verdict, seed_value="3.6 TB/s per Rubin GPU", model_value=bidir, unit="TB/s bidirectional",
+        explanation=f"{link.name} gives a Rubin GPU {link.per_gpu_GBps_bidir / 1000:.1f} TB/s, but that is the bidirectional "
         f"sum: one transfer in one direction can use at most {link.per_gpu_GBps_per_dir / 1000:.1f} TB/s, the "
         f"figure to divide bytes by. A Rubin 'GPU' is a package of two dies. NVIDIA publishes only the total; "
         f"the catalogue's split into {link.links_per_gpu} links of {link.per_link_GBps_per_dir:g} GB/s per "
         f"direction rests on secondary sources.",
-        CHAPTER, rule, sourced(link.source))
+        chapter=CHAPTER, rule=rule, confidence=sourced(link.source))
 
 
 @claim("C03")
@@ -130,8 +130,9 @@ def c03(inputs: Inputs) -> Verdict:
                                        raw=Number(r["ratio_raw_bidir"], ".2f")),
                                min(r["ratio_bidir"], r["ratio_raw_bidir"]) > 14))
     return Verdict(
-        "C03", verdict, "more than 14x PCIe Gen6", round(r["ratio_bidir"], 2), "x (bidirectional / bidirectional)",
-        f"Like with like: NVLink 6 at {r['nvlink_GBps_bidir']:g} GB/s bidirectional against a PCIe Gen6 x16 port "
+        id="C03", verdict=verdict, seed_value="more than 14x PCIe Gen6", model_value=round(r["ratio_bidir"], 2),
+        unit="x (bidirectional / bidirectional)",
+        explanation=f"Like with like: NVLink 6 at {r['nvlink_GBps_bidir']:g} GB/s bidirectional against a PCIe Gen6 x16 port "
         f"at {r['pcie_GBps_bidir']:g} GB/s bidirectional (after FLIT overhead) is {r['ratio_bidir']:.1f}x; per "
         f"direction against per direction ({r['nvlink_GBps_per_dir']:g} / {r['pcie_GBps_per_dir']:g}) gives the "
         f"same {r['ratio_per_dir']:.1f}x. Against the raw {r['pcie_raw_GBps_bidir']:g} GB/s that NVIDIA prints "
@@ -139,7 +140,8 @@ def c03(inputs: Inputs) -> Verdict:
         f"{r['ratio_raw_bidir']:.2f}x, still above 14. "
         f"Mixing conventions (bidirectional NVLink over per-direction PCIe) would give {r['ratio_mixed']:.1f}x, "
         f"twice too much; the article's 14x is the honest comparison.",
-        CHAPTER, rule, sourced(catalog.link("nvlink6").source, catalog.link("pcie6-x16").source))
+        chapter=CHAPTER, rule=rule,
+        confidence=sourced(catalog.link("nvlink6").source, catalog.link("pcie6-x16").source))
 
 
 @claim("C04")
@@ -156,12 +158,12 @@ def c04(inputs: Inputs) -> Verdict:
                    c["years_per_generation"] <= YEARLY),
         caveat(Finding.of(msg("the figures add both directions")), not all(abs(b / 2 / s - 1) <= TOLERANCE for b, s in zip(bw, stated))))
     return Verdict(
-        "C04", verdict,
-        "900 / 1800 / 3600 GB/s; one generation per year",
-        say(msg("{n_a} / {n_b} / {n_c} GB/s; {n_years} years per generation"), n_a=Number(bw[0]), n_b=Number(bw[1]),
+        id="C04", verdict=verdict,
+        seed_value="900 / 1800 / 3600 GB/s; one generation per year",
+        model_value=say(msg("{n_a} / {n_b} / {n_c} GB/s; {n_years} years per generation"), n_a=Number(bw[0]), n_b=Number(bw[1]),
             n_c=Number(bw[2]), n_years=Number(c["years_per_generation"], ".1f")),
-        "GB/s per GPU (bidirectional); years",
-        f"The bandwidths are the catalogue's: NVLink 4, 5 and 6 give {bw[0]:g}, {bw[1]:g} and {bw[2]:g} GB/s "
+        unit="GB/s per GPU (bidirectional); years",
+        explanation=f"The bandwidths are the catalogue's: NVLink 4, 5 and 6 give {bw[0]:g}, {bw[1]:g} and {bw[2]:g} GB/s "
         f"per GPU, bidirectional ({bw[0] / 2:g}, {bw[1] / 2:g} and {bw[2] / 2:g} per direction), each double the "
         f"last. The cadence is {'' if c['years_per_generation'] <= YEARLY else 'not '}one a year: those "
         f"generations came in {years[0]}, {years[1]} and {years[2]}, "
@@ -170,7 +172,8 @@ def c04(inputs: Inputs) -> Verdict:
         f"NVLink 5 ({', '.join(str(y) for y in c['gpu_years'])}: one every {c['years_per_gpu']:.1f} years), "
         f"and a GPU of an in-between year keeps the previous NVLink (the {b300.year} "
         f"{generations.short_name(b300.name)} has {catalog.link(b300.nvlink).name}).",
-        CHAPTER, rule, sourced(*(catalog.link(i).source for i in ("nvlink4", "nvlink5", "nvlink6"))))
+        chapter=CHAPTER, rule=rule,
+        confidence=sourced(*(catalog.link(i).source for i in ("nvlink4", "nvlink5", "nvlink6"))))
 
 
 @claim("C20")
@@ -186,9 +189,9 @@ def c20(inputs: Inputs) -> Verdict:
                           caveat(Finding.of(msg("the figure is 4-bit inference with sparsity or compression, not a dense "
                                              "training rate")), dense_fp4 < peak))
     return Verdict(
-        "C20", verdict, "up to 3.6 exaFLOPS of AI compute", round(peak, 2),
-        "EFLOPS (Vera Rubin NVL72, NVFP4, vendor peak)",
-        f"{peak:.1f} EFLOPS is the {system.name}: {system.gpus_per_node} GPUs x "
+        id="C20", verdict=verdict, seed_value="up to 3.6 exaFLOPS of AI compute", model_value=round(peak, 2),
+        unit="EFLOPS (Vera Rubin NVL72, NVFP4, vendor peak)",
+        explanation=f"{peak:.1f} EFLOPS is the {system.name}: {system.gpus_per_node} GPUs x "
         f"{rubin.fp4_peak_TFLOPS / 1000:g} PFLOPS of 4-bit NVFP4, NVIDIA's inference figure with adaptive "
         f"compression. Dense NVFP4 (the training figure) is {dense_fp4:.2f} EFLOPS, and NVIDIA publishes no BF16 "
         f"rate for Rubin. The first NVL72 rack, GB200 NVL72, gives {gb200['fp4_peak_TFLOPS']:.2f} "
@@ -196,4 +199,8 @@ def c20(inputs: Inputs) -> Verdict:
         f"dense FP8 and {gb200['bf16_dense_TFLOPS']:.2f} dense BF16; dense BF16, the precision most training "
         f"still runs in, is {peak / gb200['bf16_dense_TFLOPS']:.0f}x below the headline. The figure is right for the "
         f"system and precision NVIDIA quotes, but not a training rate.",
-        CHAPTER, rule, sourced(rubin.source, system.source))
+        chapter=CHAPTER, rule=rule, confidence=sourced(rubin.source, system.source))
+
+
+#: This chapter's checks.
+CHECKS = (c01, c02, c03, c04, c20)

@@ -18,7 +18,7 @@ from multigpu.comm.calibration import Calibration
 from multigpu.common.findings import Finding, Number, msg, say
 from multigpu.common.units import GiB
 from multigpu.evidence import generations, measurements, wiring
-from multigpu.evidence.claims import (
+from multigpu.evidence.claims.rules import (
     TOLERANCE,
     Inputs,
     Verdict,
@@ -233,11 +233,11 @@ def c05(inputs: Inputs) -> Verdict:
         caveat(Finding.of(msg("300 GB/s adds both directions")), abs(f["pair_GBps_per_dir"] / 300 - 1) > TOLERANCE))
     first = catalog.link(generations.FAMILIES["nvswitch"][0])
     return Verdict(
-        "C05", verdict, "2018; 8 GPUs; 300 GB/s between every pair",
-        say(msg("{n_year}; {n_gpus} GPUs; {n_bw} GB/s bidirectional per pair"), n_year=f["year"], n_gpus=f["gpus"],
+        id="C05", verdict=verdict, seed_value="2018; 8 GPUs; 300 GB/s between every pair",
+        model_value=say(msg("{n_year}; {n_gpus} GPUs; {n_bw} GB/s bidirectional per pair"), n_year=f["year"], n_gpus=f["gpus"],
             n_bw=Number(f["pair_GBps_bidir"])),
-        "year; GPUs; GB/s per pair (bidirectional, line rate)",
-        f"{f['switch']} came in {f['year']} in the "
+        unit="year; GPUs; GB/s per pair (bidirectional, line rate)",
+        explanation=f"{f['switch']} came in {f['year']} in the "
         f"{f['system']}, which joined {f['gpus']} GPUs{'' if f['gpus'] == 8 else ', not 8'}: any pair gets "
         f"{f['pair_GBps_per_dir']:g} GB/s per "
         f"direction ({f['pair_GBps_bidir']:g} GB/s bidirectional, the article's figure), and it still gets "
@@ -245,7 +245,7 @@ def c05(inputs: Inputs) -> Verdict:
         f"because each GPU's port is shared among its peers. The first 8-GPU NVSwitch system of the catalogue is "
         f"the {f['first8_system']} ({f['first8_year']}), at {f['first8_pair_GBps_bidir']:g} GB/s bidirectional "
         f"per pair.",
-        CHAPTER, rule, sourced(first.source))
+        chapter=CHAPTER, rule=rule, confidence=sourced(first.source))
 
 
 @claim("C06")
@@ -261,11 +261,12 @@ def c06(inputs: Inputs) -> Verdict:
         caveat(Finding.of(msg("it speeds up all-reduce only")), not any("nvls" in collectives.VALID[op]
                                                      for op in collectives.OPS if op != "allreduce")))
     return Verdict(
-        "C06", verdict, "NVSwitch has a built-in SHARP engine for in-network reduction and multicast",
-        say(msg("{switch} ({year}); all-reduce busbw x{gain} on {gpus} GPUs"), switch=r["switch"], year=r["year"],
+        id="C06", verdict=verdict,
+        seed_value="NVSwitch has a built-in SHARP engine for in-network reduction and multicast",
+        model_value=say(msg("{switch} ({year}); all-reduce busbw x{gain} on {gpus} GPUs"), switch=r["switch"], year=r["year"],
             gain=Number(r["model_gain_x"], ".2f"), gpus=8),
-        "first switch generation with SHARP; NVLS / ring busbw",
-        f"Only from {r['switch']} ({r['year']}, Hopper) on; {' and '.join(r['earlier'])} have no in-switch "
+        unit="first switch generation with SHARP; NVLS / ring busbw",
+        explanation=f"Only from {r['switch']} ({r['year']}, Hopper) on; {' and '.join(r['earlier'])} have no in-switch "
         f"reduction, so the NVSwitch of the article's 2018 sentence had none. With it (NCCL's NVLS), each GPU "
         f"sends about {r['nvls_bytes_factor']:.3f} bytes per byte of an 8-GPU all-reduce instead of the ring's "
         f"{r['ring_bytes_factor']:.2f}: the switch adds the buffers and multicasts the sum. The model gives "
@@ -274,7 +275,7 @@ def c06(inputs: Inputs) -> Verdict:
         + (f"all-gather and reduce-scatter stay on the ring, and it gains at least 5 % only from "
            f"{r['pays_from_gpus']} GPUs on." if r["pays_from_gpus"] else
            "all-gather and reduce-scatter stay on the ring, and it never gains 5 % on one switch."),
-        CHAPTER, rule, margin(msg("the NVLS gain"), r["model_gain_x"], 1.0, "collective"))
+        chapter=CHAPTER, rule=rule, confidence=margin(msg("the NVLS gain"), r["model_gain_x"], 1.0, "collective"))
 
 
 @claim("C07")
@@ -290,15 +291,16 @@ def c07(inputs: Inputs) -> Verdict:
                r["delivered_TBps"] < r["sum_bidir_TBps"]))
     system = catalog.system("vr-nvl72")
     return Verdict(
-        "C07", verdict, "72 GPUs x 3.6 TB/s; 260 TB/s aggregate", round(r["sum_bidir_TBps"], 1),
-        "TB/s (72 x per-GPU bidirectional: a sum, not a bisection)",
-        f"The arithmetic holds: {r['gpus']} x {r['gpu_TBps_bidir']:g} TB/s = {r['sum_bidir_TBps']:.1f} TB/s. It "
+        id="C07", verdict=verdict, seed_value="72 GPUs x 3.6 TB/s; 260 TB/s aggregate",
+        model_value=round(r["sum_bidir_TBps"], 1),
+        unit="TB/s (72 x per-GPU bidirectional: a sum, not a bisection)",
+        explanation=f"The arithmetic holds: {r['gpus']} x {r['gpu_TBps_bidir']:g} TB/s = {r['sum_bidir_TBps']:.1f} TB/s. It "
         f"adds every GPU's sending and receiving, so each byte is counted twice. When every GPU sends at its full "
         f"{r['gpu_TBps_per_dir']:g} TB/s at once, the rack delivers {r['delivered_TBps']:.1f} TB/s; across the "
         f"bisection (36 GPUs to the other 36) it carries {r['bisection_TBps_per_dir']:.1f} TB/s each way. A pair "
         f"gets {r['gpu_TBps_per_dir']:g} TB/s per direction, {r['gpu_TBps_bidir']:g} TB/s only counting both "
         f"directions. The switch is non-blocking, so these are the GPUs' own limits, not the switch's.",
-        CHAPTER, rule, sourced(system.source))
+        chapter=CHAPTER, rule=rule, confidence=sourced(system.source))
 
 
 @claim("C08")
@@ -312,15 +314,17 @@ def c08(inputs: Inputs) -> Verdict:
         msg("one GPU talking to all its peers gives each the full port (each gets {each} GB/s per direction)"),
         float(fan["per_flow_GBps_per_dir"])))
     return Verdict(
-        "C08", verdict, "any GPU communication runs at full peak bandwidth, no structural bottleneck",
-        float(fan["per_flow_GBps_per_dir"]), "GB/s per direction per peer (one GPU sending to 71 peers at once)",
-        f"The switch has no internal bottleneck: in a permutation every GPU sends to another at the full "
+        id="C08", verdict=verdict,
+        seed_value="any GPU communication runs at full peak bandwidth, no structural bottleneck",
+        model_value=float(fan["per_flow_GBps_per_dir"]),
+        unit="GB/s per direction per peer (one GPU sending to 71 peers at once)",
+        explanation=f"The switch has no internal bottleneck: in a permutation every GPU sends to another at the full "
         f"{perm['per_flow_GBps_per_dir']:g} GB/s per direction. But a GPU's own port caps the sum of its "
         f"flows. One GPU sending to all {int(fan['flows'])} peers gives each {fan['per_flow_GBps_per_dir']:.1f} "
         f"GB/s; {int(incast['flows'])} GPUs sending to one get {incast['per_flow_GBps_per_dir']:.1f} GB/s each, "
         f"and the rack then delivers only {incast['delivered_TBps']:g} TB/s. 'Full peak' is per GPU, not per "
         f"pair: an all-to-all gives each pair 1/71 of a port.",
-        CHAPTER, rule, sourced(catalog.system("vr-nvl72").source))
+        chapter=CHAPTER, rule=rule, confidence=sourced(catalog.system("vr-nvl72").source))
 
 
 @claim("C09")
@@ -332,14 +336,15 @@ def c09(inputs: Inputs) -> Verdict:
              abs(m["split_GBps_bidir"] / 128 - 1) <= TOLERANCE),
         caveat(Finding.of(msg("the figures add both directions")), abs(m["split_GBps_per_dir"] / 128 - 1) > TOLERANCE))
     return Verdict(
-        "C09", verdict, "900 GB/s split into 7 links of about 128 GB/s", round(m["split_GBps_bidir"], 2),
-        "GB/s per link (bidirectional): 900 / 7",
-        f"{m['gpu_GBps_bidir']:g} / {m['peers']} = {m['split_GBps_bidir']:.1f} GB/s, bidirectional, as the "
+        id="C09", verdict=verdict, seed_value="900 GB/s split into 7 links of about 128 GB/s",
+        model_value=round(m["split_GBps_bidir"], 2),
+        unit="GB/s per link (bidirectional): 900 / 7",
+        explanation=f"{m['gpu_GBps_bidir']:g} / {m['peers']} = {m['split_GBps_bidir']:.1f} GB/s, bidirectional, as the "
         f"article's 900: one direction gets {m['split_GBps_per_dir']:.1f} GB/s. NVIDIA's hypothetical server uses "
         f"links of {m['link_GBps_bidir']:g} GB/s bidirectional ({m['link_GBps_per_dir']:g} per direction), "
         f"{m['links_GBps_bidir']:g} GB/s for all {m['peers']}; the same wiring as AMD's 8x MI300X platform. A pair "
         f"of GPUs gets one link, however little else is running.",
-        CHAPTER, rule, sourced(catalog.link("nvlink4").source))
+        chapter=CHAPTER, rule=rule, confidence=sourced(catalog.link("nvlink4").source))
 
 
 @claim("C10")
@@ -353,15 +358,15 @@ def c10(inputs: Inputs) -> Verdict:
         msg("every pair keeps the full port while all 8 GPUs exchange data (each gets {each} GB/s per direction)"),
         r["switch_pair_in_alltoall_GBps_bidir"][-1] / 2))
     return Verdict(
-        "C10", verdict, "any two GPUs keep the full 900 GB/s however many GPUs there are",
-        round(r["switch_pair_in_alltoall_GBps_bidir"][-1], 1),
-        "GB/s per pair (bidirectional) while all 8 GPUs exchange data",
-        f"True for one pair, or for pairs that do not share a GPU: the switch gives each pair a GPU's whole port. "
+        id="C10", verdict=verdict, seed_value="any two GPUs keep the full 900 GB/s however many GPUs there are",
+        model_value=round(r["switch_pair_in_alltoall_GBps_bidir"][-1], 1),
+        unit="GB/s per pair (bidirectional) while all 8 GPUs exchange data",
+        explanation=f"True for one pair, or for pairs that do not share a GPU: the switch gives each pair a GPU's whole port. "
         f"When a GPU talks to several peers at once, as in every collective, its port is shared: in an 8-GPU "
         f"all-to-all each pair gets {r['switch_pair_in_alltoall_GBps_bidir'][-1]:.1f} GB/s bidirectional on the "
         f"switch, against {r['mesh_pair_in_alltoall_GBps_bidir'][-1]:g} GB/s on the point-to-point mesh: the "
         f"same. What the switch keeps is the GPU's total, not the pair's.",
-        CHAPTER, rule, sourced(catalog.system(wiring.SWITCH).source))
+        chapter=CHAPTER, rule=rule, confidence=sourced(catalog.system(wiring.SWITCH).source))
 
 
 @claim("C11")
@@ -377,12 +382,12 @@ def c11(inputs: Inputs) -> Verdict:
                         at8=Number(r["alltoall_busbw_ratio_x"][-1], ".2f")),
              r["alltoall_busbw_ratio_x"][-1] >= r["alltoall_busbw_ratio_x"][0]))
     return Verdict(
-        "C11", verdict, "2 GPUs: 900 vs 128 GB/s; at 8 GPUs point-to-point is limited further",
-        say(msg("{n_two}x at {n_g2} GPUs; {n_all}x at {n_gall} (all-to-all, per GPU)"),
+        id="C11", verdict=verdict, seed_value="2 GPUs: 900 vs 128 GB/s; at 8 GPUs point-to-point is limited further",
+        model_value=say(msg("{n_two}x at {n_g2} GPUs; {n_all}x at {n_gall} (all-to-all, per GPU)"),
             n_two=Number(r["pair_ratio_x"][0], ".2f"), n_g2=2, n_all=Number(r["alltoall_gpu_ratio_x"][-1], ".2f"),
             n_gall=8),
-        "switch / mesh bandwidth (line rate)",
-        f"The 2-GPU half holds: {r['pair_ratio_x'][0]:.2f}x, one port against one link. The 8-GPU half is "
+        unit="switch / mesh bandwidth (line rate)",
+        explanation=f"The 2-GPU half holds: {r['pair_ratio_x'][0]:.2f}x, one port against one link. The 8-GPU half is "
         f"backwards: the mesh uses all its links at once, so the gap closes as the group grows. Each GPU's "
         f"all-to-all bandwidth, switch over mesh, falls from {r['alltoall_gpu_ratio_x'][0]:.2f}x at 2 GPUs to "
         f"{r['alltoall_gpu_ratio_x'][-1]:.3f}x at 8 (NVIDIA's own Table 1 says 7 x 128 = 896 against 900 GB/s). "
@@ -390,7 +395,8 @@ def c11(inputs: Inputs) -> Verdict:
         f"{r['alltoall_busbw_ratio_x'][-1]:.2f}x; all-reduce {r['allreduce_busbw_ratio_x'][0]:.2f}x then "
         f"{r['allreduce_busbw_ratio_x'][-1]:.2f}x, the rest due to in-switch reduction (NVLS). The switch's "
         f"advantage is for small groups, one pair at a time, and uneven traffic, not for 8-GPU collectives.",
-        CHAPTER, rule, sourced(catalog.system(wiring.SWITCH).source, catalog.system(wiring.MESH).source))
+        chapter=CHAPTER, rule=rule,
+        confidence=sourced(catalog.system(wiring.SWITCH).source, catalog.system(wiring.MESH).source))
 
 
 @claim("C14")
@@ -404,15 +410,15 @@ def c14(inputs: Inputs) -> Verdict:
                             "until every rank holds the whole sum)")), all(s == 2 * (n - 1) for n, s in steps.items())),
         conclusion(Finding.of(msg("the model charges one hop latency per step")), modelled == steps))
     return Verdict(
-        "C14", verdict, "ring all-reduce needs 2N-2 steps", int(steps[8]),
-        "steps for N = 8 (chunks passed around a ring until every rank holds the sum)",
-        "Passing chunks around a ring: N-1 rounds until every chunk is reduced on one rank (reduce-scatter), "
+        id="C14", verdict=verdict, seed_value="ring all-reduce needs 2N-2 steps", model_value=int(steps[8]),
+        unit="steps for N = 8 (chunks passed around a ring until every rank holds the sum)",
+        explanation="Passing chunks around a ring: N-1 rounds until every chunk is reduced on one rank (reduce-scatter), "
         "N-1 more until every rank holds every reduced chunk (all-gather): "
         + ", ".join(f"{s} rounds for N = {n}" for n, s in steps.items())
         + ". The model's ring latency charges one hop per round ("
         + ("the same counts" if modelled == steps else "other counts: " + ", ".join(f"{s}" for s in modelled.values()))
         + "). NVIDIA's blog speaks of a 'second pass over the ring'; both passes are inside the 2N-2.",
-        CHAPTER, rule, say(msg("counted, not modelled")))
+        chapter=CHAPTER, rule=rule, confidence=say(msg("counted, not modelled")))
 
 
 @claim("C15")
@@ -432,9 +438,10 @@ def c15(inputs: Inputs) -> Verdict:
                               "GPUs)"), growth=Number(at.loc[72, "bytes_factor"] / at.loc[8, "bytes_factor"], ".2f")),
                at.loc[72, "bytes_factor"] / at.loc[8, "bytes_factor"] < 1.5))
     return Verdict(
-        "C15", verdict, "ring all-reduce latency grows roughly linearly with N", round(slope, 2),
-        "us per added GPU (ring latency term, LL protocol, NVLink)",
-        f"The latency term is linear: {at.loc[2, 'latency_ll_us']:.1f} us at 2 GPUs, {at.loc[8, 'latency_ll_us']:.1f} "
+        id="C15", verdict=verdict, seed_value="ring all-reduce latency grows roughly linearly with N",
+        model_value=round(slope, 2),
+        unit="us per added GPU (ring latency term, LL protocol, NVLink)",
+        explanation=f"The latency term is linear: {at.loc[2, 'latency_ll_us']:.1f} us at 2 GPUs, {at.loc[8, 'latency_ll_us']:.1f} "
         f"at 8, {at.loc[72, 'latency_ll_us']:.1f} at 72 on one NVLink switch, {slope:.1f} us per GPU. The bandwidth "
         f"term is not: each GPU sends 2(N-1)/N of the buffer, {at.loc[8, 'bytes_factor']:.2f} at 8 GPUs and "
         f"{at.loc[72, 'bytes_factor']:.2f} at 72. So an 8 KiB all-reduce takes "
@@ -442,7 +449,7 @@ def c15(inputs: Inputs) -> Verdict:
         f"one {at.loc[72, 'ring_large_us'] / at.loc[8, 'ring_large_us']:.2f}x. Latency-bound traffic (decode-time "
         f"tensor parallelism) grows with N; bandwidth-bound traffic (gradients) hardly does, and NCCL leaves the "
         f"ring for small messages on large groups (NVLS: {at.loc[72, 'nvls_small_us']:.0f} us at any N).",
-        CHAPTER, rule, margin(msg("the latency slope (us per GPU)"), slope, 0.0, "collective"))
+        chapter=CHAPTER, rule=rule, confidence=margin(msg("the latency slope (us per GPU)"), slope, 0.0, "collective"))
 
 
 @claim("C19")
@@ -457,9 +464,9 @@ def c19(inputs: Inputs) -> Verdict:
         caveat(Finding.of(msg("large messages gain nothing (x{gain} at 16 GiB)"),
                           gain=Number(r["large_vs_ring_x"], ".2f")), r["large_vs_ring_x"] < 1.05))
     return Verdict(
-        "C19", verdict, "MultiShot: 2 communication steps whatever the GPU count",
-        round(r["max_vs_ring_x"], 2), "x faster than ring all-reduce at best (8x H200)",
-        f"Two synchronisations, whatever N: the model's two-shot latency is {r['latency_us']:.1f} us for 2 to 8 "
+        id="C19", verdict=verdict, seed_value="MultiShot: 2 communication steps whatever the GPU count",
+        model_value=round(r["max_vs_ring_x"], 2), unit="x faster than ring all-reduce at best (8x H200)",
+        explanation=f"Two synchronisations, whatever N: the model's two-shot latency is {r['latency_us']:.1f} us for 2 to 8 "
         f"GPUs (spread {r['latency_spread_us']:g} us), against the ring's {r['steps_ring']} steps at 8 GPUs. On 8 "
         f"H200s it beats the ring by {r['small_vs_ring_x']:.1f}x on the smallest messages and by up to "
         f"{r['max_vs_ring_x']:.1f}x around {r['max_vs_ring_bytes'] / 2**20:.1f} MiB, where the ring pays its "
@@ -468,7 +475,8 @@ def c19(inputs: Inputs) -> Verdict:
         f"is at most {r['max_vs_nccl_x']:.1f}x, and large messages gain nothing: x{r['large_vs_ring_x']:.2f} against "
         f"the ring, x{r['large_vs_nccl_x']:.2f} against NVLS at 16 GiB. Multicast saves the sender's link, but each "
         f"GPU still receives (N-1)/N of the result.",
-        CHAPTER, rule, margin(msg("the small-message speed-up over the ring"), r["small_vs_ring_x"], 1.0, "collective"))
+        chapter=CHAPTER, rule=rule,
+        confidence=margin(msg("the small-message speed-up over the ring"), r["small_vs_ring_x"], 1.0, "collective"))
 
 
 @claim("C25")
@@ -485,9 +493,9 @@ def c25(inputs: Inputs) -> Verdict:
                           nic=catalog.link(newest.nic).name),
                newest.nic != "infiniband-hdr"))
     return Verdict(
-        "C25", verdict, "NVLink/NVSwitch inside a node, InfiniBand HDR between nodes",
-        round(r["h100_hdr_x"], 1), "x NVLink / HDR port, per GPU, one direction (H100)",
-        f"A two-level design, yes; but HDR belongs to the A100 generation ({r['a100_hdr_x']:.0f}x less than NVLink "
+        id="C25", verdict=verdict, seed_value="NVLink/NVSwitch inside a node, InfiniBand HDR between nodes",
+        model_value=round(r["h100_hdr_x"], 1), unit="x NVLink / HDR port, per GPU, one direction (H100)",
+        explanation=f"A two-level design, yes; but HDR belongs to the A100 generation ({r['a100_hdr_x']:.0f}x less than NVLink "
         f"3 per GPU). An H100 node with one HDR port per GPU has {r['h100_hdr_x']:.0f}x less bandwidth across "
         f"nodes than inside; H100 nodes ship with NDR ({r['h100_ndr_x']:.0f}x). With NDR, an all-reduce over two "
         f"nodes keeps its busbw ({r['ndr_allreduce_1']:.0f} GB/s in one node, {r['ndr_allreduce_2']:.0f} in two), "
@@ -496,4 +504,9 @@ def c25(inputs: Inputs) -> Verdict:
         f"All-to-all "
         f"crosses the NICs with most of its bytes: {r['ndr_alltoall_1']:.0f} GB/s busbw in one node, "
         f"{r['ndr_alltoall_2']:.0f} over two with NDR, {r['hdr_alltoall_2']:.0f} with HDR.",
-        CHAPTER, rule, sourced(*(s.source for s in hdr)) if hdr else say(msg("no catalogue system with HDR")))
+        chapter=CHAPTER, rule=rule,
+        confidence=sourced(*(s.source for s in hdr)) if hdr else say(msg("no catalogue system with HDR")))
+
+
+#: This chapter's checks.
+CHECKS = (c05, c06, c07, c08, c09, c10, c11, c14, c15, c19, c25)

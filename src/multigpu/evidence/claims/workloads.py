@@ -15,7 +15,7 @@ from multigpu.common.findings import Finding, Number, msg, say
 from multigpu.compute import models
 from multigpu.evidence import bottlenecks
 from multigpu.evidence.bottlenecks import ARTICLE_GB
-from multigpu.evidence.claims import (
+from multigpu.evidence.claims.rules import (
     Inputs,
     Verdict,
     caveat,
@@ -50,9 +50,9 @@ def c12(inputs: Inputs) -> Verdict:
         caveat(Finding.of(msg("and for TP=2 (TP=8: {gb} GB per GPU)"), gb=Number(tp8["per_query_GB"], ".1f")),
                abs(tp8["per_query_GB"] / ARTICLE_GB - 1) > 0.15))
     return Verdict(
-        "C12", verdict, "about 20 GB per query (8K input, 256 output tokens)",
-        round(float(bf16["per_query_GB"]), 2), "GB (1e9 bytes) sent per GPU per query, BF16, TP=2",
-        f"Tensor parallelism all-reduces the {model.hidden}-element activation of every token twice per layer: "
+        id="C12", verdict=verdict, seed_value="about 20 GB per query (8K input, 256 output tokens)",
+        model_value=round(float(bf16["per_query_GB"]), 2), unit="GB (1e9 bytes) sent per GPU per query, BF16, TP=2",
+        explanation=f"Tensor parallelism all-reduces the {model.hidden}-element activation of every token twice per layer: "
         f"2 x {model.layers} x {model.hidden} x 2 bytes = {bf16['per_token_MB']:.2f} MB per token in BF16, "
         f"{bf16['per_query_GB']:.1f} GB ({bf16['per_query_GiB']:.1f} GiB) over the {tokens} tokens of one query. "
         f"With TP=2 each GPU sends the whole buffer once (a ring or two-shot all-reduce sends 2(n-1)/n of it), "
@@ -60,7 +60,7 @@ def c12(inputs: Inputs) -> Verdict:
         f"all of it is the prompt's prefill ({100 * bottlenecks.INPUT_TOKENS / tokens:.0f} % of the tokens); "
         f"NVIDIA's post states none of these. With FP8 activations it is {fp8['per_query_GB']:.1f} GB; with TP=8 "
         f"each GPU sends {tp8['per_query_GB']:.1f} GB.",
-        CHAPTER, rule, say(msg("arithmetic on the catalogue's model shape")))
+        chapter=CHAPTER, rule=rule, confidence=say(msg("arithmetic on the catalogue's model shape")))
 
 
 @claim("C13")
@@ -80,12 +80,12 @@ def c13(inputs: Inputs) -> Verdict:
                                   "at least x{least} would bear it out)"), switch=Number(grow_sw, ".2f"),
                               mesh=Number(grow_mesh, ".2f"), least=Number(32 / 4)), max(grow_sw, grow_mesh) >= 32 / 4))
     return Verdict(
-        "C13", verdict, "batching multiplies the communication volume",
-        say(msg("x{n_step} bytes per step, x{n_token} per token; all-reduce time per step x{n_switch} (NVSwitch), "
+        id="C13", verdict=verdict, seed_value="batching multiplies the communication volume",
+        model_value=say(msg("x{n_step} bytes per step, x{n_token} per token; all-reduce time per step x{n_switch} (NVSwitch), "
                 "x{n_mesh} (mesh)"), n_step=Number(sw.loc[32, "per_step_MB"] / sw.loc[1, "per_step_MB"], ".0f"),
             n_token=Number(sw.loc[32, "per_token_MB"] / sw.loc[1, "per_token_MB"], ".0f"),
-            n_switch=Number(grow_sw, ".2f"), n_mesh=Number(grow_mesh, ".2f")), "ratio, batch 32 against batch 1 (Llama 3.1 70B decode, TP=2, BF16)",
-        f"A decode step of batch b all-reduces b times the activations, so the bytes per step grow with b "
+            n_switch=Number(grow_sw, ".2f"), n_mesh=Number(grow_mesh, ".2f")), unit="ratio, batch 32 against batch 1 (Llama 3.1 70B decode, TP=2, BF16)",
+        explanation=f"A decode step of batch b all-reduces b times the activations, so the bytes per step grow with b "
         f"({sw.loc[1, 'per_step_MB']:.2f} MB at batch 1, {sw.loc[32, 'per_step_MB']:.1f} MB at batch 32 per GPU); "
         f"per generated token they stay {sw.loc[1, 'per_token_MB']:.2f} MB, and the volume of a given number of "
         f"tokens does not change. What matters is time: these all-reduces are small and latency-bound, so the "
@@ -93,7 +93,8 @@ def c13(inputs: Inputs) -> Verdict:
         f"7-link mesh from batch 1 to 32, and the all-reduce time per token falls from "
         f"{sw.loc[1, 'allreduce_per_token_us']:.0f} to {sw.loc[32, 'allreduce_per_token_us']:.0f} us (switch). "
         f"Batching amortises communication; it does not multiply its cost.",
-        CHAPTER, rule, margin(msg("the growth of all-reduce time per step"), max(grow_sw, grow_mesh), 32 / 4, "collective"))
+        chapter=CHAPTER, rule=rule,
+        confidence=margin(msg("the growth of all-reduce time per step"), max(grow_sw, grow_mesh), 32 / 4, "collective"))
 
 
 #: C16's "small batch": decode batches up to this many sequences
@@ -153,10 +154,10 @@ def c16(inputs: Inputs) -> Verdict:
     trend = ("rises with batch, so it is not worst at small batch" if p8["rises"]
              else "falls with batch, so it is worst at small batch")
     return Verdict(
-        "C16", verdict, "at small batch, communication can take longer than computation",
-        round(float(pcie8["ratio"]), 2), "all-reduce time / compute time of one decode step, batch 1 "
+        id="C16", verdict=verdict, seed_value="at small batch, communication can take longer than computation",
+        model_value=round(float(pcie8["ratio"]), 2), unit="all-reduce time / compute time of one decode step, batch 1 "
         "(Llama 3.1 70B, 8x A100 PCIe, TP=8)",
-        f"On an 8x A100 PCIe server with "
+        explanation=f"On an 8x A100 PCIe server with "
         f"TP=8, where tensor parallelism crosses the CPU sockets, a batch-1 decode step spends "
         f"{pcie8['ratio']:.2f}x as long in its {allreduces} all-reduces ({pcie8['allreduce_ms']:.1f} ms) as in "
         f"reading the weights ({pcie8['compute_ms']:.1f} ms); communication outlasts compute "
@@ -165,7 +166,8 @@ def c16(inputs: Inputs) -> Verdict:
         f"{found['nvlink_max_small']:.2f} on NVLink. Keep TP=4 under one PCIe switch and the batch-1 ratio is "
         f"{pcie4['ratio']:.2f}; with NVLink, through a switch or a mesh, it is {nvlink['ratio'].min():.2f} to "
         f"{nvlink['ratio'].max():.2f}: the all-reduces are latency-bound but small beside the memory reads.",
-        CHAPTER, rule, margin(msg("the largest small-batch ratio"), max(found["pcie_max_small"], found["nvlink_max_small"]),
+        chapter=CHAPTER, rule=rule,
+        confidence=margin(msg("the largest small-batch ratio"), max(found["pcie_max_small"], found["nvlink_max_small"]),
                               1.0, "serving"))
 
 
@@ -185,14 +187,14 @@ def c17(inputs: Inputs) -> Verdict:
         caveat(Finding.of(msg("the gap is not NVIDIA's 1.3-1.5x (and 1.5x at batch 32), a vendor model's figure")),
                not as_claimed))
     return Verdict(
-        "C17", verdict, "1.3-1.5x at 30-50 tokens/s per user; 1.5x at batch 32",
-        say(msg("{n_low}-{n_high}x at {n_u1}-{n_u2} tokens/s per user (FP8); {n_fp8}x (FP8) and {n_bf16}x (BF16) at "
+        id="C17", verdict=verdict, seed_value="1.3-1.5x at 30-50 tokens/s per user; 1.5x at batch 32",
+        model_value=say(msg("{n_low}-{n_high}x at {n_u1}-{n_u2} tokens/s per user (FP8); {n_fp8}x (FP8) and {n_bf16}x (BF16) at "
                 "batch {n_batch}"), n_low=Number(min(ours["benefit_x"]), ".2f"),
             n_high=Number(max(ours["benefit_x"]), ".2f"), n_u1=30, n_u2=50,
             n_fp8=Number(fixed.loc[32, "fp8_benefit_x"], ".2f"), n_bf16=Number(fixed.loc[32, "bf16_benefit_x"], ".2f"),
             n_batch=32),
-        "NVSwitch / point-to-point throughput per GPU (Llama 3.1 70B, H200, TP=2, 8K/256)",
-        f"The figures are NVIDIA's, from a vendor model of a hypothetical 8x H200 server without NVSwitch "
+        unit="NVSwitch / point-to-point throughput per GPU (Llama 3.1 70B, H200, TP=2, 8K/256)",
+        explanation=f"The figures are NVIDIA's, from a vendor model of a hypothetical 8x H200 server without NVSwitch "
         f"({_range(nv['benefit_x'])} in its Table 2, {fixed.loc[32, 'nvidia_benefit_x']:.2f}x at batch 32 in "
         f"Table 3). Our model gives the same direction and a smaller gap: at FP8, the only precision at which it "
         f"meets every rate from 30 to 50 tokens/s per user, the switch serves {_range(ours['benefit_x'])} the "
@@ -200,7 +202,7 @@ def c17(inputs: Inputs) -> Verdict:
         f"at BF16. The gap comes mostly from the prompt's prefill all-reduces, which are bandwidth-bound and "
         f"{prefill['ratio_x']:.1f}x slower over one point-to-point link; the decode all-reduces are latency-bound "
         f"on both.",
-        CHAPTER, rule, margin(msg("the smallest switch / mesh gain"), low, 1.1, "serving"))
+        chapter=CHAPTER, rule=rule, confidence=margin(msg("the smallest switch / mesh gain"), low, 1.1, "serving"))
 
 
 @claim("C18")
@@ -222,11 +224,11 @@ def c18(inputs: Inputs) -> Verdict:
         caveat(Finding.of(msg("128 and 900 GB/s add both directions of a link")),
                abs(catalog.link("nvlink4").per_gpu_GBps_per_dir / 900 - 1) > 0.05))
     return Verdict(
-        "C18", verdict, "156 ms at 128 GB/s and 22 ms at 900 GB/s: under 1/7",
-        say(msg("{n_mesh} ms vs {n_switch} ms ({n_ratio}x)"), n_mesh=Number(total[mesh], ".0f"),
+        id="C18", verdict=verdict, seed_value="156 ms at 128 GB/s and 22 ms at 900 GB/s: under 1/7",
+        model_value=say(msg("{n_mesh} ms vs {n_switch} ms ({n_ratio}x)"), n_mesh=Number(total[mesh], ".0f"),
             n_switch=Number(total[sw], ".0f"), n_ratio=Number(total["ratio_x"], ".1f")),
-        "ms of all-reduce per Llama 3.1 70B query served alone, mesh vs NVSwitch H200, TP=2, BF16",
-        f"The arithmetic is right ({art[mesh]:.0f} and {art[sw]:.1f} ms) but 128 and 900 GB/s add both directions "
+        unit="ms of all-reduce per Llama 3.1 70B query served alone, mesh vs NVSwitch H200, TP=2, BF16",
+        explanation=f"The arithmetic is right ({art[mesh]:.0f} and {art[sw]:.1f} ms) but 128 and 900 GB/s add both directions "
         f"of a link; one GPU sends at half that, so even a perfect transfer takes {per_dir[mesh]:.0f} and "
         f"{per_dir[sw]:.0f} ms. One 20 GB all-reduce in the collective model, at the calibrated fraction of line "
         f"rate, takes {one[mesh]:.0f} and {one[sw]:.0f} ms ({one['ratio_x']:.1f}x). But a query is not one "
@@ -234,7 +236,8 @@ def c18(inputs: Inputs) -> Verdict:
         f"{pre['ratio_x']:.1f}x) and {n} tiny ones per output token ({dec[mesh]:.0f} vs {dec[sw]:.0f} ms, "
         f"latency-bound, {dec['ratio_x']:.2f}x). Together {total[mesh]:.0f} against {total[sw]:.0f} ms: the "
         f"switch cuts the query's communication time by {total['ratio_x']:.1f}x, not 7x.",
-        CHAPTER, rule, margin(msg("the query's switch / mesh ratio"), total["ratio_x"], 0.5 * art["ratio_x"], "collective"))
+        chapter=CHAPTER, rule=rule,
+        confidence=margin(msg("the query's switch / mesh ratio"), total["ratio_x"], 0.5 * art["ratio_x"], "collective"))
 
 
 @claim("C21")
@@ -256,9 +259,10 @@ def c21(inputs: Inputs) -> Verdict:
         caveat(Finding.of(msg("pipeline parallelism still scales on the slow link ({pp} % at 8 GPUs)"),
                           pp=Number(at(pcie, "PP", 8), ".0f")), at(pcie, "PP", 8) >= 90))
     return Verdict(
-        "C21", verdict, "without fast interconnect, scaling efficiency decays quickly",
-        round(at(pcie, "TP", 8), 1), "% tensor-parallel scaling efficiency at 8 GPUs (Llama 3.1 8B, 8x A100 PCIe)",
-        f"It depends on what is parallelised. Tensor parallelism over 8 A100s reaches {at(pcie, 'TP', 8):.0f} % "
+        id="C21", verdict=verdict, seed_value="without fast interconnect, scaling efficiency decays quickly",
+        model_value=round(at(pcie, "TP", 8), 1),
+        unit="% tensor-parallel scaling efficiency at 8 GPUs (Llama 3.1 8B, 8x A100 PCIe)",
+        explanation=f"It depends on what is parallelised. Tensor parallelism over 8 A100s reaches {at(pcie, 'TP', 8):.0f} % "
         f"efficiency on PCIe against {at(switch, 'TP', 8):.0f} % behind NVSwitch, where smaller matrix "
         f"multiplies alone would give {compute_tp8:.0f} %: most of the NVSwitch loss is not communication. Data "
         f"parallelism with {bottlenecks.SEQS_PER_GPU} sequences "
@@ -267,7 +271,8 @@ def c21(inputs: Inputs) -> Verdict:
         f"parallelism keeps {at(pcie, 'PP', 8):.0f} % over PCIe at 8 GPUs. Efficiency decays quickly on slow links "
         f"for tensor parallelism and for data parallelism with few sequences per GPU; it does not for pipeline "
         f"parallelism or well-batched data parallelism.",
-        CHAPTER, rule, margin(msg("the PCIe tensor-parallel efficiency (%)"), at(pcie, "TP", 8), at(switch, "TP", 8) - 10, "training"))
+        chapter=CHAPTER, rule=rule,
+        confidence=margin(msg("the PCIe tensor-parallel efficiency (%)"), at(pcie, "TP", 8), at(switch, "TP", 8) - 10, "training"))
 
 
 @claim("C22")
@@ -283,19 +288,19 @@ def c22(inputs: Inputs) -> Verdict:
         fact(Finding.of(msg("the switch gains at batch 32 (x{big}, over 1.05)"), big=Number(big, ".2f")), big > 1.05),
         caveat(Finding.of(msg("the gain at batch 32 is below NVIDIA's 1.5x")), big < 1.45))
     return Verdict(
-        "C22", verdict, "similar at batch 1; 1.5x at batch 32",
-        say(msg("{n_bf1}x at batch {n_b1}, {n_bf2}x at batch {n_b2} (BF16); {n_fp1}x and {n_fp2}x (FP8)"),
+        id="C22", verdict=verdict, seed_value="similar at batch 1; 1.5x at batch 32",
+        model_value=say(msg("{n_bf1}x at batch {n_b1}, {n_bf2}x at batch {n_b2} (BF16); {n_fp1}x and {n_fp2}x (FP8)"),
             n_bf1=Number(f.loc[1, "bf16_benefit_x"], ".2f"), n_b1=1, n_bf2=Number(f.loc[32, "bf16_benefit_x"], ".2f"),
             n_b2=32, n_fp1=Number(f.loc[1, "fp8_benefit_x"], ".2f"), n_fp2=Number(f.loc[32, "fp8_benefit_x"], ".2f")),
-        "NVSwitch / point-to-point throughput per GPU (Llama 3.1 70B, H200, TP=2, 8K/256)",
-        f"At batch 1 both systems are nearly equal in our model too ({f.loc[1, 'bf16_benefit_x']:.2f}x; "
+        unit="NVSwitch / point-to-point throughput per GPU (Llama 3.1 70B, H200, TP=2, 8K/256)",
+        explanation=f"At batch 1 both systems are nearly equal in our model too ({f.loc[1, 'bf16_benefit_x']:.2f}x; "
         f"NVIDIA's Table 3: {f.loc[1, 'nvidia_benefit_x']:.2f}x): a decode step is memory reads plus latency-bound "
         f"all-reduces that one {link.per_link_GBps_per_dir:g} GB/s-per-direction link handles as fast as the "
         f"switch. The gap grows with batch, as NVIDIA says, "
         f"but to {f.loc[32, 'bf16_benefit_x']:.2f}x at batch 32 rather than {f.loc[32, 'nvidia_benefit_x']:.1f}x; "
         f"up to batch 4 ours and NVIDIA's agree within {small_gap:.0f} %. "
         f"The 1.5x is a vendor-modelled figure for a hypothetical server.",
-        CHAPTER, rule, margin(msg("the batch-32 switch / mesh gain"), big, 1.05, "serving"))
+        chapter=CHAPTER, rule=rule, confidence=margin(msg("the batch-32 switch / mesh gain"), big, 1.05, "serving"))
 
 
 @claim("C23")
@@ -321,15 +326,15 @@ def c23(inputs: Inputs) -> Verdict:
                         switch=Number(nv["switch_tokens_per_s_per_gpu"], ".0f")),
              abs(nv["mesh_tokens_per_s_per_gpu"] / 80 - 1) <= 0.1 and abs(nv["switch_tokens_per_s_per_gpu"] / 115 - 1) <= 0.1))
     return Verdict(
-        "C23", verdict,
-        "30 tokens/s/user: 1 GPU cannot; point-to-point TP=2 batch 6 about 80; NVSwitch TP=2 batch 9 about 115 "
+        id="C23", verdict=verdict,
+        seed_value="30 tokens/s/user: 1 GPU cannot; point-to-point TP=2 batch 6 about 80; NVSwitch TP=2 batch 9 about 115 "
         "tokens/s/GPU",
-        say(msg("FP8: {n_one} GPU {n_t1} (batch {n_b1}), mesh {n_t2} (batch {n_b2}), switch {n_t3} (batch {n_b3})"),
+        model_value=say(msg("FP8: {n_one} GPU {n_t1} (batch {n_b1}), mesh {n_t2} (batch {n_b2}), switch {n_t3} (batch {n_b3})"),
             n_one=1, n_t1=Number(fp8["tp1_tokens_per_s_per_gpu"], ".0f"), n_b1=fp8["tp1_batch"],
             n_t2=Number(fp8["mesh_tokens_per_s_per_gpu"], ".0f"), n_b2=fp8["mesh_batch"],
             n_t3=Number(fp8["switch_tokens_per_s_per_gpu"], ".0f"), n_b3=fp8["switch_batch"]),
-        "tokens/s per GPU at 30 tokens/s per user (Llama 3.1 70B, H200, 8K/256)",
-        f"The 80 and 115 are NVIDIA's, quoted faithfully, but its single-GPU column meets 30 tokens/s per user "
+        unit="tokens/s per GPU at 30 tokens/s per user (Llama 3.1 70B, H200, 8K/256)",
+        explanation=f"The 80 and 115 are NVIDIA's, quoted faithfully, but its single-GPU column meets 30 tokens/s per user "
         f"({nv['tp1_tokens_per_s_per_gpu']:.0f} tokens/s per GPU at batch {int(nv['tp1_batch'])}) and fails only "
         f"at the higher rates, so 'one GPU cannot' is wrong at 30. Its throughput per GPU is {ratios.min():.2f} "
         f"to {ratios.max():.2f} of batch x rate per user / GPUs ({nv['mesh_batch']} x 30 / 2 = "
@@ -343,7 +348,8 @@ def c23(inputs: Inputs) -> Verdict:
         f"{fp8['switch_tokens_per_s_per_gpu']:.0f} (batch {fp8['switch_batch']}); at BF16 TP=2 gives "
         f"{bf16['mesh_tokens_per_s_per_gpu']:.0f} (batch {bf16['mesh_batch']}) and "
         f"{bf16['switch_tokens_per_s_per_gpu']:.0f} (batch {bf16['switch_batch']}).",
-        CHAPTER, rule, say(msg("the facts are NVIDIA's vendor-modelled table, read as printed")))
+        chapter=CHAPTER, rule=rule,
+        confidence=say(msg("the facts are NVIDIA's vendor-modelled table, read as printed")))
 
 
 @claim("C27")
@@ -368,14 +374,14 @@ def c27(inputs: Inputs) -> Verdict:
                               "decode communication / compute: {ratio})"), ratio=Number(tp4_ratio, ".2f")),
                tp4_ratio < 1))
     return Verdict(
-        "C27", verdict,
-        "data parallelism is insensitive to latency; tensor parallelism needs bandwidth and low latency: NVLink",
-        say(msg("PCIe, bandwidth halved: DP +{dp_bw} %, TP training +{tp_bw} %; latency doubled: DP +{dp_lat} %, TP "
+        id="C27", verdict=verdict,
+        seed_value="data parallelism is insensitive to latency; tensor parallelism needs bandwidth and low latency: NVLink",
+        model_value=say(msg("PCIe, bandwidth halved: DP +{dp_bw} %, TP training +{tp_bw} %; latency doubled: DP +{dp_lat} %, TP "
                 "decode +{dec_lat} %"), dp_bw=Number(dp["half_bandwidth_pct"], ".0f"),
             tp_bw=Number(tp["half_bandwidth_pct"], ".0f"), dp_lat=Number(dp["double_latency_pct"], ".0f"),
             dec_lat=Number(dec["double_latency_pct"], ".0f")),
-        "% longer step (Llama 3.1 8B training on 8 GPUs; Llama 3.1 70B decode, batch 1), 8x A100 PCIe",
-        say(msg("Per training step a data-parallel GPU sends {dp_gb} GB of gradients and weights once, mostly behind "
+        unit="% longer step (Llama 3.1 8B training on 8 GPUs; Llama 3.1 70B decode, batch 1), 8x A100 PCIe",
+        explanation=say(msg("Per training step a data-parallel GPU sends {dp_gb} GB of gradients and weights once, mostly behind "
                 "the backward pass; a tensor-parallel GPU sends {tp_gb} GB in all-reduces on the critical path of "
                 "every layer. On the PCIe server halving every link's bandwidth lengthens the DP step by {dp_bw} % "
                 "and the TP step by {tp_bw} %; doubling every latency changes the DP step by {dp_lat} % and a "
@@ -388,4 +394,9 @@ def c27(inputs: Inputs) -> Verdict:
             dp_lat=Number(dp["double_latency_pct"], ".1f"), dec_lat=Number(dec["double_latency_pct"], ".0f"),
             dp_nv=Number(dp_nv["half_bandwidth_pct"], ".1f"), tp_nv=Number(tp_nv["half_bandwidth_pct"], ".0f"),
             dec_nv=Number(dec_nv["double_latency_pct"], ".0f")),
-        CHAPTER, rule, margin(msg("the decode step's latency sensitivity (%)"), float(dec["double_latency_pct"]), 10.0, "serving"))
+        chapter=CHAPTER, rule=rule,
+        confidence=margin(msg("the decode step's latency sensitivity (%)"), float(dec["double_latency_pct"]), 10.0, "serving"))
+
+
+#: This chapter's checks.
+CHECKS = (c12, c13, c16, c17, c18, c21, c22, c23, c27)
