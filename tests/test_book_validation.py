@@ -20,7 +20,7 @@ import pytest
 from editions import CHINESE, NUMBER
 from glue_citations import check_cited, roles
 
-from multigpu.book import app_validation, lang, plotting, tables
+from multigpu.book import app_validation, app_validation_figures, lang, plotting, tables
 from multigpu.book.lang import text_width
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
@@ -121,7 +121,7 @@ def test_fixed_batch_table_names_its_units():
 
 
 def test_figure_has_both_panels_a_title_and_a_source(table):
-    fig = app_validation.figure_predicted_vs_measured(table)
+    fig = app_validation_figures.figure_predicted_vs_measured(table)
     assert len(fig.axes) == 2 and fig._suptitle.get_text()
     source = [t.get_text() for t in fig.texts if t.get_text().startswith("Source: ")]
     assert len(source) == 1 and "measurements.compare" in source[0]
@@ -131,9 +131,9 @@ def test_figure_has_both_panels_a_title_and_a_source(table):
 def test_protocol_figure_splits_the_model_curve_where_its_choice_changes():
     from multigpu.comm import collectives
 
-    fig = app_validation.figure_protocol_switches()
+    fig = app_validation_figures.figure_protocol_switches()
     by_name = {s.sweep: s for s in sweeps.sweeps()}
-    for ax, name in zip(fig.axes, app_validation.PROTOCOL_SWEEPS):
+    for ax, name in zip(fig.axes, app_validation_figures.PROTOCOL_SWEEPS):
         sweep = by_name[name]
         sizes = sweeps.points().query("sweep == @name")["bytes"].to_numpy(dtype=float)
         chosen = collectives.evaluate(sweep.op, sweep.system, sweep.gpus, sizes, nodes=sweep.nodes)
@@ -176,12 +176,12 @@ def test_the_chinese_catalog_cites_the_chinese_facts(facts):
 @pytest.fixture(scope="module")
 def shown_tables(table) -> list:
     """The appendix's tables, as its notebook shows them (in order)."""
-    sweep_cmp = app_validation.sweep_comparison()
+    sweep_cmp = sweepchecks.comparison()
     training = validation.training_table(table)
     return [app_validation.sweep_summary_table(sweep_cmp).set_index(["split", "size_class"]),
             app_validation.sweep_table(sweep_cmp), app_validation.spread_table().set_index(["sweep", "other_sweep"]),
             app_validation.latency_factor_table(deployment.sweep_points(("holdout",))),
-            app_validation.anchored_table(app_validation.anchored_points()).set_index(["split", "size_class"]),
+            app_validation.anchored_table(sweepchecks.anchored_points()).set_index(["split", "size_class"]),
             sweepchecks.wide_miss_table(sweepchecks.held_out_wide_misses(sweep_cmp)),
             app_validation.fitted_constants_table(),
             app_validation.training_runs_table(runs.compare()), app_validation.serving_runs_table(serving.compare()),
@@ -226,15 +226,15 @@ def test_every_table_has_chinese_headers_words_and_the_same_data(shown_tables):
 
 
 def test_figures_draw_in_chinese_with_every_check(table):
-    for draw in (lambda: app_validation.figure_predicted_vs_measured(table),
-                 lambda: app_validation.figure_holdout_sweeps(app_validation.sweep_comparison()),
-                 lambda: app_validation.figure_holdout_sweeps(app_validation.sweep_comparison(), split="sealed"),
-                 lambda: app_validation.figure_anchored(app_validation.anchored_points()),
-                 lambda: app_validation.figure_scale_out(
-                     sweepchecks.scale_points(app_validation.sweep_comparison())),
-                 lambda: app_validation.figure_twins(sweepchecks.twin_points(
-                     app_validation.sweep_comparison(), sweepchecks.held_out_wide_misses(app_validation.sweep_comparison()))),
-                 app_validation.figure_protocol_switches):
+    for draw in (lambda: app_validation_figures.figure_predicted_vs_measured(table),
+                 lambda: app_validation_figures.figure_holdout_sweeps(sweepchecks.comparison()),
+                 lambda: app_validation_figures.figure_holdout_sweeps(sweepchecks.comparison(), split="sealed"),
+                 lambda: app_validation_figures.figure_anchored(sweepchecks.anchored_points()),
+                 lambda: app_validation_figures.figure_scale_out(
+                     sweepchecks.scale_points(sweepchecks.comparison())),
+                 lambda: app_validation_figures.figure_twins(sweepchecks.twin_points(
+                     sweepchecks.comparison(), sweepchecks.held_out_wide_misses(sweepchecks.comparison()))),
+                 app_validation_figures.figure_protocol_switches):
         figs = plotting.draw_editions(draw)
         try:
             en, zh = figs["en"], figs["zh"]
@@ -263,7 +263,7 @@ def test_the_scale_out_series_keeps_under_the_nic_bound_and_follows_the_measured
     """crazyguitar/aws-gpu-communication-benchmark data/nccl_all_reduce.csv (commit a77f70d): all-reduce on AWS
     p5 (32 x 100 Gb/s EFA, 400 GB/s per node per direction) at 2-32 nodes; 8 GiB busbw 477.71 GB/s on 2 nodes,
     321.10 on 32. The NIC bound [2(n-1)/n / (2(K-1)/K)] x 400 is 750 GB/s on 2 nodes (16 GPUs)."""
-    points = sweepchecks.scale_points(app_validation.sweep_comparison())
+    points = sweepchecks.scale_points(sweepchecks.comparison())
     assert sorted(points["nodes"].unique()) == [2, 4, 8, 16, 32]
     assert set(points["split"]) == {"fit", "holdout"}  # none of the series is sealed
     two = points[(points["nodes"] == 2) & (points["bytes"] == 2**33)].iloc[0]
@@ -280,7 +280,7 @@ def test_the_worst_case_prose_follows_the_held_out_misses_and_their_twins():
     crazyguitar/aws-gpu-communication-benchmark's two-node run (NCCL 2.27.7) are both held out and are more than
     2.08 times apart at 128 MiB, so the prose says no model of these inputs meets the goal; with the pair's
     ratio under the limit the same sentence says the opposite."""
-    comparison = app_validation.sweep_comparison()
+    comparison = sweepchecks.comparison()
     misses = sweepchecks.held_out_wide_misses(comparison)
     large = comparison[(comparison["split"] == "holdout") & (comparison["size_class"] == "large")]
     assert len(misses) == int((large["rel_error"].abs() > sweepchecks.WIDE_MISS).sum()) > 0

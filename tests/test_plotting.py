@@ -195,7 +195,7 @@ def _book_figures() -> dict[str, object]:
 def _figures_in_current_language() -> dict[str, object]:
     from pathlib import Path
 
-    from multigpu.book import app_claims, app_validation, inputs
+    from multigpu.book import app_claims, app_validation_figures, inputs
     from multigpu.book import ch01_generations as ch01
     from multigpu.book import ch02_topology as ch02
     from multigpu.book import ch03_bottlenecks as ch03
@@ -236,17 +236,17 @@ def _figures_in_current_language() -> dict[str, object]:
         "ch05.figure_pareto": ch05.figure_pareto(ch05.pareto_options(table, ref), table, ref),
         "app_claims.figure_verdicts_by_chapter": app_claims.figure_verdicts_by_chapter(
             app_claims.verdicts_by_chapter(verdicts, titles), table),
-        "app_validation.figure_holdout_sweeps": app_validation.figure_holdout_sweeps(
-            app_validation.sweep_comparison(cal), cal),
-        "app_validation.figure_holdout_sweeps[sealed]": app_validation.figure_holdout_sweeps(
-            app_validation.sweep_comparison(cal), cal, split="sealed"),
-        "app_validation.figure_anchored": app_validation.figure_anchored(app_validation.anchored_points(cal)),
-        "app_validation.figure_scale_out": app_validation.figure_scale_out(
-            sweepchecks.scale_points(app_validation.sweep_comparison(cal))),
-        "app_validation.figure_protocol_switches": app_validation.figure_protocol_switches(cal),
-        "app_validation.figure_twins": app_validation.figure_twins(sweepchecks.twin_points(
-            app_validation.sweep_comparison(cal), sweepchecks.held_out_wide_misses(app_validation.sweep_comparison(cal)))),
-        "app_validation.figure_predicted_vs_measured": app_validation.figure_predicted_vs_measured(
+        "app_validation.figure_holdout_sweeps": app_validation_figures.figure_holdout_sweeps(
+            sweepchecks.comparison(cal), cal),
+        "app_validation.figure_holdout_sweeps[sealed]": app_validation_figures.figure_holdout_sweeps(
+            sweepchecks.comparison(cal), cal, split="sealed"),
+        "app_validation.figure_anchored": app_validation_figures.figure_anchored(sweepchecks.anchored_points(cal)),
+        "app_validation.figure_scale_out": app_validation_figures.figure_scale_out(
+            sweepchecks.scale_points(sweepchecks.comparison(cal))),
+        "app_validation.figure_protocol_switches": app_validation_figures.figure_protocol_switches(cal),
+        "app_validation.figure_twins": app_validation_figures.figure_twins(sweepchecks.twin_points(
+            sweepchecks.comparison(cal), sweepchecks.held_out_wide_misses(sweepchecks.comparison(cal)))),
+        "app_validation.figure_predicted_vs_measured": app_validation_figures.figure_predicted_vs_measured(
             validation.comparisons(cal)),
     }
     for i, (kind, workload_id, tornado) in enumerate(analysis.tornados(table)):
@@ -282,7 +282,7 @@ def book_figures():
 def test_the_book_figures_are_every_figure_function(book_figures):
     from multigpu.book import (
         app_claims,
-        app_validation,
+        app_validation_figures,
         ch01_generations,
         ch02_topology,
         ch03_bottlenecks,
@@ -291,7 +291,7 @@ def test_the_book_figures_are_every_figure_function(book_figures):
     )
 
     modules = {"ch01": ch01_generations, "ch02": ch02_topology, "ch03": ch03_bottlenecks, "ch04": ch04_cost,
-               "ch05": ch05_guide, "app_claims": app_claims, "app_validation": app_validation}
+               "ch05": ch05_guide, "app_claims": app_claims, "app_validation": app_validation_figures}
     defined = {f"{short}.{name}" for short, module in modules.items() for name in dir(module)
                if name.startswith("figure_") and callable(getattr(module, name))}
     built = {name.split("[")[0] for name in book_figures}

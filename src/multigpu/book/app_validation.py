@@ -1,43 +1,30 @@
-"""Appendix, model validation: its figure, its tables' print form and the values its prose cites.
+"""Appendix, model validation: its tables' print form and the values its prose cites (its figures are
+:mod:`multigpu.book.app_validation_figures`).
 
-The comparisons come from :mod:`multigpu.evidence.validation` (the model against every measurement it
-can reproduce); this module lays them out for the page:
+The comparisons come from :mod:`multigpu.evidence.validation`, :mod:`multigpu.evidence.sweeps` and
+:mod:`multigpu.evidence.sweepchecks`; this module lays them out for the page: NVIDIA's Table 3 beside ours
+(:func:`fixed_batch_table`), the published sweeps, held-out ones first, then the sealed ones (opened once,
+:data:`SWEEPS_OPENED`), how far apart two published runs of one machine are (:func:`spread_table`), what one
+latency factor per sweep carries (:func:`latency_factor_table`, :func:`anchored_table`), and the training and
+serving runs. The ``*_facts`` functions return the values one section of the prose cites, by glue name, and
+:func:`facts` all of them (``glue_all(app_validation.facts(cal))``), each text fact in English and, as
+``<name>_zh``, in Chinese; the tables' Chinese headers are :data:`TABLE_HEADERS`, their cells' words
+:data:`CELL_WORDS`.
 
-- :func:`plot_predicted_vs_measured` draws them, :func:`figure_predicted_vs_measured` is the appendix's
-  figure in the house style;
-- :func:`fixed_batch_table` is NVIDIA's Table 3 beside ours, with units in the column names;
-- :func:`sweep_table`, :func:`sweep_summary_table`, :func:`fitted_constants_table` and
-  :func:`figure_holdout_sweeps` show the published sweeps, held-out ones first, then the sealed ones (opened
-  once, :data:`SWEEPS_OPENED`); :func:`spread_table` how far apart two published runs of one machine are,
-  :func:`latency_factor_table` how much of each held-out sweep's error one latency factor of its own carries,
-  :func:`anchored_table` how well a factor fitted on each sweep's smallest sizes predicts its other sizes;
-- the ``*_facts`` functions return the values one section of the prose cites, by glue name
-  (:data:`multigpu.book.glue.Facts`), and :func:`facts` all of them: the notebook glues them with one
-  call, ``glue_all(app_validation.facts(cal))``.
-
-Its words come in both editions' languages (:mod:`multigpu.book.lang`): each figure function draws in the
-current language (the notebook shows both with ``plotting.show_both``); the tables' Chinese headers are the
-messages of :data:`TABLE_HEADERS` and the words in their :data:`LABEL_COLUMNS` those of :data:`CELL_WORDS`;
-:func:`facts` holds every text fact in English and, as ``<name>_zh``, in Chinese.
-
-Errors are ``predicted / measured - 1`` in percent (``_pct``, ``e_<ref>``); ``_rows``, ``_within`` and
-``n_`` values are row counts; ``_ref`` values and ``small_systems`` are text. Nothing here depends on a
-price file.
+Errors are ``predicted / measured - 1`` in percent (``_pct``, ``e_<ref>``); ``_rows``, ``_within`` and ``n_``
+values are row counts; ``_ref`` values and ``small_systems`` are text. Nothing here depends on a price file.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from multigpu.book import lang, plotting, vocabulary
+from multigpu.book import lang, vocabulary
 from multigpu.book.glue import Facts, plain
 from multigpu.book.lang import N_, _
-from multigpu.comm import calibration, collectives
+from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
 from multigpu.common import units
 from multigpu.compute import inference, models
@@ -55,79 +42,6 @@ from multigpu.evidence import (
     wiring,
 )
 from multigpu.evidence.sweeps import SMALL_SIDE, WIDE_MISS
-
-
-def _scatter(ax, part: pd.DataFrame, style: int, label: str) -> None:
-    """``part``'s rows as markers, filled where a constant was fitted on the row; ``label`` names the group
-    in the legend (in the current language)."""
-    color, marker = plotting.COLORS[style % 8], plotting.MARKERS[style % 8]
-    for filled in (True, False):
-        rows = part[(part["set"] == "fitted on") == filled]
-        if len(rows):
-            ax.scatter(rows["measured"], rows["predicted"], marker=marker, s=36, linewidths=1.2,
-                       facecolors=color if filled else "none", edgecolors=color,
-                       label=_("{group}, fitted on", group=label) if filled
-                       else _("{group}, not fitted on", group=label))
-
-
-def _diagonal(ax, lo: float, hi: float) -> None:
-    line = np.array([lo, hi])
-    ax.plot(line, line, color="#444444", linewidth=1, linestyle="-", marker="")
-    for factor in (0.9, 1.1):
-        ax.plot(line, factor * line, color="#888888", linewidth=0.8, linestyle="--", marker="")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
-
-
-def plot_predicted_vs_measured(axes, table: pd.DataFrame | None = None, label_above_pct: float = 10.0) -> None:
-    """Two panels of :func:`~multigpu.evidence.validation.comparisons`, predicted against measured on log axes,
-    with y = x (solid) and +-10 % (dashed): bandwidths (collectives and copies, GB/s) on the left, training
-    iterations (s) on the right. Filled markers: a constant was fitted on the row; hollow: not. Rows off by
-    more than ``label_above_pct`` (%) are labelled with their ref. Words in the current language."""
-    table = validation.comparisons() if table is None else table
-    left, right = axes
-    bw = table[table["kind"] != "training"]
-    groups = ((_("collectives, reference set"), (bw["kind"] == "collective") & (bw["set"] != "out of sample")),
-              (_("copies, reference set"), bw["kind"] == "copy"),
-              (_("collectives, out of sample"), bw["set"] == "out of sample"))
-    for style, (label, mask) in enumerate(groups):
-        _scatter(left, bw[mask], style, label)
-    train = table[table["kind"] == "training"]
-    _scatter(right, train, 3, _("training runs"))
-    for ax, part in ((left, bw), (right, train)):
-        values = np.concatenate([part["measured"].to_numpy(), part["predicted"].to_numpy()])
-        _diagonal(ax, values.min() / 1.6, values.max() * 1.6)
-        far = part[part["error_pct"].abs() > label_above_pct].sort_values("measured")
-        for j, row in enumerate(far.itertuples()):
-            ax.annotate(row.ref, (row.measured, row.predicted), textcoords="offset points",
-                        xytext=(6, -11 if j % 2 else 5), fontsize=plotting.SMALL_PT)
-        ax.legend(fontsize=plotting.SMALL_PT, loc="lower right")
-    left.set_title(_("collectives and copies"), fontsize=10)
-    right.set_title(_("training iterations (DGX A100 nodes)"), fontsize=10)
-    left.set_xlabel(_("measured (GB/s, log scale)"))
-    left.set_ylabel(_("predicted (GB/s, log scale)"))
-    right.set_xlabel(_("measured (s per iteration, log scale)"))
-    right.set_ylabel(_("predicted (s per iteration, log scale)"))
-
-
-def figure_predicted_vs_measured(table: pd.DataFrame) -> Figure:
-    """The model against every measurement it can reproduce: predicted against measured, bandwidths (GB/s)
-    and training iterations (s), from :func:`multigpu.evidence.validation.comparisons` (``table``), in the
-    current language."""
-    fig, axes = plotting.figure(
-        _("The model against every measurement it can reproduce"), _("measured"), _("predicted"),
-        source=_("multigpu.evidence.validation.comparisons: measurements.compare and out_of_sample "
-                 "(data/measurements.csv and published collectives), bottlenecks.training_validation "
-                 "(Megatron-LM, Korthikanti et al. 2022)"),
-        nrows=2, figsize=(6.8, 8.8))
-    plot_predicted_vs_measured(axes, table)
-    within = int((table["error_pct"].abs() <= 10).sum())
-    return plotting.set_alt(fig, _("Two scatter plots, log-log, of {n} comparisons, predicted against measured: "
-                                   "bandwidths of collectives and copies (GB/s), and training iterations (s); "
-                                   "errors {errors}, {within} of {n} within 10 %.", n=len(table),
-                                   errors=plotting.span(table["error_pct"], "%"), within=within))
 
 
 def fixed_batch_table(fixed: pd.DataFrame) -> pd.DataFrame:
@@ -279,20 +193,12 @@ def out_of_sample_table(table: pd.DataFrame) -> pd.DataFrame:
 #: model's last change at the time, those sealed after that look in a second look after the next changes (both
 #: on this day; data/SWEEPS-NOTES.md records what each look found); since then they test no later change unseen
 SWEEPS_OPENED = "2026-12-04"
-#: the sweeps' splits in the order the tables show them: out of sample first
-_SWEEP_SPLITS = ["holdout", "sealed", "fit"]
-
-
-def sweep_comparison(cal: Calibration | None = None) -> pd.DataFrame:
-    """Every point of the held-out, sealed (opened once, :data:`SWEEPS_OPENED`) and fit sweeps against the
-    model (:func:`multigpu.evidence.sweeps.compare`)."""
-    return sweeps.compare(tuple(_SWEEP_SPLITS), cal)
 
 
 def sweep_summary_table(comparison: pd.DataFrame) -> pd.DataFrame:
     """Median and worst |error| (%) by split (held-out, sealed, fit) and size class (from 64 MiB: large)."""
     summary = sweeps.summary(comparison)
-    summary["split"] = pd.Categorical(summary["split"], _SWEEP_SPLITS, ordered=True)
+    summary["split"] = pd.Categorical(summary["split"], list(sweeps.SHOWN_SPLITS), ordered=True)
     summary = summary.sort_values(["split", "size_class"])
     out = summary.assign(median_abs_error_pct=100 * summary["median_abs_error"],
                          worst_abs_error_pct=100 * summary["worst_abs_error"])
@@ -309,7 +215,7 @@ def sweep_table(comparison: pd.DataFrame) -> pd.DataFrame:
                                      algorithm=("algorithm", "first"), points=("bytes", "size"))
     for size_class in ("small", "large"):
         rows[f"median_abs_error_{size_class}_pct"] = errors.get(size_class)
-    rows["split"] = pd.Categorical(rows["split"], _SWEEP_SPLITS, ordered=True)
+    rows["split"] = pd.Categorical(rows["split"], list(sweeps.SHOWN_SPLITS), ordered=True)
     return rows.sort_values(["split", "sweep"]).round(1)
 
 
@@ -336,36 +242,6 @@ def spread_facts() -> Facts:
                     "spread_large_median": large["spread_pct"].median(),
                     "spread_small_floor": small["floor_pct"].median(), "spread_small_max": widest["spread_pct"],
                     "spread_widest": _("`{a}` and `{b}`", a=widest["sweep"], b=widest["other_sweep"])})
-
-
-def figure_twins(points: pd.DataFrame) -> Figure:
-    """busbw (GB/s) against message size for runs the model cannot tell apart (``points``: :func:`multigpu.evidence.sweepchecks.twin_points`):
-    each run measured (the widest held-out pair in colour, the others grey), the model's one line and the band
-    within :data:`~multigpu.evidence.sweeps.WIDE_MISS` of it; in the current language."""
-    fig, ax = plotting.figure(
-        _("Runs the model cannot tell apart: {n} published runs of one machine and collective",
-          n=points["sweep"].nunique()),
-        _("message size (log scale)"), _("busbw (GB/s)"), figsize=(6.8, 3.6),
-        source=_("data/sweeps.csv; multigpu.evidence.sweeps.wide_misses"))
-    model = points.groupby("bytes")["predicted"].first()
-    ax.fill_between(model.index, model / (1 + WIDE_MISS), model / (1 - WIDE_MISS), color=plotting.COLORS[1],
-                    alpha=0.15, linewidth=0, label=_("within {pct:.0f} % of the model", pct=100 * WIDE_MISS))
-    ax.plot(model.index, model, color=plotting.COLORS[1], marker="", label=_("model"))
-    for sweep, run in points[~points["pair"]].groupby("sweep", sort=False):
-        ax.plot(run["bytes"], run["measured"], color="#aaaaaa", marker=".", markersize=4, linewidth=0.8, zorder=2)
-    for color, (sweep, run) in zip((plotting.COLORS[0], plotting.COLORS[2]),
-                                   points[points["pair"]].groupby("sweep", sort=False)):
-        ax.plot(run["bytes"], run["measured"], color=color, marker="o", markersize=4, linewidth=1.2, zorder=3,
-                label=_("{sweep} ({split})", sweep=sweep, split=lang.label(run["split"].iloc[0])))
-    ax.plot([], [], color="#aaaaaa", marker=".", label=_("other runs, same inputs"))
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: units.format_size(v)))
-    ax.set_ylim(0, None)
-    ax.legend(fontsize=plotting.SMALL_PT, loc="upper left")
-    runs_ = points.drop_duplicates("sweep")
-    return plotting.set_alt(fig, _("Measured busbw of {n} runs with the same inputs to the model against message "
-                                   "size, with the model's line and the band within {pct:.0f} % of it; the two "
-                                   "runs drawn in colour are held out.", n=len(runs_), pct=100 * WIDE_MISS))
 
 
 def wide_miss_facts(misses: pd.DataFrame) -> Facts:
@@ -408,67 +284,22 @@ def latency_factor_table(points: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("latency_factor_x").round(2)
 
 
-def anchored_points(cal: Calibration | None = None) -> pd.DataFrame:
-    """Every sweep's points with a latency factor of its own fitted on its
-    :data:`~multigpu.evidence.deployment.ANCHOR_POINTS` smallest sizes only
-    (:func:`multigpu.evidence.deployment.sweep_points`), held-out, sealed and fit sweeps."""
-    return deployment.sweep_points(tuple(_SWEEP_SPLITS), cal, anchor=deployment.ANCHOR_POINTS)
-
-
 def anchored_table(points: pd.DataFrame) -> pd.DataFrame:
     """By split (held-out first) and size class, the points a factor anchored on each sweep's smallest sizes
-    (``points``: :func:`anchored_points`) has not seen: how many sweeps and points, and their median absolute
+    (``points``: :func:`multigpu.evidence.sweepchecks.anchored_points`) has not seen: how many sweeps and points, and their median absolute
     error (%) as shipped and with the anchored factor."""
     unseen = points[~points["fitted_on"]]
     data = unseen.assign(shipped=100 * unseen["rel_error"].abs(), anchored=100 * unseen["rel_error_fitted"].abs())
     out = data.groupby(["split", "size_class"], observed=True).agg(
         sweeps=("sweep", "nunique"), points=("bytes", "size"), median_abs_error_pct=("shipped", "median"),
         anchored_error_pct=("anchored", "median")).reset_index()
-    out["split"] = pd.Categorical(out["split"], _SWEEP_SPLITS, ordered=True)
+    out["split"] = pd.Categorical(out["split"], list(sweeps.SHOWN_SPLITS), ordered=True)
     out["size_class"] = pd.Categorical(out["size_class"], ["small", "large"], ordered=True)
     return out.sort_values(["split", "size_class"]).round(1).reset_index(drop=True)
 
 
-def figure_anchored(points: pd.DataFrame) -> Figure:
-    """Each held-out and sealed sweep (``points``: :func:`anchored_points`): its median absolute error (%) on the
-    small messages a factor anchored on its smallest sizes has not seen, as shipped (circle) and with that
-    factor (diamond), log scale; in the current language."""
-    unseen = points[~points["fitted_on"] & (points["size_class"] == "small") & (points["split"] != "fit")]
-    data = unseen.assign(shipped=100 * unseen["rel_error"].abs(), anchored=100 * unseen["rel_error_fitted"].abs())
-    rows = data.groupby(["split", "sweep"])[["shipped", "anchored"]].median().reset_index()
-    rows["split"] = pd.Categorical(rows["split"], _SWEEP_SPLITS, ordered=True)
-    rows = rows.sort_values(["split", "shipped"]).reset_index(drop=True)
-    y = np.arange(len(rows)) + (rows["split"] == "sealed").to_numpy() * 1.0  # a gap between the two splits
-    count, kib = deployment.ANCHOR_POINTS, deployment.ANCHOR_MAX_BYTES / 1024
-    fig, ax = plotting.figure(
-        _("A latency factor from {count} small sizes, judged on the sizes it has not seen", count=count),
-        _("median absolute error on small messages (%, log scale)"), _("sweep"),
-        figsize=(6.8, 1.6 + 0.24 * len(rows)),
-        source=_("data/sweeps.csv (held-out and sealed sweeps); multigpu.evidence.deployment.sweep_points "
-                 "(factor fitted on each sweep's {count} smallest sizes, at most {kib:.0f} KiB)", count=count,
-                 kib=kib))
-    ax.hlines(y, rows[["shipped", "anchored"]].min(axis=1), rows[["shipped", "anchored"]].max(axis=1),
-              color="#999999", linewidth=1)
-    ax.scatter(rows["shipped"], y, marker="o", s=28, color=plotting.COLORS[0], label=_("as shipped"), zorder=3)
-    ax.scatter(rows["anchored"], y, marker="D", s=28, color=plotting.COLORS[1],
-               label=_("with the factor from the {count} smallest sizes", count=count), zorder=3)
-    ax.axvline(100 * SMALL_SIDE, color="#444444", linestyle="--", linewidth=0.8)
-    ax.text(100 * SMALL_SIDE, -0.8, f" {100 * SMALL_SIDE:.0f} %", fontsize=plotting.SMALL_PT, va="bottom", ha="left")
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_yticks(y, [f"{sweep} ({_(split)})" for sweep, split in zip(rows["sweep"], rows["split"])],
-                  fontsize=plotting.SMALL_PT)
-    ax.invert_yaxis()
-    ax.legend(fontsize=plotting.SMALL_PT, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, frameon=False)
-    return plotting.set_alt(fig, _("{n} sweeps, held out and sealed: each one's median error on the small messages "
-                                   "its latency factor was not fitted on, as shipped and with the factor fitted on "
-                                   "its {count} smallest sizes; median over their points {before:.1f} % as "
-                                   "shipped, {after:.1f} % with the factor.", n=len(rows), count=count,
-                                   before=data["shipped"].median(), after=data["anchored"].median()))
-
-
 def anchored_facts(points: pd.DataFrame) -> Facts:
-    """The anchored factor (``points``: :func:`anchored_points`): ``an_count`` (sizes it is fitted on),
+    """The anchored factor (``points``: :func:`multigpu.evidence.sweepchecks.anchored_points`): ``an_count`` (sizes it is fitted on),
     ``an_max_KiB`` (the largest an anchor may be, KiB), and per split ``hold``/``sealed``: ``an_<split>_sweeps``
     and the median absolute error (%) on the points it has not seen, ``an_<split>_<size>_shipped`` and
     ``an_<split>_<size>`` for size ``small``/``large``."""
@@ -521,75 +352,6 @@ def fit_status_facts(cal: Calibration | None = None) -> Facts:
                     "fit_determined_pct": 100 * fitquality.DETERMINED_REL_SE, "fit_loose": _(", ").join(loose)})
 
 
-def figure_holdout_sweeps(comparison: pd.DataFrame, cal: Calibration | None = None,
-                          split: str = "holdout") -> Figure:
-    """Each sweep of ``split`` (``holdout`` or ``sealed``): measured busbw (markers) and the model's (line)
-    against message size, log axes; in the current language."""
-    held = comparison[comparison["split"] == split]
-    names = sorted(held["sweep"].unique())
-    ncols = 2
-    nrows = -(-len(names) // ncols)
-    title = (_("Held-out sweeps: the model against measurements it never saw") if split == "holdout" else
-             _("Sealed sweeps, opened once: the model against measurements no fit or change saw"))
-    fig, axes = plotting.figure(
-        title, _("message size (bytes, log scale)"),
-        _("busbw (GB/s, log scale)"), ncols=ncols, nrows=nrows, figsize=(6.8, 0.9 + 2.7 * nrows),
-        source=_("data/sweeps.csv (published nccl-tests, rccl-tests and torch.distributed sweeps, split by a "
-                 "hash of their id before any comparison); multigpu.evidence.sweeps.compare"))
-    for ax, name in zip(axes, names):
-        part = held[held["sweep"] == name].sort_values("bytes")
-        ax.scatter(part["bytes"], part["measured"], s=14, color=plotting.COLORS[0], label=_("measured"))
-        ax.plot(part["bytes"], part["predicted"], color=plotting.COLORS[1], marker="", label=_("model"))
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        _label_log_y(ax)
-        ax.set_title(_panel_title(name, part["system"].iloc[0], part["gpus"].iloc[0], part["nodes"].iloc[0]),
-                     fontsize=plotting.SMALL_PT + 0.5)
-        ax.tick_params(labelsize=plotting.SMALL_PT)
-    for ax in list(axes)[len(names):]:
-        ax.set_visible(False)
-    axes[0].legend(fontsize=plotting.SMALL_PT, loc="upper left")
-    errors = 100 * held["rel_error"].abs()
-    alt = (_("{n} log-log panels, one per held-out sweep: measured busbw (points) and the model's (line) against "
-             "message size; median error {median:.1f} %, worst {worst:.0f} %.") if split == "holdout" else
-           _("{n} log-log panels, one per sealed sweep: measured busbw (points) and the model's (line) against "
-             "message size; median error {median:.1f} %, worst {worst:.0f} %."))
-    return plotting.set_alt(fig, alt.format(n=len(names), median=errors.median(), worst=errors.max()))
-
-
-def figure_scale_out(points: pd.DataFrame) -> Figure:
-    """busbw (GB/s) against node count for one cluster (``points``: :func:`multigpu.evidence.sweepchecks.scale_points`), one panel per size:
-    measured (filled: held out; open: fit sweep), the model (line) and the NIC bound (dashed); in the current
-    language."""
-    sizes = sorted(points["bytes"].unique())
-    lo, hi = int(points["nodes"].min()), int(points["nodes"].max())
-    fig, axes = plotting.figure(
-        _("One cluster at {lo} to {hi} nodes: all-reduce on AWS p5 (H100, EFA)", lo=lo, hi=hi), _("nodes (log scale)"),
-        _("busbw (GB/s)"), ncols=len(sizes), figsize=(6.8, 3.2),
-        source=_("data/sweeps.csv (crazyguitar/aws-gpu-communication-benchmark, NCCL 2.27.7); "
-                 "multigpu.evidence.sweeps.compare; NIC bound: every node's EFA line rate"))
-    for ax, size in zip(axes, sizes):
-        part = points[points["bytes"] == size]
-        ax.plot(part["nodes"], part["bound"], color="#999999", linestyle="--", marker="", label=_("NIC bound"))
-        ax.plot(part["nodes"], part["predicted"], color=plotting.COLORS[1], marker="", label=_("model"))
-        for split, face in (("holdout", plotting.COLORS[0]), ("fit", "none")):
-            mine = part[part["split"] == split]
-            ax.scatter(mine["nodes"], mine["measured"], s=24, facecolors=face, edgecolors=plotting.COLORS[0],
-                       zorder=3, label=_("measured, held out") if split == "holdout" else _("measured, fit sweep"))
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.set_ylim(0, None)
-        ax.set_title(_("{size} per rank", size=units.format_size(size)), fontsize=plotting.SMALL_PT + 0.5)
-        ax.tick_params(labelsize=plotting.SMALL_PT)
-    axes[-1].legend(fontsize=plotting.SMALL_PT, loc="lower left")  # the largest size leaves the bottom free
-    held = points[points["split"] == "holdout"]
-    return plotting.set_alt(fig, _("{n} panels, one per message size: measured all-reduce busbw of one AWS p5 "
-                                   "cluster at {lo} to {hi} nodes, the model's line and the NIC bound; median error "
-                                   "{median:.1f} % on the held-out runs, worst {worst:.0f} % over all.",
-                                   n=len(sizes), lo=lo, hi=hi, median=100 * held["rel_error"].abs().median(),
-                                   worst=100 * points["rel_error"].abs().max()))
-
-
 def scale_facts(points: pd.DataFrame) -> Facts:
     """The scale-out series (``points``: :func:`multigpu.evidence.sweepchecks.scale_points`): ``sc_runs``, ``sc_hold`` and ``sc_fit`` (how many
     node counts, held out, fit), ``sc_nodes_min`` and ``sc_nodes_max``; at the largest size ``sc_size_hi``
@@ -614,71 +376,8 @@ def scale_facts(points: pd.DataFrame) -> Facts:
         "sc_hold_median": 100 * points[points["split"] == "holdout"]["rel_error"].abs().median()})
 
 
-def _label_log_y(ax) -> None:
-    """Plain numbers on a log y axis (1, 10, 100); where the data span less than a decade, so that no power of
-    ten falls inside, the 2s and 5s between them are labelled too."""
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    low, high = ax.get_ylim()
-    if np.floor(np.log10(high)) - np.ceil(np.log10(low)) < 1:
-        ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
-        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.tick_params(axis="y", which="minor", labelsize=plotting.SMALL_PT)
-    else:
-        ax.yaxis.set_minor_formatter(NullFormatter())
-
-
-def _panel_title(name: str, system: str, gpus: int, nodes: int) -> str:
-    """A sweep's panel title in the current language: its id, then its system, GPU and node counts."""
-    return _("{name}\n{system}, {gpus} GPUs, {nodes} node(s)", name=name, system=system, gpus=gpus, nodes=nodes)
-
-
-#: fit sweeps whose model curve is drawn with NCCL's choice of algorithm and protocol at every size
-PROTOCOL_SWEEPS = ("h200-8-ar-torch-mleng", "rtx4090-4-ar-nccltests-kalavai", "h100-32-4n-ar-ib-ncclt309",
-                   "mi300x-16-2n-ar-roce-rccltests")
-
-
-def figure_protocol_switches(cal: Calibration | None = None, names: tuple[str, ...] = PROTOCOL_SWEEPS) -> Figure:
-    """Measured busbw of some fit sweeps (markers) and the model's (line), the line split where the model
-    switches algorithm or protocol (LL, LL128, Simple; ring, tree, NVLS), each piece labelled; in the current
-    language (the choices' names are NCCL's, the same in every language)."""
-    cal = calibration.resolve(cal)
-    by_name = {s.sweep: s for s in sweeps.sweeps()}
-    data = sweeps.points()
-    fig, axes = plotting.figure(
-        _("Where the model switches protocol and algorithm, against measured sweeps"),
-        _("message size (bytes, log scale)"), _("busbw (GB/s, log scale)"), ncols=2, nrows=2, figsize=(6.8, 7.8),
-        source=_("data/sweeps.csv (fit sweeps); multigpu.comm.collectives.evaluate (the model's choice at each "
-                 "size)"))
-    for ax, name in zip(axes, names):
-        sweep = by_name[name]
-        part = data[data["sweep"] == name].sort_values("bytes")
-        factor = collectives.busbw_factor(sweep.op, sweep.gpus)
-        measured = part["busbw_GBps"].fillna(part["bytes"] / part["time_us"] / 1e3 * factor)
-        ax.scatter(part["bytes"], measured, s=14, color="#444444", label=_("measured"), zorder=3)
-        sizes = 2.0 ** np.arange(np.log2(part["bytes"].min()), np.log2(part["bytes"].max()) + 0.01, 0.25)
-        chosen = collectives.evaluate(sweep.op, sweep.system, sweep.gpus, sizes, nodes=sweep.nodes, cal=cal)
-        busbw = sizes / sweeps.harness_time_us(sweep, chosen["time_us"], calibration.resolve(cal)) / 1e3 * factor
-        labels = [f"{a} {p}" for a, p in zip(chosen["algorithm"], chosen["protocol"])]
-        start = 0
-        for style, end in enumerate([*np.flatnonzero(np.array(labels[1:]) != np.array(labels[:-1])) + 1, len(labels)]):
-            piece = slice(max(start - 1, 0), end)
-            ax.plot(sizes[piece], busbw[piece], color=plotting.COLORS[style % 8], marker="",
-                    linestyle=plotting.LINESTYLES[style % len(plotting.LINESTYLES)],
-                    label=_("model: {choice}", choice=labels[start]))
-            start = end
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        _label_log_y(ax)
-        ax.set_title(_panel_title(name, sweep.system, sweep.gpus, sweep.nodes), fontsize=plotting.SMALL_PT + 0.5)
-        ax.tick_params(labelsize=plotting.SMALL_PT)
-        ax.legend(fontsize=plotting.SMALL_PT, loc="upper left")
-    return plotting.set_alt(fig, _("{n} log-log panels, one per fit sweep ({names}): measured busbw (points) "
-                                   "against message size, and the model's line, split and labelled where it "
-                                   "switches algorithm or protocol.", n=len(names), names=_(", ").join(names)))
-
-
 def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Facts:
-    """The published sweeps (``comparison``: :func:`sweep_comparison`).
+    """The published sweeps (``comparison``: :func:`multigpu.evidence.sweepchecks.comparison`).
 
     Counts: ``sw_n_<split>`` (sweeps per split), ``sw_n_unmodelled``, ``sw_pts_<split>`` (compared points);
     ``sw_next_sealed`` (text: a sentence on ``sealed2``, the next sealed set);
@@ -979,13 +678,13 @@ def facts(cal: Calibration | None = None) -> Facts:
     as they state), with calibration ``cal`` (None: the shipped one). Each text fact is there in English and,
     as ``<name>_zh``, in Chinese (a ref or an id is the same in both); the numbers once, for both editions."""
     table = validation.comparisons(cal)
-    comparison = sweep_comparison(cal)
+    comparison = sweepchecks.comparison(cal)
     trained = runs.compare(splits=_ALL_SPLITS, cal=cal)
     return {**_in_both(lambda: coverage_facts(table, cal)), **_in_both(lambda: summary_facts(table)),
             **out_of_sample_facts(table), **_in_both(lambda: weakness_facts(table, cal)), **vendor_facts(cal),
             **_in_both(lambda: sweep_facts(comparison, cal)), **_in_both(spread_facts),
             **_in_both(lambda: wide_miss_facts(sweepchecks.held_out_wide_misses(comparison))),
-            **latency_factor_facts(deployment.sweep_points(("holdout",), cal)), **anchored_facts(anchored_points(cal)),
+            **latency_factor_facts(deployment.sweep_points(("holdout",), cal)), **anchored_facts(sweepchecks.anchored_points(cal)),
             **_in_both(lambda: scale_facts(sweepchecks.scale_points(comparison))),
             **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
             **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal))}

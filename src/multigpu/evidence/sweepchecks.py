@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from multigpu.evidence import sweeps
+from multigpu.comm.calibration import Calibration
+from multigpu.evidence import deployment, sweeps
 from multigpu.evidence.sweeps import WIDE_MISS
 from multigpu.hardware import catalog
 
@@ -23,6 +24,19 @@ SCALE_SERIES = "-ar-efa-cgawsbench"
 SCALE_SIZES = (2**27, 2**30, 2**33)
 #: The smallest message (bytes) the twins' figure draws: below it latency, not the wire, sets the time.
 TWIN_FROM_BYTES = 2**20
+
+
+def comparison(cal: Calibration | None = None) -> pd.DataFrame:
+    """Every point of the held-out, sealed (opened once) and fit sweeps against the model
+    (:func:`multigpu.evidence.sweeps.compare` over :data:`~multigpu.evidence.sweeps.SHOWN_SPLITS`)."""
+    return sweeps.compare(sweeps.SHOWN_SPLITS, cal)
+
+
+def anchored_points(cal: Calibration | None = None) -> pd.DataFrame:
+    """Every shown sweep's points with a latency factor of its own fitted on its
+    :data:`~multigpu.evidence.deployment.ANCHOR_POINTS` smallest sizes only
+    (:func:`multigpu.evidence.deployment.sweep_points`)."""
+    return deployment.sweep_points(sweeps.SHOWN_SPLITS, cal, anchor=deployment.ANCHOR_POINTS)
 
 
 def held_out_wide_misses(comparison: pd.DataFrame) -> pd.DataFrame:

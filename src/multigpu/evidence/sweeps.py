@@ -41,6 +41,8 @@ POINTS_CSV = DATA_DIR / "sweeps.csv"
 SPLITS = ("fit", "holdout", "sealed", "sealed2")
 #: The splits :func:`compare` reads unless told otherwise.
 OPEN_SPLITS = ("fit", "holdout")
+#: The splits the validation appendix compares, in the order it shows them (held out first).
+SHOWN_SPLITS = ("holdout", "sealed", "fit")
 LARGE_BYTES = 64 * 2**20  #: points at or above this size are "large" (bandwidth-bound)
 #: a published algorithm label -> the model's algorithm ("" is NCCL's own choice)
 ALGORITHMS = {"": "auto", "ring": "ring", "tree": "tree", "nvls": "nvls", "collnet": "tree",
