@@ -23,6 +23,7 @@ from glue_citations import roles
 from matplotlib.figure import Figure
 
 from multigpu.book import ch04_cost as ch04
+from multigpu.book import ch04_figures as ch04fig
 from multigpu.book import lang, plotting
 from multigpu.evidence import cost as analysis
 from multigpu.evidence.claims import cost as cost_claims
@@ -264,10 +265,10 @@ def test_job_summary_compares_offers_of_one_pricing_type_and_names_them(tables):
 def test_figures_name_their_price_file(tables):
     table = tables["good"]
     sha = table.stamp()["sha256_12"]
-    figures = [ch04.figure_landscape(table),
-               ch04.figure_best_by_class(analysis.best_by_class(table=table), table),
-               ch04.figure_break_even(analysis.interconnect_values(), premium.charged_premiums(table), table),
-               ch04.figure_tornado("training", None, None, table)]
+    figures = [ch04fig.figure_landscape(table),
+               ch04fig.figure_best_by_class(analysis.best_by_class(table=table), table),
+               ch04fig.figure_break_even(analysis.interconnect_values(), premium.charged_premiums(table), table),
+               ch04fig.figure_tornado("training", None, None, table)]
     for fig in figures:
         assert isinstance(fig, Figure)
         assert any(sha in t.get_text() for t in fig.texts)
@@ -395,9 +396,9 @@ def test_chinese_figures_draw_money_in_cny_and_pass_the_house_checks(tables):
     value, charged = analysis.interconnect_values(), premium.charged_premiums(table)
     best = analysis.best_by_class(table=table)
     charts = analysis.tornados(table)
-    makers = [lambda: ch04.figure_landscape(table), lambda: ch04.figure_break_even(value, charged, table),
-              lambda: ch04.figure_best_by_class(best, table),
-              *[lambda k=k, w=w, t=t: ch04.figure_tornado(k, w, t, table) for k, w, t in charts]]
+    makers = [lambda: ch04fig.figure_landscape(table), lambda: ch04fig.figure_break_even(value, charged, table),
+              lambda: ch04fig.figure_best_by_class(best, table),
+              *[lambda k=k, w=w, t=t: ch04fig.figure_tornado(k, w, t, table) for k, w, t in charts]]
     for make in makers:
         figs = plotting.draw_editions(make)
         try:
@@ -422,7 +423,7 @@ def test_chinese_figures_draw_money_in_cny_and_pass_the_house_checks(tables):
 
 def test_the_landscape_in_cny_is_the_usd_one_converted(tables):
     table = tables["default"]
-    figs = plotting.draw_editions(lambda: ch04.figure_landscape(table))
+    figs = plotting.draw_editions(lambda: ch04fig.figure_landscape(table))
     try:
         en = sorted(x for c in figs["en"].axes[0].collections for x, _ in c.get_offsets())
         zh = sorted(x for c in figs["zh"].axes[0].collections for x, _ in c.get_offsets())

@@ -199,7 +199,7 @@ def _figures_in_current_language() -> dict[str, object]:
     from multigpu.book import ch01_generations as ch01
     from multigpu.book import ch02_topology as ch02
     from multigpu.book import ch03_bottlenecks as ch03
-    from multigpu.book import ch04_cost as ch04
+    from multigpu.book import ch04_figures as ch04fig
     from multigpu.book import ch05_guide as ch05
     from multigpu.evidence import bottlenecks, claims, guide, measurements, sweepchecks, validation
     from multigpu.evidence import cost as analysis
@@ -227,10 +227,10 @@ def _figures_in_current_language() -> dict[str, object]:
         "ch03.figure_decode_ratio": ch03.figure_decode_ratio(bottlenecks.decode_ratio(cal=cal)),
         "ch03.figure_switch_benefit": ch03.figure_switch_benefit(bottlenecks.compare_fixed_batch(cal=cal)),
         "ch03.figure_throughput_vs_rate": ch03.figure_throughput_vs_rate(cal),
-        "ch04.figure_landscape": ch04.figure_landscape(table),
-        "ch04.figure_break_even": ch04.figure_break_even(analysis.interconnect_values(),
+        "ch04.figure_landscape": ch04fig.figure_landscape(table),
+        "ch04.figure_break_even": ch04fig.figure_break_even(analysis.interconnect_values(),
                                                          premium.charged_premiums(table), table),
-        "ch04.figure_best_by_class": ch04.figure_best_by_class(analysis.best_by_class(table=table), table),
+        "ch04.figure_best_by_class": ch04fig.figure_best_by_class(analysis.best_by_class(table=table), table),
         "ch05.figure_decision_matrix": ch05.figure_decision_matrix(guide.decisions(table), table),
         "ch05.figure_class_costs": ch05.figure_class_costs(ch05.class_cost_frames(table, ref), table, ref),
         "ch05.figure_pareto": ch05.figure_pareto(ch05.pareto_options(table, ref), table, ref),
@@ -250,7 +250,7 @@ def _figures_in_current_language() -> dict[str, object]:
             validation.comparisons(cal)),
     }
     for i, (kind, workload_id, tornado) in enumerate(analysis.tornados(table)):
-        figures[f"ch04.figure_tornado[{i}]"] = ch04.figure_tornado(kind, workload_id, tornado, table)
+        figures[f"ch04.figure_tornado[{i}]"] = ch04fig.figure_tornado(kind, workload_id, tornado, table)
     return figures
 
 
@@ -286,11 +286,11 @@ def test_the_book_figures_are_every_figure_function(book_figures):
         ch01_generations,
         ch02_topology,
         ch03_bottlenecks,
-        ch04_cost,
+        ch04_figures,
         ch05_guide,
     )
 
-    modules = {"ch01": ch01_generations, "ch02": ch02_topology, "ch03": ch03_bottlenecks, "ch04": ch04_cost,
+    modules = {"ch01": ch01_generations, "ch02": ch02_topology, "ch03": ch03_bottlenecks, "ch04": ch04_figures,
                "ch05": ch05_guide, "app_claims": app_claims, "app_validation": app_validation_figures}
     defined = {f"{short}.{name}" for short, module in modules.items() for name in dir(module)
                if name.startswith("figure_") and callable(getattr(module, name))}

@@ -1,0 +1,81 @@
+"""Money in the current language: the currency a page draws and states money in (USD; in the Chinese edition CNY
+first, USD alongside, converted by the price table's FX table), the rate it converts at, and a figure's source line
+that names the price file and that rate.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from multigpu.book import lang
+from multigpu.book.lang import _
+from multigpu.market.prices import PriceTable
+
+#: The currency the Chinese edition states money in first (USD alongside), from the price table's FX table.
+LOCAL_CURRENCY = "CNY"
+
+
+#: The dollar sign in glued Markdown, escaped: the book's MyST reads ``$...$`` as maths (dollarmath).
+DOLLAR = "\\$"
+
+
+def currency() -> str:
+    """The currency money is drawn in for the current language: USD, or :data:`LOCAL_CURRENCY` in Chinese."""
+    return "USD" if lang.current() == "en" else LOCAL_CURRENCY
+
+
+def in_currency(usd: Any, table: PriceTable) -> Any:
+    """A USD amount (a number, or a pandas Series) in :func:`currency`, converted by ``table``'s FX table."""
+    if currency() == "USD":
+        return usd
+    return usd / table.fx[LOCAL_CURRENCY].usd_per_unit if isinstance(usd, pd.Series) else \
+        table.from_usd(float(usd), LOCAL_CURRENCY)
+
+
+def money(usd: Any, table: PriceTable, spec: str = ".2f") -> str:
+    """A USD amount as prose text in the current language: English the number alone (the prose says "USD");
+    Chinese CNY first, USD alongside, "¥69,323（$10,337）" (the dollar escaped, :data:`DOLLAR`); "n/a" for a
+    missing value."""
+    if usd is None or (isinstance(usd, float) and math.isnan(usd)):
+        return _("n/a")
+    if lang.current() == "en":
+        return format(usd, spec)
+    local = "¥" + format(table.from_usd(float(usd), LOCAL_CURRENCY), spec)
+    return _("{local} ({usd})", local=local, usd=DOLLAR + format(usd, spec))
+
+
+def price(usd: Any, table: PriceTable, spec: str = ".2f") -> str:
+    """A USD amount as prose text with its currency: English "USD 1.50"; Chinese CNY first, "¥10.06（$1.50）"."""
+    return _("USD {amount}", amount=format(usd, spec)) if lang.current() == "en" else money(usd, table, spec)
+
+
+def fx_sentence(table: PriceTable) -> str:
+    """The rate the Chinese edition converts at, with its date and FX file: "1 USD = 6.7063 CNY (2026-09-10,
+    fx_rates.csv)" in the current language."""
+    rate = table.fx[LOCAL_CURRENCY]
+    return _("converted at 1 USD = {rate:.4f} {currency} (rate of {date}, `{file}`)", rate=1 / rate.usd_per_unit,
+             currency=LOCAL_CURRENCY, date=rate.date.isoformat(), file=table.stamp()["fx_name"])
+
+
+def price_source(table: PriceTable, function: str, converted: bool = False) -> str:
+    """A figure's source line: the price file's name and hash, the function that drew it and, for money
+    drawn in CNY, the FX rate."""
+    s = table.stamp()
+    text = _("price file {name} (sha256 {sha}); {function}", name=s["name"], sha=s["sha256_12"], function=function)
+    if converted and currency() != "USD":
+        text = _("{source}; {fx}", source=text, fx=fx_sentence(table).replace("`", ""))
+    return text
+
+
+def fmt(value: Any, spec: str = ".1f", unit: str = "", none: str | None = None) -> str:
+    """A number as prose text: ``format(value, spec)`` with ``unit`` appended; ``none`` (default "n/a" in the
+    current language) for a missing value (None, NaN) and "unbounded" for infinity. For glued text that must
+    read right with any price file, including one that lacks the offers a number needs."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return _("n/a") if none is None else none
+    if isinstance(value, float) and math.isinf(value):
+        return _("unbounded")
+    return f"{format(value, spec)}{unit}"
