@@ -20,6 +20,7 @@ from glue_citations import check_cited
 from matplotlib.figure import Figure
 
 from multigpu.book import ch03_bottlenecks as ch03
+from multigpu.book import ch03_figures as ch03fig
 from multigpu.book import lang, plotting, tables
 from multigpu.evidence import bottlenecks, claims
 from multigpu.evidence.claims import workloads as claim_checks
@@ -140,13 +141,13 @@ def test_slower_links_lengthen_the_communication_the_prose_cites(facts, slow):
 
 
 @pytest.mark.parametrize("make, axes", [
-    (lambda: ch03.figure_training_breakdown(bottlenecks.training_breakdown()), 1),
-    (lambda: ch03.figure_decode_breakdown(bottlenecks.decode_breakdown()), 1),
-    (lambda: ch03.figure_scaling(bottlenecks.scaling()), 3),
-    (lambda: ch03.figure_dp_share(bottlenecks.dp_batch_sweep()), 1),
-    (lambda: ch03.figure_decode_ratio(bottlenecks.decode_ratio()), 1),
-    (lambda: ch03.figure_switch_benefit(bottlenecks.compare_fixed_batch()), 1),
-    (lambda: ch03.figure_throughput_vs_rate(), 1),
+    (lambda: ch03fig.figure_training_breakdown(bottlenecks.training_breakdown()), 1),
+    (lambda: ch03fig.figure_decode_breakdown(bottlenecks.decode_breakdown()), 1),
+    (lambda: ch03fig.figure_scaling(bottlenecks.scaling()), 3),
+    (lambda: ch03fig.figure_dp_share(bottlenecks.dp_batch_sweep()), 1),
+    (lambda: ch03fig.figure_decode_ratio(bottlenecks.decode_ratio()), 1),
+    (lambda: ch03fig.figure_switch_benefit(bottlenecks.compare_fixed_batch()), 1),
+    (lambda: ch03fig.figure_throughput_vs_rate(), 1),
 ])
 def test_figures_have_a_title_a_source_and_their_panels(make, axes):
     fig = make()
@@ -159,13 +160,13 @@ def test_figures_have_a_title_a_source_and_their_panels(make, axes):
 
 
 def test_figure_sources_state_the_modelled_case(monkeypatch):
-    fig = ch03.figure_training_breakdown(bottlenecks.training_breakdown())
+    fig = ch03fig.figure_training_breakdown(bottlenecks.training_breakdown())
     source = next(t.get_text() for t in fig.texts if t.get_text().startswith("Source: "))
     plt.close(fig)
     assert f"seq {bottlenecks.SEQ}, {bottlenecks.SEQS_PER_GPU} sequences per GPU per step" in source
     assert "Llama 3.1 8B" in source
     monkeypatch.setattr(bottlenecks, "INPUT_TOKENS", 4096)
-    fig = ch03.figure_switch_benefit(bottlenecks.compare_fixed_batch())
+    fig = ch03fig.figure_switch_benefit(bottlenecks.compare_fixed_batch())
     source = next(t.get_text() for t in fig.texts if t.get_text().startswith("Source: "))
     plt.close(fig)
     assert source.endswith("4K/256")
@@ -253,13 +254,13 @@ def test_every_setup_and_row_of_the_evidence_has_its_chinese():
         assert (lang.label(word, "zh") != word) != (word in same), word  # LookupError where one is missing
 
 
-FIGURES = [lambda: ch03.figure_training_breakdown(bottlenecks.training_breakdown()),
-           lambda: ch03.figure_decode_breakdown(bottlenecks.decode_breakdown()),
-           lambda: ch03.figure_scaling(bottlenecks.scaling()),
-           lambda: ch03.figure_dp_share(bottlenecks.dp_batch_sweep()),
-           lambda: ch03.figure_decode_ratio(bottlenecks.decode_ratio()),
-           lambda: ch03.figure_switch_benefit(bottlenecks.compare_fixed_batch()),
-           ch03.figure_throughput_vs_rate]
+FIGURES = [lambda: ch03fig.figure_training_breakdown(bottlenecks.training_breakdown()),
+           lambda: ch03fig.figure_decode_breakdown(bottlenecks.decode_breakdown()),
+           lambda: ch03fig.figure_scaling(bottlenecks.scaling()),
+           lambda: ch03fig.figure_dp_share(bottlenecks.dp_batch_sweep()),
+           lambda: ch03fig.figure_decode_ratio(bottlenecks.decode_ratio()),
+           lambda: ch03fig.figure_switch_benefit(bottlenecks.compare_fixed_batch()),
+           ch03fig.figure_throughput_vs_rate]
 
 
 @pytest.mark.parametrize("make", FIGURES)

@@ -198,7 +198,7 @@ def _figures_in_current_language() -> dict[str, object]:
     from multigpu.book import app_claims, app_validation_figures, inputs
     from multigpu.book import ch01_generations as ch01
     from multigpu.book import ch02_topology as ch02
-    from multigpu.book import ch03_bottlenecks as ch03
+    from multigpu.book import ch03_figures as ch03fig
     from multigpu.book import ch04_figures as ch04fig
     from multigpu.book import ch05_guide as ch05
     from multigpu.evidence import bottlenecks, claims, guide, measurements, sweepchecks, validation
@@ -220,13 +220,13 @@ def _figures_in_current_language() -> dict[str, object]:
         "ch02.figure_nvls_gain": ch02.figure_nvls_gain(cal),
         "ch02.figure_scaling": ch02.figure_scaling(cal),
         "ch02.figure_predicted_vs_measured": ch02.figure_predicted_vs_measured(measurements.compare(cal=cal)),
-        "ch03.figure_training_breakdown": ch03.figure_training_breakdown(bottlenecks.training_breakdown(cal=cal)),
-        "ch03.figure_decode_breakdown": ch03.figure_decode_breakdown(bottlenecks.decode_breakdown(cal=cal)),
-        "ch03.figure_scaling": ch03.figure_scaling(bottlenecks.scaling(cal=cal)),
-        "ch03.figure_dp_share": ch03.figure_dp_share(bottlenecks.dp_batch_sweep(cal=cal)),
-        "ch03.figure_decode_ratio": ch03.figure_decode_ratio(bottlenecks.decode_ratio(cal=cal)),
-        "ch03.figure_switch_benefit": ch03.figure_switch_benefit(bottlenecks.compare_fixed_batch(cal=cal)),
-        "ch03.figure_throughput_vs_rate": ch03.figure_throughput_vs_rate(cal),
+        "ch03.figure_training_breakdown": ch03fig.figure_training_breakdown(bottlenecks.training_breakdown(cal=cal)),
+        "ch03.figure_decode_breakdown": ch03fig.figure_decode_breakdown(bottlenecks.decode_breakdown(cal=cal)),
+        "ch03.figure_scaling": ch03fig.figure_scaling(bottlenecks.scaling(cal=cal)),
+        "ch03.figure_dp_share": ch03fig.figure_dp_share(bottlenecks.dp_batch_sweep(cal=cal)),
+        "ch03.figure_decode_ratio": ch03fig.figure_decode_ratio(bottlenecks.decode_ratio(cal=cal)),
+        "ch03.figure_switch_benefit": ch03fig.figure_switch_benefit(bottlenecks.compare_fixed_batch(cal=cal)),
+        "ch03.figure_throughput_vs_rate": ch03fig.figure_throughput_vs_rate(cal),
         "ch04.figure_landscape": ch04fig.figure_landscape(table),
         "ch04.figure_break_even": ch04fig.figure_break_even(analysis.interconnect_values(),
                                                          premium.charged_premiums(table), table),
@@ -285,12 +285,12 @@ def test_the_book_figures_are_every_figure_function(book_figures):
         app_validation_figures,
         ch01_generations,
         ch02_topology,
-        ch03_bottlenecks,
+        ch03_figures,
         ch04_figures,
         ch05_guide,
     )
 
-    modules = {"ch01": ch01_generations, "ch02": ch02_topology, "ch03": ch03_bottlenecks, "ch04": ch04_figures,
+    modules = {"ch01": ch01_generations, "ch02": ch02_topology, "ch03": ch03_figures, "ch04": ch04_figures,
                "ch05": ch05_guide, "app_claims": app_claims, "app_validation": app_validation_figures}
     defined = {f"{short}.{name}" for short, module in modules.items() for name in dir(module)
                if name.startswith("figure_") and callable(getattr(module, name))}
