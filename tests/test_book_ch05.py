@@ -13,6 +13,7 @@ import pytest
 from editions import CHINESE, NUMBER
 from glue_citations import check_cited
 
+from multigpu.book import ch05_figures as ch05fig
 from multigpu.book import ch05_guide as ch05
 from multigpu.book import lang, plotting, tables
 from multigpu.evidence import claims, guide
@@ -255,8 +256,8 @@ def test_floor_exercise_reruns_the_same_guide(runs):
 def test_chapter_figures_carry_the_price_file(runs):
     run = runs["good"]
     costs = ch05.class_cost_frames(run.table, run.ref, MODELS)
-    figures = [ch05.figure_decision_matrix(run.decided, run.table), ch05.figure_class_costs(costs, run.table, run.ref),
-               ch05.figure_pareto(run.frames, run.table, run.ref)]
+    figures = [ch05fig.figure_decision_matrix(run.decided, run.table), ch05fig.figure_class_costs(costs, run.table, run.ref),
+               ch05fig.figure_pareto(run.frames, run.table, run.ref)]
     for fig in figures:
         assert ch05.source(run.table) in fig.texts[-1].get_text()
         assert "<svg" in plotting.to_svg(fig)
@@ -266,7 +267,7 @@ def test_chapter_figures_carry_the_price_file(runs):
     # option that runs says so
     assert run.frames["llama3.1-70b"]["cost_usd"].notna().any()
     none_run = {**run.frames, "llama3.1-70b": run.frames["llama3.1-70b"].assign(cost_usd=float("nan"))}
-    empty = ch05.figure_pareto(none_run, run.table, run.ref)
+    empty = ch05fig.figure_pareto(none_run, run.table, run.ref)
     assert [t.get_text() for t in empty.axes[1].texts] == ["no option runs"]
     plt.close(empty)
 
@@ -311,9 +312,9 @@ def test_the_guide_s_phrases_translate_with_their_words(runs):
 def test_the_figures_draw_in_both_languages(runs):
     run = runs["good"]
     costs = ch05.class_cost_frames(run.table, run.ref, MODELS)
-    for draw in (lambda: ch05.figure_decision_matrix(run.decided, run.table),
-                 lambda: ch05.figure_class_costs(costs, run.table, run.ref),
-                 lambda: ch05.figure_pareto(run.frames, run.table, run.ref)):
+    for draw in (lambda: ch05fig.figure_decision_matrix(run.decided, run.table),
+                 lambda: ch05fig.figure_class_costs(costs, run.table, run.ref),
+                 lambda: ch05fig.figure_pareto(run.frames, run.table, run.ref)):
         figs = plotting.draw_editions(draw)
         try:
             en, zh = figs["en"], figs["zh"]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from multigpu.book import ch05_guide as ch05
+from multigpu.book import ch05_figures as ch05fig
 from multigpu.book import plotting
 from multigpu.evidence import guide
 from multigpu.market import cost, prices
@@ -110,14 +110,14 @@ def test_chapter_tables(small_guide):
 def test_figures_draw(small_guide):
     table, decided = small_guide
     fig, ax = plotting.figure("matrix", "workload", "model", source="test")
-    ch05.plot_decision_matrix(ax, decided)
+    ch05fig.plot_decision_matrix(ax, decided)
     assert "<svg" in plotting.to_svg(fig)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(guide, "MAX_GPUS", 16)
         fig, axes = plotting.figure("classes", "size", "cost", source="test", ncols=2)
-        ch05.plot_class_costs(axes[0], guide.class_costs(MODELS, "train", "on-demand", table))
+        ch05fig.plot_class_costs(axes[0], guide.class_costs(MODELS, "train", "on-demand", table))
         frame = guide.options("llama3.1-8b", "train", table)
-        ch05.plot_pareto(axes[1], frame, "8B", deadline_h=guide.DEADLINE_DAYS * 24)
+        ch05fig.plot_pareto(axes[1], frame, "8B", deadline_h=guide.DEADLINE_DAYS * 24)
     assert "<svg" in plotting.to_svg(fig)
 
 

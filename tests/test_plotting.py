@@ -200,6 +200,7 @@ def _figures_in_current_language() -> dict[str, object]:
     from multigpu.book import ch02_topology as ch02
     from multigpu.book import ch03_figures as ch03fig
     from multigpu.book import ch04_figures as ch04fig
+    from multigpu.book import ch05_figures as ch05fig
     from multigpu.book import ch05_guide as ch05
     from multigpu.evidence import bottlenecks, claims, guide, measurements, sweepchecks, validation
     from multigpu.evidence import cost as analysis
@@ -231,9 +232,9 @@ def _figures_in_current_language() -> dict[str, object]:
         "ch04.figure_break_even": ch04fig.figure_break_even(analysis.interconnect_values(),
                                                          premium.charged_premiums(table), table),
         "ch04.figure_best_by_class": ch04fig.figure_best_by_class(analysis.best_by_class(table=table), table),
-        "ch05.figure_decision_matrix": ch05.figure_decision_matrix(guide.decisions(table), table),
-        "ch05.figure_class_costs": ch05.figure_class_costs(ch05.class_cost_frames(table, ref), table, ref),
-        "ch05.figure_pareto": ch05.figure_pareto(ch05.pareto_options(table, ref), table, ref),
+        "ch05.figure_decision_matrix": ch05fig.figure_decision_matrix(guide.decisions(table), table),
+        "ch05.figure_class_costs": ch05fig.figure_class_costs(ch05.class_cost_frames(table, ref), table, ref),
+        "ch05.figure_pareto": ch05fig.figure_pareto(ch05.pareto_options(table, ref), table, ref),
         "app_claims.figure_verdicts_by_chapter": app_claims.figure_verdicts_by_chapter(
             app_claims.verdicts_by_chapter(verdicts, titles), table),
         "app_validation.figure_holdout_sweeps": app_validation_figures.figure_holdout_sweeps(
@@ -287,11 +288,11 @@ def test_the_book_figures_are_every_figure_function(book_figures):
         ch02_topology,
         ch03_figures,
         ch04_figures,
-        ch05_guide,
+        ch05_figures,
     )
 
     modules = {"ch01": ch01_generations, "ch02": ch02_topology, "ch03": ch03_figures, "ch04": ch04_figures,
-               "ch05": ch05_guide, "app_claims": app_claims, "app_validation": app_validation_figures}
+               "ch05": ch05_figures, "app_claims": app_claims, "app_validation": app_validation_figures}
     defined = {f"{short}.{name}" for short, module in modules.items() for name in dir(module)
                if name.startswith("figure_") and callable(getattr(module, name))}
     built = {name.split("[")[0] for name in book_figures}

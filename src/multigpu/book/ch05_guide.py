@@ -1,4 +1,5 @@
-"""Chapter 5 (selection guide): its figures, its worked examples and the facts its prose cites.
+"""Chapter 5 (selection guide): its worked examples, its tables, the data its figures draw and the facts its
+prose cites (the figures are :mod:`multigpu.book.ch05_figures`).
 
 The guide itself (classes, picks, size lines, price flips) is
 :mod:`multigpu.evidence.guide`; the recommender is :mod:`multigpu.market.recommend`.
@@ -11,11 +12,9 @@ notebook glues each dict with :func:`multigpu.book.glue.glue_all`. Nothing here
 reads the environment.
 
 Both editions from one execution (:mod:`multigpu.book.lang`): each text fact is there in English and, as
-``<name>_zh``, in Chinese (:func:`multigpu.book.glue.per_language`); each figure function draws in the current
-language (the notebook shows both with ``plotting.show_both``); the tables' Chinese headers and label cells are
-the messages of :data:`TABLE_HEADERS` and :data:`CLASS_WORDS` and the like. The guide's own English phrases
-(size lines, claim tests and explanations) are translated by templates (:func:`translate`), with the pricing
-types and classes inside them translated too.
+``<name>_zh``, in Chinese (:func:`multigpu.book.glue.per_language`); the tables' Chinese headers and label
+cells are the messages of :data:`TABLE_HEADERS` and :data:`CLASS_WORDS` and the like. The guide's own texts
+(size lines, claim tests and accounts) are findings, rendered from the catalogs (:func:`multigpu.book.glue.say`).
 
 Units: model sizes in billions of parameters (``_B``); training costs in USD
 per job, serving costs in USD per hour or per million output tokens; times in
@@ -29,9 +28,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
-from multigpu.book import claim_values, glue, lang, plotting, tables
+from multigpu.book import claim_values, glue, lang, tables
 from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
@@ -39,14 +37,9 @@ from multigpu.compute import models
 from multigpu.evidence import guide
 from multigpu.evidence.claims import Verdict
 from multigpu.evidence.claims import cost as cost_claims
-from multigpu.hardware import catalog
 from multigpu.market import cost, recommend, search
 from multigpu.market.prices import PriceTable
 
-#: Fill colour and hatch of each guide class: lightness differs, so the classes read in grey-scale print.
-CLASS_STYLE = {"PCIe": ("#FFFFFF", ""), "NVLink bridge": ("#E69F00", "///"), "GPU mesh node": ("#CC79A7", "xx"),
-               "NVSwitch node": ("#56B4E9", "..."),
-               "multi-node / NVL72": ("#0072B2", "xxx"), "none feasible": ("#BBBBBB", "")}
 #: The chapter's worked training example (the notebook's ``recommend --train`` call): model, training tokens,
 #: the most GPUs an option may rent, the deadline (hours) and the number of options the CLI shows.
 TRAIN_EXAMPLE = {"model": "llama3.1-8b", "tokens": 1.6e11, "max_gpus": 64, "deadline_h": 720.0, "top": 8}
@@ -68,9 +61,6 @@ FAST_FLOOR = 50.0
 #: (:func:`multigpu.evidence.guide.flip_scales`): label words of the figures, tables and sentences.
 CLASS_WORDS = (N_("PCIe"), N_("NVLink bridge"), N_("GPU mesh node"), N_("NVSwitch node"), N_("multi-node / NVL72"),
                N_("none feasible"), N_("NVSwitch"), N_("GPU mesh"), N_("PCIe only"), N_("NVLink class"))
-#: Each guide class's short name, the first line of its cells in the decision matrix.
-SHORT_CLASS = {"PCIe": N_("PCIe"), "NVLink bridge": N_("bridge"), "GPU mesh node": N_("mesh"),
-               "NVSwitch node": N_("NVSwitch"), "multi-node / NVL72": N_("multi-node"), "none feasible": N_("none")}
 #: The pricing types of :data:`multigpu.market.prices.PRICING`.
 PRICING_WORDS = (N_("on-demand"), N_("spot"), N_("reserved"), N_("community"))
 #: The workloads' titles (:data:`multigpu.evidence.guide.KIND_TITLES`), their short names on the matrix's axis
@@ -80,7 +70,6 @@ KIND_WORDS = (N_("training"), N_("real-time serving"), N_("train"), N_("serve"),
 #: The words after a count (singular, plural), and the unit of a ratio in alt text.
 COUNT_WORDS = {"offer": (N_("offer"), N_("offers")), "option": (N_("option"), N_("options")),
                "instance": (N_("instance"), N_("instances"))}
-TIMES = N_("times")
 
 #: The headers of the chapter's tables (:func:`multigpu.book.tables.header` of their columns), as messages.
 TABLE_HEADERS = (
@@ -156,161 +145,16 @@ def price_stamp(table: PriceTable) -> str:
     return glue.say(table.stamp_markdown())
 
 
-def _short_gpu(gpu_id: str) -> str:
-    """A GPU's name without vendor, brand and memory size: 'H100 SXM5', 'RTX 4090', 'A100 PCIe'."""
-    words = catalog.gpu(gpu_id).name.replace("GeForce ", "").replace("NVIDIA ", "").split(" (")[0].split()
-    return " ".join(w for w in words if not w.upper().endswith("GB")) or gpu_id
-
-
-# ------------------------------------------------------------------ figures
-# Each draws in the current language (multigpu.book.lang): plotting.show_both(lambda: figure_...(...)) shows
-# both editions. The data are computed before (decisions, class_cost_frames, pareto_options), once.
-
-
-def plot_decision_matrix(ax: Any, table: pd.DataFrame) -> None:
-    """The decision matrix: model size (rows) x workload and pricing type (columns); each cell is filled with a
-    light tint of its guide class and names it (first line: the class's short name), then the GPU and the
-    number of instances, in black or white, whichever contrasts more; no hatching behind text."""
-    from matplotlib.patches import Patch, Rectangle
-
-    columns = list(dict.fromkeys(zip(table["kind"], table["pricing"])))
-    model_ids = list(dict.fromkeys(table.sort_values("params_B", kind="stable")["model"]))
-    cells = table.set_index(["model", "kind", "pricing"])
-    # each class: a light Okabe-Ito tint (black text reads on all)
-    fills = {"PCIe": "#ffffff", "NVLink bridge": plotting.tint(plotting.COLORS[1], 0.35),
-             "GPU mesh node": plotting.tint(plotting.COLORS[4], 0.4),
-             "NVSwitch node": plotting.tint(plotting.COLORS[5], 0.4),
-             "multi-node / NVL72": plotting.tint(plotting.COLORS[2], 0.45), "none feasible": "#dddddd"}
-    for j, (kind, pricing) in enumerate(columns):
-        for i, model_id in enumerate(model_ids):
-            row = cells.loc[(model_id, kind, pricing)]
-            cls = row["guide_class"]
-            ax.add_patch(Rectangle((j, i), 1, 1, facecolor=fills[cls], edgecolor="#777777", linewidth=0.8))
-            label = lang.label(SHORT_CLASS[cls])
-            if cls != "none feasible":
-                label += f"\n{_short_gpu(row['gpu'])}\nx{int(row['instances'])}"
-            ax.text(j + 0.5, i + 0.5, label, ha="center", va="center", fontsize=plotting.SMALL_PT,
-                    linespacing=1.15, color=plotting.text_color_on(fills[cls]))
-    ax.set_xlim(0, len(columns))
-    ax.set_ylim(len(model_ids), 0)
-    ax.set_xticks([j + 0.5 for j in range(len(columns))],
-                  [f"{word('train' if k == 'train' else 'serve')}\n{word(p)}" for k, p in columns],
-                  fontsize=plotting.SMALL_PT)
-    names = [models.model(m).name.split(" (")[0] for m in model_ids]
-    ax.set_yticks([i + 0.5 for i in range(len(model_ids))], ["\n".join(n.rsplit(" ", 1)) for n in names],
-                  fontsize=plotting.SMALL_PT + 1)
-    ax.grid(False)
-    ax.tick_params(length=0)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
-    kinds = [k for k, _p in columns]
-    if "train" in kinds and "serve" in kinds:
-        ax.axvline(kinds.index("serve"), color="black", linewidth=2.0)
-    present = [c for c in (*guide.CLASSES, "none feasible") if c in set(table["guide_class"])]
-    handles = [Patch(facecolor=fills[c], edgecolor="#777777",
-                     label=word(c) if SHORT_CLASS[c] == c else _("{short}: {name}", short=word(SHORT_CLASS[c]),
-                                                                 name=word(c)))
-               for c in present]
-    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.01), ncols=3,
-              fontsize=plotting.SMALL_PT + 0.5, title=_("cheapest class (first line of each cell)"),
-              title_fontsize=plotting.SMALL_PT + 0.5)
-
-
-def plot_class_costs(ax: Any, frame: pd.DataFrame) -> None:
-    """Against model size (log scale): each guide class's cheapest option over the cheapest option of any
-    class (1 = the cheapest class), one line per class, from :func:`class_costs`; the smaller classes are
-    drawn on top, so that a tie at 1 shows them."""
-    floor = frame.groupby("model")["cost"].transform("min")
-    frame = frame.assign(relative=frame["cost"] / floor)
-    for i, cls in enumerate(guide.CLASSES):
-        part = frame[frame["guide_class"] == cls].sort_values("params_B", kind="stable")
-        if part.empty:
-            continue
-        ax.plot(part["params_B"], part["relative"], label=word(cls),
-                color=plotting.COLORS[i * 2 % len(plotting.COLORS)], linestyle=plotting.LINESTYLES[i],
-                marker=plotting.MARKERS[i], zorder=5 - i)
-    ax.axhline(1.0, color="#444444", linewidth=0.8)
-    ax.set_xscale("log")
-    ax.legend(fontsize=8)
-
-
-def plot_pareto(ax: Any, frame: pd.DataFrame, title: str, deadline_h: float | None = None,
-                legend: bool = True) -> None:
-    """Every option that runs, cost per job against hours (log-log), one marker per guide class; the Pareto
-    front (:func:`multigpu.market.recommend.pareto`) as a step line; the deadline as a dashed line. A frame
-    with no option that runs gives an empty panel that says so."""
-    ran = frame.dropna(subset=["cost_usd", "time_h"])
-    if ran.empty:
-        ax.text(0.5, 0.5, _("no option runs"), transform=ax.transAxes, ha="center", va="center", fontsize=9)
-        ax.set_title(title, fontsize=9)
-        return
-    for i, cls in enumerate(guide.CLASSES):
-        part = ran[ran["guide_class"] == cls]
-        if part.empty:
-            continue
-        color = plotting.COLORS[i * 2 % len(plotting.COLORS)]
-        ax.scatter(part["time_h"], part["cost_usd"], s=14, marker=plotting.MARKERS[i], facecolors="none",
-                   edgecolors=color, linewidths=0.9, label=word(cls))
-    front = recommend.pareto(ran).sort_values("time_h", kind="stable")
-    ax.step(front["time_h"], front["cost_usd"], where="post", color="black", linewidth=1.2, label=_("Pareto front"))
-    if deadline_h is not None:
-        ax.axvline(deadline_h, color="#444444", linestyle="--", linewidth=1.0, label=_("deadline"))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_title(title, fontsize=9)
-    if legend:
-        ax.legend(fontsize=plotting.SMALL_PT, loc="center left", bbox_to_anchor=(1.02, 0.5))
-
-
-def figure_decision_matrix(decided: pd.DataFrame, table: PriceTable) -> Figure:
-    """The decision matrix (:func:`plot_decision_matrix`) of :func:`multigpu.evidence.guide.decisions` on
-    ``table``, with the chapter's title and source line, in the current language."""
-    fig, ax = plotting.figure(
-        _("Cheapest interconnect class by model, workload and pricing type"), _("workload and pricing type"),
-        _("model"), source=_("{source}; multigpu.evidence.guide.decisions (cell: GPU and instances rented)",
-                             source=source(table)),
-        figsize=(6.8, 6.4))
-    plot_decision_matrix(ax, decided)
-    counts = decided["guide_class"].value_counts()
-    classes = _(", ").join(_("{cls} {n}", cls=word(c), n=counts[c])
-                           for c in (*guide.CLASSES, "none feasible") if c in counts)
-    return plotting.set_alt(fig, _("Grid of {models} models (rows) by {columns} workload and pricing columns; each "
-                                   "cell names the cheapest interconnect class, the GPU and how many are rented. "
-                                   "Cells per class: {classes}.", models=decided["model"].nunique(),
-                                   columns=len(set(zip(decided["kind"], decided["pricing"]))), classes=classes))
+# ------------------------------------------------------------------ the figures' data (ch05_figures draws them)
 
 
 def class_cost_frames(table: PriceTable, pricing: str, model_ids: tuple[str, ...] | None = None,
                       cal: Calibration | None = None) -> dict[str, pd.DataFrame]:
     """:func:`multigpu.evidence.guide.class_costs` of training (USD per job) and real-time serving (USD per
     million output tokens) at ``pricing`` prices for ``model_ids`` (default :data:`multigpu.evidence.guide.MODELS`),
-    keyed by kind: what :func:`figure_class_costs` draws."""
+    keyed by kind: what :func:`multigpu.book.ch05_figures.figure_class_costs` draws."""
     model_ids = guide.MODELS if model_ids is None else model_ids
     return {kind: guide.class_costs(model_ids, kind, pricing, table, cal=cal) for kind in ("train", "serve")}
-
-
-def figure_class_costs(frames: Mapping[str, pd.DataFrame], table: PriceTable, pricing: str) -> Figure:
-    """Training (USD per job) and real-time serving (USD per million output tokens) side by side, from
-    :func:`class_cost_frames`: each guide class's cheapest option at ``pricing`` prices over the cheapest of
-    all, against model size (billion parameters)."""
-    fig, axes = plotting.figure(
-        _("Cheapest option of each class, relative to the cheapest overall"),
-        _("model size (billion parameters, log scale)"), _("cost / cheapest option's cost"), nrows=2,
-        figsize=(6.8, 7.4), source=_("{source}, {pricing} offers; multigpu.evidence.guide.class_costs",
-                                     source=source(table), pricing=word(pricing)))
-    worst, sizes = [], []
-    for ax, kind in zip(axes, ("train", "serve")):
-        frame = frames[kind]
-        plot_class_costs(ax, frame)
-        ax.set_title(_("{kind} ({unit})", kind=word(guide.KIND_TITLES[kind]), unit=word(guide.cost_unit(kind))),
-                     fontsize=10)
-        relative = frame["cost"] / frame.groupby("model")["cost"].transform("min")
-        worst.append(_("{kind} up to {span}", kind=word(guide.KIND_TITLES[kind]),
-                       span=plotting.span([relative.max()], lang.label(TIMES))))
-        sizes += list(frame["params_B"])
-    return plotting.set_alt(fig, _("Two line charts: each interconnect class's cheapest option over the cheapest "
-                                   "overall against model size ({sizes} billion parameters), 1 being the cheapest; "
-                                   "{worst}.", sizes=plotting.span(sizes), worst=_("; ").join(worst)))
 
 
 def pareto_options(table: PriceTable, pricing: str, cal: Calibration | None = None) -> dict[str, pd.DataFrame]:
@@ -321,28 +165,6 @@ def pareto_options(table: PriceTable, pricing: str, cal: Calibration | None = No
         frame = guide.options(model_id, "train", table, cal=cal)
         frames[model_id] = frame[frame["pricing"] == pricing]
     return frames
-
-
-def figure_pareto(frames: Mapping[str, pd.DataFrame], table: PriceTable, pricing: str) -> Figure:
-    """Cost (USD per job) against time (hours) of every training option of :func:`pareto_options`, one panel
-    per model, with the Pareto front and the guide's deadline, in the current language."""
-    fig, axes = plotting.figure(
-        _("Cost against time of every training option"), _("job time (hours, log scale)"),
-        _("cost (USD per job, log scale)"), nrows=len(frames), figsize=(6.8, 0.8 + 3.4 * len(frames)),
-        source=_("{source}, {pricing} offers; multigpu.market.recommend.train and pareto", source=source(table),
-                 pricing=word(pricing)))
-    words = []
-    runs = [i for i, frame in enumerate(frames.values()) if frame.dropna(subset=["cost_usd", "time_h"]).size]
-    for i, (ax, (model_id, frame)) in enumerate(zip(axes if len(frames) > 1 else [axes], frames.items())):
-        name = models.model(model_id).name
-        # the legend once, on the last panel with options (an empty panel has nothing to name)
-        plot_pareto(ax, frame, name, guide.DEADLINE_DAYS * 24, legend=bool(runs) and i == runs[-1])
-        ran = frame.dropna(subset=["cost_usd", "time_h"])
-        words.append(_("{name}: {n} options, {hours} hours, {cost} USD", name=name, n=len(ran),
-                       hours=plotting.span(ran["time_h"]), cost=plotting.span(ran["cost_usd"]))
-                     if len(ran) else _("{name}: no option runs", name=name))
-    return plotting.set_alt(fig, _("Scatter plots, log-log, one per model: cost per training job against job time "
-                                   "with the Pareto front and the deadline. {panels}.", panels=_("; ").join(words)))
 
 
 # ------------------------------------------------------------------ tables, in both editions
