@@ -17,6 +17,7 @@ import pytest
 from editions import CHINESE, NUMBER
 from glue_citations import check_cited, roles
 
+from multigpu.book import ch02_figures as ch02fig
 from multigpu.book import ch02_topology as ch02
 from multigpu.book import diagrams, lang, plotting, tables
 from multigpu.comm import calibration
@@ -182,13 +183,13 @@ def test_exercise_facts_share_the_senders_port():
 
 
 FIGURES = [
-    (lambda cal: ch02.figure_group_bandwidth(),
+    (lambda cal: ch02fig.figure_group_bandwidth(),
      "What one GPU sends: to several peers at once, and in an all-to-all", 2),
-    (ch02.figure_allreduce_vs_size, "All-reduce on 8x H200 (NVSwitch): time by algorithm", 1),
-    (ch02.figure_ring_terms, "Ring all-reduce as the group grows (one NVLink switch)", 1),
-    (ch02.figure_nvls_gain, "In-switch reduction (NVLS) against ring all-reduce, 8x H200", 1),
-    (ch02.figure_scaling, "Leaving the NVLink domain: busbw as the job grows", 2),
-    (lambda cal: ch02.figure_predicted_vs_measured(cal=cal), "The model against published measurements", 2),
+    (ch02fig.figure_allreduce_vs_size, "All-reduce on 8x H200 (NVSwitch): time by algorithm", 1),
+    (ch02fig.figure_ring_terms, "Ring all-reduce as the group grows (one NVLink switch)", 1),
+    (ch02fig.figure_nvls_gain, "In-switch reduction (NVLS) against ring all-reduce, 8x H200", 1),
+    (ch02fig.figure_scaling, "Leaving the NVLink domain: busbw as the job grows", 2),
+    (lambda cal: ch02fig.figure_predicted_vs_measured(cal=cal), "The model against published measurements", 2),
 ]
 
 
@@ -209,13 +210,13 @@ def test_figures_have_the_house_style(make, title, panels):
 def test_figures_draw_what_the_calibration_gives(slow_cal):
     figures = {}
     for name, cal in (("shipped", None), ("slow", slow_cal)):
-        fig = ch02.figure_nvls_gain(cal)
+        fig = ch02fig.figure_nvls_gain(cal)
         ring = fig.axes[0].lines[0]
         figures[name] = np.asarray(ring.get_ydata(), dtype=float)
         plt.close(fig)
     assert list(figures["shipped"]) == list(views.nvls_gain()["ring_busbw_GBps"])
     assert (figures["slow"] < figures["shipped"]).all()
-    fig = ch02.figure_allreduce_vs_size()
+    fig = ch02fig.figure_allreduce_vs_size()
     labels = [line.get_label() for line in fig.axes[0].lines]
     plt.close(fig)
     assert f"{views.label(views.MESH)}: NCCL's choice" in labels
@@ -307,10 +308,10 @@ def test_the_notebook_shows_these_tables():
 
 
 #: Every figure of the chapter, as its notebook draws it.
-ALL_FIGURES = ([partial(ch02.diagram_wiring, s) for s in diagrams.CLASS_EXAMPLES.values()]
-               + [ch02.diagram_multinode] + [partial(ch02.diagram_schematic, a) for a in diagrams.SCHEMATICS]
-               + [ch02.figure_group_bandwidth, ch02.figure_allreduce_vs_size, ch02.figure_ring_terms,
-                  ch02.figure_nvls_gain, ch02.figure_scaling, ch02.figure_predicted_vs_measured])
+ALL_FIGURES = ([partial(ch02fig.diagram_wiring, s) for s in diagrams.CLASS_EXAMPLES.values()]
+               + [ch02fig.diagram_multinode] + [partial(ch02fig.diagram_schematic, a) for a in diagrams.SCHEMATICS]
+               + [ch02fig.figure_group_bandwidth, ch02fig.figure_allreduce_vs_size, ch02fig.figure_ring_terms,
+                  ch02fig.figure_nvls_gain, ch02fig.figure_scaling, ch02fig.figure_predicted_vs_measured])
 
 
 def _words(fig) -> list[str]:

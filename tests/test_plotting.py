@@ -197,7 +197,7 @@ def _figures_in_current_language() -> dict[str, object]:
 
     from multigpu.book import app_claims, app_validation_figures, inputs
     from multigpu.book import ch01_generations as ch01
-    from multigpu.book import ch02_topology as ch02
+    from multigpu.book import ch02_figures as ch02fig
     from multigpu.book import ch03_figures as ch03fig
     from multigpu.book import ch04_figures as ch04fig
     from multigpu.book import ch05_figures as ch05fig
@@ -215,12 +215,12 @@ def _figures_in_current_language() -> dict[str, object]:
         "ch01.figure_nvlink_pcie_ratio": ch01.figure_nvlink_pcie_ratio(),
         "ch01.figure_bytes_per_flop": ch01.figure_bytes_per_flop(),
         "ch01.figure_export_variants": ch01.figure_export_variants(),
-        "ch02.figure_group_bandwidth": ch02.figure_group_bandwidth(),
-        "ch02.figure_allreduce_vs_size": ch02.figure_allreduce_vs_size(cal),
-        "ch02.figure_ring_terms": ch02.figure_ring_terms(cal),
-        "ch02.figure_nvls_gain": ch02.figure_nvls_gain(cal),
-        "ch02.figure_scaling": ch02.figure_scaling(cal),
-        "ch02.figure_predicted_vs_measured": ch02.figure_predicted_vs_measured(measurements.compare(cal=cal)),
+        "ch02.figure_group_bandwidth": ch02fig.figure_group_bandwidth(),
+        "ch02.figure_allreduce_vs_size": ch02fig.figure_allreduce_vs_size(cal),
+        "ch02.figure_ring_terms": ch02fig.figure_ring_terms(cal),
+        "ch02.figure_nvls_gain": ch02fig.figure_nvls_gain(cal),
+        "ch02.figure_scaling": ch02fig.figure_scaling(cal),
+        "ch02.figure_predicted_vs_measured": ch02fig.figure_predicted_vs_measured(measurements.compare(cal=cal)),
         "ch03.figure_training_breakdown": ch03fig.figure_training_breakdown(bottlenecks.training_breakdown(cal=cal)),
         "ch03.figure_decode_breakdown": ch03fig.figure_decode_breakdown(bottlenecks.decode_breakdown(cal=cal)),
         "ch03.figure_scaling": ch03fig.figure_scaling(bottlenecks.scaling(cal=cal)),
@@ -285,13 +285,13 @@ def test_the_book_figures_are_every_figure_function(book_figures):
         app_claims,
         app_validation_figures,
         ch01_generations,
-        ch02_topology,
+        ch02_figures,
         ch03_figures,
         ch04_figures,
         ch05_figures,
     )
 
-    modules = {"ch01": ch01_generations, "ch02": ch02_topology, "ch03": ch03_figures, "ch04": ch04_figures,
+    modules = {"ch01": ch01_generations, "ch02": ch02_figures, "ch03": ch03_figures, "ch04": ch04_figures,
                "ch05": ch05_figures, "app_claims": app_claims, "app_validation": app_validation_figures}
     defined = {f"{short}.{name}" for short, module in modules.items() for name in dir(module)
                if name.startswith("figure_") and callable(getattr(module, name))}

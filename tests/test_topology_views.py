@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from multigpu.book import ch02_topology as ch02
+from multigpu.book import ch02_figures as ch02fig
 from multigpu.book import plotting
 from multigpu.comm import calibration, collectives
 from multigpu.evidence import measurements
@@ -207,12 +207,12 @@ def test_out_of_sample_table_flags_the_known_misses():
 
 
 @pytest.mark.parametrize("draw, ncols", [
-    (lambda ax: ch02.plot_group_bandwidth(ax), 2),
-    (lambda ax: ch02.plot_allreduce_vs_size(ax, regions=views.regimes()), 1),
-    (lambda ax: ch02.plot_ring_terms(ax), 1),
-    (lambda ax: ch02.plot_nvls_gain(ax), 1),
-    (lambda ax: ch02.plot_scaling(ax, views.scaling(gpu_counts=(8, 16, 72, 144))), 2),
-    (lambda ax: ch02.plot_predicted_vs_measured(ax), 2),
+    (lambda ax: ch02fig.plot_group_bandwidth(ax), 2),
+    (lambda ax: ch02fig.plot_allreduce_vs_size(ax, regions=views.regimes()), 1),
+    (lambda ax: ch02fig.plot_ring_terms(ax), 1),
+    (lambda ax: ch02fig.plot_nvls_gain(ax), 1),
+    (lambda ax: ch02fig.plot_scaling(ax, views.scaling(gpu_counts=(8, 16, 72, 144))), 2),
+    (lambda ax: ch02fig.plot_predicted_vs_measured(ax), 2),
 ])
 def test_figures_draw_with_a_legend(draw, ncols):
     fig, axes = plotting.figure("t", "x (unit)", "y (unit)", source="test", ncols=ncols)

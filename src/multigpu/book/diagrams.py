@@ -88,6 +88,8 @@ KINDS: dict[str, tuple[str, str]] = {
 TOPOLOGY_KINDS = (N_("nvswitch"), N_("mesh"), N_("hybrid-cube-mesh"), N_("pcie-tree"), N_("pcie-bridged"))
 #: GPUs per compute tray of an NVL72 rack (catalogue notes of gb200-nvl72: 18 trays of 4 GPUs)
 TRAY_GPUS = 4
+#: The all-reduce schematics the book draws: GPUs, and bytes each GPU contributes (1 GB = 1e9 bytes).
+SCHEMATIC_GPUS, SCHEMATIC_BYTES = 4, 1e9
 #: all-reduce algorithms drawn here -> the name :mod:`multigpu.comm.collectives` gives them
 SCHEMATICS: dict[str, str] = {"ring": "ring", "tree": "tree", "nvls": "nvls", "oneshot": "direct",
                               "twoshot": "two-shot"}
