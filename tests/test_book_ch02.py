@@ -19,7 +19,7 @@ from glue_citations import check_cited, roles
 
 from multigpu.book import ch02_figures as ch02fig
 from multigpu.book import ch02_topology as ch02
-from multigpu.book import diagrams, lang, plotting, tables
+from multigpu.book import diagrams, lang, plotting, schematics, tables
 from multigpu.comm import calibration
 from multigpu.common.units import GiB
 from multigpu.evidence import claims, measurements
@@ -309,7 +309,7 @@ def test_the_notebook_shows_these_tables():
 
 #: Every figure of the chapter, as its notebook draws it.
 ALL_FIGURES = ([partial(ch02fig.diagram_wiring, s) for s in diagrams.CLASS_EXAMPLES.values()]
-               + [ch02fig.diagram_multinode] + [partial(ch02fig.diagram_schematic, a) for a in diagrams.SCHEMATICS]
+               + [ch02fig.diagram_multinode] + [partial(ch02fig.diagram_schematic, a) for a in schematics.SCHEMATICS]
                + [ch02fig.figure_group_bandwidth, ch02fig.figure_allreduce_vs_size, ch02fig.figure_ring_terms,
                   ch02fig.figure_nvls_gain, ch02fig.figure_scaling, ch02fig.figure_predicted_vs_measured])
 

@@ -13,14 +13,14 @@ from editions import CHINESE, NUMBER
 from matplotlib.colors import to_hex
 from matplotlib.patches import FancyArrowPatch
 
-from multigpu.book import diagrams, lang, plotting
+from multigpu.book import diagrams, lang, plotting, schematics
 from multigpu.comm import calibration, collectives
 from multigpu.common.errors import InputError
 from multigpu.hardware import catalog, topology
 
 S = 1e9
 WIRING = sorted(set(diagrams.CLASS_EXAMPLES.values()) | {"h200-p2p-8", "pcie-l40s-8"})
-ALGORITHMS = tuple(diagrams.SCHEMATICS)
+ALGORITHMS = tuple(schematics.SCHEMATICS)
 
 
 @functools.cache
@@ -30,7 +30,7 @@ def wiring(system_id: str):
 
 @functools.cache
 def schematic(algorithm: str, n: int = 4):
-    return diagrams.allreduce_schematic(algorithm, n, S)
+    return schematics.allreduce_schematic(algorithm, n, S)
 
 
 @functools.cache
@@ -146,7 +146,7 @@ def test_multinode_refuses_what_it_cannot_draw():
 
 @pytest.mark.parametrize("n", range(2, 9))
 def test_link_bytes_closed_forms(n):
-    ring, one, two, nvls = (diagrams.link_bytes(a, n, S) for a in ("ring", "oneshot", "twoshot", "nvls"))
+    ring, one, two, nvls = (schematics.link_bytes(a, n, S) for a in ("ring", "oneshot", "twoshot", "nvls"))
     assert len(ring["links"]) == (n if n > 2 else 2)
     assert all(b == pytest.approx(2 * (n - 1) / n * S) for b in ring["links"].values())
     assert len(one["links"]) == len(two["links"]) == n * (n - 1)
@@ -154,24 +154,24 @@ def test_link_bytes_closed_forms(n):
     assert all(b == pytest.approx(2 * S / n) for b in two["links"].values())
     assert all(b == pytest.approx(2 * (n - 1) / n * S) for b in two["send"].values())
     assert len(nvls["links"]) == 2 * n and all(b == pytest.approx((n + 1) / n * S) for b in nvls["links"].values())
-    for result in (ring, one, two, nvls, diagrams.link_bytes("tree", n, S)):
+    for result in (ring, one, two, nvls, schematics.link_bytes("tree", n, S)):
         assert result["send"] == pytest.approx(result["recv"]), "every GPU receives what it sends"
 
 
 @pytest.mark.parametrize("n", range(2, 9))
 def test_tree_is_two_spanning_trees_each_carrying_half(n):
-    for tree in diagrams.double_binary_tree(n):
+    for tree in schematics.double_binary_tree(n):
         assert len(tree) == n - 1 and {c for _, c in tree} | {p for p, _ in tree} == set(range(n))
         assert len({c for _, c in tree}) == n - 1, "every rank but the root has one parent"
-    tree = diagrams.link_bytes("tree", n, S)
+    tree = schematics.link_bytes("tree", n, S)
     assert sum(tree["links"].values()) == pytest.approx(2 * (n - 1) * S)
     assert max(tree["links"].values()) <= S
 
 
 def test_double_binary_tree_matches_ncclgetbtree_on_4_and_8_ranks():
-    first, second = diagrams.double_binary_tree(4)
+    first, second = schematics.double_binary_tree(4)
     assert sorted(first) == [(0, 2), (2, 1), (2, 3)] and sorted(second) == [(1, 0), (1, 2), (3, 1)]
-    first, _ = diagrams.double_binary_tree(8)
+    first, _ = schematics.double_binary_tree(8)
     assert sorted(first) == [(0, 4), (2, 1), (2, 3), (4, 2), (4, 6), (6, 5), (6, 7)]
 
 
@@ -179,11 +179,11 @@ def test_double_binary_tree_matches_ncclgetbtree_on_4_and_8_ranks():
 def test_ring_and_two_shot_send_the_models_busbw_factor(n):
     factor = collectives.busbw_factor("allreduce", n)
     for algorithm in ("ring", "twoshot"):
-        assert all(b == pytest.approx(factor * S) for b in diagrams.link_bytes(algorithm, n, S)["send"].values())
+        assert all(b == pytest.approx(factor * S) for b in schematics.link_bytes(algorithm, n, S)["send"].values())
     ring_bound = collectives.lower_bound_us("allreduce", "hgx-h100", n, S, algorithm="ring")
     nvls_bound = collectives.lower_bound_us("allreduce", "hgx-h100", n, S, algorithm="nvls")
     assert ring_bound / nvls_bound == pytest.approx(factor)
-    nvls = diagrams.link_bytes("nvls", n, S)["send"]["gpu0"]
+    nvls = schematics.link_bytes("nvls", n, S)["send"]["gpu0"]
     assert nvls >= S, "NVLS cannot move less than the lower bound's S per GPU"
 
 
@@ -198,7 +198,7 @@ def test_one_shot_and_two_shot_bytes_per_link_are_the_models(n):
     flow = topology.pattern_bandwidth(where.topo, where.gpus, "alltoall", where.efficiency()).min_flow_GBps
     for algorithm, model_name in (("oneshot", "direct"), ("twoshot", "two-shot")):
         (plan,) = collectives.plans("allreduce", "hgx-h100", n, algorithm=model_name)
-        per_link = diagrams.link_bytes(algorithm, n, S)["links"][("gpu0", "gpu1")]
+        per_link = schematics.link_bytes(algorithm, n, S)["links"][("gpu0", "gpu1")]
         assert slope_us_per_byte(plan) * flow * 1e3 == pytest.approx(per_link / S)
 
 
@@ -208,7 +208,7 @@ def test_nvls_bytes_per_port_are_the_models(n):
     (plan,) = collectives.plans("allreduce", topo, n, algorithm="nvls")
     edge = topo.edges[topo.index[("gpu0", "nvswitch")]]
     bw = edge.bw_GBps_per_dir * cal.efficiency(edge.link_class, topo.arch) * cal.nvls_efficiency(topo.arch, False)
-    links = diagrams.link_bytes("nvls", n, S)["links"]
+    links = schematics.link_bytes("nvls", n, S)["links"]
     assert slope_us_per_byte(plan) * bw * 1e3 == pytest.approx(links[("gpu0", "nvswitch")] / S)
     assert links[("nvswitch", "gpu0")] == links[("gpu0", "nvswitch")]
 
@@ -219,16 +219,16 @@ def test_tree_busiest_gpu_sends_what_the_model_charges_a_node(n):
     nodes = 2 if n == 2 else 3
     where = collectives.place("allreduce", "hgx-h100", 8 * nodes, nodes=nodes)
     assert not where.topo.in_network_reduction
-    busiest = max(diagrams.link_bytes("tree", n, S)["send"].values())
+    busiest = max(schematics.link_bytes("tree", n, S)["send"].values())
     assert busiest / S == pytest.approx(collectives._tree_inter_node_bytes(where))
 
 
 def test_link_bytes_refuses_bad_input():
     for args in (("butterfly", 4, S), ("ring", 1, S), ("ring", 4, 0)):
         with pytest.raises(InputError):
-            diagrams.link_bytes(*args)
+            schematics.link_bytes(*args)
     with pytest.raises(InputError):
-        diagrams.allreduce_schematic("ring", 9)
+        schematics.allreduce_schematic("ring", 9)
 
 
 # ------------------------------------------------------------------ schematics label every link
@@ -249,7 +249,7 @@ def test_schematic_labels_every_link_with_its_bytes(algorithm, labels):
     ("ring", 4, "1.5 GB"), ("oneshot", 12, "3 GB"), ("twoshot", 12, "1.5 GB"), ("nvls", 8, "1.25 GB"), ("tree", 10, "2 GB"),
 ])
 def test_schematic_alt_text_states_gpus_links_and_bytes(algorithm, links, most):
-    text = diagrams.schematic_alt_text(algorithm, 4, S)
+    text = schematics.schematic_alt_text(algorithm, 4, S)
     assert "on 4 GPUs" in text and f"{links} directed links" in text and f"sends at most {most}" in text
 
 
@@ -260,7 +260,7 @@ def test_schematic_alt_text_states_gpus_links_and_bytes(algorithm, links, most):
 def test_title_source_width_and_text_floor(kind, arg):
     fig = draw(kind, arg)
     assert fig._suptitle is not None and fig._suptitle.get_text()
-    sources = [t for t in fig.texts if t.get_text().startswith("Source: multigpu.book.diagrams.")]
+    sources = [t for t in fig.texts if t.get_text().startswith(("Source: multigpu.book.diagrams.", "Source: multigpu.book.schematics."))]
     assert len(sources) == 1
     if kind != "schematic":
         assert f"multigpu.hardware.topology.for_system('{arg}')" in sources[0].get_text().replace("\n", "")
@@ -297,7 +297,7 @@ def test_contrast_ratio_known_values():
 @pytest.mark.parametrize("make", [lambda: diagrams.wiring_figure("hgx-h100"),
                                   lambda: diagrams.wiring_figure("gb200-nvl72"),
                                   lambda: diagrams.multinode_figure("dgx-1-v100"),
-                                  lambda: diagrams.allreduce_schematic("tree", 4)])
+                                  lambda: schematics.allreduce_schematic("tree", 4)])
 def test_svg_is_byte_identical_between_runs(make):
     first, second = make(), make()
     try:
@@ -325,7 +325,7 @@ def test_svg_is_the_same_under_any_hash_seed():
 def chinese(kind: str, arg: str):
     """The figure drawn in Chinese (not cached: the caller closes it)."""
     with lang.using("zh"):
-        return {"wiring": diagrams.wiring_figure, "schematic": diagrams.allreduce_schematic,
+        return {"wiring": diagrams.wiring_figure, "schematic": schematics.allreduce_schematic,
                 "multinode": diagrams.multinode_figure}[kind](arg)
 
 
@@ -340,7 +340,7 @@ def test_chinese_figures_keep_the_house_rules(kind, arg):
 
 def _check_chinese_figure(fig, kind: str, arg: str) -> None:
     assert CHINESE.search(fig._suptitle.get_text())
-    sources = [t.get_text() for t in fig.texts if t.get_text().startswith("来源：multigpu.book.diagrams.")]
+    sources = [t.get_text() for t in fig.texts if t.get_text().startswith(("来源：multigpu.book.diagrams.", "来源：multigpu.book.schematics."))]
     assert len(sources) == 1
     if kind != "schematic":
         assert f"multigpu.hardware.topology.for_system('{arg}')" in sources[0].replace("\n", "")
@@ -374,11 +374,11 @@ def test_chinese_alt_text_states_the_same_numbers(system_id):
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_chinese_schematic_alt_text_and_caption_state_the_same_numbers(algorithm):
-    english = diagrams.schematic_alt_text(algorithm, 6, S) + diagrams._schematic_caption(
-        algorithm, 6, S, diagrams.link_bytes(algorithm, 6, S))
+    english = schematics.schematic_alt_text(algorithm, 6, S) + schematics._schematic_caption(
+        algorithm, 6, S, schematics.link_bytes(algorithm, 6, S))
     with lang.using("zh"):
-        text = diagrams.schematic_alt_text(algorithm, 6, S) + diagrams._schematic_caption(
-            algorithm, 6, S, diagrams.link_bytes(algorithm, 6, S))
+        text = schematics.schematic_alt_text(algorithm, 6, S) + schematics._schematic_caption(
+            algorithm, 6, S, schematics.link_bytes(algorithm, 6, S))
     assert CHINESE.search(text) and sorted(NUMBER.findall(text)) == sorted(NUMBER.findall(english))
 
 
@@ -398,14 +398,14 @@ def test_every_catalogue_system_and_link_kind_has_its_chinese_words():
     assert links <= set(diagrams.KINDS)
     for _colour, name in diagrams.KINDS.values():
         assert lang.label(name, "zh")
-    for name in diagrams._TITLES.values():
+    for name in schematics._TITLES.values():
         assert CHINESE.search(lang.label(name, "zh")), name
 
 
 def test_english_is_drawn_outside_any_language_block_and_in_english():
     with lang.using("en"):
-        inside = plotting.to_svg(diagrams.allreduce_schematic("ring"))
-    outside = plotting.to_svg(diagrams.allreduce_schematic("ring"))
+        inside = plotting.to_svg(schematics.allreduce_schematic("ring"))
+    outside = plotting.to_svg(schematics.allreduce_schematic("ring"))
     plt.close("all")
     assert inside == outside
 
@@ -414,9 +414,9 @@ def test_wrap_keeps_english_as_textwrap_and_breaks_chinese_by_width():
     import textwrap
 
     text = "multigpu.book.diagrams.wiring_figure drawn from a long list of words " * 3
-    assert diagrams._wrap(text, 60) == textwrap.fill(text, 60)
+    assert diagrams.wrap_text(text, 60) == textwrap.fill(text, 60)
     chinese_text = ("来源：multigpu.book.diagrams.wiring_figure 依据 "
                     "multigpu.hardware.topology.for_system('hgx-h100') 绘制") * 2
-    lines = diagrams._wrap(chinese_text, 50).split("\n")
+    lines = diagrams.wrap_text(chinese_text, 50).split("\n")
     assert len(lines) > 1 and all(lang.text_width(line) <= 50 or " " not in line for line in lines)
     assert "".join(lines).replace(" ", "") == chinese_text.replace(" ", "")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from multigpu.book import diagrams, lang, plotting
+from multigpu.book import diagrams, lang, plotting, schematics
 from multigpu.book.lang import N_, _
 from multigpu.comm import collectives
 from multigpu.comm.calibration import Calibration
@@ -321,7 +321,7 @@ def diagram_multinode(system_id: str = "hgx-h100", nodes: int = 2) -> Figure:
 
 
 def diagram_schematic(algorithm: str) -> Figure:
-    """:func:`multigpu.book.diagrams.allreduce_schematic` of ``algorithm`` on :data:`diagrams.SCHEMATIC_GPUS` GPUs with
-    :data:`diagrams.SCHEMATIC_BYTES` bytes each, with its alt text, in the current language."""
-    return plotting.set_alt(diagrams.allreduce_schematic(algorithm, n=diagrams.SCHEMATIC_GPUS, size_bytes=diagrams.SCHEMATIC_BYTES),
-                            diagrams.schematic_alt_text(algorithm, n=diagrams.SCHEMATIC_GPUS, size_bytes=diagrams.SCHEMATIC_BYTES))
+    """:func:`multigpu.book.schematics.allreduce_schematic` of ``algorithm`` on :data:`schematics.SCHEMATIC_GPUS` GPUs with
+    :data:`schematics.SCHEMATIC_BYTES` bytes each, with its alt text, in the current language."""
+    return plotting.set_alt(schematics.allreduce_schematic(algorithm, n=schematics.SCHEMATIC_GPUS, size_bytes=schematics.SCHEMATIC_BYTES),
+                            schematics.schematic_alt_text(algorithm, n=schematics.SCHEMATIC_GPUS, size_bytes=schematics.SCHEMATIC_BYTES))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from multigpu.book import claim_values, diagrams, glue
+from multigpu.book import claim_values, glue, schematics
 from multigpu.book.glue import Facts, plain
 from multigpu.book.glue import verdict_facts as glue_verdicts
 from multigpu.book.lang import N_, _
@@ -151,7 +151,7 @@ def wiring_facts() -> Facts:
     all-reduce schematics' GPUs and buffer (``schematic_gpus``, ``schematic_GB``, GB = 1e9 bytes)."""
     table = wiring.wiring_table().set_index("system")
     switch, mesh, pcie = (table.loc[wiring.label(s)] for s in wiring.COMPARED)
-    out: Facts = {"schematic_gpus": diagrams.SCHEMATIC_GPUS, "schematic_GB": diagrams.SCHEMATIC_BYTES / 1e9,
+    out: Facts = {"schematic_gpus": schematics.SCHEMATIC_GPUS, "schematic_GB": schematics.SCHEMATIC_BYTES / 1e9,
                   "sw_gpu_bidir": switch["gpu_GBps_bidir"], "mesh_gpu_bidir": mesh["gpu_GBps_bidir"],
                   "sw_pair": switch["pair_GBps_per_dir"], "mesh_pair": mesh["pair_GBps_per_dir"],
                   "mesh_share": mesh["pair_share_pct"], "pcie_pair": pcie["pair_GBps_per_dir"]}
