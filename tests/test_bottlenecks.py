@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from multigpu.book import ch03_bottlenecks as ch03
+from multigpu.book import ch03_figures as ch03fig
 from multigpu.book import plotting
 from multigpu.comm import calibration, collectives
 from multigpu.compute import inference, models, training
@@ -305,8 +305,8 @@ def test_pipeline_boundaries_between_nodes_use_the_network():
 
 
 @pytest.mark.parametrize("draw, data, count", [
-    (ch03.plot_training_breakdown, b.training_breakdown, len(b.PARTS)),
-    (ch03.plot_decode_breakdown, b.decode_breakdown, 4),  # memory-bound: no "compute beyond the reads" bars
+    (ch03fig.plot_training_breakdown, b.training_breakdown, len(b.PARTS)),
+    (ch03fig.plot_decode_breakdown, b.decode_breakdown, 4),  # memory-bound: no "compute beyond the reads" bars
 ])
 def test_stacked_bar_plots_draw_one_container_per_part(draw, data, count):
     fig, ax = plotting.figure("t", "x (unit)", "y (unit)", source="test")
@@ -317,12 +317,12 @@ def test_stacked_bar_plots_draw_one_container_per_part(draw, data, count):
 
 def test_line_plots_draw_their_series():
     fig, axes = plotting.figure("t", "GPUs", "efficiency (%)", source="test", ncols=3)
-    ch03.plot_scaling(axes, b.scaling())
+    ch03fig.plot_scaling(axes, b.scaling())
     assert [len(ax.lines) for ax in axes] == [len(b.SCALING_SETUPS) + 1, len(b.SCALING_SETUPS),
                                               len(b.SCALING_SETUPS) + 1]  # + the node boundary
     plt.close(fig)
     fig, ax = plotting.figure("t", "batch", "ratio", source="test")
-    ch03.plot_switch_benefit(ax, b.compare_fixed_batch())
-    ch03.plot_throughput_vs_rate(ax)
+    ch03fig.plot_switch_benefit(ax, b.compare_fixed_batch())
+    ch03fig.plot_throughput_vs_rate(ax)
     assert len(ax.lines) == 3 + 6
     plt.close(fig)

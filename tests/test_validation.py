@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from multigpu.book import app_validation, plotting
+from multigpu.book import app_validation_figures, plotting
 from multigpu.comm import calibration
 from multigpu.evidence import bottlenecks, measurements, validation
 
@@ -148,7 +148,7 @@ def test_vendor_rows_are_kept_apart(table):
 
 def test_figure_has_both_panels_and_markers_for_every_row(table):
     fig, axes = plotting.figure("t", "measured", "predicted", source="test", ncols=2)
-    app_validation.plot_predicted_vs_measured(axes, table)
+    app_validation_figures.plot_predicted_vs_measured(axes, table)
     left, right = axes
     points = lambda ax: sum(len(c.get_offsets()) for c in ax.collections)  # noqa: E731
     assert points(left) == int((table["kind"] != "training").sum())

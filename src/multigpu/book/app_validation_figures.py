@@ -5,7 +5,6 @@ model cannot tell apart, the anchored latency factors, one cluster across node c
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure

@@ -120,7 +120,7 @@ def place(op: str, system: str | Topology, gpus: int, nodes: int = 1, cal: Calib
     ``cal``: the calibration (default: the shipped one, :func:`multigpu.comm.calibration.default`).
     """
     _check_op(op)
-    topo = _topology(system)
+    topo = topology.resolve(system)
     if gpus < 1 or nodes < 1:
         raise InputError(f"--gpus and --nodes must be positive; got {gpus} GPUs on {nodes} nodes")
     if gpus % nodes:
@@ -136,10 +136,6 @@ def place(op: str, system: str | Topology, gpus: int, nodes: int = 1, cal: Calib
     return Placement(op, topo, gpus, nodes, per_node, calibration.resolve(cal))
 
 
-def _topology(system: str | Topology) -> Topology:
-    return topology.for_system(system) if isinstance(system, str) else system
-
-
 def plans(op: str, system: str | Topology, gpus: int, *, nodes: int = 1, algorithm: str = "auto",
           protocol: str = "auto", cal: Calibration | None = None, nvls: bool = True) -> list[CollectivePlan]:
     """Every (algorithm, protocol) that ``auto`` would weigh, or those of one ``algorithm``. ``nvls=False``
@@ -149,7 +145,7 @@ def plans(op: str, system: str | Topology, gpus: int, *, nodes: int = 1, algorit
     Cached per topology, placement, algorithm, protocol, NVLS setting and calibration (a what-if calibration
     is another value, so it never reads another's results).
     """
-    return _cached_plans(op, _topology(system), gpus, nodes, algorithm, protocol, calibration.resolve(cal), nvls)
+    return _cached_plans(op, topology.resolve(system), gpus, nodes, algorithm, protocol, calibration.resolve(cal), nvls)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -218,7 +214,7 @@ def time_us(op: str, system: str | Topology, gpus: int, nbytes: float | Sequence
         _check_op(op)
         result = np.zeros(sizes.shape)
     else:
-        result = _cached_time_us(op, _topology(system), gpus, nodes, algorithm, calibration.resolve(cal),
+        result = _cached_time_us(op, topology.resolve(system), gpus, nodes, algorithm, calibration.resolve(cal),
                                  sizes.shape, sizes.tobytes(), nvls).copy()
     return float(result[0]) if np.ndim(nbytes) == 0 else result
 
@@ -269,7 +265,7 @@ def collective(op: str, system: str | Topology, gpus: int, nbytes: float, *, nod
     (``nvls`` as :func:`plans`)."""
     result = evaluate(op, system, gpus, nbytes, nodes=nodes, algorithm=algorithm, protocol=protocol, cal=cal,
                       nvls=nvls)
-    topo = _topology(system)
+    topo = topology.resolve(system)
     row: dict[str, Any] = {"op": op, "system": topo.system_id, "gpus": gpus, "nodes": nodes, "bytes": int(nbytes)}
     for key in ("algorithm", "protocol", "time_us", "algbw_GBps", "busbw_GBps", "bottleneck", "note"):
         value = result[key][0]
@@ -323,30 +319,6 @@ def lower_bound_us(op: str, system: str | Topology, gpus: int, nbytes: float | n
         factor = 1.0
     out = min(where.topo.out_GBps_per_dir(g) for g in where.gpus)
     return factor * np.asarray(nbytes, dtype=float) / out / 1e3
-
-
-def copy_GBps(system: str | Topology, src: int = 0, dst: int = 1, *, bidirectional: bool = False,
-              engine: str = "ce", cal: Calibration | None = None) -> float:
-    """GPU-to-GPU copy rate, GB/s: one direction, or both added if ``bidirectional``.
-
-    ``engine`` "ce" (copy engines: cudaMemcpy, p2pBandwidthLatencyTest,
-    nvbandwidth) or "sm" (kernels).
-    """
-    topo = _topology(system)
-    topo.check_gpus([src, dst])
-    routes = [topo.route(src, dst)] + ([topo.route(dst, src)] if bidirectional else [])
-    eff = calibration.resolve(cal).link_efficiency(topo.arch, engine)
-    return float(topology.flow_rates(topo, routes, eff).rates_GBps.sum())
-
-
-def host_copy_GBps(system: str | Topology, gpu: int = 0, *, to_gpu: bool = True, engine: str = "ce",
-                   cal: Calibration | None = None) -> float:
-    """Host-memory <-> GPU copy rate over PCIe, GB/s (host to device if ``to_gpu``)."""
-    topo = _topology(system)
-    cpu = next(b for (a, b) in topo.routes if a == f"gpu{gpu}" and b.startswith("cpu"))
-    route = topo.route(cpu, gpu) if to_gpu else topo.route(gpu, cpu)
-    eff = calibration.resolve(cal).link_efficiency(topo.arch, engine)
-    return float(topology.flow_rates(topo, [route], eff).rates_GBps[0])
 
 
 # ------------------------------------------------------------ latency, bandwidth

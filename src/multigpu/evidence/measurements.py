@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from multigpu.comm import calibration, collectives
+from multigpu.comm import calibration, collectives, copies
 from multigpu.comm.calibration import Calibration
 from multigpu.common import datafiles
 from multigpu.common.datafiles import (
@@ -95,11 +95,11 @@ def predict(row: Mapping[str, str], cal: Calibration | None = None) -> float:
     system, metric = row["system_id"], row["metric"]
     gpus, nodes = int(row["model_gpus"]), int(row["model_nodes"])
     if metric == "p2p_uni":
-        return collectives.copy_GBps(system, 0, 1, cal=cal)
+        return copies.copy_GBps(system, 0, 1, cal=cal)
     if metric == "p2p_bidir":
-        return collectives.copy_GBps(system, 0, 1, bidirectional=True, cal=cal)
+        return copies.copy_GBps(system, 0, 1, bidirectional=True, cal=cal)
     if metric == "h2d":
-        return collectives.host_copy_GBps(system, 0, cal=cal)
+        return copies.host_copy_GBps(system, 0, cal=cal)
     if metric == "nic_rate":
         where = collectives.place(row["op"], system, gpus, nodes, cal)
         return topology.nic_bandwidth(where.topo, where.gpus, where.efficiency())[0]
