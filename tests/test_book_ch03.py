@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from multigpu.book import ch03_bottlenecks as ch03
 from multigpu.book import ch03_figures as ch03fig
 from multigpu.book import lang, plotting, tables
-from multigpu.evidence import bottlenecks, claims
+from multigpu.evidence import bottlenecks, claims, trainingruns
 from multigpu.evidence.claims import workloads as claim_checks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,7 +105,7 @@ def test_crossover_and_exercise_batches_are_the_first_under_their_threshold(fact
 
 
 def test_measured_run_values_name_the_worst_run(facts):
-    runs = bottlenecks.training_validation()
+    runs = trainingruns.training_validation()
     unfitted = runs[~runs["fitted"]].set_index("run")["error_pct"].abs()
     assert facts["v_out_n"] == len(unfitted)
     assert unfitted[facts["v_out_worst"]] == facts["v_out_max"] == unfitted.max()
@@ -215,8 +215,8 @@ TABLES = [
     (bottlenecks.sensitivity, ch03.LABEL_COLUMNS), (bottlenecks.tp_bytes_per_query, ch03.LABEL_COLUMNS),
     (bottlenecks.volume_vs_batch, ch03.LABEL_COLUMNS), (bottlenecks.transfer_times, ch03.LABEL_COLUMNS),
     (bottlenecks.compare_fixed_batch, ch03.LABEL_COLUMNS), (bottlenecks.compare_at_rate, ch03.LABEL_COLUMNS),
-    (bottlenecks.nvidia_identity, ch03.LABEL_COLUMNS), (bottlenecks.training_measurements, ch03.LABEL_COLUMNS),
-    (bottlenecks.training_validation, ch03.VALIDATION_LABEL_COLUMNS), (ch03.verdict_table, ch03.LABEL_COLUMNS),
+    (bottlenecks.nvidia_identity, ch03.LABEL_COLUMNS), (trainingruns.training_measurements, ch03.LABEL_COLUMNS),
+    (trainingruns.training_validation, ch03.VALIDATION_LABEL_COLUMNS), (ch03.verdict_table, ch03.LABEL_COLUMNS),
 ]
 #: Headers that are names or abbreviations, the same in both languages.
 NAMES = {"TP", "PP", "DP"}
@@ -248,7 +248,7 @@ def test_every_setup_and_row_of_the_evidence_has_its_chinese():
              *(c.label for c, _ in bottlenecks.DECODE_CASES), *(name for name, _, _ in bottlenecks.LAYOUTS),
              *bottlenecks.PART_NAMES.values(), *bottlenecks.sensitivity()["case"],
              *bottlenecks.transfer_times()["method"], *bottlenecks.compare_at_rate()["source"],
-             *bottlenecks.training_validation()["run"], *bottlenecks.training_validation()["source"]}
+             *trainingruns.training_validation()["run"], *trainingruns.training_validation()["source"]}
     same = {"TP 8", "TP 2 x PP 2"}  # the layouts that are only names
     for word in words:
         assert (lang.label(word, "zh") != word) != (word in same), word  # LookupError where one is missing

@@ -24,7 +24,7 @@ from multigpu.book import app_validation, app_validation_figures, lang, plotting
 from multigpu.book.lang import text_width
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import bottlenecks, deployment, runs, serving, sweepchecks, sweeps, validation, wiring
+from multigpu.evidence import bottlenecks, deployment, runs, serving, sweepchecks, sweeps, trainingruns, validation, wiring
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "book" / "appendix" / "validation.ipynb"
@@ -50,7 +50,7 @@ def test_coverage_counts_add_up(facts):
     assert facts["cov_rows"] == len(coverage)
     assert facts["cov_yes"] + facts["cov_no"] == facts["cov_rows"]
     assert facts["cov_collective"] + facts["cov_copy"] + facts["cov_training"] == facts["cov_yes"]
-    assert facts["train_k22"] == 2 * len(bottlenecks.K22_RUNS) + 1  # both recomputations of each, and 530B DP 8
+    assert facts["train_k22"] == 2 * len(trainingruns.K22_RUNS) + 1  # both recomputations of each, and 530B DP 8
     assert facts["ref_h200"] <= facts["ref_rows"] and facts["ref_systems"] >= 2
 
 

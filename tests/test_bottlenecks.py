@@ -22,9 +22,10 @@ import pytest
 from multigpu.book import ch03_figures as ch03fig
 from multigpu.book import plotting
 from multigpu.comm import calibration, collectives
-from multigpu.compute import inference, models, training
+from multigpu.compute import efficiency, inference, models, training
 from multigpu.evidence import bottlenecks as b
 from multigpu.evidence import measurements
+from multigpu.evidence import trainingruns as tr
 
 SWITCH_OF = {"8x A100, PCIe": "8x A100, NVSwitch", "8x H200, NVLink mesh": "8x H200, NVSwitch"}
 
@@ -55,7 +56,7 @@ def test_decode_breakdown_is_memory_bound_and_pcie_across_sockets_is_not():
     assert np.allclose(parts, d["step_ms"], rtol=1e-9)
     assert (d["other_compute_ms"] == 0).all()  # BF16 decode at batch <= 32 is memory-bound everywhere
     # the layers' fixed kernel time does not depend on the batch or the GPU: 80 layers x the fitted constant
-    assert np.allclose(d["layer_fixed_ms"], 80 * 1e3 * models.efficiency_constants().decode_layer_overhead_s)
+    assert np.allclose(d["layer_fixed_ms"], 80 * 1e3 * efficiency.constants().decode_layer_overhead_s)
     row = d.set_index(["setup", "tp", "batch"])
     # weights split over the TP group: TP 8 reads a quarter of what TP 2 reads on the same GPU
     assert row.loc[("8x H200, NVSwitch", 8, 1), "weights_ms"] == pytest.approx(
@@ -220,8 +221,8 @@ def test_our_tables_keep_the_rate_and_the_switch_never_loses():
 
 def test_every_training_row_of_the_measurements_is_listed():
     frame = measurements.measurements()
-    ids = set(frame[frame["collective_or_metric"].isin(b.TRAINING_METRICS)]["id"])
-    listed = b.training_measurements()
+    ids = set(frame[frame["collective_or_metric"].isin(tr.TRAINING_METRICS)]["id"])
+    listed = tr.training_measurements()
     assert set(listed["id"]) == ids and {75, 79, 80, 81, 82} <= ids
     assert set(listed[listed["comparable"]]["id"]) == {75}
 
@@ -230,7 +231,7 @@ def test_row75_measured_time_is_138_tflops_of_sc21_eq3():
     # [MLM] 138 TFLOP/s per GPU; [SC21] eq. 3: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h))
     B, s, l, h, V = 1536, 2048, 96, 12288, 51200
     flops = 96 * B * s * l * h**2 * (1 + s / (6 * h) + V / (16 * l * h))
-    row = b.training_validation().iloc[0]
+    row = tr.training_validation().iloc[0]
     assert row["measured_s"] == pytest.approx(flops / (138e12 * 1024), rel=1e-9)
     assert 31 < row["measured_s"] < 33  # the README's "~32 s/iteration"
 
@@ -252,11 +253,11 @@ def _bound(run: str) -> float:
 
 
 def test_training_model_error_on_every_comparable_run():
-    v = b.training_validation()
-    assert len(v) == 1 + 2 * len(b.K22_RUNS) + 1
+    v = tr.training_validation()
+    assert len(v) == 1 + 2 * len(tr.K22_RUNS) + 1
     for _, row in v.iterrows():
         assert abs(row["error_pct"]) / 100 <= _bound(row["run"]), (row["run"], row["error_pct"])
-    assert v["fitted"].sum() == len(b.K22_RUNS)
+    assert v["fitted"].sum() == len(tr.K22_RUNS)
     # the K22 present-work times as published
     assert sorted(v[v["fitted"]]["measured_s"]) == [1.10, 13.75, 37.83, 71.49]
 
@@ -280,7 +281,7 @@ def test_fp8_decode_reads_weights_at_one_byte():
     fp8 = inference.run("llama3.1-70b", "hgx-h200", 2, 1, 8192, 256, dtype="fp8")
     m = models.model("llama3.1-70b")
     weights_s = m.params_total / 2 / (4800e9 * inference.hbm_read_efficiency("h200-sxm"))
-    fixed_s = m.layers * models.efficiency_constants().decode_layer_overhead_s
+    fixed_s = m.layers * efficiency.constants().decode_layer_overhead_s
     assert fp8.decode_compute_s == pytest.approx(weights_s + fixed_s, rel=0.05)
     assert fp8.decode_compute_s - fixed_s == pytest.approx((bf16.decode_compute_s - fixed_s) / 2, rel=0.05)
 

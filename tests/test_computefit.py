@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from multigpu.compute import models, training
+from multigpu.compute import efficiency, models, training
 from multigpu.comm.calibration import DETERMINED, LOOSE
 from multigpu.evidence import computefit, fitquality
 
 
 def _loss(eta_max: float, k: float) -> float:
     """The straight line's sum of squares over the four runs at ``eta_max`` and ``k``."""
-    c = models.efficiency_constants()
+    c = efficiency.constants()
     balance = c.reference_flops_peak / c.reference_mem_bw_Bps
     return sum((1 / eta_max + k * balance / p.hidden_per_gpu - (1 / p.fraction - balance / p.tokens)) ** 2
                for p in computefit.points())
@@ -23,7 +23,7 @@ def test_the_shipped_constants_reach_the_fits_loss_and_agree_where_determined():
     rounding of the file: 1 %), and each constant the four runs determine is within one standard error of the
     fit, with the status and standard error the file records. ``traffic_per_hidden`` (k) is loose: four runs
     leave it at 1.15 +/- 0.52."""
-    shipped, rows = models.efficiency_constants(), models.efficiency_rows()
+    shipped, rows = efficiency.constants(), efficiency.rows()
     fitted = computefit.fit_result()
     best = _loss(fitted["gemm_efficiency_max"].value, fitted["traffic_per_hidden"].value)
     assert _loss(shipped.gemm_efficiency_max, shipped.traffic_per_hidden) == pytest.approx(best, rel=0.01)

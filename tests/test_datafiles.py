@@ -17,7 +17,7 @@ import pytest
 
 from multigpu.comm import calibration
 from multigpu.common.errors import InputError
-from multigpu.compute import models
+from multigpu.compute import efficiency, models
 from multigpu.evidence import claims, measurements
 from multigpu.hardware import catalog
 from multigpu.market import workloads
@@ -28,7 +28,7 @@ FILES: dict[str, tuple[Path, Callable]] = {
     "gpus": (catalog.GPUS_CSV, catalog.load_gpus),
     "systems": (catalog.SYSTEMS_CSV, catalog.load_systems),
     "models": (models.MODELS_CSV, models._load),
-    "compute_efficiency": (models.EFFICIENCY_CSV, models.efficiency_constants),
+    "compute_efficiency": (efficiency.EFFICIENCY_CSV, efficiency.constants),
     "cost_workloads": (workloads.WORKLOADS_CSV, workloads.load_workloads),
     "measurements": (measurements.MEASUREMENTS_CSV, measurements.measurements),
     "out_of_sample": (measurements.OUT_OF_SAMPLE_CSV, measurements._load_out_of_sample),

@@ -11,20 +11,20 @@ import hashlib
 import pytest
 
 from multigpu.common.errors import InputError
-from multigpu.compute import models
+from multigpu.compute import efficiency
 from multigpu.comm.calibration import DETERMINED
 from multigpu.evidence import decodefit, fitquality
 
 
 def test_shipped_constant_is_the_fit_and_names_its_rows():
     # one linear least-squares constant, determined (multigpu.evidence.fitquality: standard error under 10 %)
-    shipped = models.efficiency_constants().decode_layer_overhead_s
-    fitted, row = decodefit.fit_result(), models.efficiency_rows()["decode_layer_overhead_s"]
+    shipped = efficiency.constants().decode_layer_overhead_s
+    fitted, row = decodefit.fit_result(), efficiency.rows()["decode_layer_overhead_s"]
     assert fitted.status == row.fit_status == DETERMINED
     assert row.std_error == pytest.approx(fitted.std_error, rel=0.05)
     assert fitquality.agrees(shipped, fitted, (0.0, 1.0))
     assert shipped == pytest.approx(fitted.value, rel=0.005)  # the file's 4 digits
-    with open(models.EFFICIENCY_CSV) as f:
+    with open(efficiency.EFFICIENCY_CSV) as f:
         row = next(line for line in f if line.startswith("decode_layer_overhead_s,"))
     fit_ids = [r.id for r in decodefit.load(("fit",))]
     assert fit_ids and all(i in row for i in fit_ids)

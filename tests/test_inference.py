@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from multigpu.common.errors import InputError
-from multigpu.compute import inference, models
+from multigpu.compute import efficiency, inference, models
 from multigpu.market import search
 
 
@@ -60,7 +60,7 @@ def test_decode_is_memory_bound_at_small_batch():
     r = inference.run("llama3.1-8b", "hgx-h100", 1, 1, 1024, 128)
     m = models.model("llama3.1-8b")  # every weight but the input embedding, which is looked up, not streamed
     weights_s = (m.params_total - m.vocab * m.hidden) * 2 / (3350e9 * inference.hbm_read_efficiency("h100-sxm"))
-    fixed_s = m.layers * models.efficiency_constants().decode_layer_overhead_s
+    fixed_s = m.layers * efficiency.constants().decode_layer_overhead_s
     assert r.decode_compute_s == pytest.approx(weights_s + fixed_s, rel=0.05)
 
 

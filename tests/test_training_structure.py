@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from multigpu.common.errors import InputError
-from multigpu.compute import gemm, models, training
+from multigpu.compute import efficiency, gemm, models, training
 from multigpu.hardware import catalog
 
 
@@ -132,8 +132,8 @@ def test_gemm_ceilings_are_measured_and_relative_to_the_fitted_gpu():
     hopper = [v for (g, d), v in gemm._ceilings().items() if d == "bf16" and gpus[g].arch == "hopper"]
     assert ("h800-sxm", "bf16") not in gemm._ceilings()
     assert gemm.ceiling("h800-sxm", "bf16") == pytest.approx(sum(hopper) / len(hopper))
-    fast = models.achievable_fraction(989e12, 2048, 8192, 3.35e12, ceiling_scale=1.0)
-    slow = models.achievable_fraction(989e12, 2048, 8192, 3.35e12, ceiling_scale=0.9)
+    fast = efficiency.achievable_fraction(989e12, 2048, 8192, 3.35e12, ceiling_scale=1.0)
+    slow = efficiency.achievable_fraction(989e12, 2048, 8192, 3.35e12, ceiling_scale=0.9)
     assert slow < fast
 
 

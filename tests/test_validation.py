@@ -1,7 +1,7 @@
 """The validation appendix's tables (multigpu.evidence.validation): every comparison accounted for, error bounds.
 
 The measured values come from data/measurements.csv (sources row by row there), measurements.OUT_OF_SAMPLE
-and bottlenecks.K22_RUNS (Korthikanti et al. 2022, https://arxiv.org/abs/2205.05198, Table 5); the bounds
+and trainingruns.K22_RUNS (Korthikanti et al. 2022, https://arxiv.org/abs/2205.05198, Table 5); the bounds
 below are the error budget the appendix reports, so a change that makes the model worse on any row fails.
 """
 
@@ -15,7 +15,7 @@ import pytest
 
 from multigpu.book import app_validation_figures, plotting
 from multigpu.comm import calibration
-from multigpu.evidence import bottlenecks, measurements, validation
+from multigpu.evidence import bottlenecks, measurements, trainingruns, validation
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def table() -> pd.DataFrame:
 
 def test_every_comparison_is_there_once(table):
     compared = measurements.compare()
-    assert len(table) == len(compared) + len(measurements.OUT_OF_SAMPLE) + len(bottlenecks.training_validation())
+    assert len(table) == len(compared) + len(measurements.OUT_OF_SAMPLE) + len(trainingruns.training_validation())
     assert table["ref"].is_unique
     assert {f"#{i}" for i in compared["id"]} <= set(table["ref"])
     assert set(table["set"]) <= set(validation.SETS) and set(table["kind"]) == set(validation.KINDS)
@@ -45,7 +45,7 @@ def test_sets_follow_the_fits(table):
     for i in measurements.compare()["id"]:
         assert (refs.loc[f"#{i}", "set"] == "fitted on") == (i in fitted_ids), i
     training = refs[refs["kind"] == "training"]
-    assert (training["set"] == "fitted on").sum() == len(bottlenecks.K22_RUNS)
+    assert (training["set"] == "fitted on").sum() == len(trainingruns.K22_RUNS)
     assert set(refs[refs.index.str.startswith("O")]["set"]) == {"out of sample"}
 
 

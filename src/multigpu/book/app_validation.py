@@ -27,7 +27,7 @@ from multigpu.book.lang import N_, _
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
 from multigpu.common import units
-from multigpu.compute import inference, models
+from multigpu.compute import efficiency, inference
 from multigpu.evidence import (
     bottlenecks,
     decodefit,
@@ -38,6 +38,7 @@ from multigpu.evidence import (
     sweepchecks,
     sweepfit,
     sweeps,
+    trainingruns,
     validation,
     wiring,
 )
@@ -118,7 +119,7 @@ CELL_WORDS = (
     N_("host-memory bandwidth, not the PCIe link, limits P2P-off traffic (sjeaugey in the issue); the model "
        "halves the link rate instead, ~24 GB/s for any GPU count"),
     N_("NVIDIA's 600 GB/s read as 12 links; the measured pair behaves like 6 (NV6), the catalogue's default"),
-    # the training runs (multigpu.evidence.bottlenecks.training_validation) and their sources
+    # the training runs (multigpu.evidence.trainingruns.training_validation) and their sources
     N_("GPT-3 175B, full recompute (row 75) (8 x 16 x 8, TP x PP x DP)"),
     N_("Megatron GPT 22B, SP + selective (8 x 1 x 1, TP x PP x DP)"),
     N_("Megatron GPT 22B, full recompute (8 x 1 x 1, TP x PP x DP)"),
@@ -346,7 +347,7 @@ def fit_status_facts(cal: Calibration | None = None) -> Facts:
     ``fit_determined_n`` (those whose standard error is at most ``fit_determined_pct`` % of their value) and
     ``fit_loose`` (the others, loose or at a bound, as code names, in the current language's list)."""
     status = {f"{c.name}/{c.key}": c.fit_status for c in calibration.resolve(cal).constants if c.fit_status}
-    status |= {name: row.fit_status for name, row in models.efficiency_rows().items() if row.fit_status}
+    status |= {name: row.fit_status for name, row in efficiency.rows().items() if row.fit_status}
     loose = [f"`{name}`" for name, s in status.items() if s != calibration.DETERMINED]
     return _values({"fit_constants_n": len(status), "fit_determined_n": len(status) - len(loose),
                     "fit_determined_pct": 100 * fitquality.DETERMINED_REL_SE, "fit_loose": _(", ").join(loose)})
@@ -528,7 +529,7 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     hbm = pd.DataFrame(inference.measured_hbm_fractions())
     reads = hbm[hbm["kernel"] == "dot"]["fraction"]
     writes = hbm[hbm["kernel"] != "dot"]["fraction"]
-    out.update({"layer_us": 1e6 * models.efficiency_constants().decode_layer_overhead_s,
+    out.update({"layer_us": 1e6 * efficiency.constants().decode_layer_overhead_s,
                 "dec_fit_n": len(decodefit.load(("fit",)))})
     for split in ("holdout", "sealed"):
         decode = decodefit.compare((split,))
@@ -578,7 +579,7 @@ def coverage_facts(table: pd.DataFrame, cal: Calibration | None = None) -> Facts
         "harness_rows": _fitted_on(harness),
         "ref_rows": len(reference), "ref_systems": reference["system"].nunique(),
         "ref_h200": int((reference["system"] == H200).sum()),
-        "train_k22": int(training["source"].str.startswith(bottlenecks.K22_SOURCE).sum())})
+        "train_k22": int(training["source"].str.startswith(trainingruns.K22_SOURCE).sum())})
 
 
 def _fitted_on(constant: calibration.Constant) -> str:

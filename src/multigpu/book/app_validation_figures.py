@@ -85,7 +85,7 @@ def figure_predicted_vs_measured(table: pd.DataFrame) -> Figure:
     fig, axes = plotting.figure(
         _("The model against every measurement it can reproduce"), _("measured"), _("predicted"),
         source=_("multigpu.evidence.validation.comparisons: measurements.compare and out_of_sample "
-                 "(data/measurements.csv and published collectives), bottlenecks.training_validation "
+                 "(data/measurements.csv and published collectives), trainingruns.training_validation "
                  "(Megatron-LM, Korthikanti et al. 2022)"),
         nrows=2, figsize=(6.8, 8.8))
     plot_predicted_vs_measured(axes, table)

@@ -31,7 +31,7 @@ from multigpu.book.glue import Facts, plain, verdict_facts
 from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import inference, models
-from multigpu.evidence import bottlenecks, claims
+from multigpu.evidence import bottlenecks, claims, trainingruns
 from multigpu.evidence.bottlenecks import Cluster
 from multigpu.evidence.claims import workloads as claim_checks
 from multigpu.hardware import catalog
@@ -71,9 +71,9 @@ WHY_LABELS = (
 #: The columns whose cells are words to translate, in every table the notebook shows through
 #: :func:`multigpu.book.tables.use_for_dataframes` (the rest is data: numbers, ids, model names).
 LABEL_COLUMNS = claim_values.label_columns("setup", "layout", "case", "method", "source", "why", "verdict")
-#: The units of the published training measurements (:func:`multigpu.evidence.bottlenecks.training_measurements`).
+#: The units of the published training measurements (:func:`multigpu.evidence.trainingruns.training_measurements`).
 MEASUREMENT_UNITS = (N_("TFLOP/s/GPU (44% of 312)"), N_("minutes"))
-#: The same for the table of :func:`multigpu.evidence.bottlenecks.training_validation`, whose ``layout`` is data
+#: The same for the table of :func:`multigpu.evidence.trainingruns.training_validation`, whose ``layout`` is data
 #: ("8 x 16 x 8"): the notebook shows it with :func:`multigpu.book.tables.show_table`.
 VALIDATION_LABEL_COLUMNS = ("run", "source")
 
@@ -450,9 +450,9 @@ def measured_run_facts(cal: Calibration | None = None) -> Facts:
     those and on the fitted runs, %), ``v_out_worst`` (the name of the worst unfitted run, text; in Chinese
     ``v_out_worst_zh``).
     """
-    validation = bottlenecks.training_validation(cal=cal)
+    validation = trainingruns.training_validation(cal=cal)
     row75 = validation.iloc[0]
-    reported = float(bottlenecks.training_measurements().set_index("id").loc[75, "value"])  # TFLOP/s per GPU
+    reported = float(trainingruns.training_measurements().set_index("id").loc[75, "value"])  # TFLOP/s per GPU
     out = validation[~validation["fitted"]]
     ins = validation[validation["fitted"]]
     worst = out.loc[out["error_pct"].abs().idxmax(), "run"]

@@ -6,7 +6,7 @@ precision and shape, with sources: the best shape of a brute-force search
 best measured fraction of the dense peak for a GPU and precision;
 :func:`relative_ceiling` divides it by the reference GPU's (the A100 SXM4 80GB
 in BF16, the GPU the compute-efficiency constants were fitted on), so that
-:func:`multigpu.compute.models.achievable_fraction` carries the A100 fit to
+:func:`multigpu.compute.efficiency.achievable_fraction` carries the A100 fit to
 other GPUs through a measurement of theirs, not through a training run.
 
 A GPU without rows in a precision uses, in order: its architecture's other

@@ -60,7 +60,7 @@ from multigpu.comm.calibration import Calibration
 from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
-from multigpu.compute import gemm, models
+from multigpu.compute import efficiency, gemm, models
 from multigpu.compute.training import WIRE_DTYPE, peak_flops
 from multigpu.hardware import catalog
 
@@ -107,7 +107,7 @@ def hbm_read_efficiency(gpu_id: str) -> float:
     """Achievable fraction of ``gpu_id``'s nominal HBM bandwidth when a decode step streams weights and KV cache:
     the measured read-only kernel (:data:`DECODE_READ_KERNEL`) of ``data/hbm_bandwidth.csv`` on that GPU, else
     the median of that kernel over the GPUs measured. What a decode step loses besides, to its many small kernels,
-    is the per-layer fixed time (``decode_layer_overhead_s``, :func:`multigpu.compute.models.efficiency_constants`)."""
+    is the per-layer fixed time (``decode_layer_overhead_s``, :func:`multigpu.compute.efficiency.constants`)."""
     reads = [r for r in measured_hbm_fractions() if r["kernel"] == DECODE_READ_KERNEL]
     own = [r["fraction"] for r in reads if r["gpu"] == gpu_id]
     return float(np.median(own or [r["fraction"] for r in reads]))
@@ -300,14 +300,14 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
 
     # prefill of one prompt
     ceiling = gemm.relative_ceiling(gpu.id, math_dtype)  # the A100 fit carried over by the GPU's matmul ceiling
-    prefill_fraction = models.achievable_fraction(peak, model.hidden / tp, input_tokens, activation_bw_Bps, ceiling,
+    prefill_fraction = efficiency.achievable_fraction(peak, model.hidden / tp, input_tokens, activation_bw_Bps, ceiling,
                                                   weight_bw_Bps)
     prefill_compute = models.prefill_flops(model, input_tokens) / gpus / (peak * prefill_fraction)
     wire = models.dtype_bytes(WIRE_DTYPE.get(dtype, dtype))  # all-reduces carry 16-bit activations under FP8
     prefill_comm = layers_allreduces * _allreduce_us(system.id, tp, np.asarray(input_tokens * model.hidden * wire,
                                                                               dtype=float), cal, stack_name)[0] * 1e-6
     # the fixed time of each layer's kernels (launches, small kernels, tails), on a pipeline stage's layers
-    fixed = model.layers / pp * (models.efficiency_constants().decode_layer_overhead_s
+    fixed = model.layers / pp * (efficiency.constants().decode_layer_overhead_s
                                  if layer_overhead_s is None else layer_overhead_s)
     ttft = prefill_compute + prefill_comm + fixed
 
@@ -317,13 +317,13 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     read = models.decode_bytes_per_step(model, b, kv_len, dtype, kv_dtype)
     read_Bps = gpu.mem_bw_GBps * 1e9 * hbm_read_efficiency(gpu.id)
     memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / gpus / read_Bps
-    decode_fraction = models.achievable_fraction(peak, model.hidden / tp, b, activation_bw_Bps, ceiling,
+    decode_fraction = efficiency.achievable_fraction(peak, model.hidden / tp, b, activation_bw_Bps, ceiling,
                                                  weight_bw_Bps)
     # attention has no weights to read (its KV-cache reads are in memory_s) and runs at the 16-bit rate
     linear = 2.0 * model.matmul_params_active
     attention = models.decode_flops_per_token(model, kv_len) - linear
     peak16 = peak_flops(gpu, "bf16")
-    attention_fraction = models.achievable_fraction(peak16, model.hidden / tp, b, activation_bw_Bps,
+    attention_fraction = efficiency.achievable_fraction(peak16, model.hidden / tp, b, activation_bw_Bps,
                                                     gemm.relative_ceiling(gpu.id, "bf16"), np.inf)
     flops_s = b * (linear / (peak * decode_fraction) + attention / (peak16 * attention_fraction)) / gpus
     decode_compute = np.maximum(memory_s, flops_s) + fixed

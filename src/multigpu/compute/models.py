@@ -35,16 +35,15 @@ Conventions, as in the sources the tests check:
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from multigpu.comm.calibration import FIT_STATUSES
 from multigpu.common import datafiles
-from multigpu.common.datafiles import DATA_DIR, NonNegative, Positive, one_of
+from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.compute.hfconfig import load_config
 from multigpu.compute.shapes import (  # noqa: F401  (re-exported: the model's shapes, as callers name them)
@@ -61,7 +60,6 @@ from multigpu.compute.shapes import (  # noqa: F401  (re-exported: the model's s
 )
 
 MODELS_CSV = DATA_DIR / "models.csv"
-EFFICIENCY_CSV = DATA_DIR / "compute_efficiency.csv"
 
 Number = float | np.ndarray
 
@@ -124,7 +122,7 @@ def dtype_bytes(dtype: str) -> float:
     return DTYPE_BYTES[dtype]
 
 
-def _out(value: Any) -> Number:
+def as_number(value: Any) -> Number:
     """A float for a 0-d result, the array otherwise."""
     array = np.asarray(value, dtype=float)
     return float(array) if array.ndim == 0 else array
@@ -163,7 +161,7 @@ def forward_flops_per_token(model: Model | str, context: ArrayLike) -> Number:
     """
     m = _resolve(model)
     qk, v = _attention_widths(m)
-    return _out(2.0 * m.matmul_params_active + 2.0 * m.layers * np.asarray(context) * (qk + v))
+    return as_number(2.0 * m.matmul_params_active + 2.0 * m.layers * np.asarray(context) * (qk + v))
 
 
 def training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: ArrayLike,
@@ -196,7 +194,7 @@ def training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: Ar
     fwd_weights = 2.0 * m.matmul_params_active * tokens - fwd_head
     model_flops = 3.0 * (fwd_weights + fwd_scores + fwd_head)
     extra = {"none": 0.0, "selective": fwd_scores, "full": fwd_weights + fwd_scores}[recompute]
-    return _out(model_flops), _out(model_flops + extra)
+    return as_number(model_flops), as_number(model_flops + extra)
 
 
 def attention_training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: ArrayLike,
@@ -205,7 +203,7 @@ def attention_training_flops_per_step(model: Model | str, global_batch: ArrayLik
     V: forward, backward and what recomputation runs again); the rest are the weight GEMMs."""
     m = _resolve(model)
     _check_choice(recompute, RECOMPUTE, "recompute")
-    return _out(_forward_score_flops(m, global_batch, seq, causal) * (3.0 if recompute == "none" else 4.0))
+    return as_number(_forward_score_flops(m, global_batch, seq, causal) * (3.0 if recompute == "none" else 4.0))
 
 
 def head_training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: ArrayLike,
@@ -215,7 +213,7 @@ def head_training_flops_per_step(model: Model | str, global_batch: ArrayLike, se
     backward-data and backward-weight; 2 for a frozen head); never recomputed."""
     m = _resolve(model)
     tokens = np.asarray(global_batch, dtype=float) * np.asarray(seq, dtype=float)
-    return _out(method_passes * 2.0 * m.vocab * m.hidden * tokens)
+    return as_number(method_passes * 2.0 * m.vocab * m.hidden * tokens)
 
 
 #: Bytes moved per attention-score element (one head, one query-key pair) when the score matrix is materialised
@@ -243,12 +241,12 @@ def score_traffic_bytes(model: Model | str, micro_batch: ArrayLike, seq: ArrayLi
     _check_choice(recompute, RECOMPUTE, "recompute")
     _check_choice(attention, ATTENTION_KERNELS, "attention")
     if attention == "flash":
-        return _out(np.zeros(np.broadcast(np.asarray(micro_batch), np.asarray(seq), np.asarray(tp)).shape))
+        return as_number(np.zeros(np.broadcast(np.asarray(micro_batch), np.asarray(seq), np.asarray(tp)).shape))
     s = np.asarray(seq, dtype=float)
     elements = m.heads / np.asarray(tp, dtype=float) * np.asarray(micro_batch, dtype=float) * s * s / np.asarray(cp)
     forward, backward = SCORE_BYTES[("forward", m.dropout)], SCORE_BYTES[("backward", m.dropout)]
     per_element = forward * (1.0 if recompute == "none" else 2.0) + backward
-    return _out(elements * per_element)
+    return as_number(elements * per_element)
 
 
 def _forward_score_flops(m: Model, global_batch: ArrayLike, seq: ArrayLike, causal: bool) -> np.ndarray:
@@ -271,8 +269,8 @@ def megatron_flops_per_iteration(model: Model | str, batch: ArrayLike, seq: Arra
     b, s = np.asarray(batch, dtype=float), np.asarray(seq, dtype=float)
     l, h, v = m.layers, float(m.hidden), m.vocab
     if full_recompute:
-        return _out(96.0 * b * s * l * h**2 * (1 + s / (6 * h) + v / (16 * l * h)))
-    return _out(72.0 * b * s * l * h**2 * (1 + s / (6 * h) + v / (12 * l * h)))
+        return as_number(96.0 * b * s * l * h**2 * (1 + s / (6 * h) + v / (16 * l * h)))
+    return as_number(72.0 * b * s * l * h**2 * (1 + s / (6 * h) + v / (12 * l * h)))
 
 
 def prefill_flops(model: Model | str, tokens: ArrayLike, batch: ArrayLike = 1,
@@ -290,7 +288,7 @@ def prefill_flops(model: Model | str, tokens: ArrayLike, batch: ArrayLike = 1,
     head = 2.0 * m.vocab * m.hidden
     weights = (2.0 * m.matmul_params_active - head) * t + head * (t if logits_all else 1.0)
     scores = 2.0 * m.layers * (qk + v) * t * (t + 1) / 2
-    return _out(np.asarray(batch, dtype=float) * (weights + scores))
+    return as_number(np.asarray(batch, dtype=float) * (weights + scores))
 
 
 def decode_flops_per_token(model: Model | str, kv_len: ArrayLike) -> Number:
@@ -304,7 +302,7 @@ def decode_flops_per_token(model: Model | str, kv_len: ArrayLike) -> Number:
     """
     m = _resolve(model)
     qk, v = _attention_widths(m, absorbed=True)
-    return _out(2.0 * m.matmul_params_active + 2.0 * m.layers * np.asarray(kv_len, dtype=float) * (qk + v))
+    return as_number(2.0 * m.matmul_params_active + 2.0 * m.layers * np.asarray(kv_len, dtype=float) * (qk + v))
 
 
 # --------------------------------------------------------------------------- memory: model states
@@ -331,9 +329,9 @@ def model_state_bytes_per_gpu(params: ArrayLike, dp: ArrayLike = 1, zero_stage: 
         raise InputError("zero_stage must be 0, 1, 2 or 3")
     _check_positive(dp=dp)
     return {
-        "weights_bytes": _out(p * w / np.where(stage >= 3, dp, 1.0)),
-        "gradients_bytes": _out(p * g / np.where(stage >= 2, dp, 1.0)),
-        "optimizer_bytes": _out(p * o / np.where(stage >= 1, dp, 1.0)),
+        "weights_bytes": as_number(p * w / np.where(stage >= 3, dp, 1.0)),
+        "gradients_bytes": as_number(p * g / np.where(stage >= 2, dp, 1.0)),
+        "optimizer_bytes": as_number(p * o / np.where(stage >= 1, dp, 1.0)),
     }
 
 
@@ -392,7 +390,7 @@ def weights_bytes_per_gpu(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike =
         ends = _stage_ends(m, pp, first)
         held = (shared - ends) * width + ends * vocabulary_table_bytes(dtype)
         per_stage.append(held / tp + experts * width / (tp * ep))
-    return _out(np.maximum(*per_stage))
+    return as_number(np.maximum(*per_stage))
 
 
 # --------------------------------------------------------------------------- memory: activations
@@ -466,13 +464,13 @@ def activation_bytes_per_layer(model: Model | str, micro_batch: ArrayLike, seq: 
     tokens = np.asarray(micro_batch, dtype=float) * s
     sp_div = tp if sequence_parallel else 1.0
     if recompute == "full":
-        return _out(tokens * 2 * m.hidden / sp_div)
+        return as_number(tokens * 2 * m.hidden / sp_div)
     outside, inside, per_key = _activation_coefficients(m, m.is_moe if moe_layer is None else moe_layer)
     if attention == "flash":
         scores = 4.0 * m.heads / tp  # log-sum-exp per head and token, FP32
     else:
         scores = 0.0 if recompute == "selective" else per_key * s / tp
-    return _out(tokens * (outside / sp_div + inside / tp + scores))
+    return as_number(tokens * (outside / sp_div + inside / tp + scores))
 
 
 def memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 1, dp: ArrayLike = 1,
@@ -558,7 +556,7 @@ def memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 
         parts.append(part)
     first_part, last_part = parts
     pick_first = first_part["total_bytes"] >= last_part["total_bytes"]
-    return {k: _out(np.where(pick_first, first_part[k], last_part[k])) for k in first_part}
+    return {k: as_number(np.where(pick_first, first_part[k], last_part[k])) for k in first_part}
 
 
 # --------------------------------------------------------------------------- memory: inference
@@ -592,7 +590,7 @@ def kv_cache_bytes_per_token_per_gpu(model: Model | str, tp: ArrayLike = 1, pp: 
     per_layer = kv_cache_bytes_per_token(m, dtype) / m.layers
     if m.attention != "mla":
         per_layer = per_layer / m.kv_heads * np.ceil(m.kv_heads / tp)
-    return _out(per_layer * np.ceil(m.layers / pp))
+    return as_number(per_layer * np.ceil(m.layers / pp))
 
 
 def inference_memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 1, ep: ArrayLike = 1,
@@ -605,7 +603,7 @@ def inference_memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: Ar
     """
     weights = np.asarray(weights_bytes_per_gpu(model, tp, pp, ep, weight_dtype))
     kv = np.asarray(kv_tokens, dtype=float) * np.asarray(kv_cache_bytes_per_token_per_gpu(model, tp, pp, kv_dtype))
-    return {"weights_bytes": _out(weights), "kv_cache_bytes": _out(kv), "total_bytes": _out(weights + kv)}
+    return {"weights_bytes": as_number(weights), "kv_cache_bytes": as_number(kv), "total_bytes": as_number(weights + kv)}
 
 
 def decode_bytes_per_step(model: Model | str, batch: ArrayLike, kv_len: ArrayLike, weight_dtype: str = "bf16",
@@ -632,94 +630,6 @@ def decode_bytes_per_step(model: Model | str, batch: ArrayLike, kv_len: ArrayLik
         experts = 0.0
     weights = (layers + experts) * dtype_bytes(weight_dtype) + head * vocabulary_table_bytes(weight_dtype)
     kv = batch * np.asarray(kv_len, dtype=float) * kv_cache_bytes_per_token(m, kv_dtype)
-    return {"weights_bytes": _out(weights), "kv_cache_bytes": _out(kv)}
+    return {"weights_bytes": as_number(weights), "kv_cache_bytes": as_number(kv)}
 
 
-# --------------------------------------------------------------------------- compute efficiency
-
-
-@dataclass(frozen=True)
-class EfficiencyConstants:
-    """Constants of :func:`achievable_fraction` (``data/compute_efficiency.csv``)."""
-
-    gemm_efficiency_max: float
-    traffic_per_hidden: float
-    reference_flops_peak: float
-    reference_mem_bw_Bps: float
-    decode_layer_overhead_s: float  #: fixed time of one layer's kernels in a forward pass (inference), seconds
-
-
-class EfficiencyRow(datafiles.Row):
-    """Schema of ``data/compute_efficiency.csv``: one constant of :class:`EfficiencyConstants` per row."""
-
-    parameter: one_of(f.name for f in fields(EfficiencyConstants))  # type: ignore[valid-type]
-    value: Positive
-    unit: str | None = None
-    fitted_on: str | None = None
-    std_error: NonNegative | None = None  #: the fit's standard error, in ``unit`` (multigpu.evidence.fitquality)
-    fit_status: one_of(FIT_STATUSES) | None = None  # type: ignore[valid-type]
-    source: str | None = None
-    notes: str | None = None
-
-    NOUN = "constant"
-    EXPECTED = {"value": "a number > 0", "std_error": "a number >= 0 (empty: not fitted, or none is finite)"}
-
-
-@functools.cache
-def efficiency_rows(path: Path = EFFICIENCY_CSV) -> dict[str, EfficiencyRow]:
-    """Every row of the compute-efficiency file by parameter, with its provenance and what its fit's data say."""
-    return {row.parameter: row for _, row in datafiles.read(path, EfficiencyRow, unique=("parameter",))}
-
-
-@functools.cache
-def efficiency_constants(path: Path = EFFICIENCY_CSV) -> EfficiencyConstants:
-    """Read the constants of :func:`achievable_fraction` (``parameter,value,unit,...`` rows)."""
-    values = {name: row.value for name, row in efficiency_rows(path).items()}
-    missing = [f.name for f in fields(EfficiencyConstants) if f.name not in values]
-    if missing:
-        raise InputError(f"missing parameters: {', '.join(missing)}; expected one row for each", file=str(path))
-    return EfficiencyConstants(**values)
-
-
-def achievable_fraction(gpu_flops_peak: ArrayLike, hidden_per_gpu: ArrayLike, tokens_per_microbatch: ArrayLike,
-                        mem_bw_Bps: ArrayLike | None = None, ceiling_scale: ArrayLike = 1.0,
-                        weight_bw_Bps: ArrayLike | None = None) -> Number:
-    """Fraction of dense peak FLOP/s a transformer layer's compute reaches on one GPU (communication excluded).
-
-    An additive roofline: time per FLOP is the GEMM time at its best efficiency
-    plus the memory traffic that does not shrink as GEMMs grow::
-
-        1 / fraction = 1 / eta_max + B * (1 / tokens + k / hidden_per_gpu)
-
-    - ``B = gpu_flops_peak / mem_bw_Bps`` (FLOP per byte, the machine
-      balance; the reference A100's when ``mem_bw_Bps`` is not given);
-    - ``1 / tokens``: each micro-batch reads every weight once (2 bytes per
-      2 x tokens FLOPs);
-    - ``k / hidden_per_gpu``: activation traffic of GEMM operands and of the
-      element-wise work (norms, activation functions, residuals, softmax)
-      per GEMM FLOP falls as 1 / (h / t).
-
-    ``gpu_flops_peak`` is dense FLOP/s of the precision used; ``hidden_per_gpu``
-    the hidden size over the tensor-parallel degree; ``tokens_per_microbatch``
-    micro-batch x sequence length. ``eta_max`` and ``k`` are fitted (see
-    ``data/compute_efficiency.csv``) on A100 runs; ``ceiling_scale`` carries
-    ``eta_max`` to another GPU and precision, as its measured matmul ceiling
-    over the A100's (:func:`multigpu.compute.gemm.relative_ceiling`).
-    ``weight_bw_Bps`` (default ``mem_bw_Bps``) prices the weight reads apart:
-    weights held in 8 bits (FP8 serving) stream twice the elements per byte,
-    while activations, norms and residuals stay 16-bit (``mem_bw_Bps``).
-    Communication, the pipeline bubble and the optimizer step are not in this
-    fraction.
-    """
-    c = efficiency_constants()
-    peak = np.asarray(gpu_flops_peak, dtype=float)
-    bw = c.reference_mem_bw_Bps * peak / c.reference_flops_peak if mem_bw_Bps is None else mem_bw_Bps
-    balance = peak / np.asarray(bw, dtype=float)
-    hidden = np.asarray(hidden_per_gpu, dtype=float)
-    tokens = np.asarray(tokens_per_microbatch, dtype=float)
-    if np.any(hidden <= 0) or np.any(tokens <= 0) or np.any(peak <= 0):
-        raise InputError("gpu_flops_peak, hidden_per_gpu and tokens_per_microbatch must be positive")
-    eta = c.gemm_efficiency_max * np.asarray(ceiling_scale, dtype=float)
-    weight_balance = balance if weight_bw_Bps is None else peak / np.asarray(weight_bw_Bps, dtype=float)
-    inverse = 1.0 / eta + weight_balance / tokens + balance * c.traffic_per_hidden / hidden
-    return _out(1.0 / inverse)

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from multigpu.common import datafiles
-from multigpu.common.datafiles import BlankText, Count, PositiveCount, Text, TrueFalse, one_of
+from multigpu.common.datafiles import (
+    BlankText,
+    Count,
+    PositiveCount,
+    Text,
+    TrueFalse,
+    one_of,
+)
 from multigpu.common.errors import InputError
 
 #: Bytes per element of each number format.

@@ -1,12 +1,12 @@
 """Fitting the compute-efficiency constants (``data/compute_efficiency.csv``) on Korthikanti et al. 2022.
 
-:func:`multigpu.compute.models.achievable_fraction` prices a transformer layer's compute as::
+:func:`multigpu.compute.efficiency.achievable_fraction` prices a transformer layer's compute as::
 
     1 / f = 1 / eta_max + B * (1 / tokens + k / (h / t))
 
 Its two constants, ``eta_max`` and ``k``, are fitted on the four A100 runs of Korthikanti et al. 2022
 (arXiv:2205.05198) with sequence parallelism and selective recomputation: the 22B layer of Table 4 and the
-175B, 530B and 1T iterations of Table 5 (:data:`multigpu.evidence.bottlenecks.K22_RUNS`). For each run the
+175B, 530B and 1T iterations of Table 5 (:data:`multigpu.evidence.trainingruns.K22_RUNS`). For each run the
 compute-only time is the measured time without
 
 - the analytic pipeline bubble ``(p - 1) / (v m)``,
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multigpu.compute import models
+from multigpu.compute import efficiency, models
 from multigpu.evidence import fitquality
-from multigpu.evidence.bottlenecks import K22_RUNS, SEQ
+from multigpu.evidence.trainingruns import K22_RUNS, RUN_SEQ
 
 #: Ring all-gather / reduce-scatter bus bandwidth on a DGX A100 node (nccl-tests issue 149), bytes/s.
 BUSBW_A100_Bps = 230e9
@@ -48,30 +48,30 @@ class FitPoint:
 
 def _tp_forward_s(m: models.Model, tp: int, micro_batch: int) -> float:
     """The four forward tensor-parallel collectives of one layer and micro-batch, seconds."""
-    return 4 * (tp - 1) / tp * 2 * SEQ * micro_batch * m.hidden / BUSBW_A100_Bps
+    return 4 * (tp - 1) / tp * 2 * RUN_SEQ * micro_batch * m.hidden / BUSBW_A100_Bps
 
 
 def _scores_s(m: models.Model, tp: int, micro_batch: int, bandwidth: float) -> float:
     """Materialised attention scores of one layer and micro-batch under selective recompute, seconds."""
-    return float(models.score_traffic_bytes(m, micro_batch, SEQ, tp, "selective", "materialised")) / bandwidth
+    return float(models.score_traffic_bytes(m, micro_batch, RUN_SEQ, tp, "selective", "materialised")) / bandwidth
 
 
 def points() -> list[FitPoint]:
     """The four runs the constants are fitted on, as compute-only fractions of the reference peak."""
-    c = models.efficiency_constants()
+    c = efficiency.constants()
     peak, bandwidth = c.reference_flops_peak, c.reference_mem_bw_Bps
     model_id, tp, b, seconds = LAYER_22B
-    m, h, s = models.model(model_id), models.model(model_id).hidden, SEQ
+    m, h, s = models.model(model_id), models.model(model_id).hidden, RUN_SEQ
     flops = (3 * (24 * b * s * h**2 + 4 * b * s**2 * h) + 4 * b * s**2 * h) / tp
     gemm_s = seconds - _tp_forward_s(m, tp, b) - _scores_s(m, tp, b, bandwidth)
     out = [FitPoint(f"{model_id} layer", h / tp, b * s, flops / peak / gemm_s)]
     for model_id, gpus, tp, pp, batch, mb, v, selective, _full in K22_RUNS[1:]:
         m = models.model(model_id)
-        _, hardware = models.training_flops_per_step(m, batch, SEQ, recompute="selective")
+        _, hardware = models.training_flops_per_step(m, batch, RUN_SEQ, recompute="selective")
         microbatches = batch / mb
         per_microbatch = m.layers / pp * (_tp_forward_s(m, tp, mb) + _scores_s(m, tp, mb, bandwidth))
         gemm_s = selective / (1 + (pp - 1) / (v * microbatches)) - microbatches * per_microbatch
-        out.append(FitPoint(model_id, m.hidden / tp, mb * SEQ, float(hardware) / gpus / peak / gemm_s))
+        out.append(FitPoint(model_id, m.hidden / tp, mb * RUN_SEQ, float(hardware) / gpus / peak / gemm_s))
     return out
 
 
@@ -84,7 +84,7 @@ def fit_result() -> dict[str, fitquality.Estimate]:
     """:func:`fit` with each constant's standard error (:mod:`multigpu.evidence.fitquality`: the straight line's
     Gauss-Newton covariance, two constants on four runs; ``eta_max`` = 1 / intercept carries its error as
     se(intercept) / intercept^2)."""
-    c = models.efficiency_constants()
+    c = efficiency.constants()
     balance = c.reference_flops_peak / c.reference_mem_bw_Bps
     fitted = points()
     x = np.array([balance / p.hidden_per_gpu for p in fitted])

@@ -2,7 +2,7 @@
 
 Nothing here models anything. The collective comparisons come from
 :func:`multigpu.evidence.measurements.compare` and :func:`multigpu.evidence.measurements.out_of_sample`;
-the training comparisons from :func:`multigpu.evidence.bottlenecks.training_validation`. This module
+the training comparisons from :func:`multigpu.evidence.trainingruns.training_validation`. This module
 lays them out as tables (column names carry their units) and condenses them; the appendix's figure and
 prose values are in :mod:`multigpu.book.app_validation`.
 
@@ -30,7 +30,7 @@ import pandas as pd
 
 from multigpu.comm.calibration import Calibration
 from multigpu.common.units import MiB
-from multigpu.evidence import bottlenecks, measurements
+from multigpu.evidence import measurements, trainingruns
 
 # ----------------------------------------------------------------------------- model validation
 
@@ -81,7 +81,7 @@ def comparisons(cal: Calibration | None = None) -> pd.DataFrame:
     Sources: the ``measured`` rows of ``data/measurements.csv`` that the model reproduces
     (:func:`multigpu.evidence.measurements.compare`: collectives, copies, NIC rates), the published collectives
     outside that file (:func:`multigpu.evidence.measurements.out_of_sample`, refs ``O1``...), and the training runs
-    (:func:`multigpu.evidence.bottlenecks.training_validation`: row 75 and Korthikanti et al.'s runs, refs ``K1``...).
+    (:func:`multigpu.evidence.trainingruns.training_validation`: row 75 and Korthikanti et al.'s runs, refs ``K1``...).
 
     Columns: ``ref`` (``#<id>`` for a row of measurements.csv), ``set`` (``fitted on``: a constant was
     fitted on the row; ``held out``: in measurements.csv, not fitted on; ``out of sample``: published
@@ -106,7 +106,7 @@ def comparisons(cal: Calibration | None = None) -> pd.DataFrame:
                          measured=float(r.measured), predicted=float(r.predicted), known_miss=r.known_miss,
                          source=r.source))
     k = 0
-    for r in bottlenecks.training_validation(cal=cal).itertuples():
+    for r in trainingruns.training_validation(cal=cal).itertuples():
         in_file = "measurements.csv" in r.source
         if not in_file:
             k += 1
@@ -178,7 +178,7 @@ def coverage() -> pd.DataFrame:
     """
     frame = measurements.measurements()
     frame = frame[frame["kind"] == "measured"]
-    training = bottlenecks.training_measurements().set_index("id")
+    training = trainingruns.training_measurements().set_index("id")
     rows = []
     for _, row in frame.iterrows():
         i = int(row["id"])
