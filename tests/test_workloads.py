@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from multigpu.common.errors import InputError
+from multigpu.compute import efficiency
 from multigpu.compute import models as w
 from multigpu.evidence import computefit
 
@@ -384,7 +385,7 @@ def test_moe_decode_reads_more_experts_with_larger_batches():
 def test_efficiency_reproduces_the_fitted_runs(point):
     # [K22] Table 4 (22B layer, 20.3 ms) and Table 5 (175B 13.75 s, 530B 37.83 s, 1T 71.49 s), reduced to the
     # compute-only fraction by multigpu.evidence.computefit: the fitted line passes within 5 % of each
-    predicted = w.achievable_fraction(A100_PEAK, point.hidden_per_gpu, point.tokens)
+    predicted = efficiency.achievable_fraction(A100_PEAK, point.hidden_per_gpu, point.tokens)
     assert predicted == pytest.approx(point.fraction, rel=0.05)
 
 
@@ -398,18 +399,18 @@ def test_end_to_end_runs_sit_below_the_compute_only_fraction(model_id, tp, pp, u
     m = w.model(model_id)
     flops = 4 * 24 * SEQ * m.hidden**2 * m.layers / (tp * pp)  # one sequence, full recompute: 4 passes
     scores = float(w.score_traffic_bytes(m, 1, SEQ, tp, "full", "materialised")) * m.layers / pp
-    compute_s = flops / (A100_PEAK * w.achievable_fraction(A100_PEAK, m.hidden / tp, SEQ)) + scores / 2.039e12
+    compute_s = flops / (A100_PEAK * efficiency.achievable_fraction(A100_PEAK, m.hidden / tp, SEQ)) + scores / 2.039e12
     predicted = flops / compute_s / A100_PEAK
     assert utilization < predicted < 1.4 * utilization
 
 
 def test_efficiency_properties():
     hidden = np.array([256, 512, 1024, 2048, 4096, 8192])
-    f = w.achievable_fraction(A100_PEAK, hidden, 4096)
-    assert np.all(np.diff(f) > 0) and np.all(f < w.efficiency_constants().gemm_efficiency_max)
-    tokens = w.achievable_fraction(A100_PEAK, 2048, np.array([256, 1024, 4096, 16384]))
+    f = efficiency.achievable_fraction(A100_PEAK, hidden, 4096)
+    assert np.all(np.diff(f) > 0) and np.all(f < efficiency.constants().gemm_efficiency_max)
+    tokens = efficiency.achievable_fraction(A100_PEAK, 2048, np.array([256, 1024, 4096, 16384]))
     assert np.all(np.diff(tokens) > 0)
     # same sizes on an H100 SXM (989 TFLOP/s, 3.35 TB/s): a higher FLOP-per-byte balance reaches less of peak
-    assert w.achievable_fraction(989e12, 2048, 4096, 3.35e12) < w.achievable_fraction(A100_PEAK, 2048, 4096, 2.039e12)
+    assert efficiency.achievable_fraction(989e12, 2048, 4096, 3.35e12) < efficiency.achievable_fraction(A100_PEAK, 2048, 4096, 2.039e12)
     with pytest.raises(InputError):
-        w.achievable_fraction(A100_PEAK, 0, 4096)
+        efficiency.achievable_fraction(A100_PEAK, 0, 4096)

@@ -173,12 +173,12 @@ class Topology:
 # ------------------------------------------------------------------ building
 
 
-@functools.cache
 def resolve(system: str | Topology) -> Topology:
     """``system`` as a topology: a catalogue system id's (:func:`for_system`), or the topology given."""
     return for_system(system) if isinstance(system, str) else system
 
 
+@functools.cache
 def for_system(system_id: str) -> Topology:
     """The topology of catalogue system ``system_id`` (built once)."""
     return build(catalog.system(system_id))
