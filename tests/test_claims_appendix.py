@@ -16,7 +16,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from multigpu.book import app_claims, lang, plotting
+from multigpu.book import app_claims, glue, lang, plotting
 from multigpu.evidence import claims
 from multigpu.market import prices
 
@@ -71,11 +71,15 @@ def test_notebook_has_one_section_per_claim_in_id_order(stored):
 
 
 def test_chinese_sections_quote_the_article_and_give_the_verdict_in_chinese(cli_rows, stored):
+    explained = {v.id: v.explanation for v in claims.check_all()}
     for row in cli_rows:
         text = _unescape(stored["sections"]["zh"][row["id"]])
         assert text.startswith(f"#### {row['id']} · {claims.seed_claims()[row['id']]['claim_zh']}"), row["id"]
         with lang.using("zh"):
             assert f"**{lang.label(row['verdict'])}**" in text, row["id"]
+            chinese = glue.say(explained[row["id"]])  # the explanation, rendered from its finding
+        assert chinese in text and chinese != row["explanation"], row["id"]
+        assert sorted(re.findall(r"\d+", chinese)) == sorted(re.findall(r"\d+", row["explanation"])), row["id"]
         assert "判定依据：" in text and "推导过程见" in text, row["id"]
 
 

@@ -162,9 +162,9 @@ def claim_markdown(row: Mapping[str, object], chapter_title: str, link: str, lev
     """One claim's section as Markdown, in the current language: heading ``C05 · claim``, the article's and the
     model's value, the verdict, and a link (``link``, relative to the page) to the chapter.
 
-    English: the claim in English with the article's Chinese quote under it, the verdict's explanation. Other
-    languages: the claim as the article words it, and what decided the verdict, its tests' findings rendered
-    from the catalogs (``verdict`` is needed)."""
+    The verdict's explanation, rendered from its finding in the current language. English: the claim in English
+    with the article's Chinese quote under it. Other languages: the claim as the article words it, and what
+    decided the verdict, its tests' findings rendered from the catalogs (``verdict`` is needed)."""
     english = lang.current() == "en"
     heading = row["claim_en"] if english else row["claim_zh"]
     lines = [f"{'#' * level} {row['id']} · {_md(heading)}", ""]
@@ -177,12 +177,11 @@ def claim_markdown(row: Mapping[str, object], chapter_title: str, link: str, lev
         _("- **Verdict:** **{verdict}**", verdict=lang.label(str(row["verdict"]))),
         "",
     ]
-    if english:
-        lines.append(_md(row["explanation"]))
-    else:
+    lines.append(_md(glue.say(verdict.explanation if verdict is not None else row["explanation"])))
+    if not english:
         if verdict is None:
             raise ValueError(f"{row['id']}: the {lang.current()} section needs the verdict's tests")
-        lines.append(_("What decided it: {tests}", tests=glue.tests_markdown(verdict)))
+        lines += ["", _("What decided it: {tests}", tests=glue.tests_markdown(verdict))]
     lines += ["", _("The work is shown in [{title}]({link}).", title=_md(chapter_title), link=link)]
     return "\n".join(lines)
 

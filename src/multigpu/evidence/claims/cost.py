@@ -15,7 +15,16 @@ from typing import Any
 import pandas as pd
 
 from multigpu.comm.calibration import Calibration
-from multigpu.common.findings import Finding, Items, Number, Sentence, Value, Word, msg, say
+from multigpu.common.findings import (
+    Finding,
+    Items,
+    Number,
+    Sentence,
+    Value,
+    Word,
+    msg,
+    say,
+)
 from multigpu.compute import models
 from multigpu.evidence import guide
 from multigpu.evidence.claims.rules import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from statistics import mean
 
-from multigpu.common.findings import Finding, Number, Numbers, msg, say
+from multigpu.common.findings import Finding, Number, Numbers, Word, msg, say
 from multigpu.evidence import generations
 from multigpu.evidence.claims.rules import (
     TOLERANCE,
@@ -95,11 +95,15 @@ def c01(inputs: Inputs) -> Verdict:
                           conclusion(Finding.of(msg("it was faster than the PCIe port of its GPU, per direction")), ratio > 1))
     return Verdict(
         id="C01", verdict=verdict, seed_value="2016", model_value=link.year, unit="year",
-        explanation=f"The catalogue dates {link.name} to {link.year}, when it shipped on the {gpu.name}: "
-        f"{link.links_per_gpu} links of {link.per_link_GBps_per_dir:g} GB/s per direction, "
-        f"{link.per_gpu_GBps_per_dir:g} GB/s per direction ({link.per_gpu_GBps_bidir:g} GB/s bidirectional) per GPU. "
-        f"That is {ratio:.1f}x the {pcie.name} port the same GPU had (per direction against per direction), "
-        f"so NVLink {'did' if ratio > 1 else 'did not'} get past PCIe when it arrived.",
+        explanation=say(msg("The catalogue dates {link_name} to {link_year}, when it shipped on the {gpu_name}: {links_per_gpu} "
+                "links of {gbps_per_dir} GB/s per direction, {gbps_per_dir_2} GB/s per direction ({gpu_gbps_bidir} "
+                "GB/s bidirectional) per GPU. That is {ratio}x the {pcie_name} port the same GPU had (per direction "
+                "against per direction), so NVLink {did_did_not} get past PCIe when it arrived."),
+            link_name=link.name, link_year=link.year, gpu_name=gpu.name, links_per_gpu=link.links_per_gpu,
+            gbps_per_dir=Number(link.per_link_GBps_per_dir, "g"),
+            gbps_per_dir_2=Number(link.per_gpu_GBps_per_dir, "g"),
+            gpu_gbps_bidir=Number(link.per_gpu_GBps_bidir, "g"), ratio=Number(ratio, ".1f"), pcie_name=pcie.name,
+            did_did_not=Word(msg("did")) if ratio > 1 else Word(msg("did not"))),
         chapter=CHAPTER, rule=rule, confidence=sourced(link.source, gpu.source))
 
 
@@ -114,11 +118,13 @@ def c02(inputs: Inputs) -> Verdict:
                                  abs(link.per_gpu_GBps_per_dir / 1000 / 3.6 - 1) > TOLERANCE))
     return Verdict(
         id="C02", verdict=verdict, seed_value="3.6 TB/s per Rubin GPU", model_value=bidir, unit="TB/s bidirectional",
-        explanation=f"{link.name} gives a Rubin GPU {link.per_gpu_GBps_bidir / 1000:.1f} TB/s, but that is the bidirectional "
-        f"sum: one transfer in one direction can use at most {link.per_gpu_GBps_per_dir / 1000:.1f} TB/s, the "
-        f"figure to divide bytes by. A Rubin 'GPU' is a package of two dies. NVIDIA publishes only the total; "
-        f"the catalogue's split into {link.links_per_gpu} links of {link.per_link_GBps_per_dir:g} GB/s per "
-        f"direction rests on secondary sources.",
+        explanation=say(msg("{link_name} gives a Rubin GPU {gbps_bidir_1000} TB/s, but that is the bidirectional sum: one "
+                "transfer in one direction can use at most {per_dir_1000} TB/s, the figure to divide bytes by. A "
+                "Rubin 'GPU' is a package of two dies. NVIDIA publishes only the total; the catalogue's split into "
+                "{links_per_gpu} links of {gbps_per_dir} GB/s per direction rests on secondary sources."),
+            link_name=link.name, gbps_bidir_1000=Number(link.per_gpu_GBps_bidir / 1000, ".1f"),
+            per_dir_1000=Number(link.per_gpu_GBps_per_dir / 1000, ".1f"), links_per_gpu=link.links_per_gpu,
+            gbps_per_dir=Number(link.per_link_GBps_per_dir, "g")),
         chapter=CHAPTER, rule=rule, confidence=sourced(link.source))
 
 
@@ -132,14 +138,20 @@ def c03(inputs: Inputs) -> Verdict:
     return Verdict(
         id="C03", verdict=verdict, seed_value="more than 14x PCIe Gen6", model_value=round(r["ratio_bidir"], 2),
         unit="x (bidirectional / bidirectional)",
-        explanation=f"Like with like: NVLink 6 at {r['nvlink_GBps_bidir']:g} GB/s bidirectional against a PCIe Gen6 x16 port "
-        f"at {r['pcie_GBps_bidir']:g} GB/s bidirectional (after FLIT overhead) is {r['ratio_bidir']:.1f}x; per "
-        f"direction against per direction ({r['nvlink_GBps_per_dir']:g} / {r['pcie_GBps_per_dir']:g}) gives the "
-        f"same {r['ratio_per_dir']:.1f}x. Against the raw {r['pcie_raw_GBps_bidir']:g} GB/s that NVIDIA prints "
-        f"({r['pcie_lanes']} lanes x {r['pcie_lane_Gbps']:g} Gb/s raw, both directions) it is "
-        f"{r['ratio_raw_bidir']:.2f}x, still above 14. "
-        f"Mixing conventions (bidirectional NVLink over per-direction PCIe) would give {r['ratio_mixed']:.1f}x, "
-        f"twice too much; the article's 14x is the honest comparison.",
+        explanation=say(msg("Like with like: NVLink 6 at {nvlink_gbps_bidir} GB/s bidirectional against a PCIe Gen6 x16 port at "
+                "{pcie_gbps_bidir} GB/s bidirectional (after FLIT overhead) is {r_ratio_bidir}x; per direction "
+                "against per direction ({gbps_per_dir} / {gbps_per_dir_2}) gives the same {ratio_per_dir}x. Against "
+                "the raw {raw_gbps_bidir} GB/s that NVIDIA prints ({r_pcie_lanes} lanes x {pcie_lane_gbps} Gb/s raw, "
+                "both directions) it is {ratio_raw_bidir}x, still above 14. Mixing conventions (bidirectional NVLink "
+                "over per-direction PCIe) would give {r_ratio_mixed}x, twice too much; the article's 14x is the "
+                "honest comparison."),
+            nvlink_gbps_bidir=Number(r['nvlink_GBps_bidir'], "g"),
+            pcie_gbps_bidir=Number(r['pcie_GBps_bidir'], "g"), r_ratio_bidir=Number(r['ratio_bidir'], ".1f"),
+            gbps_per_dir=Number(r['nvlink_GBps_per_dir'], "g"),
+            gbps_per_dir_2=Number(r['pcie_GBps_per_dir'], "g"), ratio_per_dir=Number(r['ratio_per_dir'], ".1f"),
+            raw_gbps_bidir=Number(r['pcie_raw_GBps_bidir'], "g"), r_pcie_lanes=r['pcie_lanes'],
+            pcie_lane_gbps=Number(r['pcie_lane_Gbps'], "g"), ratio_raw_bidir=Number(r['ratio_raw_bidir'], ".2f"),
+            r_ratio_mixed=Number(r['ratio_mixed'], ".1f")),
         chapter=CHAPTER, rule=rule,
         confidence=sourced(catalog.link("nvlink6").source, catalog.link("pcie6-x16").source))
 
@@ -163,15 +175,18 @@ def c04(inputs: Inputs) -> Verdict:
         model_value=say(msg("{n_a} / {n_b} / {n_c} GB/s; {n_years} years per generation"), n_a=Number(bw[0]), n_b=Number(bw[1]),
             n_c=Number(bw[2]), n_years=Number(c["years_per_generation"], ".1f")),
         unit="GB/s per GPU (bidirectional); years",
-        explanation=f"The bandwidths are the catalogue's: NVLink 4, 5 and 6 give {bw[0]:g}, {bw[1]:g} and {bw[2]:g} GB/s "
-        f"per GPU, bidirectional ({bw[0] / 2:g}, {bw[1] / 2:g} and {bw[2] / 2:g} per direction), each double the "
-        f"last. The cadence is {'' if c['years_per_generation'] <= YEARLY else 'not '}one a year: those "
-        f"generations came in {years[0]}, {years[1]} and {years[2]}, "
-        f"one every {c['years_per_generation']:.1f} years, and NVLink 1 to 6 averaged "
-        f"{c['years_per_generation_all']:.1f} years. What is yearly is NVIDIA's flagship GPU launches since "
-        f"NVLink 5 ({', '.join(str(y) for y in c['gpu_years'])}: one every {c['years_per_gpu']:.1f} years), "
-        f"and a GPU of an in-between year keeps the previous NVLink (the {b300.year} "
-        f"{generations.short_name(b300.name)} has {catalog.link(b300.nvlink).name}).",
+        explanation=say(msg("The bandwidths are the catalogue's: NVLink 4, 5 and 6 give {bw4}, {bw5} and {bw6} GB/s per GPU, "
+                "bidirectional ({dir4}, {dir5} and {dir6} per direction), each double the last. The cadence is "
+                "{not_}one a year: those generations came in {year4}, {year5} and {year6}, one every {gap} years, "
+                "and NVLink 1 to 6 averaged {gap_all} years. What is yearly is NVIDIA's flagship GPU launches since "
+                "NVLink 5 ({gpu_years}: one every {gpu_gap} years), and a GPU of an in-between year keeps the "
+                "previous NVLink (the {b300_year} {b300} has {b300_link})."),
+            bw4=Number(bw[0]), bw5=Number(bw[1]), bw6=Number(bw[2]), dir4=Number(bw[0] / 2), dir5=Number(bw[1] / 2),
+            dir6=Number(bw[2] / 2), not_="" if c["years_per_generation"] <= YEARLY else Word(msg("not ")),
+            year4=years[0], year5=years[1], year6=years[2], gap=Number(c["years_per_generation"], ".1f"),
+            gap_all=Number(c["years_per_generation_all"], ".1f"), gpu_years=Numbers(tuple(c["gpu_years"])),
+            gpu_gap=Number(c["years_per_gpu"], ".1f"), b300_year=b300.year, b300=generations.short_name(b300.name),
+            b300_link=catalog.link(b300.nvlink).name),
         chapter=CHAPTER, rule=rule,
         confidence=sourced(*(catalog.link(i).source for i in ("nvlink4", "nvlink5", "nvlink6"))))
 
@@ -191,14 +206,20 @@ def c20(inputs: Inputs) -> Verdict:
     return Verdict(
         id="C20", verdict=verdict, seed_value="up to 3.6 exaFLOPS of AI compute", model_value=round(peak, 2),
         unit="EFLOPS (Vera Rubin NVL72, NVFP4, vendor peak)",
-        explanation=f"{peak:.1f} EFLOPS is the {system.name}: {system.gpus_per_node} GPUs x "
-        f"{rubin.fp4_peak_TFLOPS / 1000:g} PFLOPS of 4-bit NVFP4, NVIDIA's inference figure with adaptive "
-        f"compression. Dense NVFP4 (the training figure) is {dense_fp4:.2f} EFLOPS, and NVIDIA publishes no BF16 "
-        f"rate for Rubin. The first NVL72 rack, GB200 NVL72, gives {gb200['fp4_peak_TFLOPS']:.2f} "
-        f"EFLOPS FP4 with 2:4 sparsity, {gb200['fp4_dense_TFLOPS']:.2f} dense FP4, {gb200['fp8_dense_TFLOPS']:.2f} "
-        f"dense FP8 and {gb200['bf16_dense_TFLOPS']:.2f} dense BF16; dense BF16, the precision most training "
-        f"still runs in, is {peak / gb200['bf16_dense_TFLOPS']:.0f}x below the headline. The figure is right for the "
-        f"system and precision NVIDIA quotes, but not a training rate.",
+        explanation=say(msg("{peak} EFLOPS is the {system_name}: {gpus_per_node} GPUs x {peak_tflops_1000} PFLOPS of 4-bit "
+                "NVFP4, NVIDIA's inference figure with adaptive compression. Dense NVFP4 (the training figure) is "
+                "{dense_fp4} EFLOPS, and NVIDIA publishes no BF16 rate for Rubin. The first NVL72 rack, GB200 NVL72, "
+                "gives {fp4_peak_tflops} EFLOPS FP4 with 2:4 sparsity, {fp4_dense_tflops} dense FP4, "
+                "{fp8_dense_tflops} dense FP8 and {bf16_dense_tflops} dense BF16; dense BF16, the precision most "
+                "training still runs in, is {bf16_dense_tflops_2}x below the headline. The figure is right for the "
+                "system and precision NVIDIA quotes, but not a training rate."),
+            peak=Number(peak, ".1f"), system_name=system.name, gpus_per_node=system.gpus_per_node,
+            peak_tflops_1000=Number(rubin.fp4_peak_TFLOPS / 1000, "g"), dense_fp4=Number(dense_fp4, ".2f"),
+            fp4_peak_tflops=Number(gb200['fp4_peak_TFLOPS'], ".2f"),
+            fp4_dense_tflops=Number(gb200['fp4_dense_TFLOPS'], ".2f"),
+            fp8_dense_tflops=Number(gb200['fp8_dense_TFLOPS'], ".2f"),
+            bf16_dense_tflops=Number(gb200['bf16_dense_TFLOPS'], ".2f"),
+            bf16_dense_tflops_2=Number(peak / gb200['bf16_dense_TFLOPS'], ".0f")),
         chapter=CHAPTER, rule=rule, confidence=sourced(rubin.source, system.source))
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from multigpu.comm import collectives
 from multigpu.comm.calibration import Calibration
-from multigpu.common.findings import Finding, Number, msg, say
+from multigpu.common.findings import Finding, Items, Number, Numbers, Word, and_list, msg, say
 from multigpu.common.units import GiB
 from multigpu.evidence import generations, measurements, wiring
 from multigpu.evidence.claims.rules import (
@@ -237,14 +237,17 @@ def c05(inputs: Inputs) -> Verdict:
         model_value=say(msg("{n_year}; {n_gpus} GPUs; {n_bw} GB/s bidirectional per pair"), n_year=f["year"], n_gpus=f["gpus"],
             n_bw=Number(f["pair_GBps_bidir"])),
         unit="year; GPUs; GB/s per pair (bidirectional, line rate)",
-        explanation=f"{f['switch']} came in {f['year']} in the "
-        f"{f['system']}, which joined {f['gpus']} GPUs{'' if f['gpus'] == 8 else ', not 8'}: any pair gets "
-        f"{f['pair_GBps_per_dir']:g} GB/s per "
-        f"direction ({f['pair_GBps_bidir']:g} GB/s bidirectional, the article's figure), and it still gets "
-        f"{f['alltoall_pair_GBps_per_dir']:.1f} GB/s per direction when all {f['gpus']} GPUs exchange data at once, "
-        f"because each GPU's port is shared among its peers. The first 8-GPU NVSwitch system of the catalogue is "
-        f"the {f['first8_system']} ({f['first8_year']}), at {f['first8_pair_GBps_bidir']:g} GB/s bidirectional "
-        f"per pair.",
+        explanation=say(msg("{f_switch} came in {f_year} in the {f_system}, which joined {f_gpus} GPUs{word_not_8}: any pair "
+                "gets {gbps_per_dir} GB/s per direction ({pair_gbps_bidir} GB/s bidirectional, the article's "
+                "figure), and it still gets {gbps_per_dir_2} GB/s per direction when all {f_gpus} GPUs exchange data "
+                "at once, because each GPU's port is shared among its peers. The first 8-GPU NVSwitch system of the "
+                "catalogue is the {f_first8_system} ({f_first8_year}), at {pair_gbps_bidir_2} GB/s bidirectional per "
+                "pair."),
+            f_switch=f['switch'], f_year=f['year'], f_system=f['system'], f_gpus=f['gpus'],
+            word_not_8="" if f['gpus'] == 8 else Word(msg(", not 8")),
+            gbps_per_dir=Number(f['pair_GBps_per_dir'], "g"), pair_gbps_bidir=Number(f['pair_GBps_bidir'], "g"),
+            gbps_per_dir_2=Number(f['alltoall_pair_GBps_per_dir'], ".1f"), f_first8_system=f['first8_system'],
+            f_first8_year=f['first8_year'], pair_gbps_bidir_2=Number(f['first8_pair_GBps_bidir'], "g")),
         chapter=CHAPTER, rule=rule, confidence=sourced(first.source))
 
 
@@ -266,15 +269,18 @@ def c06(inputs: Inputs) -> Verdict:
         model_value=say(msg("{switch} ({year}); all-reduce busbw x{gain} on {gpus} GPUs"), switch=r["switch"], year=r["year"],
             gain=Number(r["model_gain_x"], ".2f"), gpus=8),
         unit="first switch generation with SHARP; NVLS / ring busbw",
-        explanation=f"Only from {r['switch']} ({r['year']}, Hopper) on; {' and '.join(r['earlier'])} have no in-switch "
-        f"reduction, so the NVSwitch of the article's 2018 sentence had none. With it (NCCL's NVLS), each GPU "
-        f"sends about {r['nvls_bytes_factor']:.3f} bytes per byte of an 8-GPU all-reduce instead of the ring's "
-        f"{r['ring_bytes_factor']:.2f}: the switch adds the buffers and multicasts the sum. The model gives "
-        f"{r['nvls_busbw_GBps']:.0f} against {r['ring_busbw_GBps']:.0f} GB/s busbw at 16 GiB "
-        f"(x{r['model_gain_x']:.2f}; measured x{r['measured_gain_x']:.2f}). NVLS speeds up all-reduce only; "
-        + (f"all-gather and reduce-scatter stay on the ring, and it gains at least 5 % only from "
-           f"{r['pays_from_gpus']} GPUs on." if r["pays_from_gpus"] else
-           "all-gather and reduce-scatter stay on the ring, and it never gains 5 % on one switch."),
+        explanation=say(msg("Only from {switch} ({year}, Hopper) on; {earlier} have no in-switch reduction, so the NVSwitch "
+                "of the article's 2018 sentence had none. With it (NCCL's NVLS), each GPU sends about {nvls_bytes} "
+                "bytes per byte of an 8-GPU all-reduce instead of the ring's {ring_bytes}: the switch adds the "
+                "buffers and multicasts the sum. The model gives {nvls_busbw} against {ring_busbw} GB/s busbw at 16 "
+                "GiB (x{model_gain}; measured x{measured_gain}). NVLS speeds up all-reduce only; {pays}"),
+            switch=r["switch"], year=r["year"], earlier=and_list(tuple(r["earlier"])),
+            nvls_bytes=Number(r["nvls_bytes_factor"], ".3f"), ring_bytes=Number(r["ring_bytes_factor"], ".2f"),
+            nvls_busbw=Number(r["nvls_busbw_GBps"], ".0f"), ring_busbw=Number(r["ring_busbw_GBps"], ".0f"),
+            model_gain=Number(r["model_gain_x"], ".2f"), measured_gain=Number(r["measured_gain_x"], ".2f"),
+            pays=Finding.of(msg("all-gather and reduce-scatter stay on the ring, and it gains at least 5 % only from "
+                                "{gpus} GPUs on."), gpus=r["pays_from_gpus"]) if r["pays_from_gpus"] else
+            Finding.of(msg("all-gather and reduce-scatter stay on the ring, and it never gains 5 % on one switch."))),
         chapter=CHAPTER, rule=rule, confidence=margin(msg("the NVLS gain"), r["model_gain_x"], 1.0, "collective"))
 
 
@@ -294,12 +300,16 @@ def c07(inputs: Inputs) -> Verdict:
         id="C07", verdict=verdict, seed_value="72 GPUs x 3.6 TB/s; 260 TB/s aggregate",
         model_value=round(r["sum_bidir_TBps"], 1),
         unit="TB/s (72 x per-GPU bidirectional: a sum, not a bisection)",
-        explanation=f"The arithmetic holds: {r['gpus']} x {r['gpu_TBps_bidir']:g} TB/s = {r['sum_bidir_TBps']:.1f} TB/s. It "
-        f"adds every GPU's sending and receiving, so each byte is counted twice. When every GPU sends at its full "
-        f"{r['gpu_TBps_per_dir']:g} TB/s at once, the rack delivers {r['delivered_TBps']:.1f} TB/s; across the "
-        f"bisection (36 GPUs to the other 36) it carries {r['bisection_TBps_per_dir']:.1f} TB/s each way. A pair "
-        f"gets {r['gpu_TBps_per_dir']:g} TB/s per direction, {r['gpu_TBps_bidir']:g} TB/s only counting both "
-        f"directions. The switch is non-blocking, so these are the GPUs' own limits, not the switch's.",
+        explanation=say(msg("The arithmetic holds: {r_gpus} x {gpu_tbps_bidir} TB/s = {sum_bidir_tbps} TB/s. It adds every GPU's "
+                "sending and receiving, so each byte is counted twice. When every GPU sends at its full "
+                "{tbps_per_dir} TB/s at once, the rack delivers {r_delivered_tbps} TB/s; across the bisection (36 "
+                "GPUs to the other 36) it carries {tbps_per_dir_2} TB/s each way. A pair gets {tbps_per_dir} TB/s "
+                "per direction, {gpu_tbps_bidir} TB/s only counting both directions. The switch is non-blocking, so "
+                "these are the GPUs' own limits, not the switch's."),
+            r_gpus=r['gpus'], gpu_tbps_bidir=Number(r['gpu_TBps_bidir'], "g"),
+            sum_bidir_tbps=Number(r['sum_bidir_TBps'], ".1f"), tbps_per_dir=Number(r['gpu_TBps_per_dir'], "g"),
+            r_delivered_tbps=Number(r['delivered_TBps'], ".1f"),
+            tbps_per_dir_2=Number(r['bisection_TBps_per_dir'], ".1f")),
         chapter=CHAPTER, rule=rule, confidence=sourced(system.source))
 
 
@@ -318,12 +328,15 @@ def c08(inputs: Inputs) -> Verdict:
         seed_value="any GPU communication runs at full peak bandwidth, no structural bottleneck",
         model_value=float(fan["per_flow_GBps_per_dir"]),
         unit="GB/s per direction per peer (one GPU sending to 71 peers at once)",
-        explanation=f"The switch has no internal bottleneck: in a permutation every GPU sends to another at the full "
-        f"{perm['per_flow_GBps_per_dir']:g} GB/s per direction. But a GPU's own port caps the sum of its "
-        f"flows. One GPU sending to all {int(fan['flows'])} peers gives each {fan['per_flow_GBps_per_dir']:.1f} "
-        f"GB/s; {int(incast['flows'])} GPUs sending to one get {incast['per_flow_GBps_per_dir']:.1f} GB/s each, "
-        f"and the rack then delivers only {incast['delivered_TBps']:g} TB/s. 'Full peak' is per GPU, not per "
-        f"pair: an all-to-all gives each pair 1/71 of a port.",
+        explanation=say(msg("The switch has no internal bottleneck: in a permutation every GPU sends to another at the full "
+                "{gbps_per_dir} GB/s per direction. But a GPU's own port caps the sum of its flows. One GPU sending "
+                "to all {fan_flows} peers gives each {gbps_per_dir_2} GB/s; {incast_flows} GPUs sending to one get "
+                "{gbps_per_dir_3} GB/s each, and the rack then delivers only {incast_delivered_tbps} TB/s. 'Full "
+                "peak' is per GPU, not per pair: an all-to-all gives each pair 1/71 of a port."),
+            gbps_per_dir=Number(perm['per_flow_GBps_per_dir'], "g"), fan_flows=int(fan['flows']),
+            gbps_per_dir_2=Number(fan['per_flow_GBps_per_dir'], ".1f"), incast_flows=int(incast['flows']),
+            gbps_per_dir_3=Number(incast['per_flow_GBps_per_dir'], ".1f"),
+            incast_delivered_tbps=Number(incast['delivered_TBps'], "g")),
         chapter=CHAPTER, rule=rule, confidence=sourced(catalog.system("vr-nvl72").source))
 
 
@@ -339,11 +352,17 @@ def c09(inputs: Inputs) -> Verdict:
         id="C09", verdict=verdict, seed_value="900 GB/s split into 7 links of about 128 GB/s",
         model_value=round(m["split_GBps_bidir"], 2),
         unit="GB/s per link (bidirectional): 900 / 7",
-        explanation=f"{m['gpu_GBps_bidir']:g} / {m['peers']} = {m['split_GBps_bidir']:.1f} GB/s, bidirectional, as the "
-        f"article's 900: one direction gets {m['split_GBps_per_dir']:.1f} GB/s. NVIDIA's hypothetical server uses "
-        f"links of {m['link_GBps_bidir']:g} GB/s bidirectional ({m['link_GBps_per_dir']:g} per direction), "
-        f"{m['links_GBps_bidir']:g} GB/s for all {m['peers']}; the same wiring as AMD's 8x MI300X platform. A pair "
-        f"of GPUs gets one link, however little else is running.",
+        explanation=say(msg("{gpu_gbps_bidir} / {m_peers} = {split_gbps_bidir} GB/s, bidirectional, as the article's 900: one "
+                "direction gets {gbps_per_dir} GB/s. NVIDIA's hypothetical server uses links of {link_gbps_bidir} "
+                "GB/s bidirectional ({gbps_per_dir_2} per direction), {links_gbps_bidir} GB/s for all {m_peers}; the "
+                "same wiring as AMD's 8x MI300X platform. A pair of GPUs gets one link, however little else is "
+                "running."),
+            gpu_gbps_bidir=Number(m['gpu_GBps_bidir'], "g"), m_peers=m['peers'],
+            split_gbps_bidir=Number(m['split_GBps_bidir'], ".1f"),
+            gbps_per_dir=Number(m['split_GBps_per_dir'], ".1f"),
+            link_gbps_bidir=Number(m['link_GBps_bidir'], "g"),
+            gbps_per_dir_2=Number(m['link_GBps_per_dir'], "g"),
+            links_gbps_bidir=Number(m['links_GBps_bidir'], "g")),
         chapter=CHAPTER, rule=rule, confidence=sourced(catalog.link("nvlink4").source))
 
 
@@ -361,11 +380,13 @@ def c10(inputs: Inputs) -> Verdict:
         id="C10", verdict=verdict, seed_value="any two GPUs keep the full 900 GB/s however many GPUs there are",
         model_value=round(r["switch_pair_in_alltoall_GBps_bidir"][-1], 1),
         unit="GB/s per pair (bidirectional) while all 8 GPUs exchange data",
-        explanation=f"True for one pair, or for pairs that do not share a GPU: the switch gives each pair a GPU's whole port. "
-        f"When a GPU talks to several peers at once, as in every collective, its port is shared: in an 8-GPU "
-        f"all-to-all each pair gets {r['switch_pair_in_alltoall_GBps_bidir'][-1]:.1f} GB/s bidirectional on the "
-        f"switch, against {r['mesh_pair_in_alltoall_GBps_bidir'][-1]:g} GB/s on the point-to-point mesh: the "
-        f"same. What the switch keeps is the GPU's total, not the pair's.",
+        explanation=say(msg("True for one pair, or for pairs that do not share a GPU: the switch gives each pair a GPU's whole "
+                "port. When a GPU talks to several peers at once, as in every collective, its port is shared: in an "
+                "8-GPU all-to-all each pair gets {gbps_bidir_1} GB/s bidirectional on the switch, against "
+                "{gbps_bidir_1_2} GB/s on the point-to-point mesh: the same. What the switch keeps is the GPU's "
+                "total, not the pair's."),
+            gbps_bidir_1=Number(r['switch_pair_in_alltoall_GBps_bidir'][-1], ".1f"),
+            gbps_bidir_1_2=Number(r['mesh_pair_in_alltoall_GBps_bidir'][-1], "g")),
         chapter=CHAPTER, rule=rule, confidence=sourced(catalog.system(wiring.SWITCH).source))
 
 
@@ -387,14 +408,20 @@ def c11(inputs: Inputs) -> Verdict:
             n_two=Number(r["pair_ratio_x"][0], ".2f"), n_g2=2, n_all=Number(r["alltoall_gpu_ratio_x"][-1], ".2f"),
             n_gall=8),
         unit="switch / mesh bandwidth (line rate)",
-        explanation=f"The 2-GPU half holds: {r['pair_ratio_x'][0]:.2f}x, one port against one link. The 8-GPU half is "
-        f"backwards: the mesh uses all its links at once, so the gap closes as the group grows. Each GPU's "
-        f"all-to-all bandwidth, switch over mesh, falls from {r['alltoall_gpu_ratio_x'][0]:.2f}x at 2 GPUs to "
-        f"{r['alltoall_gpu_ratio_x'][-1]:.3f}x at 8 (NVIDIA's own Table 1 says 7 x 128 = 896 against 900 GB/s). "
-        f"Through the collective model: all-to-all busbw {r['alltoall_busbw_ratio_x'][0]:.2f}x then "
-        f"{r['alltoall_busbw_ratio_x'][-1]:.2f}x; all-reduce {r['allreduce_busbw_ratio_x'][0]:.2f}x then "
-        f"{r['allreduce_busbw_ratio_x'][-1]:.2f}x, the rest due to in-switch reduction (NVLS). The switch's "
-        f"advantage is for small groups, one pair at a time, and uneven traffic, not for 8-GPU collectives.",
+        explanation=say(msg("The 2-GPU half holds: {ratio_x_0}x, one port against one link. The 8-GPU half is backwards: the "
+                "mesh uses all its links at once, so the gap closes as the group grows. Each GPU's all-to-all "
+                "bandwidth, switch over mesh, falls from {ratio_x_0_2}x at 2 GPUs to {ratio_x_1}x at 8 (NVIDIA's own "
+                "Table 1 says 7 x 128 = 896 against 900 GB/s). Through the collective model: all-to-all busbw "
+                "{ratio_x_0_3}x then {ratio_x_1_2}x; all-reduce {ratio_x_0_4}x then {ratio_x_1_3}x, the rest due to "
+                "in-switch reduction (NVLS). The switch's advantage is for small groups, one pair at a time, and "
+                "uneven traffic, not for 8-GPU collectives."),
+            ratio_x_0=Number(r['pair_ratio_x'][0], ".2f"),
+            ratio_x_0_2=Number(r['alltoall_gpu_ratio_x'][0], ".2f"),
+            ratio_x_1=Number(r['alltoall_gpu_ratio_x'][-1], ".3f"),
+            ratio_x_0_3=Number(r['alltoall_busbw_ratio_x'][0], ".2f"),
+            ratio_x_1_2=Number(r['alltoall_busbw_ratio_x'][-1], ".2f"),
+            ratio_x_0_4=Number(r['allreduce_busbw_ratio_x'][0], ".2f"),
+            ratio_x_1_3=Number(r['allreduce_busbw_ratio_x'][-1], ".2f")),
         chapter=CHAPTER, rule=rule,
         confidence=sourced(catalog.system(wiring.SWITCH).source, catalog.system(wiring.MESH).source))
 
@@ -412,12 +439,13 @@ def c14(inputs: Inputs) -> Verdict:
     return Verdict(
         id="C14", verdict=verdict, seed_value="ring all-reduce needs 2N-2 steps", model_value=int(steps[8]),
         unit="steps for N = 8 (chunks passed around a ring until every rank holds the sum)",
-        explanation="Passing chunks around a ring: N-1 rounds until every chunk is reduced on one rank (reduce-scatter), "
-        "N-1 more until every rank holds every reduced chunk (all-gather): "
-        + ", ".join(f"{s} rounds for N = {n}" for n, s in steps.items())
-        + ". The model's ring latency charges one hop per round ("
-        + ("the same counts" if modelled == steps else "other counts: " + ", ".join(f"{s}" for s in modelled.values()))
-        + "). NVIDIA's blog speaks of a 'second pass over the ring'; both passes are inside the 2N-2.",
+        explanation=say(msg("Passing chunks around a ring: N-1 rounds until every chunk is reduced on one rank "
+                "(reduce-scatter), N-1 more until every rank holds every reduced chunk (all-gather): {rounds}. The "
+                "model's ring latency charges one hop per round ({counts}). NVIDIA's blog speaks of a 'second pass "
+                "over the ring'; both passes are inside the 2N-2."),
+            rounds=Items(tuple(Finding.of(msg("{steps} rounds for N = {n}"), steps=s, n=n) for n, s in steps.items())),
+            counts=Finding.of(msg("the same counts")) if modelled == steps else Finding.of(
+                msg("other counts: {counts}"), counts=Numbers(tuple(modelled.values())))),
         chapter=CHAPTER, rule=rule, confidence=say(msg("counted, not modelled")))
 
 
@@ -441,14 +469,21 @@ def c15(inputs: Inputs) -> Verdict:
         id="C15", verdict=verdict, seed_value="ring all-reduce latency grows roughly linearly with N",
         model_value=round(slope, 2),
         unit="us per added GPU (ring latency term, LL protocol, NVLink)",
-        explanation=f"The latency term is linear: {at.loc[2, 'latency_ll_us']:.1f} us at 2 GPUs, {at.loc[8, 'latency_ll_us']:.1f} "
-        f"at 8, {at.loc[72, 'latency_ll_us']:.1f} at 72 on one NVLink switch, {slope:.1f} us per GPU. The bandwidth "
-        f"term is not: each GPU sends 2(N-1)/N of the buffer, {at.loc[8, 'bytes_factor']:.2f} at 8 GPUs and "
-        f"{at.loc[72, 'bytes_factor']:.2f} at 72. So an 8 KiB all-reduce takes "
-        f"{at.loc[72, 'ring_small_us'] / at.loc[8, 'ring_small_us']:.1f}x longer on 72 GPUs than on 8, and a 1 GiB "
-        f"one {at.loc[72, 'ring_large_us'] / at.loc[8, 'ring_large_us']:.2f}x. Latency-bound traffic (decode-time "
-        f"tensor parallelism) grows with N; bandwidth-bound traffic (gradients) hardly does, and NCCL leaves the "
-        f"ring for small messages on large groups (NVLS: {at.loc[72, 'nvls_small_us']:.0f} us at any N).",
+        explanation=say(msg("The latency term is linear: {latency_ll_us} us at 2 GPUs, {latency_ll_us_2} at 8, {latency_ll_us_3} "
+                "at 72 on one NVLink switch, {slope} us per GPU. The bandwidth term is not: each GPU sends 2(N-1)/N "
+                "of the buffer, {v_8_bytes_factor} at 8 GPUs and {v_72_bytes_factor} at 72. So an 8 KiB all-reduce "
+                "takes {ring_small_us}x longer on 72 GPUs than on 8, and a 1 GiB one {ring_large_us}x. Latency-bound "
+                "traffic (decode-time tensor parallelism) grows with N; bandwidth-bound traffic (gradients) hardly "
+                "does, and NCCL leaves the ring for small messages on large groups (NVLS: {nvls_small_us} us at any "
+                "N)."),
+            latency_ll_us=Number(at.loc[2, 'latency_ll_us'], ".1f"),
+            latency_ll_us_2=Number(at.loc[8, 'latency_ll_us'], ".1f"),
+            latency_ll_us_3=Number(at.loc[72, 'latency_ll_us'], ".1f"), slope=Number(slope, ".1f"),
+            v_8_bytes_factor=Number(at.loc[8, 'bytes_factor'], ".2f"),
+            v_72_bytes_factor=Number(at.loc[72, 'bytes_factor'], ".2f"),
+            ring_small_us=Number(at.loc[72, 'ring_small_us'] / at.loc[8, 'ring_small_us'], ".1f"),
+            ring_large_us=Number(at.loc[72, 'ring_large_us'] / at.loc[8, 'ring_large_us'], ".2f"),
+            nvls_small_us=Number(at.loc[72, 'nvls_small_us'], ".0f")),
         chapter=CHAPTER, rule=rule, confidence=margin(msg("the latency slope (us per GPU)"), slope, 0.0, "collective"))
 
 
@@ -466,15 +501,20 @@ def c19(inputs: Inputs) -> Verdict:
     return Verdict(
         id="C19", verdict=verdict, seed_value="MultiShot: 2 communication steps whatever the GPU count",
         model_value=round(r["max_vs_ring_x"], 2), unit="x faster than ring all-reduce at best (8x H200)",
-        explanation=f"Two synchronisations, whatever N: the model's two-shot latency is {r['latency_us']:.1f} us for 2 to 8 "
-        f"GPUs (spread {r['latency_spread_us']:g} us), against the ring's {r['steps_ring']} steps at 8 GPUs. On 8 "
-        f"H200s it beats the ring by {r['small_vs_ring_x']:.1f}x on the smallest messages and by up to "
-        f"{r['max_vs_ring_x']:.1f}x around {r['max_vs_ring_bytes'] / 2**20:.1f} MiB, where the ring pays its "
-        f"latency and a slower protocol; NVIDIA's 'up to 3x' is "
-        f"{'not reached' if r['max_vs_ring_x'] < 3 else 'reached'}. Against NCCL's best choice the gain "
-        f"is at most {r['max_vs_nccl_x']:.1f}x, and large messages gain nothing: x{r['large_vs_ring_x']:.2f} against "
-        f"the ring, x{r['large_vs_nccl_x']:.2f} against NVLS at 16 GiB. Multicast saves the sender's link, but each "
-        f"GPU still receives (N-1)/N of the result.",
+        explanation=say(msg("Two synchronisations, whatever N: the model's two-shot latency is {r_latency_us} us for 2 to 8 GPUs "
+                "(spread {latency_spread_us} us), against the ring's {r_steps_ring} steps at 8 GPUs. On 8 H200s it "
+                "beats the ring by {vs_ring_x}x on the smallest messages and by up to {vs_ring_x_2}x around "
+                "{bytes_2_20} MiB, where the ring pays its latency and a slower protocol; NVIDIA's 'up to 3x' is "
+                "{not_reached_reached}. Against NCCL's best choice the gain is at most {vs_nccl_x}x, and large "
+                "messages gain nothing: x{vs_ring_x_3} against the ring, x{vs_nccl_x_2} against NVLS at 16 GiB. "
+                "Multicast saves the sender's link, but each GPU still receives (N-1)/N of the result."),
+            r_latency_us=Number(r['latency_us'], ".1f"), latency_spread_us=Number(r['latency_spread_us'], "g"),
+            r_steps_ring=r['steps_ring'], vs_ring_x=Number(r['small_vs_ring_x'], ".1f"),
+            vs_ring_x_2=Number(r['max_vs_ring_x'], ".1f"),
+            bytes_2_20=Number(r['max_vs_ring_bytes'] / 2**20, ".1f"),
+            not_reached_reached=Word(msg("not reached")) if r['max_vs_ring_x'] < 3 else Word(msg("reached")),
+            vs_nccl_x=Number(r['max_vs_nccl_x'], ".1f"), vs_ring_x_3=Number(r['large_vs_ring_x'], ".2f"),
+            vs_nccl_x_2=Number(r['large_vs_nccl_x'], ".2f")),
         chapter=CHAPTER, rule=rule,
         confidence=margin(msg("the small-message speed-up over the ring"), r["small_vs_ring_x"], 1.0, "collective"))
 
@@ -495,15 +535,20 @@ def c25(inputs: Inputs) -> Verdict:
     return Verdict(
         id="C25", verdict=verdict, seed_value="NVLink/NVSwitch inside a node, InfiniBand HDR between nodes",
         model_value=round(r["h100_hdr_x"], 1), unit="x NVLink / HDR port, per GPU, one direction (H100)",
-        explanation=f"A two-level design, yes; but HDR belongs to the A100 generation ({r['a100_hdr_x']:.0f}x less than NVLink "
-        f"3 per GPU). An H100 node with one HDR port per GPU has {r['h100_hdr_x']:.0f}x less bandwidth across "
-        f"nodes than inside; H100 nodes ship with NDR ({r['h100_ndr_x']:.0f}x). With NDR, an all-reduce over two "
-        f"nodes keeps its busbw ({r['ndr_allreduce_1']:.0f} GB/s in one node, {r['ndr_allreduce_2']:.0f} in two), "
-        f"because a node's eight NICs together ({r['ndr_node_nic']:.0f} GB/s per direction) carry about what one "
-        f"GPU's NVLink does; with HDR ({r['hdr_node_nic']:.0f} GB/s) it falls to {r['hdr_allreduce_2']:.0f}. "
-        f"All-to-all "
-        f"crosses the NICs with most of its bytes: {r['ndr_alltoall_1']:.0f} GB/s busbw in one node, "
-        f"{r['ndr_alltoall_2']:.0f} over two with NDR, {r['hdr_alltoall_2']:.0f} with HDR.",
+        explanation=say(msg("A two-level design, yes; but HDR belongs to the A100 generation ({a100_hdr_x}x less than NVLink 3 "
+                "per GPU). An H100 node with one HDR port per GPU has {h100_hdr_x}x less bandwidth across nodes than "
+                "inside; H100 nodes ship with NDR ({h100_ndr_x}x). With NDR, an all-reduce over two nodes keeps its "
+                "busbw ({ndr_allreduce_1} GB/s in one node, {ndr_allreduce_2} in two), because a node's eight NICs "
+                "together ({ndr_node_nic} GB/s per direction) carry about what one GPU's NVLink does; with HDR "
+                "({hdr_node_nic} GB/s) it falls to {hdr_allreduce_2}. All-to-all crosses the NICs with most of its "
+                "bytes: {ndr_alltoall_1} GB/s busbw in one node, {ndr_alltoall_2} over two with NDR, "
+                "{hdr_alltoall_2} with HDR."),
+            a100_hdr_x=Number(r['a100_hdr_x'], ".0f"), h100_hdr_x=Number(r['h100_hdr_x'], ".0f"),
+            h100_ndr_x=Number(r['h100_ndr_x'], ".0f"), ndr_allreduce_1=Number(r['ndr_allreduce_1'], ".0f"),
+            ndr_allreduce_2=Number(r['ndr_allreduce_2'], ".0f"), ndr_node_nic=Number(r['ndr_node_nic'], ".0f"),
+            hdr_node_nic=Number(r['hdr_node_nic'], ".0f"), hdr_allreduce_2=Number(r['hdr_allreduce_2'], ".0f"),
+            ndr_alltoall_1=Number(r['ndr_alltoall_1'], ".0f"), ndr_alltoall_2=Number(r['ndr_alltoall_2'], ".0f"),
+            hdr_alltoall_2=Number(r['hdr_alltoall_2'], ".0f")),
         chapter=CHAPTER, rule=rule,
         confidence=sourced(*(s.source for s in hdr)) if hdr else say(msg("no catalogue system with HDR")))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multigpu.common.findings import Finding, Number, msg, say
+from multigpu.common.findings import Finding, Number, Word, msg, say
 from multigpu.compute import models
 from multigpu.evidence import bottlenecks
 from multigpu.evidence.bottlenecks import ARTICLE_GB
@@ -52,14 +52,18 @@ def c12(inputs: Inputs) -> Verdict:
     return Verdict(
         id="C12", verdict=verdict, seed_value="about 20 GB per query (8K input, 256 output tokens)",
         model_value=round(float(bf16["per_query_GB"]), 2), unit="GB (1e9 bytes) sent per GPU per query, BF16, TP=2",
-        explanation=f"Tensor parallelism all-reduces the {model.hidden}-element activation of every token twice per layer: "
-        f"2 x {model.layers} x {model.hidden} x 2 bytes = {bf16['per_token_MB']:.2f} MB per token in BF16, "
-        f"{bf16['per_query_GB']:.1f} GB ({bf16['per_query_GiB']:.1f} GiB) over the {tokens} tokens of one query. "
-        f"With TP=2 each GPU sends the whole buffer once (a ring or two-shot all-reduce sends 2(n-1)/n of it), "
-        f"so the figure is per GPU. The '20 GB' therefore counts BF16 activations, TP=2 and one GPU, and almost "
-        f"all of it is the prompt's prefill ({100 * bottlenecks.INPUT_TOKENS / tokens:.0f} % of the tokens); "
-        f"NVIDIA's post states none of these. With FP8 activations it is {fp8['per_query_GB']:.1f} GB; with TP=8 "
-        f"each GPU sends {tp8['per_query_GB']:.1f} GB.",
+        explanation=say(msg("Tensor parallelism all-reduces the {model_hidden}-element activation of every token twice per "
+                "layer: 2 x {model_layers} x {model_hidden} x 2 bytes = {per_token_mb} MB per token in BF16, "
+                "{per_query_gb} GB ({per_query_gib} GiB) over the {tokens} tokens of one query. With TP=2 each GPU "
+                "sends the whole buffer once (a ring or two-shot all-reduce sends 2(n-1)/n of it), so the figure is "
+                "per GPU. The '20 GB' therefore counts BF16 activations, TP=2 and one GPU, and almost all of it is "
+                "the prompt's prefill ({input_tokens_tokens} % of the tokens); NVIDIA's post states none of these. "
+                "With FP8 activations it is {per_query_gb_2} GB; with TP=8 each GPU sends {per_query_gb_3} GB."),
+            model_hidden=model.hidden, model_layers=model.layers,
+            per_token_mb=Number(bf16['per_token_MB'], ".2f"), per_query_gb=Number(bf16['per_query_GB'], ".1f"),
+            per_query_gib=Number(bf16['per_query_GiB'], ".1f"), tokens=tokens,
+            input_tokens_tokens=Number(100 * bottlenecks.INPUT_TOKENS / tokens, ".0f"),
+            per_query_gb_2=Number(fp8['per_query_GB'], ".1f"), per_query_gb_3=Number(tp8['per_query_GB'], ".1f")),
         chapter=CHAPTER, rule=rule, confidence=say(msg("arithmetic on the catalogue's model shape")))
 
 
@@ -85,14 +89,18 @@ def c13(inputs: Inputs) -> Verdict:
                 "x{n_mesh} (mesh)"), n_step=Number(sw.loc[32, "per_step_MB"] / sw.loc[1, "per_step_MB"], ".0f"),
             n_token=Number(sw.loc[32, "per_token_MB"] / sw.loc[1, "per_token_MB"], ".0f"),
             n_switch=Number(grow_sw, ".2f"), n_mesh=Number(grow_mesh, ".2f")), unit="ratio, batch 32 against batch 1 (Llama 3.1 70B decode, TP=2, BF16)",
-        explanation=f"A decode step of batch b all-reduces b times the activations, so the bytes per step grow with b "
-        f"({sw.loc[1, 'per_step_MB']:.2f} MB at batch 1, {sw.loc[32, 'per_step_MB']:.1f} MB at batch 32 per GPU); "
-        f"per generated token they stay {sw.loc[1, 'per_token_MB']:.2f} MB, and the volume of a given number of "
-        f"tokens does not change. What matters is time: these all-reduces are small and latency-bound, so the "
-        f"step's all-reduce time grows only {grow_sw:.2f}x on the NVSwitch H200 and {grow_mesh:.2f}x on the "
-        f"7-link mesh from batch 1 to 32, and the all-reduce time per token falls from "
-        f"{sw.loc[1, 'allreduce_per_token_us']:.0f} to {sw.loc[32, 'allreduce_per_token_us']:.0f} us (switch). "
-        f"Batching amortises communication; it does not multiply its cost.",
+        explanation=say(msg("A decode step of batch b all-reduces b times the activations, so the bytes per step grow with b "
+                "({per_step_mb} MB at batch 1, {per_step_mb_2} MB at batch 32 per GPU); per generated token they "
+                "stay {per_token_mb} MB, and the volume of a given number of tokens does not change. What matters is "
+                "time: these all-reduces are small and latency-bound, so the step's all-reduce time grows only "
+                "{grow_sw}x on the NVSwitch H200 and {grow_mesh}x on the 7-link mesh from batch 1 to 32, and the "
+                "all-reduce time per token falls from {per_token_us} to {per_token_us_2} us (switch). Batching "
+                "amortises communication; it does not multiply its cost."),
+            per_step_mb=Number(sw.loc[1, 'per_step_MB'], ".2f"),
+            per_step_mb_2=Number(sw.loc[32, 'per_step_MB'], ".1f"),
+            per_token_mb=Number(sw.loc[1, 'per_token_MB'], ".2f"), grow_sw=Number(grow_sw, ".2f"),
+            grow_mesh=Number(grow_mesh, ".2f"), per_token_us=Number(sw.loc[1, 'allreduce_per_token_us'], ".0f"),
+            per_token_us_2=Number(sw.loc[32, 'allreduce_per_token_us'], ".0f")),
         chapter=CHAPTER, rule=rule,
         confidence=margin(msg("the growth of all-reduce time per step"), max(grow_sw, grow_mesh), 32 / 4, "collective"))
 
@@ -151,21 +159,28 @@ def c16(inputs: Inputs) -> Verdict:
              max(found["pcie_max_small"], found["nvlink_max_small"]) > 1),
         caveat(Finding.of(msg("only where tensor parallelism crosses PCIe sockets (NVLink at most {ratio})"),
                           ratio=Number(found["nvlink_max_small"], ".2f")), found["nvlink_max_small"] <= 1))
-    trend = ("rises with batch, so it is not worst at small batch" if p8["rises"]
-             else "falls with batch, so it is worst at small batch")
+    trend = Word(msg("rises with batch, so it is not worst at small batch") if p8["rises"]
+                 else msg("falls with batch, so it is worst at small batch"))
     return Verdict(
         id="C16", verdict=verdict, seed_value="at small batch, communication can take longer than computation",
         model_value=round(float(pcie8["ratio"]), 2), unit="all-reduce time / compute time of one decode step, batch 1 "
         "(Llama 3.1 70B, 8x A100 PCIe, TP=8)",
-        explanation=f"On an 8x A100 PCIe server with "
-        f"TP=8, where tensor parallelism crosses the CPU sockets, a batch-1 decode step spends "
-        f"{pcie8['ratio']:.2f}x as long in its {allreduces} all-reduces ({pcie8['allreduce_ms']:.1f} ms) as in "
-        f"reading the weights ({pcie8['compute_ms']:.1f} ms); communication outlasts compute "
-        f"{pcie8_phrase(found)}, and the ratio ({p8['at_128']:.2f} at batch 128) {trend}. At batches up to "
-        f"{SMALL_BATCH} the largest ratio is {found['pcie_max_small']:.2f} on PCIe and "
-        f"{found['nvlink_max_small']:.2f} on NVLink. Keep TP=4 under one PCIe switch and the batch-1 ratio is "
-        f"{pcie4['ratio']:.2f}; with NVLink, through a switch or a mesh, it is {nvlink['ratio'].min():.2f} to "
-        f"{nvlink['ratio'].max():.2f}: the all-reduces are latency-bound but small beside the memory reads.",
+        explanation=say(msg("On an 8x A100 PCIe server with TP=8, where tensor parallelism crosses the CPU sockets, a batch-1 "
+                "decode step spends {pcie8_ratio}x as long in its {allreduces} all-reduces ({pcie8_allreduce_ms} ms) "
+                "as in reading the weights ({pcie8_compute_ms} ms); communication outlasts compute "
+                "{pcie8_phrase_found}, and the ratio ({p8_at_128} at batch 128) {trend}. At batches up to "
+                "{small_batch} the largest ratio is {pcie_max_small} on PCIe and {nvlink_max_small} on NVLink. Keep "
+                "TP=4 under one PCIe switch and the batch-1 ratio is {pcie4_ratio}; with NVLink, through a switch or "
+                "a mesh, it is {nvlink_ratio_min} to {nvlink_ratio_max}: the all-reduces are latency-bound but small "
+                "beside the memory reads."),
+            pcie8_ratio=Number(pcie8['ratio'], ".2f"), allreduces=allreduces,
+            pcie8_allreduce_ms=Number(pcie8['allreduce_ms'], ".1f"),
+            pcie8_compute_ms=Number(pcie8['compute_ms'], ".1f"), pcie8_phrase_found=pcie8_finding(found),
+            p8_at_128=Number(p8['at_128'], ".2f"), trend=trend, small_batch=SMALL_BATCH,
+            pcie_max_small=Number(found['pcie_max_small'], ".2f"),
+            nvlink_max_small=Number(found['nvlink_max_small'], ".2f"), pcie4_ratio=Number(pcie4['ratio'], ".2f"),
+            nvlink_ratio_min=Number(nvlink['ratio'].min(), ".2f"),
+            nvlink_ratio_max=Number(nvlink['ratio'].max(), ".2f")),
         chapter=CHAPTER, rule=rule,
         confidence=margin(msg("the largest small-batch ratio"), max(found["pcie_max_small"], found["nvlink_max_small"]),
                               1.0, "serving"))
@@ -194,14 +209,19 @@ def c17(inputs: Inputs) -> Verdict:
             n_fp8=Number(fixed.loc[32, "fp8_benefit_x"], ".2f"), n_bf16=Number(fixed.loc[32, "bf16_benefit_x"], ".2f"),
             n_batch=32),
         unit="NVSwitch / point-to-point throughput per GPU (Llama 3.1 70B, H200, TP=2, 8K/256)",
-        explanation=f"The figures are NVIDIA's, from a vendor model of a hypothetical 8x H200 server without NVSwitch "
-        f"({_range(nv['benefit_x'])} in its Table 2, {fixed.loc[32, 'nvidia_benefit_x']:.2f}x at batch 32 in "
-        f"Table 3). Our model gives the same direction and a smaller gap: at FP8, the only precision at which it "
-        f"meets every rate from 30 to 50 tokens/s per user, the switch serves {_range(ours['benefit_x'])} the "
-        f"mesh; at batch 32, {fixed.loc[32, 'fp8_benefit_x']:.2f}x at FP8 and {fixed.loc[32, 'bf16_benefit_x']:.2f}x "
-        f"at BF16. The gap comes mostly from the prompt's prefill all-reduces, which are bandwidth-bound and "
-        f"{prefill['ratio_x']:.1f}x slower over one point-to-point link; the decode all-reduces are latency-bound "
-        f"on both.",
+        explanation=say(msg("The figures are NVIDIA's, from a vendor model of a hypothetical 8x H200 server without NVSwitch "
+                "({nv_benefit_x} in its Table 2, {nvidia_benefit_x}x at batch 32 in Table 3). Our model gives the "
+                "same direction and a smaller gap: at FP8, the only precision at which it meets every rate from 30 "
+                "to 50 tokens/s per user, the switch serves {ours_benefit_x} the mesh; at batch 32, {fp8_benefit_x}x "
+                "at FP8 and {bf16_benefit_x}x at BF16. The gap comes mostly from the prompt's prefill all-reduces, "
+                "which are bandwidth-bound and {prefill_ratio_x}x slower over one point-to-point link; the decode "
+                "all-reduces are latency-bound on both."),
+            nv_benefit_x=_range(nv['benefit_x']),
+            nvidia_benefit_x=Number(fixed.loc[32, 'nvidia_benefit_x'], ".2f"),
+            ours_benefit_x=_range(ours['benefit_x']),
+            fp8_benefit_x=Number(fixed.loc[32, 'fp8_benefit_x'], ".2f"),
+            bf16_benefit_x=Number(fixed.loc[32, 'bf16_benefit_x'], ".2f"),
+            prefill_ratio_x=Number(prefill['ratio_x'], ".1f")),
         chapter=CHAPTER, rule=rule, confidence=margin(msg("the smallest switch / mesh gain"), low, 1.1, "serving"))
 
 
@@ -228,14 +248,21 @@ def c18(inputs: Inputs) -> Verdict:
         model_value=say(msg("{n_mesh} ms vs {n_switch} ms ({n_ratio}x)"), n_mesh=Number(total[mesh], ".0f"),
             n_switch=Number(total[sw], ".0f"), n_ratio=Number(total["ratio_x"], ".1f")),
         unit="ms of all-reduce per Llama 3.1 70B query served alone, mesh vs NVSwitch H200, TP=2, BF16",
-        explanation=f"The arithmetic is right ({art[mesh]:.0f} and {art[sw]:.1f} ms) but 128 and 900 GB/s add both directions "
-        f"of a link; one GPU sends at half that, so even a perfect transfer takes {per_dir[mesh]:.0f} and "
-        f"{per_dir[sw]:.0f} ms. One 20 GB all-reduce in the collective model, at the calibrated fraction of line "
-        f"rate, takes {one[mesh]:.0f} and {one[sw]:.0f} ms ({one['ratio_x']:.1f}x). But a query is not one "
-        f"transfer: it is {n} all-reduces of the prompt ({pre[mesh]:.0f} vs {pre[sw]:.0f} ms, bandwidth-bound, "
-        f"{pre['ratio_x']:.1f}x) and {n} tiny ones per output token ({dec[mesh]:.0f} vs {dec[sw]:.0f} ms, "
-        f"latency-bound, {dec['ratio_x']:.2f}x). Together {total[mesh]:.0f} against {total[sw]:.0f} ms: the "
-        f"switch cuts the query's communication time by {total['ratio_x']:.1f}x, not 7x.",
+        explanation=say(msg("The arithmetic is right ({art_mesh} and {art_sw} ms) but 128 and 900 GB/s add both directions of a "
+                "link; one GPU sends at half that, so even a perfect transfer takes {per_dir_mesh} and {per_dir_sw} "
+                "ms. One 20 GB all-reduce in the collective model, at the calibrated fraction of line rate, takes "
+                "{one_mesh} and {one_sw} ms ({one_ratio_x}x). But a query is not one transfer: it is {n} all-reduces "
+                "of the prompt ({pre_mesh} vs {pre_sw} ms, bandwidth-bound, {pre_ratio_x}x) and {n} tiny ones per "
+                "output token ({dec_mesh} vs {dec_sw} ms, latency-bound, {dec_ratio_x}x). Together {total_mesh} "
+                "against {total_sw} ms: the switch cuts the query's communication time by {total_ratio_x}x, not 7x."),
+            art_mesh=Number(art[mesh], ".0f"), art_sw=Number(art[sw], ".1f"),
+            per_dir_mesh=Number(per_dir[mesh], ".0f"), per_dir_sw=Number(per_dir[sw], ".0f"),
+            one_mesh=Number(one[mesh], ".0f"), one_sw=Number(one[sw], ".0f"),
+            one_ratio_x=Number(one['ratio_x'], ".1f"), n=n, pre_mesh=Number(pre[mesh], ".0f"),
+            pre_sw=Number(pre[sw], ".0f"), pre_ratio_x=Number(pre['ratio_x'], ".1f"),
+            dec_mesh=Number(dec[mesh], ".0f"), dec_sw=Number(dec[sw], ".0f"),
+            dec_ratio_x=Number(dec['ratio_x'], ".2f"), total_mesh=Number(total[mesh], ".0f"),
+            total_sw=Number(total[sw], ".0f"), total_ratio_x=Number(total['ratio_x'], ".1f")),
         chapter=CHAPTER, rule=rule,
         confidence=margin(msg("the query's switch / mesh ratio"), total["ratio_x"], 0.5 * art["ratio_x"], "collective"))
 
@@ -262,15 +289,19 @@ def c21(inputs: Inputs) -> Verdict:
         id="C21", verdict=verdict, seed_value="without fast interconnect, scaling efficiency decays quickly",
         model_value=round(at(pcie, "TP", 8), 1),
         unit="% tensor-parallel scaling efficiency at 8 GPUs (Llama 3.1 8B, 8x A100 PCIe)",
-        explanation=f"It depends on what is parallelised. Tensor parallelism over 8 A100s reaches {at(pcie, 'TP', 8):.0f} % "
-        f"efficiency on PCIe against {at(switch, 'TP', 8):.0f} % behind NVSwitch, where smaller matrix "
-        f"multiplies alone would give {compute_tp8:.0f} %: most of the NVSwitch loss is not communication. Data "
-        f"parallelism with {bottlenecks.SEQS_PER_GPU} sequences "
-        f"per GPU keeps {at(pcie, 'DP', 8):.0f} % on one PCIe server and {at(pcie, 'DP', most):.0f} % on {servers} of "
-        f"them joined by 100 GbE, against {at(switch, 'DP', most):.0f} % with NVSwitch and InfiniBand; pipeline "
-        f"parallelism keeps {at(pcie, 'PP', 8):.0f} % over PCIe at 8 GPUs. Efficiency decays quickly on slow links "
-        f"for tensor parallelism and for data parallelism with few sequences per GPU; it does not for pipeline "
-        f"parallelism or well-batched data parallelism.",
+        explanation=say(msg("It depends on what is parallelised. Tensor parallelism over 8 A100s reaches {pcie_tp_8} % "
+                "efficiency on PCIe against {switch_tp_8} % behind NVSwitch, where smaller matrix multiplies alone "
+                "would give {compute_tp8} %: most of the NVSwitch loss is not communication. Data parallelism with "
+                "{seqs_per_gpu} sequences per GPU keeps {pcie_dp_8} % on one PCIe server and {pcie_dp_most} % on "
+                "{servers} of them joined by 100 GbE, against {switch_dp_most} % with NVSwitch and InfiniBand; "
+                "pipeline parallelism keeps {pcie_pp_8} % over PCIe at 8 GPUs. Efficiency decays quickly on slow "
+                "links for tensor parallelism and for data parallelism with few sequences per GPU; it does not for "
+                "pipeline parallelism or well-batched data parallelism."),
+            pcie_tp_8=Number(at(pcie, 'TP', 8), ".0f"), switch_tp_8=Number(at(switch, 'TP', 8), ".0f"),
+            compute_tp8=Number(compute_tp8, ".0f"), seqs_per_gpu=bottlenecks.SEQS_PER_GPU,
+            pcie_dp_8=Number(at(pcie, 'DP', 8), ".0f"), pcie_dp_most=Number(at(pcie, 'DP', most), ".0f"),
+            servers=servers, switch_dp_most=Number(at(switch, 'DP', most), ".0f"),
+            pcie_pp_8=Number(at(pcie, 'PP', 8), ".0f")),
         chapter=CHAPTER, rule=rule,
         confidence=margin(msg("the PCIe tensor-parallel efficiency (%)"), at(pcie, "TP", 8), at(switch, "TP", 8) - 10, "training"))
 
@@ -293,13 +324,17 @@ def c22(inputs: Inputs) -> Verdict:
             n_bf1=Number(f.loc[1, "bf16_benefit_x"], ".2f"), n_b1=1, n_bf2=Number(f.loc[32, "bf16_benefit_x"], ".2f"),
             n_b2=32, n_fp1=Number(f.loc[1, "fp8_benefit_x"], ".2f"), n_fp2=Number(f.loc[32, "fp8_benefit_x"], ".2f")),
         unit="NVSwitch / point-to-point throughput per GPU (Llama 3.1 70B, H200, TP=2, 8K/256)",
-        explanation=f"At batch 1 both systems are nearly equal in our model too ({f.loc[1, 'bf16_benefit_x']:.2f}x; "
-        f"NVIDIA's Table 3: {f.loc[1, 'nvidia_benefit_x']:.2f}x): a decode step is memory reads plus latency-bound "
-        f"all-reduces that one {link.per_link_GBps_per_dir:g} GB/s-per-direction link handles as fast as the "
-        f"switch. The gap grows with batch, as NVIDIA says, "
-        f"but to {f.loc[32, 'bf16_benefit_x']:.2f}x at batch 32 rather than {f.loc[32, 'nvidia_benefit_x']:.1f}x; "
-        f"up to batch 4 ours and NVIDIA's agree within {small_gap:.0f} %. "
-        f"The 1.5x is a vendor-modelled figure for a hypothetical server.",
+        explanation=say(msg("At batch 1 both systems are nearly equal in our model too ({bf16_benefit_x}x; NVIDIA's Table 3: "
+                "{nvidia_benefit_x}x): a decode step is memory reads plus latency-bound all-reduces that one "
+                "{gbps_per_dir} GB/s-per-direction link handles as fast as the switch. The gap grows with batch, as "
+                "NVIDIA says, but to {bf16_benefit_x_2}x at batch 32 rather than {nvidia_benefit_x_2}x; up to batch "
+                "4 ours and NVIDIA's agree within {small_gap} %. The 1.5x is a vendor-modelled figure for a "
+                "hypothetical server."),
+            bf16_benefit_x=Number(f.loc[1, 'bf16_benefit_x'], ".2f"),
+            nvidia_benefit_x=Number(f.loc[1, 'nvidia_benefit_x'], ".2f"),
+            gbps_per_dir=Number(link.per_link_GBps_per_dir, "g"),
+            bf16_benefit_x_2=Number(f.loc[32, 'bf16_benefit_x'], ".2f"),
+            nvidia_benefit_x_2=Number(f.loc[32, 'nvidia_benefit_x'], ".1f"), small_gap=Number(small_gap, ".0f")),
         chapter=CHAPTER, rule=rule, confidence=margin(msg("the batch-32 switch / mesh gain"), big, 1.05, "serving"))
 
 
@@ -334,20 +369,30 @@ def c23(inputs: Inputs) -> Verdict:
             n_t2=Number(fp8["mesh_tokens_per_s_per_gpu"], ".0f"), n_b2=fp8["mesh_batch"],
             n_t3=Number(fp8["switch_tokens_per_s_per_gpu"], ".0f"), n_b3=fp8["switch_batch"]),
         unit="tokens/s per GPU at 30 tokens/s per user (Llama 3.1 70B, H200, 8K/256)",
-        explanation=f"The 80 and 115 are NVIDIA's, quoted faithfully, but its single-GPU column meets 30 tokens/s per user "
-        f"({nv['tp1_tokens_per_s_per_gpu']:.0f} tokens/s per GPU at batch {int(nv['tp1_batch'])}) and fails only "
-        f"at the higher rates, so 'one GPU cannot' is wrong at 30. Its throughput per GPU is {ratios.min():.2f} "
-        f"to {ratios.max():.2f} of batch x rate per user / GPUs ({nv['mesh_batch']} x 30 / 2 = "
-        f"{ident['mesh_identity']:.0f} against {nv['mesh_tokens_per_s_per_gpu']:.0f}, {nv['switch_batch']} x 30 / "
-        f"2 = {ident['switch_identity']:.0f} against {nv['switch_tokens_per_s_per_gpu']:.0f}): what is left once "
-        f"the prefills are served, if the per-user rate counts decoding only and the throughput whole queries. "
-        f"Those are this book's definitions too, and our model's picks sit at {np.nanmin(ours):.2f} to "
-        f"{np.nanmax(ours):.2f} of the same product. At FP8 one H200 meets the rate "
-        f"({fp8['tp1_tokens_per_s_per_gpu']:.0f} tokens/s per GPU at batch {fp8['tp1_batch']}), the mesh gives "
-        f"{fp8['mesh_tokens_per_s_per_gpu']:.0f} (batch {fp8['mesh_batch']}) and the switch "
-        f"{fp8['switch_tokens_per_s_per_gpu']:.0f} (batch {fp8['switch_batch']}); at BF16 TP=2 gives "
-        f"{bf16['mesh_tokens_per_s_per_gpu']:.0f} (batch {bf16['mesh_batch']}) and "
-        f"{bf16['switch_tokens_per_s_per_gpu']:.0f} (batch {bf16['switch_batch']}).",
+        explanation=say(msg("The 80 and 115 are NVIDIA's, quoted faithfully, but its single-GPU column meets 30 tokens/s per "
+                "user ({s_per_gpu} tokens/s per GPU at batch {nv_tp1_batch}) and fails only at the higher rates, so "
+                "'one GPU cannot' is wrong at 30. Its throughput per GPU is {ratios_min} to {ratios_max} of batch x "
+                "rate per user / GPUs ({nv_mesh_batch} x 30 / 2 = {ident_mesh_identity} against {s_per_gpu_2}, "
+                "{nv_switch_batch} x 30 / 2 = {ident_switch_identity} against {s_per_gpu_3}): what is left once the "
+                "prefills are served, if the per-user rate counts decoding only and the throughput whole queries. "
+                "Those are this book's definitions too, and our model's picks sit at {np_nanmin_ours} to "
+                "{np_nanmax_ours} of the same product. At FP8 one H200 meets the rate ({s_per_gpu_4} tokens/s per "
+                "GPU at batch {fp8_tp1_batch}), the mesh gives {s_per_gpu_5} (batch {fp8_mesh_batch}) and the switch "
+                "{s_per_gpu_6} (batch {fp8_switch_batch}); at BF16 TP=2 gives {s_per_gpu_7} (batch "
+                "{bf16_mesh_batch}) and {s_per_gpu_8} (batch {bf16_switch_batch})."),
+            s_per_gpu=Number(nv['tp1_tokens_per_s_per_gpu'], ".0f"), nv_tp1_batch=int(nv['tp1_batch']),
+            ratios_min=Number(ratios.min(), ".2f"), ratios_max=Number(ratios.max(), ".2f"),
+            nv_mesh_batch=nv['mesh_batch'], ident_mesh_identity=Number(ident['mesh_identity'], ".0f"),
+            s_per_gpu_2=Number(nv['mesh_tokens_per_s_per_gpu'], ".0f"), nv_switch_batch=nv['switch_batch'],
+            ident_switch_identity=Number(ident['switch_identity'], ".0f"),
+            s_per_gpu_3=Number(nv['switch_tokens_per_s_per_gpu'], ".0f"),
+            np_nanmin_ours=Number(np.nanmin(ours), ".2f"), np_nanmax_ours=Number(np.nanmax(ours), ".2f"),
+            s_per_gpu_4=Number(fp8['tp1_tokens_per_s_per_gpu'], ".0f"), fp8_tp1_batch=fp8['tp1_batch'],
+            s_per_gpu_5=Number(fp8['mesh_tokens_per_s_per_gpu'], ".0f"), fp8_mesh_batch=fp8['mesh_batch'],
+            s_per_gpu_6=Number(fp8['switch_tokens_per_s_per_gpu'], ".0f"), fp8_switch_batch=fp8['switch_batch'],
+            s_per_gpu_7=Number(bf16['mesh_tokens_per_s_per_gpu'], ".0f"), bf16_mesh_batch=bf16['mesh_batch'],
+            s_per_gpu_8=Number(bf16['switch_tokens_per_s_per_gpu'], ".0f"),
+            bf16_switch_batch=bf16['switch_batch']),
         chapter=CHAPTER, rule=rule,
         confidence=say(msg("the facts are NVIDIA's vendor-modelled table, read as printed")))
 
