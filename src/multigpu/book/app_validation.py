@@ -428,10 +428,17 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
     signed = small.groupby("sweep")["rel_error"].median()
     for name, side in (("sw_small_fast", signed > SMALL_SIDE), ("sw_small_slow", signed < -SMALL_SIDE)):
         out[name] = _(", ").join(f"`{sweep}`" for sweep in signed[side].index) or _("none")
+    out.update(_constant_facts(cal))
+    return _values(out)
+
+
+def _constant_facts(cal: Calibration) -> Facts:
+    """The latency of the smallest messages on AWS EFA and the constants fitted on the sweeps: see
+    :func:`sweep_facts`."""
     efa = sweeps.small_message_latency("efa", cal=cal)
-    out.update({"efa_lat_n": len(efa), "efa_lat_min_us": efa["measured_us"].min(),
-                "efa_lat_max_us": efa["measured_us"].max(), "efa_lat_model_min_us": efa["predicted_us"].min(),
-                "efa_lat_model_max_us": efa["predicted_us"].max()})
+    out: Facts = {"efa_lat_n": len(efa), "efa_lat_min_us": efa["measured_us"].min(),
+                  "efa_lat_max_us": efa["measured_us"].max(), "efa_lat_model_min_us": efa["predicted_us"].min(),
+                  "efa_lat_model_max_us": efa["predicted_us"].max()}
     out.update({"sw_fitted": len(sweepfit.FITTED), "ramp_exponent": cal.value("bandwidth_ramp", "exponent"),
                 "ramp_full_MiB": 8 * cal.value("bandwidth_ramp", "bytes_per_rank") / 2**20,
                 "latency_scale": cal.latency_scale("hopper"),
@@ -445,7 +452,7 @@ def sweep_facts(comparison: pd.DataFrame, cal: Calibration | None = None) -> Fac
                 "launch_us": cal.value("harness_launch_us", "nccl-tests"),
                 "launch_sweeps": sum(s.gpus_per_thread > 1 and not s.reason and s.split != "sealed2"
                                      for s in sweeps.sweeps())})
-    return _values(out)
+    return out
 
 
 def _sealed_facts(sealed: pd.DataFrame) -> Facts:

@@ -351,7 +351,14 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
         bodies.append([f'<td{cls} style="{style}">{c}</td>' for c in cells])
 
     rows = ["<tr>" + "".join(cells) + "</tr>" for cells in zip(*bodies)] if bodies else []
-    payload = base64.b64encode(csv_text(df).encode("utf-8")).decode("ascii")
+    return _framed(heads, rows, csv_text(df), csv_name, caption, table_id)
+
+
+def _framed(heads: list[str], rows: list[str], csv: str, csv_name: str, caption: str | None,
+            table_id: str | None) -> str:
+    """The table's HTML around its header cells ``heads`` and body rows ``rows``: the caption, the scroll
+    container, and the link that downloads ``csv`` as ``<csv_name>.csv``."""
+    payload = base64.b64encode(csv.encode("utf-8")).decode("ascii")
     download = _("Download this table (CSV)")
     id_attr = f' id="{table_id}"' if table_id else ""
     aria = f' aria-label="{html.escape(caption)}"' if caption else ""

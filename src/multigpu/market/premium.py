@@ -72,6 +72,23 @@ REFERENCE_KINDS = ("same provider", "cheapest comparable, same pricing", "cheape
                    "no comparable PCIe offer can run it")
 
 
+def _reference(nv: dict, comparable_all: pd.DataFrame) -> tuple[str, pd.Series]:
+    """The PCIe-only offer an NVLink offer ``nv`` is compared with, among the comparable ones, and its kind
+    (:data:`REFERENCE_KINDS`): the cheapest per job of the same provider and pricing type, else of the same
+    pricing type, else of any; when none can run the workload, the lowest-priced one (the last kind)."""
+    candidates = comparable_all[comparable_all["feasible"]]
+    if candidates.empty:  # PCIe cannot run it at all: any premium is worth paying
+        pool = comparable_all[(comparable_all["provider"] == nv["provider"])
+                              & (comparable_all["pricing"] == nv["pricing"])]
+        ref = (pool if not pool.empty else comparable_all).sort_values(
+            ["price_per_gpu_hour_usd", "offer"], kind="stable").iloc[0]
+        return REFERENCE_KINDS[-1], ref
+    same = candidates[(candidates["provider"] == nv["provider"]) & (candidates["pricing"] == nv["pricing"])]
+    same_pricing = candidates[candidates["pricing"] == nv["pricing"]]
+    kind, pool = next((k, p) for k, p in zip(REFERENCE_KINDS, (same, same_pricing, candidates)) if not p.empty)
+    return kind, pool.sort_values(["cost_usd", "offer"], kind="stable").iloc[0]
+
+
 def break_even(workload_id: str, table: PriceTable | None = None, utilisation: float = 1.0,
                cal: Calibration | None = None) -> pd.DataFrame:
     """Break-even premium of every feasible NVLink-class offer over a comparable PCIe-only offer.
@@ -99,22 +116,9 @@ def break_even(workload_id: str, table: PriceTable | None = None, utilisation: f
         comparable_all = pcie_all[[comparable(nv["gpu"], g) for g in pcie_all["gpu"]]]
         if comparable_all.empty:
             continue
-        candidates = comparable_all[comparable_all["feasible"]]
-        same = candidates[(candidates["provider"] == nv["provider"]) & (candidates["pricing"] == nv["pricing"])]
-        same_pricing = candidates[candidates["pricing"] == nv["pricing"]]
-        if candidates.empty:  # PCIe cannot run it at all: any premium is worth paying
-            kind = REFERENCE_KINDS[-1]
-            pool = comparable_all[(comparable_all["provider"] == nv["provider"])
-                                  & (comparable_all["pricing"] == nv["pricing"])]
-            ref = (pool if not pool.empty else comparable_all).sort_values(
-                ["price_per_gpu_hour_usd", "offer"], kind="stable").iloc[0]
-        else:
-            for kind, pool in zip(REFERENCE_KINDS, (same, same_pricing, candidates)):
-                if not pool.empty:
-                    ref = pool.sort_values(["cost_usd", "offer"], kind="stable").iloc[0]
-                    break
+        kind, ref = _reference(nv, comparable_all)
         p_ref, p_nv = ref["price_per_gpu_hour_usd"], nv["price_per_gpu_hour_usd"]
-        if candidates.empty:
+        if kind == REFERENCE_KINDS[-1]:
             be_price, ratio, cheaper, saving = math.inf, math.inf, True, math.nan
         else:
             be_price = ref["cost_usd"] * utilisation / nv["gpu_hours"]

@@ -8,10 +8,10 @@ import pandas as pd
 
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
-from multigpu.market.cost import offers, plan
+from multigpu.market.cost import WorkloadPlan, offers, plan
 from multigpu.market.premium import REFERENCE_KINDS, break_even
 from multigpu.market.prices import PriceTable
-from multigpu.market.workloads import workload
+from multigpu.market.workloads import Workload, workload
 
 #: Sensitivity defaults: a +-20 % swing, and utilisation down to 70 % of rented time.
 SWING = 0.2
@@ -28,6 +28,21 @@ def default_pair(workload_id: str, table: PriceTable | None = None, cal: Calibra
     be = be.assign(_kind=be["reference"].map(REFERENCE_KINDS.index), _od=be["pricing"] != "on-demand")
     top = be.sort_values(["_kind", "_od", "cost_usd", "offer"], kind="stable").iloc[0]
     return int(top["offer"]), int(top["reference_offer"])
+
+
+def _side(w: Workload, listed: pd.DataFrame, index: int, cal: Calibration | None) -> tuple[WorkloadPlan, int, float]:
+    """One offer of a pair (row ``index`` of ``listed``) as the cost of ``w`` needs it: its plan, the GPU-hours
+    billed per hour of the job (whole instances for training; one GPU-hour per GPU-hour when serving) and its
+    price per GPU-hour (USD). InputError for an unknown offer or one that cannot run ``w``."""
+    if index not in set(listed["offer"]):
+        raise InputError(f"no offer {index} in the price file (offers are numbered 0-{len(listed) - 1})")
+    o = listed[listed["offer"] == index].iloc[0]
+    p = plan(w.id, o["system"], int(o["gpus_per_instance"]), cal)
+    if not p.feasible:
+        raise InputError(f"offer {index} ({o['label']}) cannot run '{w.id}': {p.reason}")
+    per_instance = int(o["gpus_per_instance"])
+    billed_per_hour = (math.ceil(w.gpus / per_instance) * per_instance) if w.kind == "train" else 1
+    return p, billed_per_hour, float(o["price_per_gpu_hour_usd"])
 
 
 def sensitivity(workload_id: str, nvlink_offer: int | None = None, pcie_offer: int | None = None,
@@ -61,17 +76,7 @@ def sensitivity(workload_id: str, nvlink_offer: int | None = None, pcie_offer: i
         nvlink_offer, pcie_offer = pair
     w = workload(workload_id)
     listed = offers(table)
-    sides = {}
-    for side, index in (("nvlink", nvlink_offer), ("pcie", pcie_offer)):
-        if index not in set(listed["offer"]):
-            raise InputError(f"no offer {index} in the price file (offers are numbered 0-{len(listed) - 1})")
-        o = listed[listed["offer"] == index].iloc[0]
-        p = plan(w.id, o["system"], int(o["gpus_per_instance"]), cal)
-        if not p.feasible:
-            raise InputError(f"offer {index} ({o['label']}) cannot run '{w.id}': {p.reason}")
-        per_instance = int(o["gpus_per_instance"])
-        billed_per_hour = (math.ceil(w.gpus / per_instance) * per_instance) if w.kind == "train" else 1
-        sides[side] = (p, billed_per_hour, float(o["price_per_gpu_hour_usd"]))
+    sides = {side: _side(w, listed, index, cal) for side, index in (("nvlink", nvlink_offer), ("pcie", pcie_offer))}
 
     def cost(side: str, price: float = 1.0, compute: float = 1.0, comm: float = 1.0, util: float = 1.0) -> float:
         p, billed, usd = sides[side]
