@@ -144,9 +144,9 @@ def test_multishot_two_shot_beats_ring_at_small_sizes_and_matches_it_at_large():
 
 
 def test_multi_node_bandwidth_comes_from_the_nics():
-    # 1 GPU per node: the path to the NIC is the ring (NDR 400G ~ 46-48 GB/s, nccl-tests #290). Since the seventh
-    # session's refit the NIC's fitted efficiency (0.962 x 50 GB/s) and the GPU's PCIe Gen5 link to the NIC's switch
-    # (NCCL's 48 of 63 GB/s) are within 0.2 % of each other, so either may be named
+    # 1 GPU per node: the path to the NIC is the ring (NDR 400G ~ 46-48 GB/s, nccl-tests #290). The NIC's fitted
+    # efficiency (about 0.96 x 50 GB/s) and the GPU's PCIe Gen5 link to the NIC's switch (NCCL's 48 of 63 GB/s)
+    # are within a fraction of a per cent of each other, so either may be named
     two = collectives.collective("allreduce", "hgx-h100", 2, 8 * GiB, nodes=2, algorithm="ring")
     assert any(link in two.bottleneck for link in ("infiniband-ndr", "pcie5")) and 40 < two.busbw_GBps < 50
     # hierarchical: stas00's per-NIC rate = busbw (k-1)/(n-1) holds when the node's inside is free

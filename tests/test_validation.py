@@ -66,7 +66,7 @@ def test_coverage_refuses_an_unexplained_row(monkeypatch):
 
 #: |error| bounds (%) per set and kind: what the appendix reports, with the documented misses apart. Held-out
 #: collectives: #9 (1 MiB through torch.distributed, -27 %) is the worst since the harness cost is fitted on sweeps;
-#: held-out training: row 75, -9.9 % before the eighth session's refit, -10.0 % after.
+#: held-out training: row 75, about -10 %.
 BOUNDS = {("fitted on", "collective"): 10, ("fitted on", "copy"): 8, ("fitted on", "training"): 10,
           ("held out", "collective"): 30, ("held out", "copy"): 20, ("held out", "training"): 10.5,
           ("out of sample", "collective"): 20, ("out of sample", "training"): 20}
