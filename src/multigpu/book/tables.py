@@ -293,20 +293,20 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
                labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 2, csv_name: str,
                caption: str | None = None, table_id: str | None = None,
                links: Mapping[str, str] | None = None, label_columns: LabelColumns = ()) -> str:
-    """The table as HTML in the book's style and the current language, with a CSV download of the whole frame
-    (see the module doc).
+    """The table as HTML in the book's style and the current language, with a CSV download of the whole frame (see
+    the module doc).
 
-    ``key``: the columns that name a row, shown first and sticky; ``columns``: the other columns to show,
-    in order (default: all); ``labels``: headers by column name (default: :func:`header`); ``digits``:
-    decimals for floats, one number or by column name (2 for columns not named); ``csv_name``: the file
-    name of the download, without ``.csv`` (letters, digits, ``-``, ``_``); ``caption``: a line above the
-    table; ``table_id``: the ``id`` of the ``<table>``; ``links``: shown column -> the column holding each cell's
-    link target (a relative URL; that column is in the CSV but shown only if ``columns`` names it);
-    ``label_columns``: columns whose cells are words of a fixed vocabulary (verdicts), translated outside
-    English by :func:`multigpu.book.lang.label`, or a mapping of columns to the function that translates
-    their cells' text (a claim's value, say: :func:`multigpu.book.claim_values.translate`). Raises ValueError for a bad ``csv_name`` or ``table_id``, an unknown column in ``key`` or
-    ``columns``, or bad ``digits``; LookupError outside English for a header or label without a translation.
-    """
+    ``key``: the columns that name a row, shown first and sticky; ``columns``: the other columns to show, in order
+    (default: all); ``labels``: headers by column name (default: :func:`header`); ``digits``: decimals for floats,
+    one number or by column name (2 for columns not named); ``csv_name``: the file name of the download, without
+    ``.csv`` (letters, digits, ``-``, ``_``); ``caption``: a line above the table; ``table_id``: the ``id`` of the
+    ``<table>``; ``links``: shown column -> the column holding each cell's link target (a relative URL; that
+    column is in the CSV but shown only if ``columns`` names it); ``label_columns``: columns whose cells are words
+    of a fixed vocabulary (verdicts), translated outside English by :func:`multigpu.book.lang.label`, or a mapping
+    of columns to the function that translates their cells' text (a claim's value, say:
+    :func:`multigpu.book.claim_values.translate`). Raises ValueError for a bad ``csv_name`` or ``table_id``, an
+    unknown column in ``key`` or ``columns``, or bad ``digits``; LookupError outside English for a header or label
+    without a translation."""
     _check_slug(csv_name)
     _check_digits(digits)
     if table_id is not None and not _HTML_ID.fullmatch(table_id):
@@ -333,10 +333,7 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
         head_style = _NUMBER_HEAD_STYLE if numeric else _TEXT_STYLE
         label = lang.label(labels.get(name, header(name)))
         if name in keys:
-            width = _key_width_em([*label.split(" "), *texts])
-            sticky = (f";position:sticky;left:{left:g}em;background:#fff;z-index:1;box-sizing:border-box;"
-                      f"width:{width:g}em;min-width:{width:g}em;max-width:{width:g}em;overflow-wrap:anywhere")
-            style, head_style = _TEXT_STYLE + sticky, _TEXT_STYLE + sticky.replace("z-index:1", "z-index:2")
+            style, head_style, width = _key_styles(left, label, texts)
             left = round(left + width, 2)
         else:
             if not numeric and max((len(t) for t in texts), default=0) > _WIDE_TEXT:
@@ -352,6 +349,15 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
 
     rows = ["<tr>" + "".join(cells) + "</tr>" for cells in zip(*bodies)] if bodies else []
     return _framed(heads, rows, csv_text(df), csv_name, caption, table_id)
+
+
+def _key_styles(left: float, label: str, texts: list[str]) -> tuple[str, str, float]:
+    """A key column's cell and header styles, sticky at ``left`` (em) and as wide as its longest word, and that
+    width (em)."""
+    width = _key_width_em([*label.split(" "), *texts])
+    sticky = (f";position:sticky;left:{left:g}em;background:#fff;z-index:1;box-sizing:border-box;"
+              f"width:{width:g}em;min-width:{width:g}em;max-width:{width:g}em;overflow-wrap:anywhere")
+    return _TEXT_STYLE + sticky, _TEXT_STYLE + sticky.replace("z-index:1", "z-index:2"), width
 
 
 def _framed(heads: list[str], rows: list[str], csv: str, csv_name: str, caption: str | None,

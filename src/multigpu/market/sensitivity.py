@@ -50,24 +50,20 @@ def sensitivity(workload_id: str, nvlink_offer: int | None = None, pcie_offer: i
                 utilisation_low: float = UTILISATION_LOW) -> pd.DataFrame:
     """How the NVLink-over-PCIe cost ratio of one pair of offers moves: a tornado-ready table.
 
-    Offers are row numbers of the price file (``offer`` of :func:`offer_costs`;
-    default :func:`default_pair`). One row per factor, varied alone from its
-    low to its high setting, the others at base (price as filed, the model's
+    Offers are row numbers of the price file (``offer`` of :func:`offer_costs`; default :func:`default_pair`). One
+    row per factor, varied alone from its low to its high setting, the others at base (price as filed, the model's
     efficiency, full utilisation):
 
     - the price of each offer, x (1 - ``swing``) and x (1 + ``swing``);
-    - compute efficiency (both offers): achievable compute and memory rate x
-      (1 -/+ ``swing``), i.e. non-communication time divided by it;
+    - compute efficiency (both offers): achievable compute and memory rate x (1 -/+ ``swing``), i.e.
+      non-communication time divided by it;
     - communication bandwidth (both offers): achieved bandwidth x (1 -/+ ``swing``);
     - utilisation of each offer, from ``utilisation_low`` to 1.
 
-    Columns: ``factor``, ``low`` and ``high`` (the settings, as multipliers or
-    fractions), ``ratio_low`` and ``ratio_high`` (NVLink cost / PCIe cost; below
-    1 the NVLink offer is cheaper), ``ratio_base``, the two offers' costs at
-    each end, and ``spread`` (|ratio_high - ratio_low|); sorted by spread, the
-    widest first. Serving re-picks the batch at each setting; training keeps
-    the chosen layout (a first-order estimate).
-    """
+    Columns: ``factor``, ``low`` and ``high`` (the settings, as multipliers or fractions), ``ratio_low`` and
+    ``ratio_high`` (NVLink cost / PCIe cost; below 1 the NVLink offer is cheaper), ``ratio_base``, the two offers'
+    costs at each end, and ``spread`` (|ratio_high - ratio_low|); sorted by spread, the widest first. Serving
+    re-picks the batch at each setting; training keeps the chosen layout (a first-order estimate)."""
     if nvlink_offer is None or pcie_offer is None:
         pair = default_pair(workload_id, table, cal=cal)
         if pair is None:
