@@ -91,7 +91,7 @@ def test_notebook_sections_match_the_cli(cli_rows, stored):
         assert f"**Article:** {row['seed_value']}" in text, row["id"]
         assert f"**Model or catalogue:** {value}" in text, row["id"]
         assert row["explanation"] in text, row["id"]
-        assert f"]({'../' + row['chapter'].removeprefix('book/')}.ipynb)" in text, row["id"]
+        assert f" <{'../' + row['chapter'].removeprefix('book/')}>`" in text, row["id"]  # a {doc} cross-reference
         assert claims.seed_claims()[row["id"]]["claim_zh"] in text, row["id"]
 
 
@@ -153,7 +153,7 @@ def test_claim_markdown_escapes_and_links():
     text = app_claims.claim_markdown(row, "Cost-benefit", "../chapters/04-cost-benefit.ipynb")
     assert text.startswith("#### C26 · a \\*bold\\* \\[claim\\]")
     assert "\\<= 10B" in text and "\\$5\\_000" in text and "> 中文" in text
-    assert text.endswith("[Cost-benefit](../chapters/04-cost-benefit.ipynb).")
+    assert text.endswith("{doc}`Cost-benefit <../chapters/04-cost-benefit>`.")
 
 
 @pytest.mark.parametrize(("value", "unit", "text"), [

@@ -545,3 +545,17 @@ def test_the_chinese_edition_shows_no_english_sentences(page_path):
         hidden.decompose()
     runs = ENGLISH_RUN.findall(" ".join(article.get_text(" ").split()))
     assert not runs, f"{page_path}: English left in the Chinese edition: {runs[:5]}"
+
+
+@pytest.mark.parametrize("page_path", [p for p in pages() if "/appendix/" in p or "/chapters/" in p or
+                                       p.endswith("intro.html")])
+def test_every_cross_reference_shows_words(page_path):
+    """A link to another page of the book reads as its title: a Markdown link to a notebook inside a generated
+    Markdown output renders with no text ("The work is shown in ."), so such links are ``{doc}`` roles with a
+    title, and none on a page may be empty."""
+    from bs4 import BeautifulSoup
+
+    article = BeautifulSoup((SITE / page_path).read_text(encoding="utf-8"), "html.parser").find("article")
+    empty = [a.get("href") for a in article.select("a.reference.internal")
+             if not a.get_text(strip=True) and not a.find("img")]
+    assert not empty, f"{page_path}: links without text: {empty[:5]}"

@@ -182,7 +182,7 @@ def claim_markdown(row: Mapping[str, object], chapter_title: str, link: str, lev
         if verdict is None:
             raise ValueError(f"{row['id']}: the {lang.current()} section needs the verdict's tests")
         lines += ["", _("What decided it: {tests}", tests=glue.tests_markdown(verdict))]
-    lines += ["", _("The work is shown in [{title}]({link}).", title=_md(chapter_title), link=link)]
+    lines += ["", _("The work is shown in {link}.", link=doc_link(chapter_title, link))]
     return "\n".join(lines)
 
 
@@ -243,6 +243,13 @@ def overview_table(table: pd.DataFrame, titles: Mapping[str, str]) -> pd.DataFra
     and its unit (as in :func:`claims_table`), and the title of the chapter that shows the work."""
     overview = table.assign(chapter=table["chapter"].map(lambda doc: titles.get(doc, doc)))
     return overview[["id", "verdict", "seed_value", "model_value", "unit", "chapter"]].set_index("id")
+
+
+def doc_link(title: str, link: str) -> str:
+    """A MyST cross-reference to the notebook ``link`` (relative, ``.ipynb``) that shows ``title``: the ``{doc}``
+    role with an explicit title (a Markdown link to a notebook, inside a Markdown output, renders with no text)."""
+    safe = str(title).replace("`", "'").replace("<", "(").replace(">", ")")
+    return f"{{doc}}`{safe} <{link.removesuffix('.ipynb')}>`"
 
 
 def chapter_link(docname: str, page: str = "book/appendix/claims-check") -> str:
