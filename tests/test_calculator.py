@@ -128,7 +128,7 @@ def test_every_language_has_every_word():
 
 def test_chinese_and_currency(hours):
     page = calc.widget_html(hours, lang="zh", currency="CNY", usd_per_unit=0.14)
-    for word in ("价格计算器", "每 GPU 小时价格（CNY）", "盈亏平衡溢价", "无法运行", 'lang="zh-CN"', "1 CNY = 0.14 USD"):
+    for word in ("价格计算器", "每 GPU 小时价格（CNY）", "盈亏平衡溢价", "无法运行", 'lang="zh-CN"', "1 USD = 7.1429 CNY"):
         assert word in page
     assert 'value="10.71"' in page and 'value="12.852"' in page  # 1.50 USD at 0.14 USD per CNY, and +20 %
     assert _embedded(page)["currency"] == "CNY"

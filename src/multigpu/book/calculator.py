@@ -67,7 +67,7 @@ TEXT: dict[str, dict[str, str]] = {
         "premium": "NVLink premium over PCIe (%)",
         "hint": "Editing the premium sets the NVLink price from the PCIe one; editing the NVLink price updates "
                 "the premium.",
-        "fx_note": "Example prices converted at 1 {currency} = {rate} USD.",
+        "fx_note": "Example prices converted at 1 USD = {rate} {currency}.",
         "offer": "Offer",
         "nvlink_offer": "NVLink offer",
         "pcie_offer": "PCIe offer",
@@ -113,7 +113,7 @@ TEXT: dict[str, dict[str, str]] = {
         "nvlink_price": "NVLink 实例每 GPU 小时价格（{currency}）",
         "premium": "NVLink 相对 PCIe 的溢价（%）",
         "hint": "修改溢价会按 PCIe 价格重新计算 NVLink 价格；修改 NVLink 价格会更新溢价。",
-        "fx_note": "示例价格按 1 {currency} = {rate} USD 换算。",
+        "fx_note": "示例价格按 1 USD = {rate} {currency} 换算。",
         "offer": "实例",
         "nvlink_offer": "NVLink 实例",
         "pcie_offer": "PCIe 实例",
@@ -297,7 +297,7 @@ def _result(wid: str, t: dict[str, str]) -> str:
 
 def _form(hours: pd.DataFrame, wid: str, t: dict[str, str], currency: str, usd_per_unit: float) -> str:
     """The calculator, hidden until the script shows it."""
-    fx = (f'<p class="mg-calc-note">{_e(t["fx_note"].format(currency=currency, rate=f"{usd_per_unit:g}"))}</p>'
+    fx = (f'<p class="mg-calc-note">{_e(t["fx_note"].format(currency=currency, rate=f"{1 / usd_per_unit:.4f}"))}</p>'
           if currency != "USD" else "")
     return (f'<form id="{wid}-form" class="mg-calc-form" hidden><div class="mg-calc-grid">'
             f'{_select(wid, "pair", t["pair"], _pair_options(hours, t))}'
