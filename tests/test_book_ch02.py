@@ -362,8 +362,10 @@ def test_the_notebook_stores_every_figure_and_table_in_both_editions():
     pages, figures = editions.stored_pages(NOTEBOOK)
     assert len(figures) == len(ALL_FIGURES) and len(pages) == len(ALL_FIGURES) + len(_tables())
     notebook = nbformat.read(NOTEBOOK, as_version=4)
+    # no error, and no printed output but the worked example's (a call of the model a reader can copy and run)
     assert not [o for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
-                if o.get("output_type") in ("stream", "error")]
+                if o.get("output_type") == "error" or (o.get("output_type") == "stream" and c.get("id") != "worked-example")]
+    assert [c for c in notebook.cells if c.get("id") == "worked-example" and c.get("outputs")]
 
 
 def test_label_vocabularies_cover_what_the_evidence_layer_prints():

@@ -82,8 +82,8 @@ def test_cost_sections_state_their_price_file(tables, checked):
         stamp = tables[name].stamp()
         for claim_id in ("C24", "C26"):
             assert f"{stamp['name']} (sha256 {stamp['sha256_12']})" in by_id[claim_id]
-            assert by_id[claim_id].endswith("[Cost-benefit: when NVLink pays for itself]"
-                                            "(../chapters/04-cost-benefit.ipynb).")
+            assert by_id[claim_id].endswith("{doc}`Cost-benefit: when NVLink pays for itself "
+                                            "<../chapters/04-cost-benefit>`.")
 
 
 def test_verdict_facts_escape_markdown_and_break_ties_in_chapter_order():
