@@ -82,11 +82,25 @@ def visit(browser, base_url: str, page_path: str) -> Visit:
     page.goto(f"{base_url}/{page_path}", wait_until="load")
     page.wait_for_timeout(300)  # let deferred scripts (MathJax, theme) and the index page's redirect run
     page.wait_for_load_state("load")
-    result.broken_images = page.evaluate(
-        "() => Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
-    result.links = page.evaluate("() => Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
+    result.broken_images = _evaluate(
+        page, "() => Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
+    result.links = _evaluate(page, "() => Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
     context.close()
     return result
+
+
+def _evaluate(page, script: str, tries: int = 3):
+    """``page.evaluate(script)``, again once the next page has loaded if a redirect replaced the page meanwhile:
+    the index page's meta refresh can fire after the wait above on a loaded machine, which destroys the script's
+    context."""
+    for attempt in range(tries):
+        try:
+            return page.evaluate(script)
+        except Exception as error:  # playwright's Error; its type lives in a private module
+            if "Execution context was destroyed" not in str(error) or attempt == tries - 1:
+                raise
+            page.wait_for_load_state("load")
+    return None
 
 
 @lru_cache(maxsize=None)
