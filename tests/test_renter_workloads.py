@@ -26,7 +26,7 @@ import pytest
 
 from multigpu.comm import calibration
 from multigpu.common.errors import InputError
-from multigpu.compute import inference, models, training
+from multigpu.compute import inference, models, stepflops, training
 from multigpu.hardware import catalog
 from multigpu.market import cost, search, workloads
 
@@ -93,9 +93,9 @@ def test_lora_trainable_parameters_are_the_adapter_count():
     h, kv, f = m.hidden, m.kv_heads * m.head_dim, m.ffn_hidden
     per_layer = sum(16 * (d_in + d_out) for d_in, d_out in
                     [(h, h), (h, kv), (h, kv), (h, h), (h, f), (h, f), (f, h)])
-    assert training.lora_params(m, 16) == per_layer * m.layers == 41_943_040
-    assert training.lora_params(m, 32) == 2 * training.lora_params(m, 16)  # linear in the rank
-    assert training.lora_params(m, 16) < 0.01 * m.params_total
+    assert stepflops.lora_params(m, 16) == per_layer * m.layers == 41_943_040
+    assert stepflops.lora_params(m, 32) == 2 * stepflops.lora_params(m, 16)  # linear in the rank
+    assert stepflops.lora_params(m, 16) < 0.01 * m.params_total
 
 
 @pytest.mark.parametrize("model_id", ["llama3.1-70b", "mixtral-8x7b", "deepseek-v3"])
@@ -103,12 +103,12 @@ def test_lora_adapts_every_block_weight(model_id):
     # the adapted matrices are exactly the transformer blocks' weights (all linear layers, QLoRA's choice):
     # attention (GQA or MLA), dense MLPs and every routed and shared expert; not embeddings, head or router
     m = models.model(model_id)
-    covered = sum(d_in * d_out * n for d_in, d_out, n in training.lora_matrices(m))
+    covered = sum(d_in * d_out * n for d_in, d_out, n in stepflops.lora_matrices(m))
     blocks = (m.layers * m.attention_matmul_params + m.dense_layers * m.mlp_matmul_params(m.ffn_hidden)
               + m.moe_layers * (m.experts + m.shared_experts) * m.mlp_matmul_params(m.moe_ffn_hidden))
     assert covered == blocks
     if m.is_moe:  # a token trains only the adapters of the experts it is routed to
-        assert training.lora_params(m, 16, active=True) < training.lora_params(m, 16)
+        assert stepflops.lora_params(m, 16, active=True) < stepflops.lora_params(m, 16)
 
 
 def test_lora_flops_are_two_thirds_of_full_training():
@@ -116,18 +116,18 @@ def test_lora_flops_are_two_thirds_of_full_training():
     # attention scores (no weights) still cost forward + 2x backward, adapters 6 FLOPs per parameter and token
     m = models.model("llama3.1-8b")
     batch, seq = 128, 4096
-    full, full_hw, attention = training.training_flops(m, batch, seq, method="full")
-    lora, lora_hw, _ = training.training_flops(m, batch, seq, method="lora", lora_rank=16)
-    adapters = 6 * training.lora_params(m, 16) * batch * seq
+    full, full_hw, attention = stepflops.training_flops(m, batch, seq, method="full")
+    lora, lora_hw, _ = stepflops.training_flops(m, batch, seq, method="lora", lora_rank=16)
+    adapters = 6 * stepflops.lora_params(m, 16) * batch * seq
     assert (lora - attention - adapters) / (full - attention) == pytest.approx(2 / 3, rel=1e-9)
     assert 2 / 3 < lora / full < 3 / 4  # the score share at 4K tokens lifts the whole above 2/3
-    short, _, _ = training.training_flops(m, batch, 128, method="lora", lora_rank=16)
-    short_full, _, _ = training.training_flops(m, batch, 128, method="full")
+    short, _, _ = stepflops.training_flops(m, batch, 128, method="lora", lora_rank=16)
+    short_full, _, _ = stepflops.training_flops(m, batch, 128, method="full")
     assert short / short_full == pytest.approx(2 / 3, abs=0.01)  # ~4N vs ~6N per token on short sequences
-    assert full == pytest.approx(training.training_flops(m, batch, seq)[0])  # full fine-tune = pre-training
+    assert full == pytest.approx(stepflops.training_flops(m, batch, seq)[0])  # full fine-tune = pre-training
     for recompute in ("selective", "full"):  # recomputation re-runs the same forward work in both
-        fm, fh, _ = training.training_flops(m, batch, seq, recompute, "full")
-        lm, lh, _ = training.training_flops(m, batch, seq, recompute, "lora", 16)
+        fm, fh, _ = stepflops.training_flops(m, batch, seq, recompute, "full")
+        lm, lh, _ = stepflops.training_flops(m, batch, seq, recompute, "lora", 16)
         assert lh - lm == pytest.approx(fh - fm)
 
 
@@ -138,7 +138,7 @@ def test_lora_memory_drops_the_base_weights_states():
     full = training.step("llama3.1-8b", "hgx-h200", 1, 1, 1, 4, 1, method="full", **options)
     lora = training.step("llama3.1-8b", "hgx-h200", 1, 1, 1, 4, 1, method="lora", lora_rank=16, **options)
     m = models.model("llama3.1-8b")
-    adapters = training.lora_params(m, 16)
+    adapters = stepflops.lora_params(m, 16)
     assert lora.memory_per_gpu_GB < full.memory_per_gpu_GB
     assert full.memory_per_gpu_GB - lora.memory_per_gpu_GB == pytest.approx(
         (16 * m.params_total - 16 * adapters) / 1e9, rel=1e-9)

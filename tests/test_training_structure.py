@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from multigpu.common.errors import InputError
-from multigpu.compute import efficiency, gemm, models, training
+from multigpu.compute import efficiency, gemm, models, stepflops, training
 from multigpu.hardware import catalog
 
 
@@ -52,27 +52,27 @@ def test_fp8_pays_for_quantizing_its_gemm_operands():
     as it is and transposed: 4 bytes an element under delayed scaling, 6 under current scaling (one more read
     for the amax). Per FLOP that is 4 x sum(d_in + d_out) / (6 x sum(d_in x d_out)) over the layer's GEMMs."""
     m = models.model("llama3.1-8b")
-    shapes = training.lora_matrices(m)
+    shapes = stepflops.lora_matrices(m)
     per_flop = 4 * sum(n * (i + o) for i, o, n in shapes) / (6 * sum(n * i * o for i, o, n in shapes))
-    assert training.fp8_cast_bytes_per_flop(m, "delayed") == pytest.approx(per_flop)
-    assert training.fp8_cast_bytes_per_flop(m, "current") == pytest.approx(1.5 * per_flop)
+    assert stepflops.fp8_cast_bytes_per_flop(m, "delayed") == pytest.approx(per_flop)
+    assert stepflops.fp8_cast_bytes_per_flop(m, "current") == pytest.approx(1.5 * per_flop)
     assert 1e-4 < per_flop < 1e-3  # an 8B model: a few hundred bytes per MFLOP
     system = catalog.system("hgx-h100")
     base = dict(tp=np.array([1]), pp=np.array([1]), dp=np.array([8]), seq=8192, global_batch=8,
                 sequence_parallel=False)
     step = {recipe: training.evaluate(m, system, _lay(dtype="fp8", fp8_recipe=recipe, **base))["compute_s"][0]
-            for recipe in training.FP8_RECIPES}
+            for recipe in stepflops.FP8_RECIPES}
     assert step["current"] > step["delayed"]
     bf16 = [training.evaluate(m, system, _lay(fp8_recipe=recipe, **base))["compute_s"][0]
-            for recipe in training.FP8_RECIPES]
+            for recipe in stepflops.FP8_RECIPES]
     assert bf16[0] == bf16[1]  # BF16 training quantizes nothing
 
 
 def test_an_moe_token_quantizes_for_its_routed_experts_only():
     m = models.model("mixtral-8x7b")
-    total, active = training.lora_matrices(m), training.lora_matrices(m, active=True)
+    total, active = stepflops.lora_matrices(m), stepflops.lora_matrices(m, active=True)
     assert sum(n for *_, n in active) < sum(n for *_, n in total)
-    assert training.fp8_cast_bytes_per_flop(m) > 0
+    assert stepflops.fp8_cast_bytes_per_flop(m) > 0
 
 
 def test_bf16_training_runs_every_gemm_at_one_rate():

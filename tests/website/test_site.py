@@ -100,7 +100,6 @@ def _evaluate(page, script: str, tries: int = 3):
             if "Execution context was destroyed" not in str(error) or attempt == tries - 1:
                 raise
             page.wait_for_load_state("load")
-    return None
 
 
 @lru_cache(maxsize=None)

@@ -68,8 +68,7 @@ PRICING_WORDS = (N_("on-demand"), N_("spot"), N_("reserved"), N_("community"))
 KIND_WORDS = (N_("training"), N_("real-time serving"), N_("train"), N_("serve"), N_("USD per job"),
               N_("USD per 1M output tokens"))
 #: The words after a count (singular, plural), and the unit of a ratio in alt text.
-COUNT_WORDS = {"offer": (N_("offer"), N_("offers")), "option": (N_("option"), N_("options")),
-               "instance": (N_("instance"), N_("instances"))}
+COUNT_WORDS = {"option": (N_("option"), N_("options")), "instance": (N_("instance"), N_("instances"))}
 
 #: The headers of the chapter's tables (:func:`multigpu.book.tables.header` of their columns), as messages.
 TABLE_HEADERS = (

@@ -71,12 +71,10 @@ from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
 from multigpu.compute import efficiency, gemm, models
-from multigpu.compute.stepflops import (  # noqa: F401  (FP8_CAST_BYTES, lora_matrices: as callers name them)
+from multigpu.compute.stepflops import (
     DEFAULT_FP8_RECIPE,
-    FP8_CAST_BYTES,
     FP8_RECIPES,
     fp8_cast_bytes_per_flop,
-    lora_matrices,
     lora_params,
     training_flops,
 )

@@ -207,7 +207,7 @@ def grad_dtype(row: TrainingRunRow) -> str:
 
 
 def fp8_recipe(row: TrainingRunRow) -> str:
-    """The FP8 scaling recipe of ``row`` (:data:`multigpu.compute.training.FP8_RECIPES`): ``current`` where the
+    """The FP8 scaling recipe of ``row`` (:data:`multigpu.compute.stepflops.FP8_RECIPES`): ``current`` where the
     source names per-tensor current scaling (``FP8-CS``), else Transformer Engine's default, delayed scaling."""
     notes = row.notes.lower()
     return "current" if "current scaling" in notes or "fp8-cs" in notes else training.DEFAULT_FP8_RECIPE

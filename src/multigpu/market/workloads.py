@@ -8,7 +8,7 @@ of its shape and size.
 A training job is pre-training (``method`` ``pretrain``, the default), a full
 fine-tune (``full``: the same maths, fewer tokens) or LoRA (``lora``: frozen
 base weights and trainable rank-``lora_rank`` adapters,
-:func:`multigpu.compute.training.lora_params`). Its tokens are ``tokens``
+:func:`multigpu.compute.stepflops.lora_params`). Its tokens are ``tokens``
 when given (a fine-tuning budget, e.g. 1e9), else ``tokens_per_param`` x the
 model's parameters (a pre-training budget).
 """
