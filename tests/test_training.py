@@ -8,6 +8,7 @@ import pytest
 
 from multigpu.common.errors import InputError
 from multigpu.compute import models, training
+from multigpu.compute.layout import Layout
 
 GPT3 = dict(model_id="gpt3-175b", system_id="dgx-a100", gpus=1024, tp=8, pp=16, global_batch=1536, micro_batch=1)
 
@@ -126,8 +127,7 @@ def test_fp8_speedup_is_below_its_peak_ratio_and_grows_with_the_hidden_size():
 
     def speedup(model_id: str) -> float:
         model = models.model(model_id)
-        lay = {dtype: training.Layouts(*(np.array([v]) for v in (1, 1, 8, 4, 1, 1)), global_batch=32, seq=2048,
-                                       recompute="none", sequence_parallel=False, dtype=dtype, zero_stage=1)
+        lay = {dtype: Layout(tp=1, pp=1, dp=8, micro_batch=4, global_batch=32, seq=2048, dtype=dtype).batched()
                for dtype in ("bf16", "fp8")}
         rate = {d: training.peak_flops(gpu, d) * training._fraction(model, gpu, lay[d], d)[0] for d in lay}
         return float(rate["fp8"] / rate["bf16"])

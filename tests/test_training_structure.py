@@ -9,6 +9,7 @@ import pytest
 
 from multigpu.common.errors import InputError
 from multigpu.compute import efficiency, gemm, models, stepflops, training
+from multigpu.compute.layout import FP8_RECIPES, Layout
 from multigpu.hardware import catalog
 
 
@@ -17,7 +18,7 @@ def _lay(**kw):
                 interleave=np.array([1]), ep=np.array([1]), global_batch=64, seq=4096, recompute="none",
                 sequence_parallel=True, dtype="bf16", zero_stage=1)
     base.update(kw)
-    return training.Layouts(**base)
+    return Layout(**base)
 
 
 def test_fp8_training_sends_bf16_activations_and_parameters():
@@ -61,10 +62,10 @@ def test_fp8_pays_for_quantizing_its_gemm_operands():
     base = dict(tp=np.array([1]), pp=np.array([1]), dp=np.array([8]), seq=8192, global_batch=8,
                 sequence_parallel=False)
     step = {recipe: training.evaluate(m, system, _lay(dtype="fp8", fp8_recipe=recipe, **base))["compute_s"][0]
-            for recipe in stepflops.FP8_RECIPES}
+            for recipe in FP8_RECIPES}
     assert step["current"] > step["delayed"]
     bf16 = [training.evaluate(m, system, _lay(fp8_recipe=recipe, **base))["compute_s"][0]
-            for recipe in stepflops.FP8_RECIPES]
+            for recipe in FP8_RECIPES]
     assert bf16[0] == bf16[1]  # BF16 training quantizes nothing
 
 

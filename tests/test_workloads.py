@@ -14,12 +14,15 @@ References used below (each test names the table or sentence):
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from multigpu.common.errors import InputError
 from multigpu.compute import efficiency
 from multigpu.compute import models as w
+from multigpu.compute.layout import Layout
 from multigpu.evidence import computefit
 
 A100_PEAK = 312e12  # FLOP/s dense BF16/FP16, as [SC21] and [K22] count it
@@ -266,9 +269,9 @@ def test_korthikanti_figure1_what_fits_on_an_a100(model_id):
     run = K22_RUNS[model_id]
 
     def total(**kw):
-        return w.memory_per_gpu_bytes(model_id, tp=run["tp"], pp=run["pp"], micro_batch=run["micro_batch"], seq=SEQ,
-                                      virtual_stages=run["virtual"], grad_dtype="fp32", attention=K22,
-                                      **kw)["total_bytes"]
+        layout = Layout(tp=run["tp"], pp=run["pp"], micro_batch=run["micro_batch"], seq=SEQ,
+                        interleave=run["virtual"], grad_dtype="fp32", attention=K22, **kw)
+        return w.memory_per_gpu_bytes(model_id, layout)["total_bytes"]
 
     assert total() > A100_MEM
     assert total(sequence_parallel=True, recompute="selective") < A100_MEM
@@ -281,19 +284,19 @@ def test_first_pipeline_stage_holds_all_layers_worth_of_activations():
     # [K22] eq. 5 and section 4.3: under 1F1B the first stage stores p micro-batches of L/p layers, i.e. L
     # layers whatever p, plus the embedding dropout mask of p micro-batches: sbhL/t (34 + p/L) for p > 1
     m, t = w.model("megatron-1t"), 8
-    acts = {p: w.memory_per_gpu_bytes(m, tp=t, pp=p, seq=SEQ, sequence_parallel=True, recompute="selective",
-                                      attention=K22)["activations_bytes"] for p in (2, 4, 8, 16, 32, 64)}
+    layout = Layout(tp=t, seq=SEQ, sequence_parallel=True, recompute="selective", attention=K22)
+    acts = {p: w.memory_per_gpu_bytes(m, replace(layout, pp=p))["activations_bytes"] for p in (2, 4, 8, 16, 32, 64)}
     for p, got in acts.items():
         assert got == pytest.approx(SEQ * m.hidden * m.layers / t * (34 + p / m.layers), rel=1e-12)
     acts = list(acts.values())
     # fewer micro-batches than stages: fewer in flight
-    few = w.memory_per_gpu_bytes("megatron-1t", tp=8, pp=64, seq=SEQ, sequence_parallel=True,
-                                 recompute="selective", num_microbatches=8, attention=K22)["activations_bytes"]
+    few = w.memory_per_gpu_bytes("megatron-1t", replace(layout, pp=64, global_batch=8))["activations_bytes"]
     assert few == pytest.approx(acts[-1] / 8, rel=0.01)
 
 
 def test_zero_stages_shrink_model_states():
-    parts = [w.memory_per_gpu_bytes("llama3.1-8b", dp=8, zero_stage=z, seq=4096, recompute="full") for z in range(4)]
+    parts = [w.memory_per_gpu_bytes("llama3.1-8b", Layout(dp=8, zero_stage=z, seq=4096, recompute="full"))
+             for z in range(4)]
     totals = [p["total_bytes"] for p in parts]
     assert totals == sorted(totals, reverse=True)
     assert parts[1]["optimizer_bytes"] == pytest.approx(parts[0]["optimizer_bytes"] / 8)
@@ -304,8 +307,8 @@ def test_zero_stages_shrink_model_states():
 def test_memory_layouts_broadcast():
     tp = np.array([1, 2, 4, 8])[:, None]
     pp = np.array([1, 2, 4])[None, :]
-    total = w.memory_per_gpu_bytes("llama3.1-70b", tp=tp, pp=pp, dp=8, zero_stage=1, seq=8192,
-                                   recompute="selective", sequence_parallel=True)["total_bytes"]
+    layout = Layout(tp=tp, pp=pp, dp=8, zero_stage=1, seq=8192, recompute="selective", sequence_parallel=True)
+    total = w.memory_per_gpu_bytes("llama3.1-70b", layout)["total_bytes"]
     assert total.shape == (4, 3)
     assert np.all(np.diff(total, axis=0) < 0) and np.all(np.diff(total, axis=1) < 0)
 
@@ -321,7 +324,7 @@ def test_expert_parallelism_splits_experts():
                                     dict(pp=200), dict(tp=0), dict(zero_stage=4)])
 def test_bad_layouts_are_input_errors(kwargs):
     with pytest.raises(InputError):
-        w.memory_per_gpu_bytes("llama3.1-8b", **kwargs)
+        w.memory_per_gpu_bytes("llama3.1-8b", Layout(**kwargs))
 
 
 @pytest.mark.parametrize("model_id, per_token", [

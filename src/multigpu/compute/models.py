@@ -46,6 +46,7 @@ from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.compute.hfconfig import load_config
+from multigpu.compute.layout import Layout
 from multigpu.compute.shapes import (  # noqa: F401  (re-exported: the model's shapes, as callers name them)
     ATTENTION_KERNELS,
     ATTENTION_KINDS,
@@ -473,41 +474,52 @@ def activation_bytes_per_layer(model: Model | str, micro_batch: ArrayLike, seq: 
     return as_number(tokens * (outside / sp_div + inside / tp + scores))
 
 
-def memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 1, dp: ArrayLike = 1,
-                         micro_batch: ArrayLike = 1, seq: ArrayLike = 2048, recompute: str = "none",
-                         sequence_parallel: bool = False, zero_stage: ArrayLike = 0, dtype: str = "bf16",
-                         ep: ArrayLike = 1, num_microbatches: ArrayLike | None = None,
-                         virtual_stages: ArrayLike = 1, grad_dtype: str | None = None,
-                         attention: str = "flash", etp: ArrayLike | None = None) -> dict[str, Number]:
-    """Training memory (bytes) on the most loaded GPU, by part.
+def memory_per_gpu_bytes(model: Model | str, layout: Layout) -> dict[str, Number]:
+    """Training memory (bytes) on the most loaded GPU of ``layout``, by part.
 
     Returns ``weights_bytes``, ``gradients_bytes``, ``optimizer_bytes``,
     ``activations_bytes`` and ``total_bytes`` of the pipeline stage (first or
     last) with the larger total. Not counted: CUDA context, communication
-    buffers, allocator fragmentation (typically a few GB).
+    buffers, allocator fragmentation (typically a few GB). A context-parallel
+    rank holds 1/cp of each sequence and shards the model states like a
+    data-parallel rank, so ``cp`` divides the sequence and multiplies ``dp``.
 
     - Weights per GPU: :func:`weights_bytes_per_gpu` split (``tp``, ``pp``,
       ``ep``), then sharded across ``dp`` by ZeRO ``zero_stage`` (see
-      :func:`model_state_bytes_per_gpu`); experts are split over ``etp``
-      (expert tensor parallelism; None: ``tp``) x ``ep`` ranks carved out of
-      the ``tp x dp`` ranks of a stage, and sharded across their own
-      data-parallel group of ``tp x dp / (etp x ep)`` ranks.
-      Stage 3 adds a gather buffer of two unsharded layers (the one computed
-      and the one prefetched).
+      :func:`model_state_bytes_per_gpu`) with gradients in ``grad_dtype``;
+      experts are split over ``expert_tp`` x ``ep`` ranks carved out of the
+      ``tp x dp`` ranks of a stage, and sharded across their own data-parallel
+      group of ``tp x dp / (expert_tp x ep)`` ranks. Stage 3 adds a gather
+      buffer of two unsharded layers (the one computed and the one prefetched).
     - Activations (Korthikanti et al. 2022 sections 4.2.3, 4.3): under 1F1B
-      the first stage holds ``min(pp, num_microbatches)`` micro-batches of its
-      ``ceil(L/pp)`` layers, times ``1 + (pp-1)/(pp*v)`` with ``v`` interleaved
-      virtual stages; plus the embedding dropout mask (``sbhp/t``). The stage
-      holding the vocabulary projection adds ``4sbh/t (1 + v/h)`` (last norm,
-      projection input, FP32 logits). Full recomputation adds one layer's
-      full activations, re-materialised during its backward pass. ``attention``:
-      the kernel (:func:`activation_bytes_per_layer`), FlashAttention by default.
+      the first stage holds ``min(pp, microbatches)`` micro-batches (``pp``
+      without a global batch) of its ``ceil(L/pp)`` layers, times
+      ``1 + (pp-1)/(pp*v)`` with ``v`` = ``interleave`` virtual stages; plus the
+      embedding dropout mask (``sbhp/t``). The stage holding the vocabulary
+      projection adds ``4sbh/t (1 + v/h)`` (last norm, projection input, FP32
+      logits). Full recomputation adds one layer's full activations,
+      re-materialised during its backward pass. ``attention``: the kernel
+      (:func:`activation_bytes_per_layer`).
     """
     m = _resolve(model)
-    _check_choice(recompute, RECOMPUTE, "recompute")
-    tp, pp, dp, ep, vs = (np.asarray(x, dtype=float) for x in (tp, pp, dp, ep, virtual_stages))
-    etp = tp if etp is None else np.asarray(etp, dtype=float)
-    _check_positive(tp=tp, pp=pp, dp=dp, ep=ep, etp=etp, virtual_stages=vs, micro_batch=micro_batch, seq=seq)
+    lay = _checked_layout(m, layout)
+    acts = _activation_parts(m, layout, lay)
+    parts = [_stage_memory(m, layout, lay, acts, first) for first in (True, False)]
+    first_part, last_part = parts
+    pick_first = first_part["total_bytes"] >= last_part["total_bytes"]
+    return {k: as_number(np.where(pick_first, first_part[k], last_part[k])) for k in first_part}
+
+
+def _checked_layout(m: Model, layout: Layout) -> dict[str, np.ndarray]:
+    """The layout's degrees as float arrays, with cp folded into dp and the sequence; InputError where the
+    layout cannot hold ``m`` (a degree below 1, experts that do not split, more stages than layers)."""
+    _check_choice(layout.recompute, RECOMPUTE, "recompute")
+    tp, pp, ep, vs, cp = (np.asarray(x, dtype=float) for x in (layout.tp, layout.pp, layout.ep, layout.interleave,
+                                                                layout.cp))
+    dp = np.asarray(layout.dp, dtype=float) * cp
+    etp = np.asarray(layout.expert_tp, dtype=float)
+    b, s = np.asarray(layout.micro_batch, dtype=float), np.asarray(layout.seq, dtype=float) / cp
+    _check_positive(tp=tp, pp=pp, dp=dp, ep=ep, etp=etp, virtual_stages=vs, micro_batch=b, seq=s)
     if np.any(np.mod(tp * dp, etp * ep) != 0) or np.any((etp != tp) & (etp != 1)):
         raise InputError("etp x ep must divide tp x dp (expert-parallel ranks are tensor- or data-parallel "
                          "ranks), with etp 1 or tp")
@@ -515,48 +527,56 @@ def memory_per_gpu_bytes(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 
         raise InputError(f"ep must divide the number of experts of '{m.id}' ({m.experts})")
     if np.any(pp > m.layers):
         raise InputError(f"pp must not exceed the {m.layers} layers of '{m.id}'")
-    stage = np.asarray(zero_stage)
-    b, s = np.asarray(micro_batch, dtype=float), np.asarray(seq, dtype=float)
+    count = layout.microbatches
+    in_flight = pp if count is None else np.minimum(pp, np.asarray(count, dtype=float))
+    return {"tp": tp, "pp": pp, "dp": dp, "ep": ep, "etp": etp, "vs": vs, "b": b, "s": s, "in_flight": in_flight}
+
+
+def _activation_parts(m: Model, layout: Layout, lay: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Activation bytes of one micro-batch: per dense and per MoE layer, the full-recompute working layer, the
+    vocabulary projection's and the embedding dropout mask's (all micro-batches in flight)."""
+    tp, b, s = lay["tp"], lay["b"], lay["s"]
+    sp_div = tp if layout.sequence_parallel else 1.0
+    kw = dict(tp=tp, sequence_parallel=layout.sequence_parallel, attention=layout.attention)
+    dense = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=False, recompute=layout.recompute, **kw))
+    moe = (np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=True, recompute=layout.recompute, **kw))
+           if m.is_moe else dense)
+    working = (np.asarray(activation_bytes_per_layer(m, b, s, recompute="none", **kw))
+               if layout.recompute == "full" else 0.0)
     tokens = b * s
-    sp_div = tp if sequence_parallel else 1.0
-    in_flight = pp if num_microbatches is None else np.minimum(pp, np.asarray(num_microbatches, dtype=float))
-    interleave = np.where(vs > 1, 1 + (pp - 1) / (pp * vs), 1.0)
-    kw = dict(tp=tp, sequence_parallel=sequence_parallel, recompute=recompute, attention=attention)
-    act_dense = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=False, **kw))
-    act_moe = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=True, **kw)) if m.is_moe else act_dense
-    working = 0.0
-    if recompute == "full":
-        working = np.asarray(activation_bytes_per_layer(m, b, s, tp=tp, sequence_parallel=sequence_parallel,
-                                                        recompute="none", attention=attention))
-    output_layer = tokens * (4 * m.hidden / sp_div + 4 * m.vocab / tp)
-    embed_dropout = tokens * m.hidden * in_flight / sp_div if m.dropout else 0.0
+    return {"dense": dense, "moe": moe, "working": working,
+            "output_layer": tokens * (4 * m.hidden / sp_div + 4 * m.vocab / tp),
+            "embed_dropout": tokens * m.hidden * lay["in_flight"] / sp_div if m.dropout else 0.0}
+
+
+def _stage_memory(m: Model, layout: Layout, lay: dict[str, np.ndarray], acts: dict[str, Any],
+                  first: bool) -> dict[str, Any]:
+    """Memory (bytes) by part of the first or the last pipeline stage."""
+    tp, pp, dp, ep, etp, vs = (lay[k] for k in ("tp", "pp", "dp", "ep", "etp", "vs"))
+    stage = np.asarray(layout.zero_stage)
+    shared, experts, layers = _stage_params(m, pp, first)
+    dense_layers = (np.minimum(layers, m.dense_layers) if first
+                    else np.clip(m.dense_layers - (m.layers - layers), 0, None))
+    states_shared = model_state_bytes_per_gpu(shared / tp, dp, stage, layout.dtype, layout.grad_dtype)
+    states_expert = model_state_bytes_per_gpu(experts / (etp * ep), tp * dp / (etp * ep), stage, layout.dtype,
+                                              layout.grad_dtype)
+    part = {k: np.asarray(states_shared[k]) + np.asarray(states_expert[k]) for k in states_shared}
     largest_layer = np.maximum(m.dense_layer_params / tp if m.dense_layers else 0.0,
                                m.moe_shared_params / tp + m.experts * m.expert_params / (etp * ep)
                                if m.moe_layers else 0.0)
-    w = dtype_bytes(dtype)
-
-    parts = []
-    for first in (True, False):
-        shared, experts, layers = _stage_params(m, pp, first)
-        dense_layers = (np.minimum(layers, m.dense_layers) if first
-                        else np.clip(m.dense_layers - (m.layers - layers), 0, None))
-        states_shared = model_state_bytes_per_gpu(shared / tp, dp, stage, dtype, grad_dtype)
-        states_expert = model_state_bytes_per_gpu(experts / (etp * ep), tp * dp / (etp * ep), stage, dtype,
-                                                  grad_dtype)
-        part = {k: np.asarray(states_shared[k]) + np.asarray(states_expert[k]) for k in states_shared}
-        part["weights_bytes"] = part["weights_bytes"] + np.where(stage >= 3, 2 * largest_layer * w, 0.0)
-        per_mb = dense_layers * act_dense + (layers - dense_layers) * act_moe
-        if first:
-            acts = per_mb * in_flight * interleave + embed_dropout + np.where(pp == 1, output_layer, 0.0)
-        else:
-            acts = per_mb + output_layer
-        part["activations_bytes"] = acts + working
-        part["total_bytes"] = sum(part[k] for k in ("weights_bytes", "gradients_bytes", "optimizer_bytes",
-                                                    "activations_bytes"))
-        parts.append(part)
-    first_part, last_part = parts
-    pick_first = first_part["total_bytes"] >= last_part["total_bytes"]
-    return {k: as_number(np.where(pick_first, first_part[k], last_part[k])) for k in first_part}
+    part["weights_bytes"] = part["weights_bytes"] + np.where(stage >= 3, 2 * largest_layer * dtype_bytes(layout.dtype),
+                                                             0.0)
+    per_mb = dense_layers * acts["dense"] + (layers - dense_layers) * acts["moe"]
+    if first:
+        interleave = np.where(vs > 1, 1 + (pp - 1) / (pp * vs), 1.0)
+        held = (per_mb * lay["in_flight"] * interleave + acts["embed_dropout"]
+                + np.where(pp == 1, acts["output_layer"], 0.0))
+    else:
+        held = per_mb + acts["output_layer"]
+    part["activations_bytes"] = held + acts["working"]
+    part["total_bytes"] = sum(part[k] for k in ("weights_bytes", "gradients_bytes", "optimizer_bytes",
+                                                "activations_bytes"))
+    return part
 
 
 # --------------------------------------------------------------------------- memory: inference

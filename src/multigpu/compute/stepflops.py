@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from multigpu.compute import models
+from multigpu.compute.layout import DEFAULT_FP8_RECIPE
 
 #: Memory traffic of quantizing one element of an FP8 GEMM operand (bytes), by Transformer Engine's scaling
 #: recipe. Each activation entering an FP8 linear layer (forward) and each gradient leaving one (backward) is
@@ -20,10 +21,6 @@ from multigpu.compute import models
 #: current scaling (per tensor) first reads the tensor once more for its amax, 6 bytes. Weights are cast once per
 #: optimizer step (Megatron's ``is_first_microbatch``), so they are not charged.
 FP8_CAST_BYTES = {"delayed": 4.0, "current": 6.0}
-#: FP8 scaling recipes (:data:`FP8_CAST_BYTES`), the default first: delayed scaling, Transformer Engine's default
-#: recipe and NeMo's ``bf16_with_fp8_mixed``; Megatron-Bridge's performance pages name ``FP8-CS`` (current).
-FP8_RECIPES = ("delayed", "current")
-DEFAULT_FP8_RECIPE = FP8_RECIPES[0]
 
 
 def lora_matrices(model: models.Model | str, active: bool = False) -> list[tuple[int, int, int]]:

@@ -71,22 +71,22 @@ from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
 from multigpu.compute import efficiency, gemm, models
-from multigpu.compute.stepflops import (
+from multigpu.compute.layout import (
     DEFAULT_FP8_RECIPE,
+    DEFAULT_GRAD_DTYPE,
+    EP_DISPATCH_DTYPES,
     FP8_RECIPES,
+    GRAD_DTYPES,
+    METHODS,
+    Layout,
+)
+from multigpu.compute.stepflops import (
     fp8_cast_bytes_per_flop,
     lora_params,
     training_flops,
 )
 from multigpu.hardware import catalog
 
-#: Precisions of the gradient buffer and its data-parallel reduction (``grad_dtype``), the default first:
-#: ``fp32``, Megatron-LM's (``accumulate_allreduce_grads_in_fp32`` for BF16 training); ``bf16``, as NVIDIA's
-#: performance recipes run (Megatron-Bridge ``scripts/performance/utils/overrides.py``
-#: ``set_basic_perf_overrides``: every recipe; NeMo ``scripts/performance/helpers.py`` ``set_precision_configs``:
-#: FP8 recipes; ``grad_reduce_in_fp32 = False``).
-GRAD_DTYPES = ("fp32", "bf16")
-DEFAULT_GRAD_DTYPE = GRAD_DTYPES[0]
 #: Bytes per gradient element in the default data-parallel reduction (FP32 main gradients).
 GRAD_REDUCE_BYTES = models.dtype_bytes(DEFAULT_GRAD_DTYPE)
 #: What frameworks send between GPUs for each training precision: FP8 training (Transformer Engine) keeps BF16
@@ -98,12 +98,6 @@ WIRE_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
 #: (``megatron/core/models/gpt/gpt_model.py``), not a Transformer Engine module, so ``fp8_autocast`` leaves it
 #: in BF16.
 ATTENTION_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
-#: Precision of the MoE dispatch all-to-all, the default first: BF16, as Megatron-Core and NeMo send it; ``fp8``
-#: is DeepSeek-V3's low-precision communication (DeepSeek-V3 Technical Report, arXiv:2412.19437, section 3.3.3):
-#: the activations before the experts' up-projections are quantized to FP8 before dispatch, and so are the
-#: activation gradients before the down-projections (sent towards the experts in the backward pass); the
-#: combine traffic, forward and backward (what comes back from the experts), stays in BF16.
-EP_DISPATCH_DTYPES = ("bf16", "fp8")
 #: Bytes per element of an FP8 dispatch: one byte plus one FP32 scale per 128 elements (DeepSeek-V3's 1 x 128
 #: tile-wise activation scaling, section 3.3.2).
 FP8_DISPATCH_BYTES = 1.0 + 4.0 / 128
@@ -112,8 +106,6 @@ FP8_DISPATCH_BYTES = 1.0 + 4.0 / 128
 WGRAD_SHARE = 1.0 / 3.0
 #: Share of a micro-batch's compute that is its backward pass, which the DP reduction can hide behind.
 BACKWARD_SHARE = 2.0 / 3.0
-#: Training methods: pre-training, full fine-tuning (the same maths) and LoRA.
-METHODS = ("pretrain", "full", "lora")
 #: LoRA's backward pass is the activation-gradient GEMMs only (forward : backward = 1 : 1 of the weight GEMMs):
 #: the share of a micro-batch's compute the DP reduction can hide behind, and none for backward TP traffic.
 LORA_BACKWARD_SHARE = 1.0 / 2.0
@@ -121,38 +113,6 @@ LORA_WGRAD_SHARE = 0.0
 #: Bytes per LoRA adapter parameter in memory: FP32 weight, FP32 gradient, Adam's two FP32 moments (no separate
 #: master copy), as PEFT keeps trainable adapters in FP32 beside 16-bit frozen weights.
 LORA_STATE_DTYPE = "fp32"
-
-
-@dataclass(frozen=True)
-class Layout:
-    """A parallel layout: ``tp`` x ``pp`` x ``dp`` GPUs, micro-batches of ``micro_batch`` sequences."""
-
-    gpus: int
-    tp: int
-    pp: int
-    dp: int
-    global_batch: int
-    micro_batch: int
-    seq: int = 2048
-    recompute: str = "none"
-    sequence_parallel: bool = False
-    interleave: int = 1
-    dtype: str = "bf16"
-    zero_stage: int = 1
-    ep: int = 1
-    attention: str = "flash"  #: attention kernel (:data:`multigpu.compute.models.ATTENTION_KERNELS`)
-    cp: int = 1  #: context parallelism: each sequence split over ``cp`` GPUs (ring attention)
-    method: str = "pretrain"  #: training method (:data:`METHODS`)
-    lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
-    etp: int = 0  #: expert tensor parallelism: 0 = ``tp`` (experts split like the dense layers), 1 = whole experts
-    grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
-    fp8_recipe: str = DEFAULT_FP8_RECIPE  #: FP8 scaling recipe (:data:`FP8_RECIPES`); used only when dtype is fp8
-    ep_dispatch: str = EP_DISPATCH_DTYPES[0]  #: MoE dispatch precision (:data:`EP_DISPATCH_DTYPES`)
-
-    @property
-    def microbatches(self) -> int:
-        """Micro-batches per pipeline per step: global batch / (micro-batch x dp)."""
-        return self.global_batch // (self.micro_batch * self.dp)
 
 
 def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None, global_batch: int,
@@ -189,7 +149,7 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
     if options.get("ep_dispatch", EP_DISPATCH_DTYPES[0]) not in EP_DISPATCH_DTYPES:
         raise InputError(f"unknown MoE dispatch precision '{options['ep_dispatch']}'; expected "
                          f"{' or '.join(EP_DISPATCH_DTYPES)}")
-    return Layout(gpus, tp, pp, dp, global_batch, micro_batch, **options)
+    return Layout(tp=tp, pp=pp, dp=dp, global_batch=global_batch, micro_batch=micro_batch, **options)
 
 
 def check_grad_dtype(grad_dtype: str) -> None:
@@ -209,7 +169,7 @@ def check_method(method: str, lora_rank: int) -> None:
 # ------------------------------------------------------------------ LoRA
 
 
-def _lora_states_bytes(model: models.Model, lay: Layouts | Layout) -> Any:
+def _lora_states_bytes(model: models.Model, lay: Layout) -> Any:
     """The LoRA adapters' weights, gradients and Adam moments on one GPU (FP32, 16 bytes per parameter), split
     over the ``tp x pp`` ranks and sharded over the ``dp x cp`` ranks by the ZeRO stage, bytes."""
     adapters = lora_params(model, lay.lora_rank) / (np.asarray(lay.tp) * np.asarray(lay.pp))
@@ -291,7 +251,7 @@ def _times_s(op: str, system: catalog.System, ranks: ArrayLike, nodes: ArrayLike
     return out
 
 
-def stage_layers(model: models.Model, lay: Layouts | Layout) -> np.ndarray:
+def stage_layers(model: models.Model, lay: Layout) -> np.ndarray:
     """Layers of the busiest pipeline stage: its ``interleave`` chunks of ceil(L / (pp x interleave)) layers
     each. Equal to L / pp when the layers divide evenly; otherwise (Llama 3.1 405B's 126 layers on 16 stages)
     the stages that hold one layer more set the pace of the pipeline."""
@@ -304,7 +264,7 @@ def _wire_bytes(dtype: str) -> float:
     return models.dtype_bytes(WIRE_DTYPE.get(dtype, dtype))
 
 
-def _tp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
+def _tp_comm_s(model: models.Model, system: catalog.System, lay: Layout, cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
     """(forward, backward) tensor-parallel communication of one micro-batch on one stage, seconds (each
     context-parallel rank all-reduces its own 1/cp of the sequence)."""
     nbytes = lay.micro_batch * lay.seq / lay.cp * model.hidden * _wire_bytes(lay.dtype)
@@ -319,7 +279,7 @@ def _tp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
     return forward_passes * per_pass, per_pass
 
 
-def _ep_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
+def _ep_comm_s(model: models.Model, system: catalog.System, lay: Layout, cal: Calibration) -> np.ndarray:
     """MoE all-to-all of one micro-batch on one stage (dispatch + combine, forward + backward), seconds: four
     all-to-alls of each token's ``k`` copies; the two towards the experts (forward dispatch, and the output
     gradients in the backward pass) in FP8 where ``lay.ep_dispatch`` says so (:data:`EP_DISPATCH_DTYPES`), the
@@ -335,7 +295,7 @@ def _ep_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
     return times * model.moe_layers / model.layers * stage_layers(model, lay)
 
 
-def _cp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration,
+def _cp_comm_s(model: models.Model, system: catalog.System, lay: Layout, cal: Calibration,
                attention_s: np.ndarray) -> np.ndarray:
     """Ring attention of one micro-batch on one stage, seconds not hidden behind attention: each of the ``cp``
     ranks passes its keys and values (``b s/cp`` tokens of ``kv_heads x (d_qk + d_v)`` elements, over the TP
@@ -350,7 +310,7 @@ def _cp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
     return np.maximum(0.0, total - attention_s)
 
 
-def _pp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
+def _pp_comm_s(model: models.Model, system: catalog.System, lay: Layout, cal: Calibration) -> np.ndarray:
     """Stage-to-stage activation transfers on the critical path of one step, seconds: Megatron scatters each
     transfer over the stage's TP ranks (each sends 1/tp, with or without sequence parallelism) and gathers it
     over NVLink on the other side."""
@@ -365,14 +325,14 @@ def _pp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: C
     return 2 * lay.interleave * exposed * one
 
 
-def _dp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
+def _dp_comm_s(model: models.Model, system: catalog.System, lay: Layout, cal: Calibration) -> np.ndarray:
     """Gradient reduction and the optimizer's parameter all-gather of one step for one stage, seconds
     (:func:`_dp_parts_s` summed)."""
     grads, params = _dp_parts_s(model, system, lay, cal)
     return grads + params
 
 
-def _dp_parts_s(model: models.Model, system: catalog.System, lay: Layouts,
+def _dp_parts_s(model: models.Model, system: catalog.System, lay: Layout,
                 cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
     """(gradient reduction, parameter all-gather) of one step for one stage, seconds.
 
@@ -390,14 +350,14 @@ def _dp_parts_s(model: models.Model, system: catalog.System, lay: Layouts,
     return sum(p[0] for p in parts), sum(p[1] for p in parts)
 
 
-def _expert_group(experts: float, lay: Layouts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _expert_group(experts: float, lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(expert parameters per GPU, ranks that hold the same experts, their stride): experts split over
     ``etp x ep`` of a stage's ``tp x dp x cp`` ranks; the ranks holding the same experts are ``etp x ep`` apart."""
     split = lay.expert_tp * lay.ep
     return experts / (split * lay.pp), lay.tp * lay.dp * lay.cp // split, split
 
 
-def _reduce_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, stride: ArrayLike, lay: Layouts,
+def _reduce_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, stride: ArrayLike, lay: Layout,
               cal: Calibration) -> np.ndarray:
     """One data-parallel reduction of ``params`` elements per GPU over ``ranks`` ranks ``stride`` apart, s
     (ZeRO-3's parameter gathers for each pass are apart: :func:`_gather_s`)."""
@@ -405,7 +365,7 @@ def _reduce_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, strid
     return grads + weights
 
 
-def _reduce_parts_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, stride: ArrayLike, lay: Layouts,
+def _reduce_parts_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, stride: ArrayLike, lay: Layout,
                     cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
     """(gradients, updated parameters) of :func:`_reduce_s`: ZeRO 0 all-reduces the gradients (``lay.grad_dtype``,
     FP32 by default); ZeRO 1-3 (the distributed optimizer) reduce-scatter them and all-gather the updated
@@ -419,7 +379,7 @@ def _reduce_parts_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike,
             _times_s("allgather", system, ranks, nodes, weights, cal))
 
 
-def _gather_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
+def _gather_s(model: models.Model, system: catalog.System, lay: Layout, cal: Calibration) -> np.ndarray:
     """ZeRO-3 (FSDP ``FULL_SHARD``): one all-gather of this stage's sharded parameters (LoRA: the frozen base
     weights), which each forward and each backward pass of each micro-batch needs, seconds; 0 below stage 3.
     Experts, sharded over their own data-parallel group (:func:`_expert_group`), are gathered apart."""
@@ -433,7 +393,7 @@ def _gather_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Ca
     return np.where(np.asarray(lay.zero_stage) >= 3, total, 0.0)
 
 
-def _exposed_dp_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration,
+def _exposed_dp_s(model: models.Model, system: catalog.System, lay: Layout, cal: Calibration,
                   compute_mb: np.ndarray, backward_share: float) -> np.ndarray:
     """Data-parallel communication of one step that compute does not hide, seconds.
 
@@ -453,7 +413,7 @@ def _exposed_dp_s(model: models.Model, system: catalog.System, lay: Layouts, cal
     return reduction + lay.microbatches * per_mb
 
 
-def _lora_dp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, cal: Calibration) -> np.ndarray:
+def _lora_dp_comm_s(model: models.Model, system: catalog.System, lay: Layout, cal: Calibration) -> np.ndarray:
     """LoRA's data-parallel communication of one step for one stage, seconds: only the adapters' FP32 gradients
     are reduced (reduce-scatter, then an all-gather of the updated FP32 adapters under ZeRO 1-2; an all-reduce
     under ZeRO 0); under ZeRO-3 the frozen base weights, sharded, are still gathered for every forward and
@@ -471,43 +431,7 @@ def _lora_dp_comm_s(model: models.Model, system: catalog.System, lay: Layouts, c
     return total
 
 
-@dataclass(frozen=True)
-class Layouts:
-    """Many layouts of one job at once: numpy arrays of equal length (the options are shared)."""
-
-    tp: np.ndarray
-    pp: np.ndarray
-    dp: np.ndarray
-    micro_batch: np.ndarray
-    interleave: np.ndarray
-    ep: np.ndarray
-    global_batch: int
-    seq: int
-    recompute: str
-    sequence_parallel: bool
-    dtype: str
-    zero_stage: int
-    attention: str = "flash"
-    cp: Any = 1  #: context-parallel degree (one for all layouts, or an array)
-    method: str = "pretrain"  #: training method (:data:`METHODS`)
-    lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
-    etp: int = 0  #: expert tensor parallelism (0: each layout's tp; 1: whole experts)
-    grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
-    fp8_recipe: str = DEFAULT_FP8_RECIPE  #: FP8 scaling recipe (:data:`FP8_RECIPES`); used only when dtype is fp8
-    ep_dispatch: str = EP_DISPATCH_DTYPES[0]  #: MoE dispatch precision (:data:`EP_DISPATCH_DTYPES`)
-
-    @property
-    def expert_tp(self) -> np.ndarray:
-        """Ranks each expert is split over: ``tp`` (``etp`` 0) or 1."""
-        return np.asarray(self.tp) if self.etp == 0 else np.full(np.shape(self.tp), self.etp)
-
-    @property
-    def microbatches(self) -> np.ndarray:
-        """Micro-batches per pipeline per step."""
-        return self.global_batch // (self.micro_batch * self.dp)
-
-
-def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layouts, dtype: str) -> np.ndarray:
+def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layout, dtype: str) -> np.ndarray:
     """Achievable fraction of ``gpu``'s dense ``dtype`` peak for the layouts' GEMMs: the A100 fit carried over by
     the GPU's measured matmul ceiling (:func:`multigpu.compute.gemm.relative_ceiling`).
 
@@ -524,7 +448,7 @@ def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layouts, dtype: str) -
     return 1.0 / (1.0 / fraction + peak / mem_bw * fp8_cast_bytes_per_flop(model, lay.fp8_recipe))
 
 
-def _score_traffic_s(model: models.Model, gpu: catalog.Gpu, lay: Layouts) -> np.ndarray:
+def _score_traffic_s(model: models.Model, gpu: catalog.Gpu, lay: Layout) -> np.ndarray:
     """Time of one micro-batch on the busiest stage moving materialised attention scores through memory,
     seconds (0 under FlashAttention): :func:`multigpu.compute.models.score_traffic_bytes` per layer, at the
     GPU's memory bandwidth."""
@@ -533,7 +457,7 @@ def _score_traffic_s(model: models.Model, gpu: catalog.Gpu, lay: Layouts) -> np.
     return stage_layers(model, lay) * np.asarray(per_layer) / (gpu.mem_bw_GBps * 1e9)
 
 
-def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
+def evaluate(model: models.Model, system: catalog.System, lay: Layout,
              cal: Calibration | None = None) -> dict[str, np.ndarray]:
     """Step time and its parts for every layout in ``lay`` (arrays, seconds); no validity checks.
 
@@ -566,11 +490,7 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layouts,
     dp_s = _exposed_dp_s(model, system, lay, cal, compute_mb, backward_share)
     step_s = m * per_mb + bubble + pp_s + dp_s
     model_flops, _, _ = training_flops(model, lay.global_batch, lay.seq, lay.recompute, lay.method, lay.lora_rank)
-    memory = models.memory_per_gpu_bytes(
-        model, tp=lay.tp, pp=lay.pp, dp=lay.dp * lay.cp, micro_batch=lay.micro_batch, seq=lay.seq / lay.cp,
-        recompute=lay.recompute, sequence_parallel=lay.sequence_parallel, zero_stage=lay.zero_stage,
-        ep=lay.ep, num_microbatches=m, virtual_stages=lay.interleave, grad_dtype=lay.grad_dtype,
-        attention=lay.attention, etp=lay.expert_tp)
+    memory = models.memory_per_gpu_bytes(model, lay)
     total_bytes = np.asarray(memory["total_bytes"], dtype=float)
     if lora:  # frozen 16-bit weights and the activations; FP32 adapters, their gradients and Adam moments
         total_bytes = (np.asarray(memory["weights_bytes"], dtype=float)
@@ -654,12 +574,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     if lay.tp > system.gpus_per_node:
         raise InputError(f"tp {lay.tp} is larger than the {system.gpus_per_node} GPUs of a {system.id} node")
     nodes_spanned(system, gpus)
-    one = lambda x: np.array([x])  # noqa: E731
-    arrays = Layouts(one(lay.tp), one(lay.pp), one(lay.dp), one(lay.micro_batch), one(lay.interleave), one(lay.ep),
-                     lay.global_batch, lay.seq, lay.recompute, lay.sequence_parallel, lay.dtype, lay.zero_stage,
-                     lay.attention, lay.cp, lay.method, lay.lora_rank, lay.etp, lay.grad_dtype, lay.fp8_recipe,
-                     lay.ep_dispatch)
-    r = {k: np.asarray(v).item() for k, v in evaluate(model, system, arrays, cal).items()}
+    r = {k: np.asarray(v).item() for k, v in evaluate(model, system, lay.batched(), cal).items()}
     return TrainingStep(
         model.id, system.id, gpus, lay.tp, lay.pp, lay.dp, lay.ep, lay.global_batch, lay.micro_batch, lay.seq,
         lay.microbatches, lay.recompute, lay.sequence_parallel, lay.interleave, lay.dtype, r["step_time_s"],

@@ -52,6 +52,7 @@ from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.compute import models, training
+from multigpu.compute.layout import DEFAULT_FP8_RECIPE, DEFAULT_GRAD_DTYPE
 from multigpu.hardware import catalog
 
 RUNS_CSV = DATA_DIR / "training_runs.csv"
@@ -171,8 +172,8 @@ class ModelCall:
     cp: int = 1
     attention: str = "flash"  #: the notes' ``attention materialised`` for runs before FlashAttention
     etp: int = 0  #: expert tensor parallelism: the notes' ``ETP n``; 0 (unpublished) is tp, Megatron's default
-    grad_dtype: str = training.DEFAULT_GRAD_DTYPE  #: gradient precision of the framework's recipe (:func:`grad_dtype`)
-    fp8_recipe: str = training.DEFAULT_FP8_RECIPE  #: FP8 scaling recipe the row names (:func:`fp8_recipe`)
+    grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient precision of the framework's recipe (:func:`grad_dtype`)
+    fp8_recipe: str = DEFAULT_FP8_RECIPE  #: FP8 scaling recipe the row names (:func:`fp8_recipe`)
     assumed: tuple[str, ...] = field(default=())  #: layout values not published, taken by the rules of the module
 
     @property
@@ -185,7 +186,7 @@ class ModelCall:
         return (f"TP{self.tp} CP{self.cp} PP{self.pp} DP{self.dp} VP{self.interleave} EP{self.ep}, mb {self.micro_batch}, "
                 f"gbs {self.global_batch}, seq {self.seq}, recompute {self.recompute}, "
                 f"SP {'on' if self.sequence_parallel else 'off'}, ZeRO {self.zero_stage}"
-                + (f", {self.grad_dtype.upper()} grads" if self.grad_dtype != training.DEFAULT_GRAD_DTYPE else ""))
+                + (f", {self.grad_dtype.upper()} grads" if self.grad_dtype != DEFAULT_GRAD_DTYPE else ""))
 
 
 def model_id(row: TrainingRunRow) -> str | None:
@@ -197,20 +198,20 @@ def model_id(row: TrainingRunRow) -> str | None:
 
 
 def grad_dtype(row: TrainingRunRow) -> str:
-    """The precision ``row``'s framework keeps and reduces gradients in (:data:`multigpu.compute.training.GRAD_DTYPES`):
+    """The precision ``row``'s framework keeps and reduces gradients in (:data:`multigpu.compute.layout.GRAD_DTYPES`):
     BF16 where NVIDIA's performance recipes set ``grad_reduce_in_fp32 = False`` (Megatron-Bridge: every recipe,
     ``scripts/performance/utils/overrides.py``; NeMo and the DGX Cloud benchmarks built on it: FP8 recipes,
     ``scripts/performance/helpers.py``), else Megatron-LM's FP32."""
     if row.framework.startswith("Megatron-Bridge") or (row.framework.startswith("NeMo") and row.dtype == "fp8"):
         return "bf16"
-    return training.DEFAULT_GRAD_DTYPE
+    return DEFAULT_GRAD_DTYPE
 
 
 def fp8_recipe(row: TrainingRunRow) -> str:
-    """The FP8 scaling recipe of ``row`` (:data:`multigpu.compute.stepflops.FP8_RECIPES`): ``current`` where the
+    """The FP8 scaling recipe of ``row`` (:data:`multigpu.compute.layout.FP8_RECIPES`): ``current`` where the
     source names per-tensor current scaling (``FP8-CS``), else Transformer Engine's default, delayed scaling."""
     notes = row.notes.lower()
-    return "current" if "current scaling" in notes or "fp8-cs" in notes else training.DEFAULT_FP8_RECIPE
+    return "current" if "current scaling" in notes or "fp8-cs" in notes else DEFAULT_FP8_RECIPE
 
 
 def flop_convention(row: TrainingRunRow) -> str | None:

@@ -47,6 +47,7 @@ from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.common.findings import Finding, Number, msg, say
 from multigpu.compute import inference, models, training
+from multigpu.compute.layout import DEFAULT_GRAD_DTYPE, Layout
 from multigpu.hardware import catalog
 
 RECOMPUTE = ("none", "selective", "full")
@@ -243,7 +244,7 @@ class TrainingSearch:
     table: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     method: str = "pretrain"  #: training method: pretrain, full (fine-tune) or lora
     lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
-    grad_dtype: str = training.DEFAULT_GRAD_DTYPE  #: gradient buffer and reduction precision (:data:`training.GRAD_DTYPES`)
+    grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient buffer and reduction precision (:data:`layout.GRAD_DTYPES`)
 
     @property
     def best(self) -> TrainingLayout | None:
@@ -294,11 +295,11 @@ def _options(tp: np.ndarray, zero_stages: Iterable[int]) -> list[tuple[str, bool
 def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int = 2048, *,
                      dtype: str = "bf16", zero_stages: Iterable[int] = ZERO_STAGES, cal: Calibration | None = None,
                      progress: Progress | None = None, method: str = "pretrain",
-                     lora_rank: int = 0, grad_dtype: str = training.DEFAULT_GRAD_DTYPE) -> pd.DataFrame:
+                     lora_rank: int = 0, grad_dtype: str = DEFAULT_GRAD_DTYPE) -> pd.DataFrame:
     """Every layout of the job evaluated: one row per layout and option set, with the columns of
     :class:`TrainingLayout` and ``fits``. ``method``: pretrain, full (fine-tune) or lora with adapters of rank
     ``lora_rank`` (:mod:`multigpu.compute.training`); ``grad_dtype``: the gradients' precision
-    (:data:`multigpu.compute.training.GRAD_DTYPES`). Raises :class:`InputError` when the job cannot be split."""
+    (:data:`multigpu.compute.layout.GRAD_DTYPES`). Raises :class:`InputError` when the job cannot be split."""
     model, system = models.model(model_id), catalog.system(system_id)
     training.check_method(method, lora_rank)
     training.check_grad_dtype(grad_dtype)
@@ -313,13 +314,13 @@ def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int
     for done, (recompute, sp, stage, mask) in enumerate(option_list, start=1):
         part = {c: v[mask] for c, v in base_columns.items()}
         n = int(mask.sum())
-        arrays = training.Layouts(*(part[c] for c in ("tp", "pp", "dp", "micro_batch", "interleave")),
-                                  ep=np.ones(n, dtype=int), global_batch=global_batch, seq=seq,
-                                  recompute=recompute, sequence_parallel=sp, dtype=dtype, zero_stage=stage,
-                                  method=method, lora_rank=lora_rank, grad_dtype=grad_dtype)
+        arrays = Layout(**{c: part[c] for c in ("tp", "pp", "dp", "micro_batch", "interleave")},
+                        ep=np.ones(n, dtype=int), global_batch=global_batch, seq=seq,
+                        recompute=recompute, sequence_parallel=sp, dtype=dtype, zero_stage=stage,
+                        method=method, lora_rank=lora_rank, grad_dtype=grad_dtype)
         result = training.evaluate(model, system, arrays, cal)
         extra = {"recompute": np.full(n, recompute, dtype=object), "sequence_parallel": np.full(n, sp),
-                 "zero_stage": np.full(n, stage), "microbatches": global_batch // (part["micro_batch"] * part["dp"])}
+                 "zero_stage": np.full(n, stage), "microbatches": arrays.microbatches}
         for name, values in {**part, **extra, **result}.items():
             columns.setdefault(name, []).append(np.broadcast_to(np.asarray(values), (n,)))
         if progress:
@@ -335,7 +336,7 @@ def _layout(record: dict[str, Any]) -> TrainingLayout:
 def train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int = 2048, *, dtype: str = "bf16",
           zero_stages: Iterable[int] = ZERO_STAGES, top: int = 1, cal: Calibration | None = None,
           keep_table: bool = False, progress: Progress | None = None, method: str = "pretrain",
-          lora_rank: int = 0, grad_dtype: str = training.DEFAULT_GRAD_DTYPE) -> TrainingSearch:
+          lora_rank: int = 0, grad_dtype: str = DEFAULT_GRAD_DTYPE) -> TrainingSearch:
     """The fastest layouts of a training job of ``gpus`` GPUs on a system, over the ZeRO stages given.
 
     Ranked by step time (seconds; then fewer tensor and pipeline ranks, smaller

@@ -7,6 +7,13 @@ from typing import Any
 
 from multigpu.cli import args as types
 from multigpu.compute import inference, training
+from multigpu.compute.layout import (
+    DEFAULT_FP8_RECIPE,
+    DEFAULT_GRAD_DTYPE,
+    EP_DISPATCH_DTYPES,
+    FP8_RECIPES,
+    GRAD_DTYPES,
+)
 
 
 def register(subparsers: argparse._SubParsersAction, add_command) -> None:
@@ -30,10 +37,10 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                        help="context-parallel degree: each sequence split over CP GPUs (ring attention); "
                             "GPUs = tp x cp x pp x dp")
     add_grad_dtype(train)
-    train.add_argument("--fp8-recipe", choices=training.FP8_RECIPES, default=training.DEFAULT_FP8_RECIPE,
+    train.add_argument("--fp8-recipe", choices=FP8_RECIPES, default=DEFAULT_FP8_RECIPE,
                        help="FP8 scaling recipe (with --dtype fp8): delayed (default, Transformer Engine's) or "
                             "current (per-tensor current scaling, one more read of each operand for its amax)")
-    train.add_argument("--ep-dispatch", choices=training.EP_DISPATCH_DTYPES, default=training.EP_DISPATCH_DTYPES[0],
+    train.add_argument("--ep-dispatch", choices=EP_DISPATCH_DTYPES, default=EP_DISPATCH_DTYPES[0],
                        help="precision of the MoE dispatch all-to-all: bf16 (default, as Megatron-Core sends it) or "
                             "fp8 (DeepSeek-V3's: what travels towards the experts, forward and backward, in FP8; "
                             "what comes back in BF16); named in the output as ep_dispatch")
@@ -86,7 +93,7 @@ def add_training_job(parser: argparse.ArgumentParser) -> None:
 
 def add_grad_dtype(parser: argparse.ArgumentParser) -> None:
     """``--grad-dtype``: the precision of the gradient buffer and its data-parallel reduction."""
-    parser.add_argument("--grad-dtype", choices=training.GRAD_DTYPES, default=training.DEFAULT_GRAD_DTYPE,
+    parser.add_argument("--grad-dtype", choices=GRAD_DTYPES, default=DEFAULT_GRAD_DTYPE,
                         help="precision of the gradient buffer and its data-parallel reduction: fp32 (default, "
                              "Megatron-LM's), bf16 (grad_reduce_in_fp32=False, as NVIDIA's NeMo and Megatron-Bridge "
                              "performance recipes run): half the gradient memory and reduction bytes")
