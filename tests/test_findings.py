@@ -76,9 +76,24 @@ def _sentences() -> list[tuple[str, Sentence]]:
     found += [(f"offer {i}", label) for i, label in enumerate(cost.offers(table)["label"].head(5))]
     hours = calculator.gpu_hours()
     found += [(f"reason {w} {s}", r) for w, s, r in zip(hours["workload"], hours["system"], hours["reason"]) if r]
+    found += _recommender_reasons(table)
     assert [w for w, s in found if s not in FIXED and not isinstance(s, Sentence)] == []
     # the explanations the Chinese edition shows (the rest are English only, the tests standing in for them)
     return found + [(f"{v.id} explanation", v.explanation) for v in checked if isinstance(v.explanation, Sentence)]
+
+
+def _recommender_reasons(table: prices.PriceTable) -> list[tuple[str, Sentence]]:
+    """One reason of each kind the recommender gives (rank head, where the comm goes, limits missed, cannot
+    run), training and serving, ranked by cost and by time."""
+    frames = [recommend.train("llama3.1-8b", 1e11, table, max_gpus=16, deadline_h=30, budget_usd=2000),
+              recommend.serve("llama3.1-8b", 30, 50, table, max_gpus=4, budget_usd_per_hour=20),
+              recommend.serve("llama3.1-8b", 30, 5, table, rank_by="time")]
+    found: dict[str, tuple[str, Sentence]] = {}
+    for n, frame in enumerate(frames):
+        for rank_, reason in zip(frame["rank"], frame["reason"]):
+            shape = NUMBER.sub("#", str(reason))  # one of each sentence shape
+            found.setdefault(shape, (f"recommend {n} #{rank_}", reason))
+    return list(found.values())
 
 
 @pytest.mark.parametrize("claim_id, finding, text", [*_findings(), *((w, s, str(s)) for w, s in _sentences())],

@@ -52,7 +52,7 @@ import pandas as pd
 
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
-from multigpu.common.findings import Sentence, msg, say
+from multigpu.common.findings import Finding, Items, Sentence, Word, msg, say
 from multigpu.compute import inference, models, training
 from multigpu.hardware import catalog
 from multigpu.market import cost, search
@@ -124,25 +124,27 @@ def instance_counts(gpus_per_instance: int, max_gpus: int) -> list[int]:
 # ------------------------------------------------------------------ training
 
 
-def _short_link(link_id: str | None) -> str:
+def _short_link(link_id: str | None) -> str | Word:
     if not link_id:
-        return "the network"
+        return Word(msg("the network"))
     return catalog.link(link_id).name.split(" (")[0]
 
 
-def _comm_clause(b: TrainingLayout, system: catalog.System, gpus: int, cls: str) -> str:
-    """e.g. 'NVSwitch keeps tp8 exposed comm at 3 % of the step', naming the link of the largest part."""
+def _comm_clause(b: TrainingLayout, system: catalog.System, gpus: int, cls: str) -> Sentence:
+    """Where a training option's exposed communication goes, e.g. 'exposed comm 3 % of the step, mostly dp8 over
+    InfiniBand NDR', naming the parallel dimension with the largest part and the link it crosses."""
     step = b.step_time_s
     parts = {"tp": b.tp_s, "pp": b.pp_s, "dp": b.dp_s}
     total = sum(parts.values())
     pct = 100 * total / step if step > 0 else 0.0
     if pct < 0.5:
-        return f"{cls.replace(' only', '')} leaves no exposed comm"
+        return say(msg("{link} leaves no exposed comm"), link=cls.replace(" only", ""))
     part = max(parts, key=parts.get)
     multi = gpus > system.gpus_per_node
     over = cls.replace(" only", "") if part == "tp" or not multi else _short_link(system.nic)
     what = {"tp": f"tp{b.tp}", "pp": f"pp{b.pp}", "dp": f"dp{b.dp}"}[part]
-    return f"exposed comm {pct:.0f} % of the step, mostly {what} over {over}"
+    return say(msg("exposed comm {pct:.0f} % of the step, mostly {part} over {link}"), pct=float(pct), part=what,
+               link=over)
 
 
 def _base_row(offer: dict[str, Any]) -> dict[str, Any]:
@@ -285,8 +287,16 @@ def _cannot_run(why: str) -> Sentence:
     return say(msg("cannot run: {why}"), why=why.value if isinstance(why, Sentence) else why)
 
 
-def _hours_text(hours: float) -> str:
-    return f"{hours / 24:,.1f} days" if hours >= 48 else f"{hours:,.1f} h"
+def _hours_text(hours: float) -> Finding:
+    """A duration as a reader counts it: days from 48 h up, else hours."""
+    if hours >= 48:
+        return Finding.of(msg("{days:,.1f} days"), days=float(hours / 24))
+    return Finding.of(msg("{hours:,.1f} h"), hours=float(hours))
+
+
+def _joined(parts: list[Finding]) -> Sentence:
+    """Several limits an option misses, as one reason ("...; ...")."""
+    return Sentence(Items(tuple(parts), msg("; ")))
 
 
 def _apply_limits(frame: pd.DataFrame, i: Any, deadline_h: float | None, budget_usd: float | None) -> None:
@@ -295,13 +305,13 @@ def _apply_limits(frame: pd.DataFrame, i: Any, deadline_h: float | None, budget_
     missed = []
     hours, usd = frame.at[i, "time_h"], frame.at[i, "cost_usd"]
     if deadline_h is not None and hours > deadline_h:
-        missed.append(f"misses the deadline by {_hours_text(hours - deadline_h)}")
+        missed.append(Finding.of(msg("misses the deadline by {late}"), late=_hours_text(hours - deadline_h)))
     if budget_usd is not None and usd > budget_usd:
-        missed.append(f"over budget by USD {usd - budget_usd:,.0f}")
+        missed.append(Finding.of(msg("over budget by USD {usd:,.0f}"), usd=float(usd - budget_usd)))
     if missed:
         frame.at[i, "feasible"] = False
         frame.at[i, "_tier"] = MISSES_LIMIT
-        frame.at[i, "reason"] = "; ".join(missed)
+        frame.at[i, "reason"] = _joined(missed)
 
 
 def _check_common(max_gpus: int | None, rank_by: str, deadline_h: float | None, budget: float | None) -> None:
@@ -359,11 +369,13 @@ def serve(model_id: str, tokens_per_s_per_user: float, requests_per_s: float, ta
             continue
         missed = []
         if max_gpus is not None and frame.at[i, "gpus"] > max_gpus:
-            missed.append(f"needs {frame.at[i, 'gpus']} GPUs, more than the {max_gpus} allowed")
+            missed.append(Finding.of(msg("needs {n_gpus} GPUs, more than the {n_max} allowed"),
+                                     n_gpus=int(frame.at[i, "gpus"]), n_max=int(max_gpus)))
         if budget_usd_per_hour is not None and frame.at[i, "cost_per_hour_usd"] > budget_usd_per_hour:
-            missed.append(f"over budget by USD {frame.at[i, 'cost_per_hour_usd'] - budget_usd_per_hour:,.2f} per hour")
+            missed.append(Finding.of(msg("over budget by USD {usd:,.2f} per hour"),
+                                     usd=float(frame.at[i, "cost_per_hour_usd"] - budget_usd_per_hour)))
         if missed:
-            frame.loc[i, ["feasible", "_tier", "reason"]] = [False, MISSES_LIMIT, "; ".join(missed)]
+            frame.loc[i, ["feasible", "_tier", "reason"]] = [False, MISSES_LIMIT, _joined(missed)]
     frame = rank(frame, rank_by, "cost_per_hour_usd", "tpot_ms")
     frame.attrs.update(kind="serve", model=model.id, tokens_per_s_per_user=rate, requests_per_s=load,
                        input_tokens=input_tokens, output_tokens=output_tokens, max_gpus=max_gpus, stack=stack,
@@ -390,8 +402,10 @@ def _serve_offer(model: models.Model, offer: dict[str, Any], rate: float, demand
     capacity = instance_tps * instances
     cls = offer["interconnect_class"].replace(" only", "")
     load_pct = 100 * demand_tps / capacity
-    reason = (f"tp{best.tp} over {cls} holds {best.tokens_per_s_per_user:.0f} tokens/s per user at "
-              f"batch {best.batch}; {instances} instance{'s' if instances != 1 else ''} loaded {load_pct:.0f} %")
+    loaded = (msg("{n} instance loaded {pct:.0f} %") if instances == 1 else msg("{n} instances loaded {pct:.0f} %"))
+    reason = say(msg("tp{tp} over {link} holds {rate:.0f} tokens/s per user at batch {batch}; {load}"), tp=int(best.tp),
+                 link=cls, rate=float(best.tokens_per_s_per_user), batch=int(best.batch),
+                 load=Finding.of(loaded, n=int(instances), pct=float(load_pct)))
     return dict(base, instances=instances, gpus=instances * per, layout=f"tp{best.tp} batch {best.batch}",
                 tp=best.tp, batch=best.batch, replicas=per // best.tp * instances,
                 tokens_per_s_per_user=best.tokens_per_s_per_user, tpot_ms=1e3 * best.tpot_s,
@@ -415,20 +429,28 @@ def rank(frame: pd.DataFrame, by: str, cost_column: str, time_column: str) -> pd
     feasible = out[out["_tier"] == FEASIBLE]
     if not feasible.empty:
         best = feasible.iloc[0]
-        unit = "per job" if cost_column == "cost_usd" else "per hour"
         for i in feasible.index:
-            if i == feasible.index[0]:
-                head = f"cheapest {unit}" if by == "cost" else "fastest"
-            else:
-                head = (f"{out.at[i, cost_column] / best[cost_column]:.2f}x the cost of #1" if by == "cost"
-                        else f"{out.at[i, time_column] / best[time_column]:.2f}x the time of #1")
-            out.at[i, "reason"] = f"{head}; {out.at[i, 'reason']}"
+            out.at[i, "reason"] = say(msg("{head}; {reason}"), head=_rank_head(out, i, best, by, cost_column,
+                                                                              time_column),
+                                      reason=getattr(out.at[i, "reason"], "value", out.at[i, "reason"]))
     out = out.drop(columns="_tier")
     for column in ("instances", "gpus", "tp", "pp", "dp", "micro_batch", "interleave", "zero_stage", "batch",
                    "replicas"):
         if column in out:
             out[column] = out[column].astype("Int64")
     return out
+
+
+def _rank_head(out: pd.DataFrame, i: Any, best: pd.Series, by: str, cost_column: str, time_column: str) -> Finding:
+    """How a feasible option stands against the first: cheapest (per job or per hour) or fastest, or its cost
+    or time as a multiple of the first's."""
+    if best.name == i:
+        if by != "cost":
+            return Finding.of(msg("fastest"))
+        return Finding.of(msg("cheapest per job") if cost_column == "cost_usd" else msg("cheapest per hour"))
+    if by == "cost":
+        return Finding.of(msg("{ratio:.2f}x the cost of #1"), ratio=float(out.at[i, cost_column] / best[cost_column]))
+    return Finding.of(msg("{ratio:.2f}x the time of #1"), ratio=float(out.at[i, time_column] / best[time_column]))
 
 
 def pareto(options: pd.DataFrame) -> pd.DataFrame:
