@@ -284,62 +284,25 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     fitted ``decode_layer_overhead_s`` of ``data/compute_efficiency.csv``)."""
     run_as = stack(stack_name)
     model, system = models.model(model_id), catalog.system(system_id)
-    gpu = catalog.gpu(system.gpu)
-    cal = calibration.resolve(cal)
     _check(model, system, tp, pp, batch)
+    at = _Deployment(model, system, catalog.gpu(system.gpu), tp, pp, dtype, calibration.resolve(cal), stack_name)
     b = np.asarray(batch, dtype=float)
-    gpus = tp * pp
-    math_dtype = compute_dtype(gpu, dtype)
-    peak = peak_flops(gpu, math_dtype)
-    width = models.dtype_bytes(dtype)
-    # weights held in 8 bits stream twice the elements per byte (else FP8 decode re-reads weights at BF16
-    # width); activations, norms and residuals stay 16-bit, as achievable_fraction prices them
-    activation_bw_Bps = gpu.mem_bw_GBps * 1e9
-    weight_bw_Bps = activation_bw_Bps * models.dtype_bytes("bf16") / width
-    layers_allreduces = 2 * model.layers  # every layer's all-reduces are on the token's path, whatever pp
-
-    # prefill of one prompt
-    ceiling = gemm.relative_ceiling(gpu.id, math_dtype)  # the A100 fit carried over by the GPU's matmul ceiling
-    prefill_fraction = efficiency.achievable_fraction(peak, model.hidden / tp, input_tokens, activation_bw_Bps, ceiling,
-                                                  weight_bw_Bps)
-    prefill_compute = models.prefill_flops(model, input_tokens) / gpus / (peak * prefill_fraction)
-    wire = models.dtype_bytes(WIRE_DTYPE.get(dtype, dtype))  # all-reduces carry 16-bit activations under FP8
-    prefill_comm = layers_allreduces * _allreduce_us(system.id, tp, np.asarray(input_tokens * model.hidden * wire,
-                                                                              dtype=float), cal, stack_name)[0] * 1e-6
     # the fixed time of each layer's kernels (launches, small kernels, tails), on a pipeline stage's layers
     fixed = model.layers / pp * (efficiency.constants().decode_layer_overhead_s
                                  if layer_overhead_s is None else layer_overhead_s)
+    prefill_compute, prefill_comm = _prefill_s(at, input_tokens)
     ttft = prefill_compute + prefill_comm + fixed
-
-    # one decode step for the whole batch, at the mean KV length over the output
-    kv_len = input_tokens + output_tokens / 2
     kv_dtype = run_as.kv_dtype(dtype)
-    read = models.decode_bytes_per_step(model, b, kv_len, dtype, kv_dtype)
-    read_Bps = gpu.mem_bw_GBps * 1e9 * hbm_read_efficiency(gpu.id)
-    memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / gpus / read_Bps
-    decode_fraction = efficiency.achievable_fraction(peak, model.hidden / tp, b, activation_bw_Bps, ceiling,
-                                                 weight_bw_Bps)
-    # attention has no weights to read (its KV-cache reads are in memory_s) and runs at the 16-bit rate
-    linear = 2.0 * model.matmul_params_active
-    attention = models.decode_flops_per_token(model, kv_len) - linear
-    peak16 = peak_flops(gpu, "bf16")
-    attention_fraction = efficiency.achievable_fraction(peak16, model.hidden / tp, b, activation_bw_Bps,
-                                                    gemm.relative_ceiling(gpu.id, "bf16"), np.inf)
-    flops_s = b * (linear / (peak * decode_fraction) + attention / (peak16 * attention_fraction)) / gpus
-    decode_compute = np.maximum(memory_s, flops_s) + fixed
-    decode_comm = layers_allreduces * _allreduce_us(system.id, tp, b * model.hidden * wire, cal, stack_name) * 1e-6
+    decode_compute = _decode_compute_s(at, b, input_tokens + output_tokens / 2, kv_dtype) + fixed
+    decode_comm = _allreduces_s(at, b * model.hidden)
     decode_step = decode_compute + decode_comm
 
     # what a user sees (decode only between tokens), and the steady-state cycle of in-flight batching
     tpot = decode_step
     cycle = b * ttft + output_tokens * decode_step
     comm = b * prefill_comm + output_tokens * decode_comm
-    memory = models.inference_memory_per_gpu_bytes(model, tp=tp, pp=pp, kv_tokens=b * (input_tokens + output_tokens),
-                                                      weight_dtype=dtype, kv_dtype=kv_dtype)
-    memory_GB = np.asarray(memory["total_bytes"], dtype=float) / 1e9
-    # FP8 weights on a GPU without FP8 tensor cores run on vLLM's Marlin kernels (compute_dtype): its memory rule
-    engine = STACKS["vllm"] if math_dtype != dtype else run_as
-    budget = engine.memory_budget_GB(gpu.usable_memory_GB, np.asarray(memory["weights_bytes"], dtype=float) / 1e9)
+    memory_GB, fits = _memory(at, run_as, b * (input_tokens + output_tokens), kv_dtype)
+    gpus = tp * pp
     out = {
         "model": model.id, "system": system.id, "tp": tp, "pp": pp, "batch": b, "input_tokens": input_tokens,
         "output_tokens": output_tokens, "dtype": dtype, "stack": stack_name,
@@ -349,12 +312,98 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
         "tp_bytes_per_query_per_gpu": tp_bytes_per_query_per_gpu(model, tp, input_tokens, output_tokens, dtype),
         "comm_fraction": comm / cycle,
         "decode_comm_s": decode_comm, "decode_compute_s": decode_compute, "decode_fixed_s": fixed,
-        "memory_per_gpu_GB": memory_GB, "gpu_memory_GB": gpu.usable_memory_GB, "fits": memory_GB <= budget,
+        "memory_per_gpu_GB": memory_GB, "gpu_memory_GB": at.gpu.usable_memory_GB, "fits": fits,
     }
     if np.ndim(batch) == 0:
         out = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in out.items()}
         out["batch"] = int(batch)
     return ServingRun(**out)
+
+
+@dataclass(frozen=True)
+class _Deployment:
+    """One model served on ``tp`` x ``pp`` GPUs of a system in ``dtype``: what the parts of :func:`run` share."""
+
+    model: models.Model
+    system: catalog.System
+    gpu: catalog.Gpu
+    tp: int
+    pp: int
+    dtype: str
+    cal: Calibration
+    stack_name: str
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp
+
+    @property
+    def math_dtype(self) -> str:
+        """The precision the GEMMs run in on this GPU (:func:`compute_dtype`)."""
+        return compute_dtype(self.gpu, self.dtype)
+
+    @property
+    def activation_bw_Bps(self) -> float:
+        """HBM bandwidth, bytes/s, as activations (16-bit) stream it."""
+        return self.gpu.mem_bw_GBps * 1e9
+
+    @property
+    def weight_bw_Bps(self) -> float:
+        """HBM bandwidth in bytes/s of 16-bit-equivalent weights: weights held in 8 bits stream twice the elements
+        per byte (else FP8 decode re-reads weights at BF16 width); activations, norms and residuals stay 16-bit,
+        as achievable_fraction prices them."""
+        return self.activation_bw_Bps * models.dtype_bytes("bf16") / models.dtype_bytes(self.dtype)
+
+
+def _allreduces_s(at: _Deployment, elements: Any) -> np.ndarray:
+    """Seconds of one pass's tensor-parallel all-reduces: two per layer of ``elements`` activations each, on the
+    stack's kernels; every layer's all-reduces are on the token's path, whatever ``pp``. FP8 serving still
+    all-reduces 16-bit activations (:data:`WIRE_DTYPE`)."""
+    wire = models.dtype_bytes(WIRE_DTYPE.get(at.dtype, at.dtype))
+    nbytes = np.asarray(elements * wire, dtype=float)
+    return 2 * at.model.layers * _allreduce_us(at.system.id, at.tp, nbytes, at.cal, at.stack_name) * 1e-6
+
+
+def _prefill_s(at: _Deployment, input_tokens: int) -> tuple[float, float]:
+    """(compute, all-reduce) seconds of one prompt's prefill; the A100 fit carried over by the GPU's matmul
+    ceiling."""
+    peak = peak_flops(at.gpu, at.math_dtype)
+    ceiling = gemm.relative_ceiling(at.gpu.id, at.math_dtype)
+    fraction = efficiency.achievable_fraction(peak, at.model.hidden / at.tp, input_tokens, at.activation_bw_Bps,
+                                              ceiling, at.weight_bw_Bps)
+    compute = models.prefill_flops(at.model, input_tokens) / at.gpus / (peak * fraction)
+    return compute, float(_allreduces_s(at, np.asarray(input_tokens * at.model.hidden))[0])
+
+
+def _decode_compute_s(at: _Deployment, b: np.ndarray, kv_len: float, kv_dtype: str) -> np.ndarray:
+    """Seconds of one decode step of ``b`` queries at KV length ``kv_len`` (the mean over the output), before
+    the layers' fixed time: the slower of reading the weights and KV cache, and the FLOPs."""
+    model, gpu = at.model, at.gpu
+    read = models.decode_bytes_per_step(model, b, kv_len, at.dtype, kv_dtype)
+    read_Bps = gpu.mem_bw_GBps * 1e9 * hbm_read_efficiency(gpu.id)
+    memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / at.gpus / read_Bps
+    peak = peak_flops(gpu, at.math_dtype)
+    fraction = efficiency.achievable_fraction(peak, model.hidden / at.tp, b, at.activation_bw_Bps,
+                                              gemm.relative_ceiling(gpu.id, at.math_dtype), at.weight_bw_Bps)
+    # attention has no weights to read (its KV-cache reads are in memory_s) and runs at the 16-bit rate
+    linear = 2.0 * model.matmul_params_active
+    attention = models.decode_flops_per_token(model, kv_len) - linear
+    peak16 = peak_flops(gpu, "bf16")
+    attention_fraction = efficiency.achievable_fraction(peak16, model.hidden / at.tp, b, at.activation_bw_Bps,
+                                                        gemm.relative_ceiling(gpu.id, "bf16"), np.inf)
+    flops_s = b * (linear / (peak * fraction) + attention / (peak16 * attention_fraction)) / at.gpus
+    return np.maximum(memory_s, flops_s)
+
+
+def _memory(at: _Deployment, run_as: Stack, kv_tokens: np.ndarray, kv_dtype: str) -> tuple[Any, Any]:
+    """(GB per GPU, whether it fits) for weights and ``kv_tokens`` tokens of KV cache. FP8 weights on a GPU
+    without FP8 tensor cores run on vLLM's Marlin kernels (:func:`compute_dtype`): its memory rule applies."""
+    memory = models.inference_memory_per_gpu_bytes(at.model, tp=at.tp, pp=at.pp, kv_tokens=kv_tokens,
+                                                   weight_dtype=at.dtype, kv_dtype=kv_dtype)
+    memory_GB = np.asarray(memory["total_bytes"], dtype=float) / 1e9
+    engine = STACKS["vllm"] if at.math_dtype != at.dtype else run_as
+    budget = engine.memory_budget_GB(at.gpu.usable_memory_GB, np.asarray(memory["weights_bytes"], dtype=float) / 1e9)
+    return memory_GB, memory_GB <= budget
 
 
 @dataclass(frozen=True)
