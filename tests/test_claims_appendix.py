@@ -18,6 +18,7 @@ import pytest
 
 from multigpu.book import app_claims, glue, lang, plotting
 from multigpu.evidence import claims
+from multigpu.evidence.claims import rules
 from multigpu.market import prices
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,20 +111,23 @@ def test_notebook_renders_markdown_output_as_myst():
     assert notebook.metadata["mystnb"]["render_markdown_format"] == "myst"
 
 
-def test_not_checkable_is_only_for_claims_without_a_number(cli_rows):
-    verdicts = [claims.Verdict(**row) for row in cli_rows]
-    assert app_claims.not_checkable_problems(verdicts) == []
+def test_not_checkable_is_only_for_claims_with_a_missing_input():
+    assert rules.not_checkable_problems(claims.check_all()) == []
 
 
 def test_not_checkable_rule_catches_misuse():
-    base = dict(seed_value="NVSwitch has SHARP", model_value="", unit="-", chapter="book/chapters/02-nvswitch-topology")
-    good = claims.Verdict(id="C06", verdict="not-checkable", explanation="no number to check: a capability", **base)
-    assert app_claims.not_checkable_problems([good]) == []
-    with_number = claims.Verdict(id="C02", verdict="not-checkable", seed_value="3.6 TB/s", model_value=3.6,
-                                 unit="TB/s", explanation="because", chapter="book/chapters/01-nvlink-generations")
-    unexplained = claims.Verdict(id="C06", verdict="not-checkable", explanation="vague", **base)
-    assert len(app_claims.not_checkable_problems([with_number])) == 2
-    assert len(app_claims.not_checkable_problems([unexplained])) == 1
+    base = dict(seed_value="costs 50 % more", unit="-", explanation="e", chapter="book/chapters/04-cost-benefit")
+    missing = rules.needs("a price file with comparable offers", False)
+    _, with_missing = rules.judge(missing)
+    _, all_there = rules.judge(rules.needs("a price file with comparable offers", True), rules.fact("f", True))
+    good = claims.Verdict(id="C24", verdict="not-checkable", model_value="", rule=with_missing, **base)
+    assert rules.not_checkable_problems([good]) == []
+    unexplained = claims.Verdict(id="C24", verdict="not-checkable", model_value="", rule=all_there, **base)
+    with_number = claims.Verdict(id="C24", verdict="not-checkable", model_value=1.5, rule=with_missing, **base)
+    judged_anyway = claims.Verdict(id="C24", verdict="holds", model_value=1.5, rule=with_missing, **base)
+    assert len(rules.not_checkable_problems([unexplained])) == 1
+    assert len(rules.not_checkable_problems([with_number])) == 1
+    assert len(rules.not_checkable_problems([judged_anyway])) == 1
 
 
 def test_table_counts_and_chapter_crosstab_agree():

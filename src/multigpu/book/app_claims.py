@@ -186,23 +186,6 @@ def claim_markdown(row: Mapping[str, object], chapter_title: str, link: str, lev
     return "\n".join(lines)
 
 
-def not_checkable_problems(verdicts: Sequence[claims.Verdict]) -> list[str]:
-    """Verdicts that break the rule for ``not-checkable``: used only where the claim has no number to
-    check (no digit in the article's value, a model value that is not a number), and the explanation says
-    why ("because" or "no number"). Returns one message per problem (empty if none)."""
-    problems = []
-    for v in verdicts:
-        if v.verdict != "not-checkable":
-            continue
-        if re.search(r"\d", v.seed_value):
-            problems.append(f"{v.id}: not-checkable, but the article's value has a number: {v.seed_value!r}")
-        if isinstance(v.model_value, (int, float)) and not isinstance(v.model_value, bool):
-            problems.append(f"{v.id}: not-checkable, but the model gives a number: {v.model_value!r}")
-        if not re.search(r"\bbecause\b|\bno number\b", v.explanation):
-            problems.append(f"{v.id}: not-checkable without saying why ('because' or 'no number')")
-    return problems
-
-
 # ------------------------------------------------------------------ the page
 
 

@@ -5,7 +5,7 @@ ladder (:func:`judge`) that turns them into a :class:`Verdict`, the confidences 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
@@ -164,6 +164,24 @@ def judge(*tests: Test) -> tuple[str, str]:
         verdict = "holds"
     rule = "; ".join(f"{t.kind}: {t.text} ({OUTCOME[(t.kind, t.passed)]})" for t in tests)
     return verdict, Rule(rule, tests)
+
+
+def not_checkable_problems(verdicts: Sequence[Verdict]) -> list[str]:
+    """Verdicts that break the rule for ``not-checkable``: it is given only where an input the check needs is
+    missing (a failed :func:`needs` test among the verdict's tests, which says what is missing), and the model
+    then has no number of its own to show. Returns one message per problem (empty if none)."""
+    problems = []
+    for v in verdicts:
+        missing = [t for t in getattr(v.rule, "tests", ()) if t.kind == "input" and not t.passed]
+        if v.verdict != "not-checkable":
+            if missing:
+                problems.append(f"{v.id}: {v.verdict}, but an input is missing: {missing[0].text}")
+            continue
+        if not missing:
+            problems.append(f"{v.id}: not-checkable, but no test names a missing input")
+        if isinstance(v.model_value, (int, float)) and not isinstance(v.model_value, bool):
+            problems.append(f"{v.id}: not-checkable, but the model gives a number: {v.model_value!r}")
+    return problems
 
 
 #: Domains of primary sources (vendors, standards bodies) for a catalogue fact's confidence
