@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from editions import NUMBER
 
-from multigpu.book import calculator, glue, lang
-from multigpu.common.findings import Finding, Items, Number, Numbers, Sentence, Word, msg, say
+from multigpu.book import calculator, glue, lang, vocabulary
+from multigpu.common.findings import Finding, Items, Name, Number, Numbers, Sentence, Word, msg, say
 from multigpu.evidence import answer, claims, guide
 from multigpu.market import cost, prices, recommend, search
 
@@ -105,7 +105,10 @@ def test_every_finding_renders_in_both_editions_with_the_same_values(claim_id, f
     assert rendered["en"] == text
     assert rendered["zh"] != rendered["en"]  # translated, not English passed through
     for name, value in finding.leaves():
-        if isinstance(value, Word):  # a word of the vocabulary: each edition's own
+        if isinstance(value, Name):  # a name from the data: each edition's where the data give one
+            assert value.text in rendered["en"], (claim_id, name)
+            assert vocabulary.data_names("zh").get(value.text, value.text) in rendered["zh"], (claim_id, name)
+        elif isinstance(value, Word):  # a word of the vocabulary: each edition's own
             assert value.text in rendered["en"] and lang.label(value.text, "zh") in rendered["zh"], (claim_id, name)
         elif not isinstance(value, float):  # a plain float is shown by its message's format spec
             assert str(value) in rendered["en"] and str(value) in rendered["zh"], (claim_id, name, value)

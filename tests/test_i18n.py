@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from babel.messages import pofile
 
-from multigpu.book import i18n, lang
+from multigpu.book import i18n, lang, vocabulary
 
 #: Roles and markup a translation must keep byte for byte: computed values, citations, page links, maths, URLs.
 KEPT = re.compile(r"\{(?:glue:\w+|cite|doc|ref|numref|eq|download)\}`[^`]*`|\$[^$]+\$|\]\([^)]*\)")
@@ -174,3 +174,32 @@ def test_each_page_module_has_its_own_catalog():
     assert i18n.python_domains()[0] == lang.DOMAIN
     assert len(i18n.python_template(name="ch01_generations")) > 50 and len(i18n.python_template(name=lang.DOMAIN))
     assert lang.catalog_path("zh", "ch01_generations").is_file()
+
+
+#: Words of an English system name that the Chinese edition must not show untranslated.
+ENGLISH_WORDS = re.compile(r"\b(server|with|without|platform|Hypothetical|networking|bridges?|pairs|per|class)\b")
+
+
+def test_every_system_name_with_english_words_has_a_chinese_name():
+    """data/systems.csv ``name_zh``: product names (DGX H100, GB200 NVL72) stay as they are; a name with
+    English words in it is given in Chinese, with the same numbers."""
+    from multigpu.hardware import catalog
+
+    for s in catalog.systems().values():
+        if ENGLISH_WORDS.search(s.name):
+            assert s.name_zh and not ENGLISH_WORDS.search(s.name_zh), s.id
+            assert vocabulary.system_name(s.id, "zh") == s.name_zh and vocabulary.system_name(s.id, "en") == s.name
+        if s.name_zh:
+            assert sorted(re.findall(r"\d+", s.name)) == sorted(re.findall(r"\d+", s.name_zh)), s.id
+
+
+def test_a_name_the_data_do_not_translate_is_shown_as_it_is():
+    """A system a new price file or catalogue row brings without ``name_zh`` keeps its name in both editions,
+    inside a finding too (no LookupError), while a translated name is shown in Chinese."""
+    from multigpu.common.findings import Name, show
+
+    with lang.using("zh"):
+        shown = [show(Name(text), vocabulary.label) for text in ("Acme 8x Z900 box", "8x A100 PCIe server (no bridges)")]
+    assert shown == ["Acme 8x Z900 box", "8 卡 A100 PCIe 服务器（无桥接）"]
+    assert vocabulary.short_system_name("pcie-a100-8", "zh") == "8 卡 A100 PCIe 服务器"
+    assert vocabulary.short_system_name("dgx-a100", "zh") == "DGX A100"

@@ -116,8 +116,6 @@ def test_fp8_speedup_is_below_its_peak_ratio_and_grows_with_the_hidden_size():
     and residuals in BF16 and casts each GEMM operand on the way in. So FP8's compute speedup over BF16 stays below
     the ratio of the two measured matmul rates (peak x ceiling), and is smallest where traffic weighs most: a
     small hidden size (MPT 3B's 2560 against Llama 3.1 405B's 16384, both on one GPU)."""
-    import numpy as np
-
     from multigpu.compute import gemm
     from multigpu.hardware import catalog
 

@@ -23,18 +23,17 @@ from typing import Any
 
 import pandas as pd
 
-from multigpu.book import glue, lang
+from multigpu.book import glue, lang, vocabulary
 from multigpu.comm.calibration import Calibration
 from multigpu.evidence.cost import EXERCISE_PCIE_USD, VALUE_PAIRS
-from multigpu.hardware import catalog
 from multigpu.market import cost
 from multigpu.market.workloads import Workload, workloads_table
 
 #: GPUs per rented instance: the chapter compares 8-GPU servers.
 GPUS_PER_INSTANCE = 8
 #: The columns of :func:`gpu_hours`, in order.
-COLUMNS = ("workload", "title", "title_zh", "kind", "system", "system_name", "pair", "side", "feasible", "reason",
-           "gpu_hours", "unit")
+COLUMNS = ("workload", "title", "title_zh", "kind", "system", "system_name", "system_name_zh", "pair", "side",
+           "feasible", "reason", "gpu_hours", "unit")
 #: The two sides of a pair, in the order of :data:`VALUE_PAIRS` (NVLink-class system first).
 SIDES = ("nvlink", "pcie")
 #: The unit of ``gpu_hours`` by workload kind (as :func:`multigpu.market.premium.interconnect_value` names it).
@@ -167,7 +166,8 @@ def _row(w: Workload, pair: tuple[str, str], side: str, system: str, cal: Calibr
     p = cost.plan(w.id, system, GPUS_PER_INSTANCE, cal)
     hours = p.time_h() * (w.gpus if w.kind == "train" else 1) if p.feasible else math.nan
     return {"workload": w.id, "title": w.title, "title_zh": w.title_zh or w.title, "kind": w.kind, "system": system,
-            "system_name": catalog.system(system).name, "pair": " / ".join(pair), "side": side,
+            "system_name": vocabulary.system_name(system, "en"), "system_name_zh": vocabulary.system_name(system, "zh"),
+            "pair": " / ".join(pair), "side": side,
             "feasible": bool(p.feasible), "reason": "" if p.feasible else p.reason, "gpu_hours": hours,
             "unit": UNITS[w.kind]}
 
@@ -451,8 +451,9 @@ def widget_html(hours: pd.DataFrame, *, lang: str = "en", currency: str = "USD",
     """
     _check(lang, currency, usd_per_unit, widget_id)
     t = TEXT[lang]
-    if lang == "zh":  # the workloads' Chinese titles (data/cost_workloads.csv, title_zh), the reasons translated
-        hours = hours.assign(title=hours["title_zh"], reason=[reason_text(r, lang) for r in hours["reason"]])
+    if lang == "zh":  # the Chinese titles and system names (title_zh, name_zh in data/), the reasons translated
+        hours = hours.assign(title=hours["title_zh"], system_name=hours["system_name_zh"],
+                             reason=[reason_text(r, lang) for r in hours["reason"]])
     data = _json(widget_data(hours, currency, t))
     return (f'<div id="{widget_id}" class="mg-calc-widget" lang="{t["html_lang"]}">{STYLE}'
             f'<p class="mg-calc-title">{_e(t["title"])}</p><p class="mg-calc-intro">{_e(t["intro"])}</p>'

@@ -11,10 +11,9 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from multigpu.book import lang, plotting
+from multigpu.book import lang, plotting, vocabulary
 from multigpu.book.lang import _
 from multigpu.book.money import currency, in_currency, price_source
-from multigpu.hardware import catalog
 from multigpu.market import cost, prices, workloads
 from multigpu.market.prices import PriceTable
 
@@ -51,8 +50,7 @@ def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None =
     (:func:`interconnect_value`, several pairs stacked), infinite ones drawn to the edge, against the
     band of premiums charged by the same provider (``charged``: :func:`charged_premiums`)."""
     data = value.copy()
-    data["pair"] = [_("{nvlink} vs {pcie}", nvlink=catalog.system(a).name.split(" /")[0],
-                      pcie=catalog.system(b).name.split(" (")[0])
+    data["pair"] = [_("{nvlink} vs {pcie}", nvlink=vocabulary.short_system_name(a), pcie=vocabulary.short_system_name(b))
                     for a, b in zip(data["nvlink_system"], data["pcie_system"])]
     finite = data.loc[data["break_even_premium_pct"].map(math.isfinite), "break_even_premium_pct"]
     top = 10 ** math.ceil(math.log10(max([100.0, *finite.clip(lower=1).tolist()]) * 2))

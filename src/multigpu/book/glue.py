@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from multigpu.book import lang
+from multigpu.book import lang, vocabulary
 from multigpu.book.lang import N_, _
 from multigpu.common.findings import Finding, Sentence
 from multigpu.evidence.claims import Verdict
@@ -73,7 +73,7 @@ def render(finding: Finding) -> str:
     """``finding`` (:mod:`multigpu.common.findings`) in the current language: its message from the catalogs
     (:func:`multigpu.book.lang.label`: outside English a message without a translation is a LookupError), its
     values shown as they are typed."""
-    return finding.render(lang.label)
+    return finding.render(vocabulary.label)
 
 
 def say(text: Any) -> Any:
@@ -82,7 +82,7 @@ def say(text: Any) -> Any:
     (:func:`multigpu.book.lang.label`: outside English, text without a translation is a LookupError), anything
     else (a number, None) as it is."""
     if isinstance(text, Sentence):
-        return text.render(lang.label)
+        return text.render(vocabulary.label)
     if isinstance(text, Finding):
         return render(text)
     return lang.label(text) if isinstance(text, str) else text

@@ -15,12 +15,11 @@ from __future__ import annotations
 import math
 import pandas as pd
 
-from multigpu.book import glue, lang, tables
+from multigpu.book import glue, lang, tables, vocabulary
 from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
 from multigpu.evidence import answer, guide
-from multigpu.hardware import catalog
 from multigpu.market import workloads
 from multigpu.market.prices import PriceTable
 
@@ -98,8 +97,6 @@ def show_decision_table(decided: pd.DataFrame) -> None:
 # ------------------------------------------------------------------ the five lines, in the current language
 
 
-def _name(system_id: str) -> str:
-    return catalog.system(system_id).name
 
 
 def summary(decided: pd.DataFrame, size_lines: pd.DataFrame) -> list[str]:
@@ -112,8 +109,8 @@ def _texts(decided: pd.DataFrame, size_lines: pd.DataFrame, table: PriceTable) -
     """:func:`facts` in the current language."""
     first = decided.iloc[0]
     out: Facts = {f"answer_{i}": line for i, line in enumerate(summary(decided, size_lines), start=1)}
-    out.update(rule=lang.label(RULE), nvlink_name=_name(first["nvlink_system"]),
-               pcie_name=_name(first["pcie_system"]), price_stamp=glue.say(table.stamp_markdown()),
+    out.update(rule=lang.label(RULE), nvlink_name=vocabulary.system_name(first["nvlink_system"]),
+               pcie_name=vocabulary.system_name(first["pcie_system"]), price_stamp=glue.say(table.stamp_markdown()),
                no_pair_note=("" if first["charged_pairs"] else
                              _("The price file rents no such pair from one provider, so the premium charged is shown "
                                "as — and no verdict is priced.")))
@@ -124,8 +121,8 @@ def facts(decided: pd.DataFrame, table: PriceTable, cal: Calibration | None = No
           size_lines: pd.DataFrame | None = None) -> Facts:
     """The introduction's prose values, Markdown, each in English and, as ``<name>_zh``, in Chinese:
     ``answer_1`` .. ``answer_5`` (:func:`summary`), ``rule`` (the decision rule in words), ``nvlink_name`` and
-    ``pcie_name`` (the compared systems, names as the catalogue spells them), ``price_stamp`` (the price file),
-    and ``no_pair_note`` (a sentence when the file prices no pair, else empty). ``size_lines``: the guide's
+    ``pcie_name`` (the compared systems, named in the current language:
+    :func:`multigpu.book.vocabulary.system_name`), ``price_stamp`` (the price file), and ``no_pair_note`` (a sentence when the file prices no pair, else empty). ``size_lines``: the guide's
     training size lines if already computed (default: :func:`multigpu.evidence.guide.training_size_lines`)."""
     size_lines = guide.training_size_lines(table, cal) if size_lines is None else size_lines
     return glue.per_language(lambda: _texts(decided, size_lines, table))

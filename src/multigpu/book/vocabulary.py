@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+import re
+from functools import cache
+
+from multigpu.book import lang
 from multigpu.book.lang import N_
+from multigpu.hardware import catalog
 
 #: The out-of-sample checks of :func:`multigpu.evidence.wiring.out_of_sample_table`.
 CHECK_LABELS = (
@@ -16,3 +21,32 @@ CHECK_LABELS = (
     N_("4x RTX 5090 all-reduce busbw (GPUs on CPU root ports)"),
     N_("2x H100 PCIe NVLink-bridged all-reduce busbw (variant: 12 bridge links)"),
     N_("2x H100 PCIe NVLink-bridged all-reduce busbw (6 bridge links, NV6)"))
+
+
+@cache
+def data_names(language: str) -> dict[str, str]:
+    """The names the data files give in ``language``, English name -> name: each system's ``name_<language>``
+    (``data/systems.csv``: ``name_zh``), where it has one. A name without one is shown as it is."""
+    column = f"name_{lang.check(language)}"
+    return {s.name: getattr(s, column) for s in catalog.systems().values() if getattr(s, column, None)}
+
+
+def label(text: str) -> str:
+    """``text`` in the current language: a name the data translate (:func:`data_names`), else its message
+    (:func:`multigpu.book.lang.label`, a LookupError outside English where the catalogs lack it)."""
+    found = data_names(lang.current()).get(text) if lang.current() != "en" else None
+    return found if found is not None else lang.label(text)
+
+
+def system_name(system_id: str, language: str | None = None) -> str:
+    """The name of catalogue system ``system_id`` in ``language`` (default: the current one): its name there
+    where the data give one (:func:`data_names`), else the catalogue name."""
+    name = catalog.system(system_id).name
+    language = lang.check(language or lang.current())
+    return name if language == "en" else data_names(language).get(name, name)
+
+
+def short_system_name(system_id: str, language: str | None = None) -> str:
+    """:func:`system_name` without what follows its first " /", parenthesis or comma ("DGX A100", "8x A100
+    PCIe server"): a label where space is short."""
+    return re.split(r" / | \(|（|，", system_name(system_id, language))[0]

@@ -8,6 +8,7 @@ extract it and translate it; its id is the English text), and the values its ``{
 - a ``str``: data (an id, a name, a year), shown as it is in every language;
 - :class:`Numbers`: several numbers shown as one comma-separated list (the same in every language);
 - :class:`Word`: a word of a fixed vocabulary (a pricing type, a kind of workload), translated like a message;
+- :class:`Name`: a name from the data (a system's), shown by its name in the language where the data give one;
 - :class:`Items`: a list of values, joined by the language's separator (the message ``", "`` or ``" and "``);
 - a nested :class:`Finding`: rendered in the same language.
 
@@ -61,6 +62,17 @@ class Word:
 
 
 @dataclass(frozen=True)
+class Name:
+    """A name from the data (a system's, say): shown by the name the data give it in the language where they
+    give one (the book reads those into its catalogs), else as it is."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class Items:
     """A list of values, shown joined by ``separator``, itself a message (``", "``, or ``" and "``)."""
 
@@ -71,7 +83,7 @@ class Items:
         return self.separator.join(str(item) for item in self.items)
 
 
-Value = Union[Number, Numbers, Word, Items, int, float, str, "Finding"]
+Value = Union[Number, Numbers, Word, Name, Items, int, float, str, "Finding"]
 
 
 def and_list(values: tuple[Value, ...]) -> Value:
@@ -88,6 +100,11 @@ def show(value: Value, translate: Callable[[str], str] = str) -> object:
         return value.render(translate)
     if isinstance(value, Word):
         return translate(value.text)
+    if isinstance(value, Name):
+        try:
+            return translate(value.text)
+        except LookupError:  # the data give no name in this language
+            return value.text
     if isinstance(value, Items):
         return translate(value.separator).join(str(show(item, translate)) for item in value.items)
     if isinstance(value, (int, float)):

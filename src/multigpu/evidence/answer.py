@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from multigpu.comm.calibration import Calibration
-from multigpu.common.findings import Finding, Items, Number, Word, msg, say
+from multigpu.common.findings import Finding, Items, Name, Number, Word, msg, say
 from multigpu.evidence import claims, guide
 from multigpu.hardware import catalog
 from multigpu.market import cost, premium, prices, workloads
@@ -194,8 +194,8 @@ def _line_charged(row: Any) -> Finding:
                       pairs=int(row["charged_pairs"]), **names)
 
 
-def _name(system_id: str) -> str:
-    return catalog.system(system_id).name
+def _name(system_id: str) -> Name:
+    return Name(catalog.system(system_id).name)
 
 
 def size_line(lines: pd.DataFrame) -> Finding:

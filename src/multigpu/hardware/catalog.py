@@ -215,6 +215,8 @@ class System(_Record):
     variant_of: str | None = field(default=None, metadata={"optional": True})
     """The system this row is a wiring variant of (same GPU): used only where a price file's ``system``
     column or a caller names it, never chosen from an offer's GPU and interconnect alone."""
+    name_zh: str | None = field(default=None, metadata={"optional": True})
+    """The name in the Chinese edition, where ``name`` has words to translate (None: ``name`` as it is)."""
     nvlink_GBps_per_dir: float = field(default=0.0, metadata={"derived": True})
     """GPU-to-GPU fabric per GPU = links x per-link rate, one direction; 0 if none."""
     pcie_GBps_per_dir: float = field(default=0.0, metadata={"derived": True})
