@@ -23,7 +23,7 @@ from multigpu.book import diagrams, lang, plotting, schematics, tables
 from multigpu.comm import calibration
 from multigpu.common.units import GiB
 from multigpu.evidence import claims, measurements
-from multigpu.evidence import wiring as views
+from multigpu.evidence import topology as views
 from multigpu.evidence.claims import topology as checks
 from multigpu.hardware import catalog
 

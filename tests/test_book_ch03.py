@@ -23,7 +23,7 @@ from multigpu.book import ch03_bottlenecks as ch03
 from multigpu.book import ch03_figures as ch03fig
 from multigpu.book import lang, plotting, tables
 from multigpu.evidence import bottlenecks, claims, trainingruns
-from multigpu.evidence.claims import workloads as claim_checks
+from multigpu.evidence.claims import bottlenecks as claim_checks
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "book" / "chapters" / "03-communication-bottlenecks.ipynb"

@@ -24,7 +24,7 @@ from multigpu.book import app_validation, app_validation_figures, lang, plotting
 from multigpu.book.lang import text_width
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import bottlenecks, deployment, runs, serving, sweepchecks, sweeps, trainingruns, validation, wiring
+from multigpu.evidence import bottlenecks, deployment, runs, serving, sweepchecks, sweeps, topology, trainingruns, validation
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "book" / "appendix" / "validation.ipynb"
@@ -85,7 +85,7 @@ def test_weakness_values_are_the_rows_the_prose_discusses(table, facts):
     assert facts["oos_coll_within"] + facts["oos_coll_known"] == facts["oos_coll_rows"]
     # the gaps are the rows' busbw errors as times: a negative gap is a model slower than the measurement
     for row_id in app_validation.GAP_ROWS:
-        assert facts[f"gap{row_id}"] == wiring.time_gap_us(row_id)["gap_us"]
+        assert facts[f"gap{row_id}"] == topology.time_gap_us(row_id)["gap_us"]
         assert (facts[f"gap{row_id}"] < 0) == (facts[f"e_{row_id}"] < 0)
 
 

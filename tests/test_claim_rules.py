@@ -10,7 +10,7 @@ import pytest
 from multigpu.comm import calibration
 from multigpu.evidence import claims
 from multigpu.evidence.claims import caveat, conclusion, fact, judge
-from multigpu.hardware import catalog, topology
+from multigpu.hardware import catalog, wiring
 
 
 def test_the_ladder_orders_facts_conclusions_and_caveats():
@@ -32,11 +32,11 @@ def catalogue(monkeypatch):
         monkeypatch.setattr(catalog, "_links", lambda: tables["link"])
         monkeypatch.setattr(catalog, "_gpus", lambda: tables["gpu"])
         monkeypatch.setattr(catalog, "_systems", lambda: tables["system"])
-        topology.for_system.cache_clear()
+        wiring.for_system.cache_clear()
 
     yield change
     monkeypatch.undo()
-    topology.for_system.cache_clear()
+    wiring.for_system.cache_clear()
 
 
 def _flips(claim_id: str, before: str, after: str, inputs: claims.Inputs | None = None) -> None:

@@ -10,7 +10,7 @@ import pytest
 from multigpu.comm import calibration
 from multigpu.evidence import claims
 from multigpu.evidence.claims import topology as checks
-from multigpu.hardware import catalog, topology
+from multigpu.hardware import catalog, wiring
 
 IDS = ("C05", "C06", "C07", "C08", "C09", "C10", "C11", "C14", "C15", "C19", "C25")
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,11 +24,11 @@ def patched_link(monkeypatch):
         links = catalog.links()
         links[link_id] = dataclasses.replace(links[link_id], **changes)
         monkeypatch.setattr(catalog, "_links", lambda: links)
-        topology.for_system.cache_clear()
+        wiring.for_system.cache_clear()
 
     yield patch
     monkeypatch.undo()
-    topology.for_system.cache_clear()
+    wiring.for_system.cache_clear()
 
 
 @pytest.fixture(scope="module")

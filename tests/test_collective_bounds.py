@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from multigpu.comm import calibration, collectives
 from multigpu.common.errors import InputError
-from multigpu.hardware import catalog, topology
+from multigpu.hardware import catalog, wiring
 
 SYSTEMS = sorted(catalog.systems())
 WITH_NICS = [s for s in SYSTEMS if catalog.system(s).nics_per_node]
@@ -89,7 +89,7 @@ def test_in_network_reduction_is_what_lets_nvls_across_nodes_pass_the_bound():
 @given(one_node())
 def test_one_node_never_beats_its_links(case):
     system_id, gpus, nbytes = case
-    topo = topology.for_system(system_id)
+    topo = wiring.for_system(system_id)
     out = min(topo.out_GBps_per_dir(g) for g in range(gpus))
     nvls_bound = 2 * (gpus - 1) / gpus * out
     for op in ("allreduce", "allgather", "reducescatter", "alltoall"):
@@ -157,7 +157,7 @@ def test_a_fabric_that_waits_longer_per_message_is_never_faster(case, fabric, ex
 @pytest.mark.parametrize("gpus", [2, 4, 8])
 def test_ring_equals_its_closed_form_on_a_switch(system_id, gpus):
     cal = calibration.default()
-    topo = topology.for_system(system_id)
+    topo = wiring.for_system(system_id)
     arch = topo.arch
     port = topo.port_GBps_per_dir(0) * cal.efficiency("nvlink", arch)
     n = gpus

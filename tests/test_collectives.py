@@ -13,7 +13,7 @@ import pytest
 from multigpu.cli import main
 from multigpu.comm import calibration, collectives
 from multigpu.common.errors import InputError
-from multigpu.hardware import catalog, topology
+from multigpu.hardware import catalog, wiring
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 SIZES = np.array([8, 4 * KiB, 256 * KiB, 4 * MiB, 64 * MiB, 1 * GiB, 16 * GiB], dtype=float)
@@ -65,7 +65,7 @@ def test_nvls_busbw_exceeds_the_wire_but_ring_does_not():
 
 def test_more_bytes_is_never_faster():
     for system in SYSTEMS:
-        topo = topology.for_system(system)
+        topo = wiring.for_system(system)
         n = min(8, topo.gpus_per_node)
         for op in collectives.OPS:
             for algorithm in collectives.available(op, system, n):
@@ -73,7 +73,7 @@ def test_more_bytes_is_never_faster():
                 assert np.all(np.diff(times) > 0), (system, op, algorithm)
 
 
-def _switch(per_link: float, links: int = 18, gpus: int = 8, reduction: bool = True) -> topology.Topology:
+def _switch(per_link: float, links: int = 18, gpus: int = 8, reduction: bool = True) -> wiring.Topology:
     link = SimpleNamespace(category="nvswitch", per_link_GBps_per_dir=per_link, links_per_gpu=links,
                            per_gpu_GBps_per_dir=per_link * links)
     links_by_id = {"nvl": link, "sw": link, "pcie": catalog.link("pcie5-x16"), "ib": catalog.link("infiniband-ndr")}
@@ -82,7 +82,7 @@ def _switch(per_link: float, links: int = 18, gpus: int = 8, reduction: bool = T
                              in_switch_reduction=reduction, bridge_group=None, pcie="pcie", pcie_p2p=True,
                              gpus_per_pcie_switch=2, cpu_sockets=2, inter_socket_GBps_per_dir=128.0,
                              nics_per_node=8, nic="ib")
-    return topology.build(system, link=links_by_id.__getitem__)
+    return wiring.build(system, link=links_by_id.__getitem__)
 
 
 def test_more_bandwidth_is_never_slower():
@@ -96,7 +96,7 @@ def test_more_bandwidth_is_never_slower():
 
 
 def test_a_switch_is_never_slower_than_a_mesh_of_the_same_per_gpu_bandwidth():
-    mesh = topology.for_system("h200-p2p-8")  # 7 links x 64 GB/s = 448 GB/s per GPU per direction
+    mesh = wiring.for_system("h200-p2p-8")  # 7 links x 64 GB/s = 448 GB/s per GPU per direction
     switch = _switch(64.0, links=7, reduction=False)  # the same 448 GB/s into a switch
     for n in range(2, 9):
         for op in collectives.OPS:
@@ -108,7 +108,7 @@ def test_a_switch_is_never_slower_than_a_mesh_of_the_same_per_gpu_bandwidth():
 
 def test_time_is_never_below_bytes_per_gpu_over_its_links():
     for system in SYSTEMS:
-        n = min(8, topology.for_system(system).gpus_per_node)
+        n = min(8, wiring.for_system(system).gpus_per_node)
         for op in collectives.OPS:
             for algorithm in collectives.available(op, system, n):
                 times = collectives.time_us(op, system, n, SIZES, algorithm=algorithm)
@@ -152,7 +152,7 @@ def test_multi_node_bandwidth_comes_from_the_nics():
     # hierarchical: stas00's per-NIC rate = busbw (k-1)/(n-1) holds when the node's inside is free
     # (here NVLink made 100x faster); with real NVLink the intra-node phases add time, so it is a ceiling
     net_efficiency = calibration.default().value("sm_efficiency", "net")
-    nic = topology.nic_bandwidth(topology.for_system("dgx-1-v100"), list(range(8)))[0] * net_efficiency
+    nic = wiring.nic_bandwidth(wiring.for_system("dgx-1-v100"), list(range(8)))[0] * net_efficiency
     real = collectives.collective("allreduce", "dgx-1-v100", 32, 16 * GiB, nodes=4, algorithm="hierarchical")
     assert real.busbw_GBps * 3 / 31 < nic
     fast_nvlink = calibration.default().replace({("sm_efficiency", "nvlink.volta"): 80.0})

@@ -16,7 +16,7 @@ from matplotlib.patches import FancyArrowPatch
 from multigpu.book import diagrams, lang, plotting, schematics
 from multigpu.comm import calibration, collectives
 from multigpu.common.errors import InputError
-from multigpu.hardware import catalog, topology
+from multigpu.hardware import catalog, wiring
 
 S = 1e9
 WIRING = sorted(set(diagrams.CLASS_EXAMPLES.values()) | {"h200-p2p-8", "pcie-l40s-8"})
@@ -24,7 +24,7 @@ ALGORITHMS = tuple(schematics.SCHEMATICS)
 
 
 @functools.cache
-def wiring(system_id: str):
+def wiring_figure_of(system_id: str):
     return diagrams.wiring_figure(system_id)
 
 
@@ -44,11 +44,11 @@ def all_figures():
 
 
 def draw(kind: str, arg: str):
-    return {"wiring": wiring, "schematic": schematic, "multinode": multinode}[kind](arg)
+    return {"wiring": wiring_figure_of, "schematic": schematic, "multinode": multinode}[kind](arg)
 
 
 def physical_edges(system_id: str):
-    return [e for e in topology.for_system(system_id).edges if e.kind != "bounce"]
+    return [e for e in wiring.for_system(system_id).edges if e.kind != "bounce"]
 
 
 def texts(fig):
@@ -69,9 +69,9 @@ def test_wiring_graph_has_the_topologys_vertices_and_one_edge_per_link(system_id
 
 
 def test_class_examples_cover_every_topology_class_and_the_rack():
-    kinds = {topology.for_system(s).kind for s in diagrams.CLASS_EXAMPLES.values()}
+    kinds = {wiring.for_system(s).kind for s in diagrams.CLASS_EXAMPLES.values()}
     assert kinds == {"nvswitch", "mesh", "hybrid-cube-mesh", "pcie-tree", "pcie-bridged"}
-    assert topology.for_system(diagrams.CLASS_EXAMPLES["NVL72 rack"]).gpus_per_node == 72
+    assert wiring.for_system(diagrams.CLASS_EXAMPLES["NVL72 rack"]).gpus_per_node == 72
 
 
 @pytest.mark.parametrize("system_id", ["hgx-h100", "dgx-1-v100", "pcie-a100-8", "mi300x-8"])
@@ -87,7 +87,7 @@ def test_layout_is_fixed_and_layered_by_role(system_id):
 
 
 def test_wiring_figure_draws_every_link_with_width_growing_with_bandwidth():
-    graph, fig = diagrams.wiring_graph("dgx-1-v100"), wiring("dgx-1-v100")
+    graph, fig = diagrams.wiring_graph("dgx-1-v100"), wiring_figure_of("dgx-1-v100")
     assert len([p for p in fig.axes[0].patches if isinstance(p, FancyArrowPatch)]) == graph.number_of_edges()
     handles = fig.legends[0].legend_handles
     counts = [int(re.search(r"(\d+) links?$", h.get_label()).group(1)) for h in handles]
@@ -100,7 +100,7 @@ def test_wiring_figure_draws_every_link_with_width_growing_with_bandwidth():
 
 
 def test_rack_is_drawn_by_tray_with_one_link_per_gpu():
-    fig = wiring("gb200-nvl72")
+    fig = wiring_figure_of("gb200-nvl72")
     tray_labels = [t.get_text() for t in texts(fig) if t.get_text().startswith("GPUs ")]
     assert len(tray_labels) == 72 // diagrams.TRAY_GPUS and tray_labels[0] == "GPUs 0-3"
     assert "GPU0" not in [t.get_text() for t in texts(fig)], "72 overlapping GPU labels"
@@ -122,7 +122,7 @@ def test_wiring_alt_text_states_gpu_count_and_bandwidths(system_id, gpus, fabric
 
 
 def test_multinode_joins_nic_m_of_every_node_to_leaf_m_at_the_nic_rate():
-    topo = topology.for_system("hgx-h100")
+    topo = wiring.for_system("hgx-h100")
     graph, _ = diagrams.multinode_graph("hgx-h100", nodes=3)
     nic_rate = topo.edges[topo.index[("nic0", "net")]].bw_GBps_per_dir
     for m in range(8):
@@ -195,7 +195,7 @@ def slope_us_per_byte(plan) -> float:
 @pytest.mark.parametrize("n", [2, 4, 8])
 def test_one_shot_and_two_shot_bytes_per_link_are_the_models(n):
     where = collectives.place("allreduce", "hgx-h100", n)
-    flow = topology.pattern_bandwidth(where.topo, where.gpus, "alltoall", where.efficiency()).min_flow_GBps
+    flow = wiring.pattern_bandwidth(where.topo, where.gpus, "alltoall", where.efficiency()).min_flow_GBps
     for algorithm, model_name in (("oneshot", "direct"), ("twoshot", "two-shot")):
         (plan,) = collectives.plans("allreduce", "hgx-h100", n, algorithm=model_name)
         per_link = schematics.link_bytes(algorithm, n, S)["links"][("gpu0", "gpu1")]
@@ -204,7 +204,7 @@ def test_one_shot_and_two_shot_bytes_per_link_are_the_models(n):
 
 @pytest.mark.parametrize("n", [2, 4, 8])
 def test_nvls_bytes_per_port_are_the_models(n):
-    cal, topo = calibration.default(), topology.for_system("hgx-h100")
+    cal, topo = calibration.default(), wiring.for_system("hgx-h100")
     (plan,) = collectives.plans("allreduce", topo, n, algorithm="nvls")
     edge = topo.edges[topo.index[("gpu0", "nvswitch")]]
     bw = edge.bw_GBps_per_dir * cal.efficiency(edge.link_class, topo.arch) * cal.nvls_efficiency(topo.arch, False)
@@ -263,7 +263,7 @@ def test_title_source_width_and_text_floor(kind, arg):
     sources = [t for t in fig.texts if t.get_text().startswith(("Source: multigpu.book.diagrams.", "Source: multigpu.book.schematics."))]
     assert len(sources) == 1
     if kind != "schematic":
-        assert f"multigpu.hardware.topology.for_system('{arg}')" in sources[0].get_text().replace("\n", "")
+        assert f"multigpu.hardware.wiring.for_system('{arg}')" in sources[0].get_text().replace("\n", "")
     assert fig.get_size_inches()[0] <= 7.0
     assert fig.get_tightbbox(fig.canvas.get_renderer()).width <= 7.0, "text spills past the 7 in column"
     small = [(t.get_text(), t.get_fontsize()) for t in texts(fig) if t.get_fontsize() < 8]
@@ -343,7 +343,7 @@ def _check_chinese_figure(fig, kind: str, arg: str) -> None:
     sources = [t.get_text() for t in fig.texts if t.get_text().startswith(("来源：multigpu.book.diagrams.", "来源：multigpu.book.schematics."))]
     assert len(sources) == 1
     if kind != "schematic":
-        assert f"multigpu.hardware.topology.for_system('{arg}')" in sources[0].replace("\n", "")
+        assert f"multigpu.hardware.wiring.for_system('{arg}')" in sources[0].replace("\n", "")
     assert fig.get_tightbbox(fig.canvas.get_renderer()).width <= 7.0, "text spills past the 7 in column"
     assert not [(t.get_text(), t.get_fontsize()) for t in texts(fig) if t.get_fontsize() < 8]
     assert not plotting.contrast_problems(fig)
@@ -361,7 +361,7 @@ def test_chinese_wiring_draws_the_same_links_at_the_same_rates():
     plt.close(fig)
     assert sum(int(re.search(r"(\d+) 条链路$", label).group(1)) for label in labels) == graph.number_of_edges()
     assert [NUMBER.findall(a) for a in labels] == [NUMBER.findall(h.get_label())
-                                                   for h in wiring("dgx-1-v100").legends[0].legend_handles]
+                                                   for h in wiring_figure_of("dgx-1-v100").legends[0].legend_handles]
 
 
 @pytest.mark.parametrize("system_id", WIRING + ["gb200-nvl72"])
@@ -391,10 +391,10 @@ def test_multinode_alt_text_in_both_languages():
 
 
 def test_every_catalogue_system_and_link_kind_has_its_chinese_words():
-    kinds = {topology.for_system(s).kind for s in catalog.systems()}
+    kinds = {wiring.for_system(s).kind for s in catalog.systems()}
     for kind in kinds:
         assert CHINESE.search(lang.label(kind, "zh")), kind
-    links = {e.kind for s in catalog.systems() for e in topology.for_system(s).edges if e.kind != "bounce"}
+    links = {e.kind for s in catalog.systems() for e in wiring.for_system(s).edges if e.kind != "bounce"}
     assert links <= set(diagrams.KINDS)
     for _colour, name in diagrams.KINDS.values():
         assert lang.label(name, "zh")
@@ -416,7 +416,7 @@ def test_wrap_keeps_english_as_textwrap_and_breaks_chinese_by_width():
     text = "multigpu.book.diagrams.wiring_figure drawn from a long list of words " * 3
     assert diagrams.wrap_text(text, 60) == textwrap.fill(text, 60)
     chinese_text = ("来源：multigpu.book.diagrams.wiring_figure 依据 "
-                    "multigpu.hardware.topology.for_system('hgx-h100') 绘制") * 2
+                    "multigpu.hardware.wiring.for_system('hgx-h100') 绘制") * 2
     lines = diagrams.wrap_text(chinese_text, 50).split("\n")
     assert len(lines) > 1 and all(lang.text_width(line) <= 50 or " " not in line for line in lines)
     assert "".join(lines).replace(" ", "") == chinese_text.replace(" ", "")

@@ -47,10 +47,10 @@ def test_every_check_states_each_test_as_a_finding():
 
 
 def test_where_pcie_decode_outlasts_compute_is_a_finding():
-    from multigpu.evidence.claims import workloads
+    from multigpu.evidence.claims import bottlenecks
 
-    assert str(workloads.pcie8_finding({"pcie8": {"first_batch": 16}})) == "from batch 16 on"
-    rendered = lang.per_language(lambda: glue.render(workloads.pcie8_finding({"pcie8": {"first_batch": 16}})))
+    assert str(bottlenecks.pcie8_finding({"pcie8": {"first_batch": 16}})) == "from batch 16 on"
+    rendered = lang.per_language(lambda: glue.render(bottlenecks.pcie8_finding({"pcie8": {"first_batch": 16}})))
     assert "16" in rendered["zh"] and rendered["zh"] != rendered["en"]
 
 

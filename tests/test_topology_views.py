@@ -1,4 +1,4 @@
-"""Chapter 2's tables and series (multigpu.evidence.wiring): they must agree with the wiring and the model."""
+"""Chapter 2's tables and series (multigpu.evidence.topology): they must agree with the wiring and the model."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from multigpu.book import ch02_figures as ch02fig
 from multigpu.book import plotting
 from multigpu.comm import calibration, collectives
 from multigpu.evidence import measurements
-from multigpu.evidence import wiring as views
-from multigpu.hardware import catalog, topology
+from multigpu.evidence import topology as views
+from multigpu.hardware import catalog, wiring
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 
@@ -230,14 +230,14 @@ def test_views_use_the_topology_not_typed_numbers(monkeypatch):
     links["nvlink4-p2p-mesh"] = dataclasses.replace(links["nvlink4-p2p-mesh"], per_link_GBps_per_dir=32.0,
                                                     per_gpu_GBps_per_dir=224.0)
     monkeypatch.setattr(catalog, "_links", lambda: links)
-    topology.for_system.cache_clear()
+    wiring.for_system.cache_clear()
     try:
         table = views.blog_table1()
         assert list(table["model_mesh_gpu_GBps_bidir"]) == [64, 192, 448]
         assert (table["model_switch_gpu_GBps_bidir"] == 900).all()
     finally:
         monkeypatch.undo()
-        topology.for_system.cache_clear()
+        wiring.for_system.cache_clear()
 
 
 # ------------------------------------------------------------------ calibration passed in, names as constants

@@ -38,9 +38,9 @@ from multigpu.evidence import (
     sweepchecks,
     sweepfit,
     sweeps,
+    topology,
     trainingruns,
     validation,
-    wiring,
 )
 from multigpu.evidence.sweeps import SMALL_SIDE, WIDE_MISS
 
@@ -643,7 +643,7 @@ def weakness_facts(table: pd.DataFrame, cal: Calibration | None = None) -> Facts
     small = table[(table["kind"] == "collective") & (table["size_class"] == "small")]
     coverage = validation.coverage()
     out: dict[str, object] = {f"e_{ref.strip('#').lower()}": float(errors.loc[ref]) for ref in DISCUSSED}
-    out.update({f"gap{row_id}": wiring.time_gap_us(row_id, cal)["gap_us"] for row_id in GAP_ROWS})
+    out.update({f"gap{row_id}": topology.time_gap_us(row_id, cal)["gap_us"] for row_id in GAP_ROWS})
     out.update({
         "nvls_latency": cal.value("hop_latency_us", "nvlink.nvls.simple"),
         "bounce_pct": 100 * cal.value("bounce", "rate_factor"),

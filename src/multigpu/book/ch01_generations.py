@@ -1,5 +1,5 @@
 """Chapter 1 (NVLink generations): its figures, its claims table and the numbers its prose cites, drawn from
-:mod:`multigpu.evidence.generations`, :mod:`multigpu.evidence.claims.hardware` and the catalogue.
+:mod:`multigpu.evidence.generations`, :mod:`multigpu.evidence.claims.generations` and the catalogue.
 
 Its words come in both editions' languages (:mod:`multigpu.book.lang`): each figure function draws in the
 current language (the notebook shows both with ``plotting.show_both``), the tables' Chinese headers are the
@@ -15,7 +15,7 @@ from multigpu.book import claim_values, glue, lang, plotting
 from multigpu.book.glue import Facts, plain, verdict_facts
 from multigpu.book.lang import N_, _
 from multigpu.evidence import claims, generations
-from multigpu.evidence.claims import hardware
+from multigpu.evidence.claims import generations as claim_checks
 from multigpu.hardware import catalog
 
 _TIMELINE_TAGS = {"NVLink": lambda name: name.split()[1].split(".")[0],
@@ -184,7 +184,7 @@ LABEL_COLUMNS = claim_values.label_columns("verdict")
 
 # ------------------------------------------------------------------ the article's claims
 
-#: The claims chapter 1 checks (:mod:`multigpu.evidence.claims.hardware`).
+#: The claims chapter 1 checks (:mod:`multigpu.evidence.claims.generations`).
 CLAIMS = ("C01", "C02", "C03", "C04", "C20")
 def verdicts(inputs: claims.Inputs | None = None) -> dict[str, claims.Verdict]:
     """The verdicts of :data:`CLAIMS` by id, checked with ``inputs`` (None: shipped calibration, packaged
@@ -310,11 +310,11 @@ def claim_facts(inputs: claims.Inputs | None = None) -> Facts:
     first = generations.first_gpu(generations.FAMILIES["nvlink"][0])
     out["c01_year"] = checked["C01"].model_value
     out["c01_ratio"] = generations.nvlink_pcie_ratio((first.id,))["ratio_same_convention"].iloc[0]
-    c03 = hardware.nvlink6_vs_pcie6()
+    c03 = claim_checks.nvlink6_vs_pcie6()
     for key in ("nvlink_GBps_bidir", "pcie_GBps_bidir", "pcie_raw_GBps_bidir", "ratio_bidir", "ratio_raw_bidir",
                 "ratio_mixed"):
         out[f"c03_{key}"] = c03[key]
-    c04 = hardware.nvlink_cadence()
+    c04 = claim_checks.nvlink_cadence()
     for n, bw, year in zip((4, 5, 6), c04["GBps_bidir"], c04["years"]):
         out |= {f"c04_bw{n}": bw, f"c04_dir{n}": bw / 2, f"c04_year{n}": year}
     out["c04_gap"] = c04["years_per_generation"]

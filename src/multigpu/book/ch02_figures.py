@@ -15,12 +15,12 @@ from multigpu.book.lang import N_, _
 from multigpu.comm import collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.units import GiB, KiB, MiB
-from multigpu.evidence import wiring
+from multigpu.evidence import topology
 
 
 def _system(system_id: str) -> str:
-    """The short name of a compared system (:func:`multigpu.evidence.wiring.label`) in the current language."""
-    return lang.label(wiring.label(system_id))
+    """The short name of a compared system (:func:`multigpu.evidence.topology.label`) in the current language."""
+    return lang.label(topology.label(system_id))
 
 
 def _style(i: int) -> dict[str, object]:
@@ -45,10 +45,10 @@ def _size_label(size: float) -> str:
 def plot_group_bandwidth(axes, frame: pd.DataFrame | None = None, fan: dict[str, pd.DataFrame] | None = None) -> None:
     """Two panels: left, one GPU sending to 1..7 peers at once (per peer, dashed; total, solid);
     right, each GPU's all-to-all total against the group size. Line rate, GB/s per direction, log scale."""
-    frame = wiring.group_bandwidth() if frame is None else frame
-    fan = {s: wiring.fanout(s) for s in wiring.COMPARED} if fan is None else fan
+    frame = topology.group_bandwidth() if frame is None else frame
+    fan = {s: topology.fanout(s) for s in topology.COMPARED} if fan is None else fan
     left, right = axes
-    for i, system_id in enumerate(wiring.COMPARED):
+    for i, system_id in enumerate(topology.COMPARED):
         style = _style(i)
         data = fan[system_id]
         left.plot(data["peers"], data["total_GBps_per_dir"], label=_("{system}: total", system=_system(system_id)),
@@ -56,7 +56,7 @@ def plot_group_bandwidth(axes, frame: pd.DataFrame | None = None, fan: dict[str,
         left.plot(data["peers"], data["per_peer_GBps_per_dir"],
                   label=_("{system}: per peer", system=_system(system_id)),
                   **{**style, "linestyle": ":", "marker": "x" if style["marker"] != "x" else "+"})
-        rows = frame[frame["system"] == wiring.label(system_id)]
+        rows = frame[frame["system"] == topology.label(system_id)]
         right.plot(rows["gpus"], rows["gpu_alltoall_GBps_per_dir"], label=_system(system_id), **style)
     for ax in axes:
         ax.set_yscale("log")
@@ -73,12 +73,12 @@ def plot_allreduce_vs_size(ax, frame: pd.DataFrame | None = None, mesh: pd.DataF
                            regions: dict[str, float] | None = None) -> None:
     """All-reduce time against size, one line per algorithm (log-log); NCCL's choice on the mesh as a wide
     grey line; the latency-bound and bandwidth-bound ranges of :func:`regimes` shaded and named."""
-    frame = wiring.allreduce_vs_size() if frame is None else frame
+    frame = topology.allreduce_vs_size() if frame is None else frame
     for i, (name, rows) in enumerate(frame.groupby("algorithm", sort=False)):
         ax.plot(rows["bytes"], rows["time_us"], label=lang.label(name), markevery=8, **_style(i))
     if mesh is not None:
         ax.plot(mesh["bytes"], mesh["time_us"], color="#999999", linewidth=4, alpha=0.6, zorder=0, marker="",
-                label=_("{system}: NCCL's choice", system=_system(wiring.MESH)))
+                label=_("{system}: NCCL's choice", system=_system(topology.MESH)))
     ax.set_yscale("log")
     _size_axis(ax, frame["bytes"].to_numpy())
     lo, hi = float(frame["bytes"].min()), float(frame["bytes"].max())
@@ -95,7 +95,7 @@ def plot_allreduce_vs_size(ax, frame: pd.DataFrame | None = None, mesh: pd.DataF
 
 def plot_ring_terms(ax, frame: pd.DataFrame | None = None) -> None:
     """Ring all-reduce time relative to 2 GPUs, small and large message, against the GPU count."""
-    frame = wiring.ring_terms() if frame is None else frame
+    frame = topology.ring_terms() if frame is None else frame
     first = frame.iloc[0]
     ax.plot(frame["gpus"], frame["ring_small_us"] / first["ring_small_us"],
             label=_("{size}: latency-bound", size=_size_label(8 * KiB)), **_style(0))
@@ -109,14 +109,14 @@ def plot_ring_terms(ax, frame: pd.DataFrame | None = None) -> None:
 
 def plot_nvls_gain(ax, frame: pd.DataFrame | None = None) -> None:
     """Ring and NVLS all-reduce busbw against the GPU count (model lines), measured points on top."""
-    frame = wiring.nvls_gain() if frame is None else frame
+    frame = topology.nvls_gain() if frame is None else frame
     ax.plot(frame["gpus"], frame["ring_busbw_GBps"], label=_("model: ring"), **_style(0))
     ax.plot(frame["gpus"], frame["nvls_busbw_GBps"], label=_("model: NVLS (in-switch reduction)"), **_style(2))
     measured = frame.dropna(subset=["measured_busbw_GBps"])
     for algorithm, marker in (("ring", "o"), ("nvls", "s")):
         rows = measured[measured["measured_algorithm"] == algorithm]
         if len(rows):
-            chosen = lang.label(wiring.ALLREDUCE_ALGORITHMS.get(algorithm, algorithm))
+            chosen = lang.label(topology.ALLREDUCE_ALGORITHMS.get(algorithm, algorithm))
             ax.scatter(rows["gpus"], rows["measured_busbw_GBps"], marker=marker, s=60, facecolors="none",
                        edgecolors="black", linewidths=1.2, zorder=3,
                        label=_("measured (NCCL chose {algorithm})", algorithm=chosen))
@@ -126,7 +126,7 @@ def plot_nvls_gain(ax, frame: pd.DataFrame | None = None) -> None:
 
 def plot_scaling(axes, frame: pd.DataFrame | None = None) -> None:
     """Two panels, busbw (log) against GPUs (log 2): all-reduce left, all-to-all right, one line per system."""
-    frame = wiring.scaling() if frame is None else frame
+    frame = topology.scaling() if frame is None else frame
     left, right = axes
     for i, (name, rows) in enumerate(frame.groupby("system", sort=False)):
         left.plot(rows["gpus"], rows["allreduce_busbw_GBps"], label=lang.label(name), **_style(i))
@@ -162,7 +162,7 @@ def plot_predicted_vs_measured(axes, frame: pd.DataFrame | None = None, label_ab
     """Two panels: predicted against measured (log-log, y = x and +-10 % lines), and the error of each row
     against the measured value. Filled markers: a constant was fitted on the row; hollow: it was not.
     Rows off by more than ``label_above_pct`` are labelled with their id."""
-    frame = wiring.model_vs_measurement() if frame is None else frame
+    frame = topology.model_vs_measurement() if frame is None else frame
     left, right = axes
     groups = frame["what"].map(_group)
     for i, group in enumerate(dict.fromkeys(groups)):
@@ -207,11 +207,11 @@ def figure_group_bandwidth() -> Figure:
     fig, axes = plotting.figure(
         _("What one GPU sends: to several peers at once, and in an all-to-all"),
         _("GPUs (count)"), _("bandwidth, one direction (GB/s, log scale)"),
-        source=_("multigpu.evidence.wiring.fanout and group_bandwidth (line rate, max-min fair sharing of links); "
+        source=_("multigpu.evidence.topology.fanout and group_bandwidth (line rate, max-min fair sharing of links); "
                  "catalogue systems hgx-h200, h200-p2p-8, pcie-l40s-8"),
         nrows=2, figsize=(6.8, 7.6))
-    frame = wiring.group_bandwidth()
-    fan = {s: wiring.fanout(s) for s in wiring.COMPARED}
+    frame = topology.group_bandwidth()
+    fan = {s: topology.fanout(s) for s in topology.COMPARED}
     plot_group_bandwidth(axes, frame, fan)
     totals = _("; ").join(f"{_system(s)} {plotting.span(fan[s]['total_GBps_per_dir'], 'GB/s')}" for s in fan)
     return plotting.set_alt(fig, _("Two line charts, log scale. Top: what GPU 0 sends in total to 1 to 7 peers at "
@@ -223,14 +223,14 @@ def figure_group_bandwidth() -> Figure:
 def figure_allreduce_vs_size(cal: Calibration | None = None) -> Figure:
     """All-reduce time (µs, log scale) against the message size per GPU (bytes, log scale) on 8x H200 with
     NVSwitch, one line per algorithm, NCCL's choice on the mesh, and the latency- and bandwidth-bound ranges."""
-    regions = wiring.regimes(cal=cal)
-    mesh_choice = pd.DataFrame(collectives.evaluate("allreduce", wiring.MESH, 8, wiring.SIZES, cal=cal))
+    regions = topology.regimes(cal=cal)
+    mesh_choice = pd.DataFrame(collectives.evaluate("allreduce", topology.MESH, 8, topology.SIZES, cal=cal))
     fig, ax = plotting.figure(
         _("All-reduce on 8x H200 (NVSwitch): time by algorithm"),
         _("message size per GPU (bytes, log scale)"), _("time (µs, log scale)"),
         source=_("multigpu.comm.collectives (alpha-beta per algorithm and protocol, NCCL 2.30 latencies, calibrated "
-                 "bandwidth); multigpu.evidence.wiring.allreduce_vs_size and regimes"))
-    frame = wiring.allreduce_vs_size(cal=cal)
+                 "bandwidth); multigpu.evidence.topology.allreduce_vs_size and regimes"))
+    frame = topology.allreduce_vs_size(cal=cal)
     plot_allreduce_vs_size(ax, frame, mesh=mesh_choice, regions=regions)
     return plotting.set_alt(fig, _("Line chart, log-log: all-reduce time on 8x H200 against message size ({low} to "
                                    "{high}), one line per algorithm, {span}; latency-bound below {latency}, "
@@ -246,8 +246,8 @@ def figure_ring_terms(cal: Calibration | None = None) -> Figure:
     fig, ax = plotting.figure(
         _("Ring all-reduce as the group grows (one NVLink switch)"),
         _("GPUs on one NVLink switch (count)"), _("time relative to 2 GPUs (ratio)"),
-        source=_("multigpu.evidence.wiring.ring_terms on gb200-nvl72 (a 72-GPU NVLink domain), ring algorithm only"))
-    frame = wiring.ring_terms(cal=cal)
+        source=_("multigpu.evidence.topology.ring_terms on gb200-nvl72 (a 72-GPU NVLink domain), ring algorithm only"))
+    frame = topology.ring_terms(cal=cal)
     plot_ring_terms(ax, frame)
     last = frame.iloc[-1]
     return plotting.set_alt(fig, _("Line chart: ring all-reduce time relative to 2 GPUs, 2 to {gpus} GPUs; a "
@@ -263,9 +263,9 @@ def figure_nvls_gain(cal: Calibration | None = None) -> Figure:
     fig, ax = plotting.figure(
         _("In-switch reduction (NVLS) against ring all-reduce, 8x H200"),
         _("GPUs in the all-reduce (count)"), _("all-reduce busbw at 8 GiB (GB/s)"),
-        source=_("model: multigpu.evidence.wiring.nvls_gain; measured: nccl-tests on 8x H200 "
+        source=_("model: multigpu.evidence.topology.nvls_gain; measured: nccl-tests on 8x H200 "
                  "(stas00/ml-engineering, data/measurements.csv rows 15-19)"))
-    frame = wiring.nvls_gain(cal=cal)
+    frame = topology.nvls_gain(cal=cal)
     plot_nvls_gain(ax, frame)
     return plotting.set_alt(fig, _("Line chart: all-reduce busbw at 8 GiB against 2 to 8 GPUs; ring stays at {ring}, "
                                    "NVLS rises from {nvls}; measured points {measured}.",
@@ -280,10 +280,10 @@ def figure_scaling(cal: Calibration | None = None) -> Figure:
     fig, axes = plotting.figure(
         _("Leaving the NVLink domain: busbw as the job grows"),
         _("GPUs in the job (count, log scale)"), _("busbw at 1 GiB (GB/s, log scale)"),
-        source=_("multigpu.evidence.wiring.scaling (collective model; one NIC per GPU, rail-optimised, non-blocking "
+        source=_("multigpu.evidence.topology.scaling (collective model; one NIC per GPU, rail-optimised, non-blocking "
                  "fabric); catalogue systems hgx-h200, dgx-a100, gb200-nvl72"),
         ncols=2, figsize=(6.8, 4.4))
-    frame = wiring.scaling(cal=cal)
+    frame = topology.scaling(cal=cal)
     plot_scaling(axes, frame)
     return plotting.set_alt(fig, _("Two line charts, log scales: busbw at 1 GiB against {low} to {high} GPUs per "
                                    "system; all-reduce {allreduce}, all-to-all {alltoall}, falling once the job "
@@ -301,7 +301,7 @@ def figure_predicted_vs_measured(comparison: pd.DataFrame | None = None, cal: Ca
         source=_("multigpu.evidence.measurements.compare over data/measurements.csv (nccl-tests, nvbandwidth, "
                  "p2pBandwidthLatencyTest, DeepEP; sources row by row)"),
         nrows=2, figsize=(6.8, 8.4))
-    frame = wiring.model_vs_measurement(comparison, cal=cal)
+    frame = topology.model_vs_measurement(comparison, cal=cal)
     plot_predicted_vs_measured(axes, frame)
     within = int((frame["error_pct"].abs() <= 10).sum())
     return plotting.set_alt(fig, _("Two scatter plots of {rows} published measurements: predicted against measured "

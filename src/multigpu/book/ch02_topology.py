@@ -1,5 +1,5 @@
 """Chapter 2 (NVSwitch topology): its tables, its claims table and the numbers its prose cites, computed by
-:mod:`multigpu.evidence.wiring`, :mod:`multigpu.evidence.claims.topology` and
+:mod:`multigpu.evidence.topology`, :mod:`multigpu.evidence.claims.topology` and
 :mod:`multigpu.evidence.measurements` with a calibration passed in (its figures and drawn topologies are
 :mod:`multigpu.book.ch02_figures`).
 
@@ -18,27 +18,27 @@ from multigpu.book.vocabulary import CHECK_LABELS  # noqa: F401  (the chapter's 
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.units import GiB, KiB, MiB
-from multigpu.evidence import claims, generations, measurements, wiring
+from multigpu.evidence import claims, generations, measurements, topology
 from multigpu.evidence.claims import topology as checks
 
 # ------------------------------------------------------------------ the words of figures and tables
 # The evidence layer names its systems, algorithms, patterns and rows in English; these messages are their
 # Chinese (multigpu.book.lang.label: a label missing here fails the notebook in Chinese, not just the check).
 
-#: The systems' short names that hold words (:data:`multigpu.evidence.wiring.LABELS` of the compared three,
-#: :data:`multigpu.evidence.wiring.SCALING_LABELS`), for legends and the wiring table.
+#: The systems' short names that hold words (:data:`multigpu.evidence.topology.LABELS` of the compared three,
+#: :data:`multigpu.evidence.topology.SCALING_LABELS`), for legends and the wiring table.
 SYSTEM_LABELS = (N_("NVSwitch (HGX H200)"), N_("full mesh (8x H200, hypothetical)"), N_("PCIe Gen4 (8x L40S)"),
                  N_("HGX H200 nodes (8 GPUs, NDR)"), N_("DGX A100 nodes (8 GPUs, HDR)"),
                  N_("GB200 NVL72 racks (72 GPUs, NDR)"))
-#: The all-reduce algorithms as the chapter prints them (:data:`multigpu.evidence.wiring.ALLREDUCE_ALGORITHMS`).
+#: The all-reduce algorithms as the chapter prints them (:data:`multigpu.evidence.topology.ALLREDUCE_ALGORITHMS`).
 ALGORITHM_LABELS = (N_("ring"), N_("tree"), N_("NVLS"), N_("one-shot"), N_("two-shot (MultiShot)"))
-#: The traffic patterns of :func:`multigpu.evidence.wiring.rack_patterns`.
+#: The traffic patterns of :func:`multigpu.evidence.topology.rack_patterns`.
 PATTERN_LABELS = (N_("one pair alone"), N_("permutation across the bisection (i to i + n/2)"),
                   N_("one GPU to all others (fan-out)"), N_("all others to one GPU (incast)"), N_("all-to-all"))
-#: The row groups of :func:`multigpu.evidence.wiring.error_summary`.
+#: The row groups of :func:`multigpu.evidence.topology.error_summary`.
 ROWS_LABELS = (N_("large messages and rates"), N_("small messages (< 64 MiB)"), N_("fitted on"),
                N_("not fitted on"), N_("all"))
-#: What each row of :func:`multigpu.evidence.wiring.model_vs_measurement` measured.
+#: What each row of :func:`multigpu.evidence.topology.model_vs_measurement` measured.
 WHAT_LABELS = (N_("GPU-GPU copy, both ways"), N_("GPU-GPU copy, one way"), N_("all-to-all, per-GPU NIC rate"),
                N_("allgather busbw (ring)"), N_("allreduce busbw (nvls)"), N_("allreduce busbw (ring)"),
                N_("alltoall busbw (direct)"), N_("host-to-GPU copy"), N_("reducescatter busbw (ring)"))
@@ -149,8 +149,8 @@ def wiring_facts() -> Facts:
     bidirectional), one pair's share (``sw_pair``, ``mesh_pair``, ``pcie_pair``; ``mesh_share`` %), and the
     numbers of claims C05 (``c05_*``: years, GPU count, GB/s) and C09 (``c09_*``: GB/s, peer count); the
     all-reduce schematics' GPUs and buffer (``schematic_gpus``, ``schematic_GB``, GB = 1e9 bytes)."""
-    table = wiring.wiring_table().set_index("system")
-    switch, mesh, pcie = (table.loc[wiring.label(s)] for s in wiring.COMPARED)
+    table = topology.wiring_table().set_index("system")
+    switch, mesh, pcie = (table.loc[topology.label(s)] for s in topology.COMPARED)
     out: Facts = {"schematic_gpus": schematics.SCHEMATIC_GPUS, "schematic_GB": schematics.SCHEMATIC_BYTES / 1e9,
                   "sw_gpu_bidir": switch["gpu_GBps_bidir"], "mesh_gpu_bidir": mesh["gpu_GBps_bidir"],
                   "sw_pair": switch["pair_GBps_per_dir"], "mesh_pair": mesh["pair_GBps_per_dir"],
@@ -170,20 +170,20 @@ def pair_facts(cal: Calibration | None = None) -> Facts:
     """One pair, or everyone at once (line rate): NVIDIA's Table 1 beside the model (``t1_*``, bidirectional),
     one GPU sending to 1..7 peers (``fan_*``), the PCIe server's lone fifth GPU (``pcie_a2a5``), and claim
     C10's pair in an 8-GPU all-to-all on switch and mesh (``c10_switch``, ``c10_mesh``, bidirectional)."""
-    table1 = wiring.blog_table1().set_index("gpus")
+    table1 = topology.blog_table1().set_index("gpus")
     out: Facts = {"t1_mesh8": table1.loc[8, "model_mesh_gpu_GBps_bidir"],
                   "t1_switch8": table1.loc[8, "model_switch_gpu_GBps_bidir"],
                   "t1_sw_pair8": table1.loc[8, "model_switch_pair_GBps_bidir"],
                   "t1_sw_pair4": table1.loc[4, "model_switch_pair_GBps_bidir"],
                   "t1_mesh_pair8": table1.loc[8, "model_mesh_pair_GBps_bidir"]}
-    fan_switch, fan_mesh, fan_pcie = (wiring.fanout(s).set_index("peers") for s in wiring.COMPARED)
+    fan_switch, fan_mesh, fan_pcie = (topology.fanout(s).set_index("peers") for s in topology.COMPARED)
     out |= {"fan_sw_total": fan_switch.loc[7, "total_GBps_per_dir"],
             "fan_sw_peer7": fan_switch.loc[7, "per_peer_GBps_per_dir"],
             "fan_mesh_total7": fan_mesh.loc[7, "total_GBps_per_dir"],
             "fan_pcie_total": fan_pcie.loc[1, "total_GBps_per_dir"],
             "fan_pcie_peer7": fan_pcie.loc[7, "per_peer_GBps_per_dir"]}
-    groups = wiring.group_bandwidth()
-    pcie_groups = groups[groups["system"] == wiring.label(wiring.PCIE)].set_index("gpus")
+    groups = topology.group_bandwidth()
+    pcie_groups = groups[groups["system"] == topology.label(topology.PCIE)].set_index("gpus")
     out["pcie_a2a5"] = pcie_groups.loc[5, "gpu_alltoall_GBps_per_dir"]
     c10 = checks.switch_vs_mesh((2, 8), cal=cal)
     out["c10_switch"] = c10["switch_pair_in_alltoall_GBps_bidir"][-1]
@@ -197,13 +197,13 @@ def collective_facts(cal: Calibration | None = None) -> Facts:
     claim C11's switch / mesh ratios (``c11_*``, x) and switch / PCIe all-reduce busbw on 8 GPUs
     (``sw_over_pcie8``, x)."""
     resolved = calibration.resolve(cal)
-    groups = wiring.group_bandwidth()
-    mesh_groups = groups[groups["system"] == wiring.label(wiring.MESH)].set_index("gpus")
+    groups = topology.group_bandwidth()
+    mesh_groups = groups[groups["system"] == topology.label(topology.MESH)].set_index("gpus")
     out: Facts = {"mesh6_ring_pct": 100 * mesh_groups.loc[6, "gpu_ring_GBps_per_dir"]
                   / mesh_groups.loc[6, "gpu_alltoall_GBps_per_dir"],
                   "sm_eff_pct": 100 * resolved.value("sm_efficiency", "nvlink.hopper")}
-    groups_1GiB = wiring.collective_table(nbytes=1 * GiB, cal=cal)
-    switch_groups = groups_1GiB[groups_1GiB["system"] == wiring.label(wiring.SWITCH)]
+    groups_1GiB = topology.collective_table(nbytes=1 * GiB, cal=cal)
+    switch_groups = groups_1GiB[groups_1GiB["system"] == topology.label(topology.SWITCH)]
     out["nvls_from"] = int(switch_groups[switch_groups["allreduce_algorithm"] == "nvls"]["gpus"].min())
     c11 = checks.switch_vs_mesh(cal=cal)
     counts = c11["gpus"]
@@ -213,8 +213,8 @@ def collective_facts(cal: Calibration | None = None) -> Facts:
             "c11_a2a_busbw8": c11["alltoall_busbw_ratio_x"][counts.index(8)],
             "c11_ar8": c11["allreduce_busbw_ratio_x"][counts.index(8)],
             "c11_ar4": c11["allreduce_busbw_ratio_x"][counts.index(4)]}
-    busbw_8 = wiring.wide(groups_1GiB, "allreduce_busbw_GBps").loc[8]
-    out["sw_over_pcie8"] = busbw_8[wiring.label(wiring.SWITCH)] / busbw_8[wiring.label(wiring.PCIE)]
+    busbw_8 = topology.wide(groups_1GiB, "allreduce_busbw_GBps").loc[8]
+    out["sw_over_pcie8"] = busbw_8[topology.label(topology.SWITCH)] / busbw_8[topology.label(topology.PCIE)]
     return out
 
 
@@ -224,20 +224,20 @@ def size_facts(cal: Calibration | None = None) -> Facts:
     (``mesh_small_x``, ``mesh_large_x``), the crossovers (``nccl_cross_MiB``, ``oneshot_to_KiB``,
     ``twoshot_to_MiB``); the ring's steps, latency (µs) and bytes per byte (``c14_*``, ``c15_slope`` µs per GPU,
     ``ring_*``, ``nvls_small72`` µs); and claim C19's two-shot figures (``c19_*``: µs, steps, x, MiB)."""
-    regions = wiring.regimes(cal=cal)
+    regions = topology.regimes(cal=cal)
     out: Facts = {"lat_bound_MiB": regions["latency_bound_to_bytes"] / MiB,
                   "bw_bound_MiB": regions["bandwidth_bound_from_bytes"] / MiB}
-    mesh = collectives.evaluate("allreduce", wiring.MESH, 8, wiring.SIZES, cal=cal)["time_us"]
-    switch = collectives.evaluate("allreduce", wiring.SWITCH, 8, wiring.SIZES, cal=cal)["time_us"]
+    mesh = collectives.evaluate("allreduce", topology.MESH, 8, topology.SIZES, cal=cal)["time_us"]
+    switch = collectives.evaluate("allreduce", topology.SWITCH, 8, topology.SIZES, cal=cal)["time_us"]
     out["mesh_small_x"] = mesh[0] / switch[0]
     out["mesh_large_x"] = mesh[-1] / switch[-1]
-    out["nccl_cross_MiB"] = wiring.fastest_ranges(cal=cal)["to_KiB"].iloc[0] / KiB
-    names = wiring.ALLREDUCE_ALGORITHMS
-    ranges = wiring.fastest_ranges(algorithms=tuple(names), cal=cal).set_index("algorithm")
+    out["nccl_cross_MiB"] = topology.fastest_ranges(cal=cal)["to_KiB"].iloc[0] / KiB
+    names = topology.ALLREDUCE_ALGORITHMS
+    ranges = topology.fastest_ranges(algorithms=tuple(names), cal=cal).set_index("algorithm")
     out["oneshot_to_KiB"] = ranges.loc[names["direct"], "to_KiB"]
     out["twoshot_to_MiB"] = ranges.loc[names["two-shot"], "to_KiB"] / KiB
     checked = verdicts(cal)
-    at = wiring.ring_terms(cal=cal).set_index("gpus")
+    at = topology.ring_terms(cal=cal).set_index("gpus")
     out |= {"c14_steps8": checked["C14"].model_value, "c14_steps72": at.loc[72, "steps"],
             "c15_slope": checked["C15"].model_value}
     for n in (2, 8, 72):
@@ -261,7 +261,7 @@ def nvls_facts(cal: Calibration | None = None) -> Facts:
     out: Facts = {f"c06_{key}": c06[key] for key in (
         "year", "ring_bytes_factor", "nvls_bytes_factor", "model_gain_x", "measured_gain_x", "ring_busbw_GBps",
         "nvls_busbw_GBps", "pays_from_gpus")}
-    out["nvls_gain2"] = wiring.nvls_gain(cal=cal).set_index("gpus").loc[2, "gain_x"]
+    out["nvls_gain2"] = topology.nvls_gain(cal=cal).set_index("gpus").loc[2, "gain_x"]
     return out
 
 
@@ -269,13 +269,13 @@ def rack_facts() -> Facts:
     """The Vera Rubin NVL72 at line rate: its aggregate (``rack_*``: GPUs, TB/s) and the per-flow rate of a
     fan-out and a permutation (``rack_fan``, ``rack_perm``, GB/s per direction) and an incast's total
     (``rack_incast``, TB/s)."""
-    rack = wiring.rack_aggregate("vr-nvl72")
+    rack = topology.rack_aggregate("vr-nvl72")
     out: Facts = {f"rack_{key}": rack[key] for key in (
         "gpus", "gpu_TBps_bidir", "gpu_TBps_per_dir", "sum_bidir_TBps", "delivered_TBps", "bisection_TBps_per_dir")}
-    patterns = wiring.rack_patterns("vr-nvl72").set_index("pattern")
-    out |= {"rack_fan": patterns.loc[wiring.FAN_OUT, "per_flow_GBps_per_dir"],
-            "rack_incast": patterns.loc[wiring.INCAST, "delivered_TBps"],
-            "rack_perm": patterns.loc[wiring.PERMUTATION, "per_flow_GBps_per_dir"]}
+    patterns = topology.rack_patterns("vr-nvl72").set_index("pattern")
+    out |= {"rack_fan": patterns.loc[topology.FAN_OUT, "per_flow_GBps_per_dir"],
+            "rack_incast": patterns.loc[topology.INCAST, "delivered_TBps"],
+            "rack_perm": patterns.loc[topology.PERMUTATION, "per_flow_GBps_per_dir"]}
     return out
 
 
@@ -284,12 +284,12 @@ def scale_out_facts(cal: Calibration | None = None) -> Facts:
     GB/s, busbw in one and two nodes), all-to-all busbw of 72 and 144 GPUs on NVL72 racks and 72 GPUs on HGX H200
     nodes, and all-reduce busbw over two HGX H200 nodes by algorithm (``mn_*``)."""
     out: Facts = {f"c25_{key}": value for key, value in checks.scale_out(cal=cal).items()}
-    scaled = wiring.scaling(cal=cal)
-    nvl = scaled[scaled["system"] == wiring.SCALING_LABELS["gb200-nvl72"]].set_index("gpus")
-    h200 = scaled[scaled["system"] == wiring.SCALING_LABELS["hgx-h200"]].set_index("gpus")
+    scaled = topology.scaling(cal=cal)
+    nvl = scaled[scaled["system"] == topology.SCALING_LABELS["gb200-nvl72"]].set_index("gpus")
+    h200 = scaled[scaled["system"] == topology.SCALING_LABELS["hgx-h200"]].set_index("gpus")
     out |= {"nvl72_a2a72": nvl.loc[72, "alltoall_busbw_GBps"], "h200_a2a72": h200.loc[72, "alltoall_busbw_GBps"],
             "nvl72_a2a144": nvl.loc[144, "alltoall_busbw_GBps"]}
-    two = wiring.multinode_allreduce(wiring.SWITCH, nodes=(2, 8), cal=cal).set_index("nodes").loc[2]
+    two = topology.multinode_allreduce(topology.SWITCH, nodes=(2, 8), cal=cal).set_index("nodes").loc[2]
     out |= {"mn_nvls2": two["nvls_busbw_GBps"], "mn_ring2": two["ring_busbw_GBps"],
             "mn_hier2": two["hierarchical_busbw_GBps"]}
     return out
@@ -300,19 +300,19 @@ def measurement_facts(comparison: pd.DataFrame | None = None, cal: Calibration |
     :data:`NAMED_ERRORS` (``err_{id}``, %), the time gaps of :data:`GAP_ROWS` (``gap{id}``, µs, and ``pred10``),
     NVLS's latency (``nvls_latency``, µs) and the out-of-sample checks within tolerance (``oos_*``, counts)."""
     comparison = measurements.compare(cal=cal) if comparison is None else comparison
-    summary = wiring.error_summary(comparison).set_index("rows")
-    out: Facts = {"err_rows": summary.loc[wiring.ERRORS_ALL, "count"],
-                  "err_median": summary.loc[wiring.ERRORS_ALL, "median_abs_error_pct"],
-                  "err_fitted_median": summary.loc[wiring.ERRORS_FITTED, "median_abs_error_pct"],
-                  "err_unfitted_median": summary.loc[wiring.ERRORS_UNFITTED, "median_abs_error_pct"],
-                  "err_large_median": summary.loc[wiring.ERRORS_LARGE, "median_abs_error_pct"]}
-    errors = wiring.model_vs_measurement(comparison).set_index("id")["error_pct"]
+    summary = topology.error_summary(comparison).set_index("rows")
+    out: Facts = {"err_rows": summary.loc[topology.ERRORS_ALL, "count"],
+                  "err_median": summary.loc[topology.ERRORS_ALL, "median_abs_error_pct"],
+                  "err_fitted_median": summary.loc[topology.ERRORS_FITTED, "median_abs_error_pct"],
+                  "err_unfitted_median": summary.loc[topology.ERRORS_UNFITTED, "median_abs_error_pct"],
+                  "err_large_median": summary.loc[topology.ERRORS_LARGE, "median_abs_error_pct"]}
+    errors = topology.model_vs_measurement(comparison).set_index("id")["error_pct"]
     out |= {f"err_{row_id}": errors[row_id] for row_id in NAMED_ERRORS}
-    gaps = {row_id: wiring.time_gap_us(row_id, cal=cal) for row_id in GAP_ROWS}
+    gaps = {row_id: topology.time_gap_us(row_id, cal=cal) for row_id in GAP_ROWS}
     out |= {f"gap{row_id}": gap["gap_us"] for row_id, gap in gaps.items()}
     out["pred10"] = gaps[10]["predicted_us"]
     out["nvls_latency"] = calibration.resolve(cal).value("hop_latency_us", "nvlink.nvls.simple")
-    oos = wiring.out_of_sample_table(cal=cal)
+    oos = topology.out_of_sample_table(cal=cal)
     out |= {"oos_rows": len(oos), "oos_within": int(oos["within_tolerance"].sum())}
     return out
 
@@ -333,11 +333,11 @@ def exercise_facts(cal: Calibration | None = None) -> Facts:
     all-reduce times in ms and µs, NCCL's choice and two-shot); 2, one GPU of an NVL72 feeding
     :data:`EX2_PEERS` peers (GB/s per flow, ms per :data:`EX2_SLICE_GB` GB slice); 3, the ring-to-NVLS crossover
     (KiB) and both plans' latency (µs) and busbw limit (GB/s)."""
-    pair = (wiring.SWITCH, wiring.MESH)
-    s_label, m_label = wiring.label(wiring.SWITCH), wiring.label(wiring.MESH)
-    large = wiring.collective_table(pair, counts=(EX1_GPUS,), nbytes=EX1_LARGE, cal=cal).set_index("system")
-    small = wiring.collective_table(pair, counts=(EX1_GPUS,), nbytes=EX1_SMALL, cal=cal).set_index("system")
-    gb = wiring.group_bandwidth(pair, counts=(EX1_GPUS,)).set_index("system")
+    pair = (topology.SWITCH, topology.MESH)
+    s_label, m_label = topology.label(topology.SWITCH), topology.label(topology.MESH)
+    large = topology.collective_table(pair, counts=(EX1_GPUS,), nbytes=EX1_LARGE, cal=cal).set_index("system")
+    small = topology.collective_table(pair, counts=(EX1_GPUS,), nbytes=EX1_SMALL, cal=cal).set_index("system")
+    gb = topology.group_bandwidth(pair, counts=(EX1_GPUS,)).set_index("system")
     out: Facts = {"ex1_sw_gpu": gb.loc[s_label, "gpu_alltoall_GBps_per_dir"],
                   "ex1_mesh_gpu": gb.loc[m_label, "gpu_alltoall_GBps_per_dir"],
                   "ex1_sw_pair": gb.loc[s_label, "pair_in_alltoall_GBps_per_dir"],
@@ -347,16 +347,16 @@ def exercise_facts(cal: Calibration | None = None) -> Facts:
                   "ex1_mesh_large_ms": large.loc[m_label, "allreduce_time_us"] / 1e3,
                   "ex1_sw_small_us": small.loc[s_label, "allreduce_time_us"],
                   "ex1_mesh_small_us": small.loc[m_label, "allreduce_time_us"]}
-    for key, system_id in (("sw", wiring.SWITCH), ("mesh", wiring.MESH)):
+    for key, system_id in (("sw", topology.SWITCH), ("mesh", topology.MESH)):
         out[f"ex1_{key}_2shot_us"] = collectives.time_us("allreduce", system_id, EX1_GPUS, EX1_SMALL,
                                                          algorithm="two-shot", cal=cal)
-    fan = wiring.fanout(EX2_SYSTEM, peers=(1, EX2_PEERS)).set_index("peers")
+    fan = topology.fanout(EX2_SYSTEM, peers=(1, EX2_PEERS)).set_index("peers")
     out |= {"ex2_fan_peer": fan.loc[EX2_PEERS, "per_peer_GBps_per_dir"],
             "ex2_fan_ms": generations.transfer_time_ms(EX2_SLICE_GB, fan.loc[EX2_PEERS, "per_peer_GBps_per_dir"]),
             "ex2_pair": fan.loc[1, "per_peer_GBps_per_dir"],
             "ex2_pair_ms": generations.transfer_time_ms(EX2_SLICE_GB, fan.loc[1, "per_peer_GBps_per_dir"])}
-    names = wiring.ALLREDUCE_ALGORITHMS
-    plans = wiring.fastest_ranges(cal=cal).set_index("algorithm")
+    names = topology.ALLREDUCE_ALGORITHMS
+    plans = topology.fastest_ranges(cal=cal).set_index("algorithm")
     ring, nvls = plans.loc[names["ring"]], plans.loc[names["nvls"]]
     out |= {"ex3_cross_KiB": ring["to_KiB"], "ex3_ring_lat": ring["latency_us"],
             "ex3_ring_bw": ring["busbw_GBps_limit"], "ex3_nvls_lat": nvls["latency_us"],

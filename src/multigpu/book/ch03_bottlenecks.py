@@ -2,7 +2,7 @@
 :mod:`multigpu.book.ch03_figures`).
 
 Everything is computed by :mod:`multigpu.evidence.bottlenecks` (training,
-inference and collective models) and :mod:`multigpu.evidence.claims.workloads`
+inference and collective models) and :mod:`multigpu.evidence.claims.bottlenecks`
 (the article's claims); this module lays it out for the page:
 
 - ``*_facts`` return the values one section of the prose cites, by glue name
@@ -33,7 +33,7 @@ from multigpu.comm.calibration import Calibration
 from multigpu.compute import inference, models
 from multigpu.evidence import bottlenecks, claims, trainingruns
 from multigpu.evidence.bottlenecks import Cluster
-from multigpu.evidence.claims import workloads as claim_checks
+from multigpu.evidence.claims import bottlenecks as claim_checks
 from multigpu.hardware import catalog
 
 # ----------------------------------------------------------------------------- the words of figures and tables
@@ -312,7 +312,7 @@ def sensitivity_facts(cal: Calibration | None = None) -> Facts:
 
 
 def verdicts(cal: Calibration | None = None) -> dict[str, claims.Verdict]:
-    """The chapter's claims (:data:`multigpu.evidence.claims.workloads.CLAIM_IDS`) checked with ``cal``."""
+    """The chapter's claims (:data:`multigpu.evidence.claims.bottlenecks.CLAIM_IDS`) checked with ``cal``."""
     inputs = claims.Inputs(cal=cal)
     return {cid: claims.check(cid, inputs) for cid in claim_checks.CLAIM_IDS}
 

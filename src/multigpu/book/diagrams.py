@@ -2,7 +2,7 @@
 
 Wiring diagrams
     :func:`wiring_figure` draws one catalogue system from its topology graph
-    (:func:`multigpu.hardware.topology.for_system`): every vertex, every link
+    (:func:`multigpu.hardware.wiring.for_system`): every vertex, every link
     (both directions merged into one line), line width growing with the raw line
     rate in GB/s per direction (1 GB = 1e9 bytes). :func:`multinode_figure`
     joins identical nodes rail by rail; :data:`CLASS_EXAMPLES` names one system
@@ -35,7 +35,7 @@ from matplotlib.patches import FancyBboxPatch
 from multigpu.book import lang, plotting
 from multigpu.book.lang import N_, _, text_width
 from multigpu.common.errors import InputError
-from multigpu.hardware import topology
+from multigpu.hardware import wiring
 
 BLACK, ORANGE, BLUE, GREEN, PINK, SKY, VERMILLION, GREY = plotting.COLORS
 WHITE = "#FFFFFF"
@@ -80,7 +80,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "ethernet": (GREEN, N_("Ethernet NIC")),
     "uplink": (SKY, N_("Leaf uplink, non-blocking (sum of its NICs)")),
 }
-#: topology kind (:attr:`multigpu.hardware.topology.Topology.kind`, shown in English as it is) -> message id:
+#: topology kind (:attr:`multigpu.hardware.wiring.Topology.kind`, shown in English as it is) -> message id:
 #: the id itself, whose translation names the class in another language
 TOPOLOGY_KINDS = (N_("nvswitch"), N_("mesh"), N_("hybrid-cube-mesh"), N_("pcie-tree"), N_("pcie-bridged"))
 #: GPUs per compute tray of an NVL72 rack (catalogue notes of gb200-nvl72: 18 trays of 4 GPUs)
@@ -190,7 +190,7 @@ def wiring_graph(system_id: str) -> nx.Graph:
     ``kind`` and ``link_id``. Virtual host-memory staging edges are left out (they are no wire).
     """
     graph = nx.Graph(system_id=system_id)
-    for edge in topology.for_system(system_id).edges:
+    for edge in wiring.for_system(system_id).edges:
         if edge.kind == "bounce":
             continue
         for vertex in (edge.src, edge.dst):
@@ -294,7 +294,7 @@ def wiring_figure(system_id: str) -> Figure:
     ax.set_xlim(-0.7, len(_gpus(graph)) - 0.3)
     fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=1, fontsize=LABEL_PT)
     return finish(fig, _("Wiring of {system} ({kind})", system=system_id,
-                          kind=lang.label(topology.for_system(system_id).kind)), _wiring_source(system_id))
+                          kind=lang.label(wiring.for_system(system_id).kind)), _wiring_source(system_id))
 
 
 def _lowest_arc(graph: nx.Graph, pos: dict) -> float:
@@ -308,7 +308,7 @@ def _lowest_arc(graph: nx.Graph, pos: dict) -> float:
 
 
 def _wiring_source(system_id: str, function: str = "wiring_figure") -> str:
-    return _("multigpu.book.diagrams.{function} drawn from multigpu.hardware.topology.for_system('{system}') "
+    return _("multigpu.book.diagrams.{function} drawn from multigpu.hardware.wiring.for_system('{system}') "
              "(catalogue data/systems.csv and data/links.csv; raw line rates, GB = 1e9 bytes)",
              function=function, system=system_id)
 
@@ -431,7 +431,7 @@ def multinode_figure(system_id: str, nodes: int = 2) -> Figure:
     Each GPU reaches the fabric through the NIC its route to ``net`` uses; NIC rates (GB/s per direction)
     and the GPU-to-NIC PCIe rate come from the topology. The fabric above the leaves is non-blocking.
     """
-    topo = topology.for_system(system_id)
+    topo = wiring.for_system(system_id)
     if not 2 <= nodes <= 4:
         raise InputError(f"multinode_figure draws 2 to 4 nodes; got {nodes}")
     if topo.gpus_per_node > 8 or not topo.nics_per_node:
@@ -467,7 +467,7 @@ def multinode_alt_text(system_id: str, nodes: int = 2) -> str:
 def multinode_graph(system_id: str, nodes: int = 2) -> tuple[nx.Graph, dict[str, tuple[float, float]]]:
     """The multi-node view as a graph and its fixed layout: vertices ``n{k}:gpu{i}``, ``n{k}:nic{m}``,
     ``n{k}:nvswitch``, ``leaf{m}`` and ``net``; edges carry ``bw_GBps_per_dir``, ``kind`` and ``link_id``."""
-    topo = topology.for_system(system_id)
+    topo = wiring.for_system(system_id)
     graph, pos, width = nx.Graph(), {}, topo.gpus_per_node + 1
     nic_of = {g: _nic_of(topo, g) for g in range(topo.gpus_per_node)}
     nics = sorted(set(nic_of.values()), key=lambda v: int(v[3:]))
@@ -489,12 +489,12 @@ def multinode_graph(system_id: str, nodes: int = 2) -> tuple[nx.Graph, dict[str,
     return graph, pos
 
 
-def _nic_of(topo: topology.Topology, gpu: int) -> str:
+def _nic_of(topo: wiring.Topology, gpu: int) -> str:
     """The NIC on GPU ``gpu``'s route to the fabric."""
     return next(topo.edges[i].src for i in topo.route(gpu, "net").edges if topo.edges[i].dst == "net")
 
 
-def _add_node_view(graph: nx.Graph, pos: dict, topo: topology.Topology, k: int, x0: float,
+def _add_node_view(graph: nx.Graph, pos: dict, topo: wiring.Topology, k: int, x0: float,
                    nic_of: dict[int, str]) -> None:
     """One node's GPUs (y = 0), NICs above the GPUs they serve (y = 1) and NVLink switch (y = -1)."""
     pcie = topo.edges[topo.index[("gpu0", next(b for a, b in topo.index if a == "gpu0" and b.startswith("pcisw")))]]
@@ -527,7 +527,7 @@ def _multinode_label(vertex: str, digits: bool = False) -> str:
     return ("" if digits else short[role(local)]) + local[len(role(local)):]
 
 
-def _node_frames(ax, topo: topology.Topology, nodes: int) -> None:
+def _node_frames(ax, topo: wiring.Topology, nodes: int) -> None:
     """A grey frame and caption around each node's GPUs, NICs and switch."""
     for k in range(nodes):
         x0 = k * (topo.gpus_per_node + 1) - 0.5

@@ -10,7 +10,7 @@ from multigpu.book import lang
 from multigpu.book.lang import N_
 from multigpu.hardware import catalog
 
-#: The out-of-sample checks of :func:`multigpu.evidence.wiring.out_of_sample_table`.
+#: The out-of-sample checks of :func:`multigpu.evidence.topology.out_of_sample_table`.
 CHECK_LABELS = (
     N_("8x A100 ring all-reduce busbw"), N_("8x B200 NVLS all-reduce busbw"), N_("8x B200 ring all-reduce busbw"),
     N_("8x H800 NVLS all-reduce busbw"), N_("NDR 400G: all-reduce busbw per NIC (1 GPU per node, 2 nodes)"),

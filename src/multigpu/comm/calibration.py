@@ -29,7 +29,7 @@ import pandas as pd
 from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
-from multigpu.hardware.topology import Edge
+from multigpu.hardware.wiring import Edge
 
 CALIBRATION_CSV = DATA_DIR / "calibration.csv"
 
@@ -41,7 +41,7 @@ ARCH_FAMILY: dict[str, str] = {
 #: GPU architecture -> its row of ``sm_efficiency`` (NCCL's per-SM NVLink figure); others use "default"
 _SM_NVLINK_KEY = {"pascal": "volta", "volta": "volta", "ampere": "ampere", "hopper": "hopper",
                   "blackwell": "blackwell"}
-#: link class (see :data:`multigpu.hardware.topology.LINK_CLASS`) -> key of the efficiency rows
+#: link class (see :data:`multigpu.hardware.wiring.LINK_CLASS`) -> key of the efficiency rows
 _EFFICIENCY_KEY = {"pci": "pcie", "net": "net"}
 
 Key = tuple[str, str]

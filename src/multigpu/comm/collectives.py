@@ -5,7 +5,7 @@
 - the latency follows NCCL's tuner (NCCL 2.30 ``src/graph/tuning.cc``):
   a base per (algorithm, protocol) plus one hop latency per step, by link
   class (NVLink, PCIe, network);
-- the bandwidth is the topology's (:mod:`multigpu.hardware.topology`): ring packing,
+- the bandwidth is the topology's (:mod:`multigpu.hardware.wiring`): ring packing,
   max-min rates of concurrent flows, NIC share, switch port, each edge at its
   calibrated achievable fraction of line rate (:mod:`multigpu.comm.calibration`),
   then the protocol's factor (LL 1/2 capped, LL128 0.92, Simple 1).
@@ -38,8 +38,8 @@ import pandas as pd
 from multigpu.comm import calibration
 from multigpu.comm.calibration import ARCH_FAMILY, Calibration
 from multigpu.common.errors import InputError
-from multigpu.hardware import topology
-from multigpu.hardware.topology import Topology
+from multigpu.hardware import wiring
+from multigpu.hardware.wiring import Topology
 
 OPS = ("allreduce", "reducescatter", "allgather", "alltoall", "broadcast", "sendrecv")
 ALGORITHMS = ("auto", "ring", "tree", "direct", "two-shot", "nvls", "hierarchical")
@@ -102,7 +102,7 @@ class Placement:
         """The GPUs used in each node: the first ``per_node`` (as ``CUDA_VISIBLE_DEVICES`` order)."""
         return list(range(self.per_node))
 
-    def efficiency(self, engine: str = "sm") -> topology.Efficiency:
+    def efficiency(self, engine: str = "sm") -> wiring.Efficiency:
         """Per-edge achievable fraction of line rate for this GPU architecture."""
         return self.cal.link_efficiency(self.topo.arch, engine, self.topo.fabric)
 
@@ -120,7 +120,7 @@ def place(op: str, system: str | Topology, gpus: int, nodes: int = 1, cal: Calib
     ``cal``: the calibration (default: the shipped one, :func:`multigpu.comm.calibration.default`).
     """
     _check_op(op)
-    topo = topology.resolve(system)
+    topo = wiring.resolve(system)
     if gpus < 1 or nodes < 1:
         raise InputError(f"--gpus and --nodes must be positive; got {gpus} GPUs on {nodes} nodes")
     if gpus % nodes:
@@ -145,7 +145,7 @@ def plans(op: str, system: str | Topology, gpus: int, *, nodes: int = 1, algorit
     Cached per topology, placement, algorithm, protocol, NVLS setting and calibration (a what-if calibration
     is another value, so it never reads another's results).
     """
-    return _cached_plans(op, topology.resolve(system), gpus, nodes, algorithm, protocol, calibration.resolve(cal), nvls)
+    return _cached_plans(op, wiring.resolve(system), gpus, nodes, algorithm, protocol, calibration.resolve(cal), nvls)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -214,7 +214,7 @@ def time_us(op: str, system: str | Topology, gpus: int, nbytes: float | Sequence
         _check_op(op)
         result = np.zeros(sizes.shape)
     else:
-        result = _cached_time_us(op, topology.resolve(system), gpus, nodes, algorithm, calibration.resolve(cal),
+        result = _cached_time_us(op, wiring.resolve(system), gpus, nodes, algorithm, calibration.resolve(cal),
                                  sizes.shape, sizes.tobytes(), nvls).copy()
     return float(result[0]) if np.ndim(nbytes) == 0 else result
 
@@ -265,7 +265,7 @@ def collective(op: str, system: str | Topology, gpus: int, nbytes: float, *, nod
     (``nvls`` as :func:`plans`)."""
     result = evaluate(op, system, gpus, nbytes, nodes=nodes, algorithm=algorithm, protocol=protocol, cal=cal,
                       nvls=nvls)
-    topo = topology.resolve(system)
+    topo = wiring.resolve(system)
     row: dict[str, Any] = {"op": op, "system": topo.system_id, "gpus": gpus, "nodes": nodes, "bytes": int(nbytes)}
     for key in ("algorithm", "protocol", "time_us", "algbw_GBps", "busbw_GBps", "bottleneck", "note"):
         value = result[key][0]
@@ -419,13 +419,13 @@ def _protocols(link_class: str, bounce: bool, where: Placement) -> tuple[str, ..
     return found
 
 
-def _intra_ring(where: Placement) -> topology.RingBandwidth:
-    return topology.ring_bandwidth(where.topo, where.gpus, where.efficiency())
+def _intra_ring(where: Placement) -> wiring.RingBandwidth:
+    return wiring.ring_bandwidth(where.topo, where.gpus, where.efficiency())
 
 
 def _nic(where: Placement) -> tuple[float, float, str]:
     """(per-GPU, per-node) achievable GB/s towards the fabric, and what limits it."""
-    return topology.nic_bandwidth(where.topo, where.gpus, where.efficiency())
+    return wiring.nic_bandwidth(where.topo, where.gpus, where.efficiency())
 
 
 def _tree_inter_node_bytes(where: Placement, in_network: bool | None = None) -> float:
@@ -490,10 +490,10 @@ def _tree_plans(where: Placement) -> list[CollectivePlan]:
     if where.op != "allreduce":
         raise InputError("tree (NCCL) is for all-reduce only")
     k, p = where.nodes, where.per_node
-    chain = topology.pattern_bandwidth(where.topo, where.gpus, "chain", where.efficiency())
+    chain = wiring.pattern_bandwidth(where.topo, where.gpus, "chain", where.efficiency())
     bw, bottleneck = chain.min_flow_GBps, chain.bottleneck
-    routes = topology.pattern_routes(where.topo, where.gpus, "chain")
-    intra_class = max((r.link_class for r in routes), key=topology.CLASS_ORDER.__getitem__, default="nvlink")
+    routes = wiring.pattern_routes(where.topo, where.gpus, "chain")
+    intra_class = max((r.link_class for r in routes), key=wiring.CLASS_ORDER.__getitem__, default="nvlink")
     bounce = any(r.bounce for r in routes)
     found = []
     if k > 1:  # each node sends (and receives) 2 S through its NICs from 3 nodes on (S on 2), S with SHARP
@@ -558,7 +558,7 @@ def _direct_connectivity(where: Placement) -> None:
     """Custom one-shot / two-shot kernels read peers' memory directly: every pair needs P2P."""
     if where.nodes > 1:
         raise InputError(f"{where.op} direct / two-shot kernels work inside one node only")
-    routes = topology.pattern_routes(where.topo, where.gpus, "alltoall")
+    routes = wiring.pattern_routes(where.topo, where.gpus, "alltoall")
     if any(r.bounce for r in routes):
         raise InputError(f"{where.topo.system_id}: some GPU pairs have no peer-to-peer path, "
                          "so one-shot / two-shot kernels cannot read their memory")
@@ -579,10 +579,10 @@ def _direct_plans(where: Placement) -> list[CollectivePlan]:
             bw = port.bw_GBps_per_dir * where.cal.efficiency(port.link_class, topo.arch)
             return [CollectivePlan("direct", "simple", _affine(launch + sync, 1.0, bw), port.name, "switch multicast")]
         flows = [topo.route(where.gpus[0], g) for g in where.gpus[1:]]
-        rates = topology.flow_rates(topo, flows, where.efficiency())
+        rates = wiring.flow_rates(topo, flows, where.efficiency())
         slow = int(np.argmin(rates.rates_GBps))
         return [CollectivePlan("direct", "simple", _affine(launch + sync, 1.0, rates.rates_GBps[slow]), rates.bottleneck[slow])]
-    a2a = topology.pattern_bandwidth(topo, where.gpus, "alltoall", where.efficiency())
+    a2a = wiring.pattern_bandwidth(topo, where.gpus, "alltoall", where.efficiency())
     # one-shot all-reduce: every rank reads all of every peer's buffer; all-gather /
     # reduce-scatter: every rank reads one 1/n slice from each peer
     per_flow = 1.0 if op == "allreduce" else 1.0 / n
@@ -596,7 +596,7 @@ def _two_shot_plans(where: Placement) -> list[CollectivePlan]:
     _direct_connectivity(where)
     topo, n = where.topo, where.n
     launch, sync = where.cal.value("custom_latency_us", "launch"), where.cal.value("custom_latency_us", "sync")
-    a2a = topology.pattern_bandwidth(topo, where.gpus, "alltoall", where.efficiency())
+    a2a = wiring.pattern_bandwidth(topo, where.gpus, "alltoall", where.efficiency())
     note = "MultiShot: all-gather by switch multicast" if topo.in_switch_reduction else "reduce-scatter + all-gather"
     # reduce-scatter then all-gather, each moving one 1/n slice per peer; multicast saves
     # the sender's uplink, not the receivers' downlinks, so the time is the same
@@ -610,10 +610,10 @@ def _p2p_plans(where: Placement) -> list[CollectivePlan]:
     if where.op == "sendrecv" and p < 2:
         local_bw, bottleneck, routes = math.inf, "", []
     else:
-        result = topology.pattern_bandwidth(topo, where.gpus, pattern, where.efficiency())
+        result = wiring.pattern_bandwidth(topo, where.gpus, pattern, where.efficiency())
         local_bw, bottleneck = result.min_flow_GBps, result.bottleneck
-        routes = topology.pattern_routes(topo, where.gpus, pattern)
-    link_class = max((r.link_class for r in routes), key=topology.CLASS_ORDER.__getitem__, default="nvlink")
+        routes = wiring.pattern_routes(topo, where.gpus, pattern)
+    link_class = max((r.link_class for r in routes), key=wiring.CLASS_ORDER.__getitem__, default="nvlink")
     bounce = any(r.bounce for r in routes)
     if where.op == "alltoall":  # a 1/n slice to each peer at once; (n - p)/n of S leaves the node
         per_byte, remote_share = (1.0 / n) / local_bw, (n - p) / n

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
-from multigpu.hardware import topology
-from multigpu.hardware.topology import Topology
+from multigpu.hardware import wiring
+from multigpu.hardware.wiring import Topology
 
 
 def copy_GBps(system: str | Topology, src: int = 0, dst: int = 1, *, bidirectional: bool = False,
@@ -18,18 +18,18 @@ def copy_GBps(system: str | Topology, src: int = 0, dst: int = 1, *, bidirection
     ``engine`` "ce" (copy engines: cudaMemcpy, p2pBandwidthLatencyTest,
     nvbandwidth) or "sm" (kernels).
     """
-    topo = topology.resolve(system)
+    topo = wiring.resolve(system)
     topo.check_gpus([src, dst])
     routes = [topo.route(src, dst)] + ([topo.route(dst, src)] if bidirectional else [])
     eff = calibration.resolve(cal).link_efficiency(topo.arch, engine)
-    return float(topology.flow_rates(topo, routes, eff).rates_GBps.sum())
+    return float(wiring.flow_rates(topo, routes, eff).rates_GBps.sum())
 
 
 def host_copy_GBps(system: str | Topology, gpu: int = 0, *, to_gpu: bool = True, engine: str = "ce",
                    cal: Calibration | None = None) -> float:
     """Host-memory <-> GPU copy rate over PCIe, GB/s (host to device if ``to_gpu``)."""
-    topo = topology.resolve(system)
+    topo = wiring.resolve(system)
     cpu = next(b for (a, b) in topo.routes if a == f"gpu{gpu}" and b.startswith("cpu"))
     route = topo.route(cpu, gpu) if to_gpu else topo.route(gpu, cpu)
     eff = calibration.resolve(cal).link_efficiency(topo.arch, engine)
-    return float(topology.flow_rates(topo, [route], eff).rates_GBps[0])
+    return float(wiring.flow_rates(topo, [route], eff).rates_GBps[0])

@@ -34,7 +34,7 @@ from multigpu.common.datafiles import (
     one_of,
 )
 from multigpu.common.errors import InputError
-from multigpu.hardware import catalog, topology
+from multigpu.hardware import catalog, wiring
 
 MEASUREMENTS_CSV = DATA_DIR / "measurements.csv"
 OUT_OF_SAMPLE_CSV = DATA_DIR / "out_of_sample.csv"
@@ -102,7 +102,7 @@ def predict(row: Mapping[str, str], cal: Calibration | None = None) -> float:
         return copies.host_copy_GBps(system, 0, cal=cal)
     if metric == "nic_rate":
         where = collectives.place(row["op"], system, gpus, nodes, cal)
-        return topology.nic_bandwidth(where.topo, where.gpus, where.efficiency())[0]
+        return wiring.nic_bandwidth(where.topo, where.gpus, where.efficiency())[0]
     if metric == "busbw":
         nbytes = float(row["bytes"])
         time = collectives.time_us(row["op"], system, gpus, nbytes, nodes=nodes,
@@ -201,11 +201,11 @@ def _load_out_of_sample(path: Path = OUT_OF_SAMPLE_CSV) -> tuple[dict, ...]:
 OUT_OF_SAMPLE: tuple[dict, ...] = _load_out_of_sample()
 
 
-def variant_topology(system_id: str, changes: Mapping[str, object] | None = None) -> topology.Topology:
+def variant_topology(system_id: str, changes: Mapping[str, object] | None = None) -> wiring.Topology:
     """The topology of catalogue system ``system_id`` with some fields changed (None: unchanged)."""
     if not changes:
-        return topology.for_system(system_id)
-    return topology.build(dataclasses.replace(catalog.system(system_id), **changes))
+        return wiring.for_system(system_id)
+    return wiring.build(dataclasses.replace(catalog.system(system_id), **changes))
 
 
 def out_of_sample(cal: Calibration | None = None) -> pd.DataFrame:

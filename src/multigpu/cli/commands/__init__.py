@@ -17,6 +17,6 @@ from multigpu.cli.commands import report as _report
 from multigpu.cli.commands import search as _search
 from multigpu.cli.commands import units as _units
 from multigpu.cli.commands import validate as _validate
-from multigpu.cli.commands import workload as _workload
+from multigpu.cli.commands import step as _workload
 
 COMMAND_MODULES = [_catalog, _claims, _collective, _cost, _models, _prices, _recommend, _report, _search, _units, _validate, _workload]

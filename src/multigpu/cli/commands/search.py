@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from multigpu.cli import args as types
-from multigpu.cli.commands.workload import add_grad_dtype, add_training_job
+from multigpu.cli.commands.step import add_grad_dtype, add_training_job
 from multigpu.cli.progress import progress
 from multigpu.market import search
 

@@ -3,15 +3,15 @@
 A check is a function of :class:`Inputs` (the calibration and the price table it judges with), marked with
 :func:`claim`, that returns a :class:`Verdict` whose values are computed, never typed; what checks are built from
 is :mod:`multigpu.evidence.claims.rules`. Checks live in one module per chapter, each listing its own
-(``CHECKS``): :mod:`~multigpu.evidence.claims.hardware`, :mod:`~multigpu.evidence.claims.topology`,
-:mod:`~multigpu.evidence.claims.workloads` and :mod:`~multigpu.evidence.claims.cost`. :data:`CHECKS` is all of
+(``CHECKS``): :mod:`~multigpu.evidence.claims.generations`, :mod:`~multigpu.evidence.claims.topology`,
+:mod:`~multigpu.evidence.claims.bottlenecks` and :mod:`~multigpu.evidence.claims.cost`. :data:`CHECKS` is all of
 them by claim id; :func:`check` runs one, :func:`check_all` every one, in id order.
 """
 
 from __future__ import annotations
 
 from multigpu.common.errors import InputError
-from multigpu.evidence.claims import cost, hardware, topology, workloads
+from multigpu.evidence.claims import bottlenecks, cost, generations, topology
 from multigpu.evidence.claims.rules import (
     BAND_NAMES,
     CLAIMS_CSV,
@@ -44,7 +44,7 @@ __all__ = ["BAND_NAMES", "CHECKS", "CLAIMS_CSV", "LADDER", "OUTCOME", "PRIMARY_D
            "conclusion", "fact", "judge", "margin", "needs", "seed_claims", "sourced", "tests_markdown"]
 
 #: Every check, by claim id, from the chapters' modules' own lists.
-CHECKS: dict[str, Check] = {func.claim_id: func for module in (hardware, topology, workloads, cost)
+CHECKS: dict[str, Check] = {func.claim_id: func for module in (generations, topology, bottlenecks, cost)
                             for func in module.CHECKS}
 
 

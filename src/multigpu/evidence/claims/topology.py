@@ -1,7 +1,7 @@
 """Checks of the article's topology and collective claims (C05-C11, C14, C15, C19, C25); chapter 2.
 
 The hardware facts come from the catalogue, and every bandwidth a group of
-GPUs gets comes from the topology model (:mod:`multigpu.hardware.topology`), never from
+GPUs gets comes from the topology model (:mod:`multigpu.hardware.wiring`), never from
 a per-system number. Wiring claims are checked at line rate, in the
 article's own convention (bidirectional) and per direction; claims about
 collectives use the calibrated collective model (:mod:`multigpu.comm.collectives`).
@@ -17,7 +17,7 @@ from multigpu.comm import collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.findings import Finding, Items, Number, Numbers, Word, and_list, msg, say
 from multigpu.common.units import GiB
-from multigpu.evidence import generations, measurements, wiring
+from multigpu.evidence import generations, measurements, topology
 from multigpu.evidence.claims.rules import (
     TOLERANCE,
     Inputs,
@@ -30,7 +30,7 @@ from multigpu.evidence.claims.rules import (
     margin,
     sourced,
 )
-from multigpu.hardware import catalog, topology
+from multigpu.hardware import catalog, wiring
 
 CHAPTER = "book/chapters/02-nvswitch-topology"
 
@@ -46,12 +46,12 @@ def first_nvswitch() -> dict[str, object]:
     switch_id = generations.FAMILIES["nvswitch"][0]
     switch = catalog.link(switch_id)
     first = generations.first_system(switch_id)
-    topo = topology.for_system(first.id)
-    pair = topology.pattern_bandwidth(topo, [0, 1], "pair").min_flow_GBps
-    a2a = topology.pattern_bandwidth(topo, list(range(first.gpus_per_node)), "alltoall").min_flow_GBps
+    topo = wiring.for_system(first.id)
+    pair = wiring.pattern_bandwidth(topo, [0, 1], "pair").min_flow_GBps
+    a2a = wiring.pattern_bandwidth(topo, list(range(first.gpus_per_node)), "alltoall").min_flow_GBps
     eights = [s for s in catalog.systems().values() if s.topology == "nvswitch" and s.gpus_per_node == 8]
     first8 = min(eights, key=lambda s: s.year)
-    pair8 = topology.pattern_bandwidth(topology.for_system(first8.id), [0, 1], "pair").min_flow_GBps
+    pair8 = wiring.pattern_bandwidth(wiring.for_system(first8.id), [0, 1], "pair").min_flow_GBps
     return {"switch": switch.name, "year": switch.year, "system": first.name, "system_year": first.year,
             "gpus": first.gpus_per_node, "pair_GBps_per_dir": pair, "pair_GBps_bidir": 2 * pair,
             "alltoall_pair_GBps_per_dir": a2a, "first8_system": first8.name, "first8_year": first8.year,
@@ -71,10 +71,10 @@ def first_in_switch_reduction(cal: Calibration | None = None) -> dict[str, objec
     family = [catalog.link(i) for i in generations.FAMILIES["nvswitch"]]
     first = next(link for link in family if link.in_network_reduction)
     n, size = 8, 16 * GiB
-    ring = collectives.collective("allreduce", wiring.SWITCH, n, size, algorithm="ring", cal=cal).busbw_GBps
-    nvls = collectives.collective("allreduce", wiring.SWITCH, n, size, algorithm="nvls", cal=cal).busbw_GBps
+    ring = collectives.collective("allreduce", topology.SWITCH, n, size, algorithm="ring", cal=cal).busbw_GBps
+    nvls = collectives.collective("allreduce", topology.SWITCH, n, size, algorithm="nvls", cal=cal).busbw_GBps
     measured = measurements.measurements().set_index("id")["model_value"]
-    gains = wiring.nvls_gain(wiring.SWITCH, cal=cal)
+    gains = topology.nvls_gain(topology.SWITCH, cal=cal)
     return {"switch": first.name, "year": first.year,
             "earlier": [link.name for link in family if link.year < first.year],
             "ring_bytes_factor": 2 * (n - 1) / n, "nvls_bytes_factor": (n + 1) / n,
@@ -96,10 +96,10 @@ def mesh_link() -> dict[str, float]:
     and ``link_GBps_per_dir`` (the mesh's pair bandwidth from the topology),
     ``links_GBps_bidir`` (7 links together).
     """
-    gpu = catalog.gpu(catalog.system(wiring.SWITCH).gpu)
-    mesh = topology.for_system(wiring.MESH)
+    gpu = catalog.gpu(catalog.system(topology.SWITCH).gpu)
+    mesh = wiring.for_system(topology.MESH)
     peers = mesh.gpus_per_node - 1
-    link = topology.pattern_bandwidth(mesh, [0, 1], "pair").min_flow_GBps
+    link = wiring.pattern_bandwidth(mesh, [0, 1], "pair").min_flow_GBps
     return {"gpu_GBps_bidir": gpu.nvlink_GBps_bidir, "peers": peers,
             "split_GBps_bidir": gpu.nvlink_GBps_bidir / peers, "split_GBps_per_dir": gpu.nvlink_GBps_per_dir / peers,
             "link_GBps_bidir": 2 * link, "link_GBps_per_dir": link, "links_GBps_bidir": 2 * link * peers}
@@ -115,9 +115,9 @@ def switch_vs_mesh(counts: tuple[int, ...] = tuple(range(2, 9)), nbytes: float =
     ``allreduce_busbw_ratio_x`` (collective model at ``nbytes``); plus
     ``switch_pair_in_alltoall_GBps_bidir`` and ``mesh_pair_in_alltoall_GBps_bidir``.
     """
-    lines = wiring.group_bandwidth((wiring.SWITCH, wiring.MESH), counts)
-    coll = wiring.collective_table((wiring.SWITCH, wiring.MESH), counts, nbytes, cal=cal)
-    s_label, m_label = wiring.label(wiring.SWITCH), wiring.label(wiring.MESH)
+    lines = topology.group_bandwidth((topology.SWITCH, topology.MESH), counts)
+    coll = topology.collective_table((topology.SWITCH, topology.MESH), counts, nbytes, cal=cal)
+    s_label, m_label = topology.label(topology.SWITCH), topology.label(topology.MESH)
 
     def ratio(frame, column):
         s = frame[frame["system"] == s_label][column].to_numpy()
@@ -144,10 +144,10 @@ def multishot(gpus: int = 8, cal: Calibration | None = None) -> dict[str, float]
     the smallest size), ``large_vs_ring_x`` (16 GiB), ``max_vs_nccl_x`` and
     ``large_vs_nccl_x`` (against the fastest of ring, tree and NVLS).
     """
-    latencies = [float(collectives.plans("allreduce", wiring.SWITCH, k, algorithm="two-shot", cal=cal)[0]
+    latencies = [float(collectives.plans("allreduce", topology.SWITCH, k, algorithm="two-shot", cal=cal)[0]
                        .time_us(np.array([0.0]))[0]) for k in range(2, 9)]
-    ring = wiring.speedup_vs_size(gpus=gpus, against=("ring",), cal=cal)
-    nccl = wiring.speedup_vs_size(gpus=gpus, against=wiring.NCCL_ALGORITHMS, cal=cal)
+    ring = topology.speedup_vs_size(gpus=gpus, against=("ring",), cal=cal)
+    nccl = topology.speedup_vs_size(gpus=gpus, against=topology.NCCL_ALGORITHMS, cal=cal)
     best = ring.speedup_x.idxmax()
     return {"steps_two_shot": 2, "steps_ring": 2 * (gpus - 1), "latency_spread_us": max(latencies) - min(latencies),
             "latency_us": latencies[-1], "max_vs_ring_x": float(ring.speedup_x.max()),
@@ -169,8 +169,8 @@ def scale_out(cal: Calibration | None = None) -> dict[str, float]:
     (busbw GB/s at 1 GiB, one node and two nodes) and ``{hdr,ndr}_node_nic``
     (all eight NICs of a node, achievable GB/s per direction).
     """
-    table = wiring.scale_out_table(("dgx-a100", "hgx-h100"), variants=HDR_VARIANT, cal=cal).set_index("system")
-    a100, ndr = table.loc[wiring.label("dgx-a100")], table.loc[wiring.label("hgx-h100")]
+    table = topology.scale_out_table(("dgx-a100", "hgx-h100"), variants=HDR_VARIANT, cal=cal).set_index("system")
+    a100, ndr = table.loc[topology.label("dgx-a100")], table.loc[topology.label("hgx-h100")]
     hdr = table.loc[next(iter(HDR_VARIANT))]
     out = {"a100_hdr_x": float(a100["ratio_x"]), "h100_hdr_x": float(hdr["ratio_x"]),
            "h100_ndr_x": float(ndr["ratio_x"])}
@@ -286,7 +286,7 @@ def c06(inputs: Inputs) -> Verdict:
 
 @claim("C07")
 def c07(inputs: Inputs) -> Verdict:
-    r = wiring.rack_aggregate("vr-nvl72")
+    r = topology.rack_aggregate("vr-nvl72")
     verdict, rule = judge(
         fact(Finding.of(msg("72 GPUs of 3.6 TB/s (catalogue: {gpus} of {bw})"), gpus=r["gpus"],
                         bw=Number(r["gpu_TBps_bidir"])),
@@ -315,8 +315,8 @@ def c07(inputs: Inputs) -> Verdict:
 
 @claim("C08")
 def c08(inputs: Inputs) -> Verdict:
-    patterns = wiring.rack_patterns("vr-nvl72").set_index("pattern")
-    perm, fan, incast = (patterns.loc[p] for p in (wiring.PERMUTATION, wiring.FAN_OUT, wiring.INCAST))
+    patterns = topology.rack_patterns("vr-nvl72").set_index("pattern")
+    perm, fan, incast = (patterns.loc[p] for p in (topology.PERMUTATION, topology.FAN_OUT, topology.INCAST))
     port = float(perm["per_flow_GBps_per_dir"])
     verdict, rule = judge(*_full_port_tests(
         msg("the switch has no internal bottleneck: a permutation runs every pair at a GPU's full port ({pair} of "
@@ -370,7 +370,7 @@ def c09(inputs: Inputs) -> Verdict:
 def c10(inputs: Inputs) -> Verdict:
     cal = inputs.calibration
     r = switch_vs_mesh((2, 8), cal=cal)
-    port = port_of(wiring.SWITCH)
+    port = port_of(topology.SWITCH)
     verdict, rule = judge(*_full_port_tests(
         msg("one pair through the switch gets a GPU's full port ({pair} of {port} GB/s per direction)"),
         r["switch_pair_in_alltoall_GBps_bidir"][0] / 2, port,
@@ -387,7 +387,7 @@ def c10(inputs: Inputs) -> Verdict:
                 "total, not the pair's."),
             gbps_bidir_1=Number(r['switch_pair_in_alltoall_GBps_bidir'][-1], ".1f"),
             gbps_bidir_1_2=Number(r['mesh_pair_in_alltoall_GBps_bidir'][-1], "g")),
-        chapter=CHAPTER, rule=rule, confidence=sourced(catalog.system(wiring.SWITCH).source))
+        chapter=CHAPTER, rule=rule, confidence=sourced(catalog.system(topology.SWITCH).source))
 
 
 @claim("C11")
@@ -423,7 +423,7 @@ def c11(inputs: Inputs) -> Verdict:
             ratio_x_0_4=Number(r['allreduce_busbw_ratio_x'][0], ".2f"),
             ratio_x_1_3=Number(r['allreduce_busbw_ratio_x'][-1], ".2f")),
         chapter=CHAPTER, rule=rule,
-        confidence=sourced(catalog.system(wiring.SWITCH).source, catalog.system(wiring.MESH).source))
+        confidence=sourced(catalog.system(topology.SWITCH).source, catalog.system(topology.MESH).source))
 
 
 @claim("C14")
@@ -431,7 +431,7 @@ def c14(inputs: Inputs) -> Verdict:
     cal = inputs.calibration
     counts = (2, 4, 8, 16, 72)
     steps = {n: ring_allreduce_rounds(n) for n in counts}
-    modelled = dict(zip(counts, wiring.ring_terms(counts=counts, cal=cal)["steps"]))
+    modelled = dict(zip(counts, topology.ring_terms(counts=counts, cal=cal)["steps"]))
     verdict, rule = judge(
         fact(Finding.of(msg("a ring all-reduce takes 2N-2 steps (counted by passing chunks around a ring of N ranks "
                             "until every rank holds the whole sum)")), all(s == 2 * (n - 1) for n, s in steps.items())),
@@ -452,7 +452,7 @@ def c14(inputs: Inputs) -> Verdict:
 @claim("C15")
 def c15(inputs: Inputs) -> Verdict:
     cal = inputs.calibration
-    terms = wiring.ring_terms(cal=cal)
+    terms = topology.ring_terms(cal=cal)
     fit = np.polyfit(terms["gpus"], terms["latency_ll_us"], 1)
     slope = float(fit[0])
     residual = terms["latency_ll_us"] - np.polyval(fit, terms["gpus"])

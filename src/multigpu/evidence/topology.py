@@ -1,6 +1,6 @@
 """Tables, series and figures of chapter 2 (NVSwitch topology), computed by the model.
 
-Every function calls :mod:`multigpu.hardware.topology`, :mod:`multigpu.comm.collectives` or
+Every function calls :mod:`multigpu.hardware.wiring`, :mod:`multigpu.comm.collectives` or
 :mod:`multigpu.comm.calibration` and returns a pandas DataFrame whose column names
 carry their units. Bandwidths are GB/s (1e9 bytes/s): ``_GBps_per_dir`` one
 direction, ``_GBps_bidir`` both directions added. Two kinds of bandwidth
@@ -31,7 +31,7 @@ from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.units import GiB, KiB, MiB
 from multigpu.evidence import measurements
-from multigpu.hardware import catalog, topology
+from multigpu.hardware import catalog, wiring
 
 SWITCH, MESH, PCIE = "hgx-h200", "h200-p2p-8", "pcie-l40s-8"
 #: The three 8-GPU wirings of the chapter, switch first.
@@ -71,8 +71,8 @@ def label(system_id: str) -> str:
     return LABELS.get(system_id) or catalog.system(system_id).name
 
 
-def _line_rate(topo: topology.Topology, gpus: Sequence[int], pattern: str) -> topology.PatternBandwidth:
-    return topology.pattern_bandwidth(topo, list(gpus), pattern, LINE_RATE)
+def _line_rate(topo: wiring.Topology, gpus: Sequence[int], pattern: str) -> wiring.PatternBandwidth:
+    return wiring.pattern_bandwidth(topo, list(gpus), pattern, LINE_RATE)
 
 
 # ------------------------------------------------------------------ the wiring
@@ -89,7 +89,7 @@ def wiring_table(system_ids: Sequence[str] = COMPARED) -> pd.DataFrame:
     """
     rows = []
     for system_id in system_ids:
-        topo = topology.for_system(system_id)
+        topo = wiring.for_system(system_id)
         system = catalog.system(system_id)
         own = system.nvlink_GBps_per_dir or system.pcie_GBps_per_dir
         pair = _line_rate(topo, [0, 1], "pair").min_flow_GBps
@@ -109,7 +109,7 @@ def blog_table1(counts: Sequence[int] = BLOG_GPU_COUNTS) -> pd.DataFrame:
     ``gpus`` exchange data at once: ``model_mesh_pair_GBps_bidir`` and
     ``model_switch_pair_GBps_bidir``.
     """
-    switch, mesh = topology.for_system(SWITCH), topology.for_system(MESH)
+    switch, mesh = wiring.for_system(SWITCH), wiring.for_system(MESH)
     rows = []
     for k in counts:
         gpus = list(range(k))
@@ -135,7 +135,7 @@ def group_bandwidth(system_ids: Sequence[str] = COMPARED, counts: Sequence[int] 
     """
     rows = []
     for system_id in system_ids:
-        topo = topology.for_system(system_id)
+        topo = wiring.for_system(system_id)
         pair = _line_rate(topo, [0, 1], "pair").min_flow_GBps
         for k in counts:
             gpus = list(range(k))
@@ -143,7 +143,7 @@ def group_bandwidth(system_ids: Sequence[str] = COMPARED, counts: Sequence[int] 
             rows.append({"system": label(system_id), "gpus": k, "pair_alone_GBps_per_dir": pair,
                          "pair_in_alltoall_GBps_per_dir": a2a.min_flow_GBps,
                          "gpu_alltoall_GBps_per_dir": a2a.per_gpu_send_GBps,
-                         "gpu_ring_GBps_per_dir": topology.ring_bandwidth(topo, gpus, LINE_RATE).bw_GBps_per_dir})
+                         "gpu_ring_GBps_per_dir": wiring.ring_bandwidth(topo, gpus, LINE_RATE).bw_GBps_per_dir})
     return pd.DataFrame(rows).round(1)
 
 
@@ -154,11 +154,11 @@ def fanout(system_id: str = SWITCH, peers: Sequence[int] | None = None) -> pd.Da
     (what GPU 0 sends in all) and ``bottleneck`` (the link that caps the flows).
     Default: every count from 1 to all other GPUs of the node.
     """
-    topo = topology.for_system(system_id)
+    topo = wiring.for_system(system_id)
     peers = range(1, topo.gpus_per_node) if peers is None else peers
     rows = []
     for m in peers:
-        rates = topology.flow_rates(topo, [topo.route(0, b) for b in range(1, m + 1)], LINE_RATE)
+        rates = wiring.flow_rates(topo, [topo.route(0, b) for b in range(1, m + 1)], LINE_RATE)
         rows.append({"peers": m, "per_peer_GBps_per_dir": float(rates.rates_GBps.min()),
                      "total_GBps_per_dir": float(rates.rates_GBps.sum()), "bottleneck": rates.bottleneck[0]})
     return pd.DataFrame(rows).round(1)
@@ -182,7 +182,7 @@ def rack_patterns(system_id: str = "vr-nvl72") -> pd.DataFrame:
     ``most_sent_by_one_gpu_GBps_per_dir``, ``delivered_TBps`` (sum of all flow
     rates: bytes arriving per second in the whole rack).
     """
-    topo = topology.for_system(system_id)
+    topo = wiring.for_system(system_id)
     n = topo.gpus_per_node
     patterns = {
         PAIR: [(0, 1)],
@@ -193,7 +193,7 @@ def rack_patterns(system_id: str = "vr-nvl72") -> pd.DataFrame:
     }
     rows = []
     for name, pairs in patterns.items():
-        rates = topology.flow_rates(topo, [topo.route(a, b) for a, b in pairs], LINE_RATE).rates_GBps
+        rates = wiring.flow_rates(topo, [topo.route(a, b) for a, b in pairs], LINE_RATE).rates_GBps
         sent: dict[int, float] = {}
         for (a, _), rate in zip(pairs, rates):
             sent[a] = sent.get(a, 0.0) + float(rate)
@@ -212,7 +212,7 @@ def rack_aggregate(system_id: str = "vr-nvl72") -> dict[str, float]:
     every GPU sending at its port rate); ``bisection_TBps_per_dir`` (half the
     GPUs to the other half, one direction).
     """
-    topo = topology.for_system(system_id)
+    topo = wiring.for_system(system_id)
     system = catalog.system(system_id)
     n = topo.gpus_per_node
     half = [topo.route(i, i + n // 2) for i in range(n // 2)]
@@ -220,8 +220,8 @@ def rack_aggregate(system_id: str = "vr-nvl72") -> dict[str, float]:
     return {"gpus": n, "gpu_TBps_bidir": system.nvlink_GBps_bidir / 1000,
             "gpu_TBps_per_dir": system.nvlink_GBps_per_dir / 1000,
             "sum_bidir_TBps": n * system.nvlink_GBps_bidir / 1000,
-            "delivered_TBps": float(topology.flow_rates(topo, permutation, LINE_RATE).rates_GBps.sum()) / 1000,
-            "bisection_TBps_per_dir": float(topology.flow_rates(topo, half, LINE_RATE).rates_GBps.sum()) / 1000}
+            "delivered_TBps": float(wiring.flow_rates(topo, permutation, LINE_RATE).rates_GBps.sum()) / 1000,
+            "bisection_TBps_per_dir": float(wiring.flow_rates(topo, half, LINE_RATE).rates_GBps.sum()) / 1000}
 
 
 # ------------------------------------------------------------------ collectives
@@ -380,7 +380,7 @@ def ring_terms(system_id: str = "gb200-nvl72", counts: Sequence[int] = (2, 4, 8,
     ``ring_large_us`` (the fastest ring protocol at ``small`` and ``large``
     bytes), ``nvls_small_us`` (NVLS at ``small``, where the system has it).
     """
-    topo = topology.for_system(system_id)
+    topo = wiring.for_system(system_id)
     scale = calibration.resolve(cal).latency_scale(topo.arch)
     base = calibration.resolve(cal).value("base_latency_us", "ring.ll") * scale
     hop = calibration.resolve(cal).value("hop_latency_us", "nvlink.ring.ll") * scale
@@ -392,7 +392,7 @@ def ring_terms(system_id: str = "gb200-nvl72", counts: Sequence[int] = (2, 4, 8,
         far = simple.time_us(np.array([2.0**50, 2.0**50 + 1e9]))
         slope = float(far[1] - far[0])  # us per GB, beyond the ramp
         setup = collectives.place("allreduce", topo, k, cal=cal)
-        bw = topology.ring_bandwidth(topo, setup.gpus, setup.efficiency()).bw_GBps_per_dir
+        bw = wiring.ring_bandwidth(topo, setup.gpus, setup.efficiency()).bw_GBps_per_dir
         ring = collectives.evaluate("allreduce", system_id, k, [small, large], algorithm="ring", cal=cal)["time_us"]
         nvls = (collectives.time_us("allreduce", system_id, k, small, algorithm="nvls", cal=cal)
                 if "nvls" in collectives.available("allreduce", system_id, k, cal=cal) else math.nan)
@@ -459,7 +459,7 @@ def scale_out_table(system_ids: Sequence[str] = ("dgx-a100", "hgx-h100", "dgx-b2
         nic = catalog.link(str(change.get("nic", system.nic)))
         p = topo.gpus_per_node
         setup = collectives.place("allreduce", topo, p, cal=cal)
-        node_nic = topology.nic_bandwidth(topo, setup.gpus, setup.efficiency())[1]
+        node_nic = wiring.nic_bandwidth(topo, setup.gpus, setup.efficiency())[1]
         row = {"system": name, "gpus_per_domain": p, "nvlink_GBps_per_dir": system.nvlink_GBps_per_dir,
                "nic_GBps_per_dir": nic.per_gpu_GBps_per_dir,
                "ratio_x": system.nvlink_GBps_per_dir / nic.per_gpu_GBps_per_dir, "node_nic_GBps_per_dir": node_nic}
@@ -509,7 +509,7 @@ def multinode_allreduce(system_id: str = SWITCH, nodes: Sequence[int] = (2, 4, 8
     Columns: ``nodes``, ``gpus``, one ``<algorithm>_busbw_GBps`` per algorithm
     (``nvls`` is NVLSTree across nodes), ``auto_algorithm`` (the fastest of NCCL's own).
     """
-    topo = topology.for_system(system_id)
+    topo = wiring.for_system(system_id)
     rows = []
     for k in nodes:
         n = k * topo.gpus_per_node

@@ -1,4 +1,4 @@
-"""Checks of claims C12, C13, C16-C18, C21-C23 and C27 (multigpu.evidence.claims.workloads): values from the models.
+"""Checks of claims C12, C13, C16-C18, C21-C23 and C27 (multigpu.evidence.claims.bottlenecks): values from the models.
 
 NVIDIA's figures quoted below are from "NVIDIA NVLink and NVIDIA NVSwitch Supercharge Large Language Model
 Inference" (NVIDIA Technical Blog, Aug 2024), Tables 2 and 3, as stored in data/measurements.csv rows 83-93.
@@ -14,7 +14,7 @@ import pytest
 
 from multigpu.compute import inference
 from multigpu.evidence import bottlenecks, claims
-from multigpu.evidence.claims import workloads as checks
+from multigpu.evidence.claims import bottlenecks as checks
 
 IDS = checks.CLAIM_IDS
 ROOT = Path(__file__).resolve().parents[1]

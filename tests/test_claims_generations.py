@@ -1,4 +1,4 @@
-"""Checks of claims C01-C04 and C20 (multigpu.evidence.claims.hardware): valid verdicts, values from the catalogue."""
+"""Checks of claims C01-C04 and C20 (multigpu.evidence.claims.generations): valid verdicts, values from the catalogue."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from multigpu.evidence import claims
-from multigpu.evidence.claims import hardware
+from multigpu.evidence.claims import generations
 from multigpu.hardware import catalog
 
 IDS = ("C01", "C02", "C03", "C04", "C20")
@@ -28,7 +28,7 @@ def test_each_check_returns_a_valid_verdict(claim_id):
     assert verdict.id == claim_id
     assert verdict.verdict in claims.VERDICTS
     assert verdict.seed_value and verdict.unit and len(verdict.explanation) > 100
-    assert verdict.chapter == hardware.CHAPTER
+    assert verdict.chapter == generations.CHAPTER
     assert (ROOT / f"{verdict.chapter}.ipynb").exists()
     assert claim_id in {v.id for v in claims.check_all()}
 
@@ -55,7 +55,7 @@ def test_c03_ratio_uses_the_same_convention_on_both_sides():
     assert verdict.model_value == pytest.approx(nvlink.per_gpu_GBps_per_dir / pcie.per_gpu_GBps_per_dir, abs=0.01)
     mixed = nvlink.per_gpu_GBps_bidir / pcie.per_gpu_GBps_per_dir
     assert verdict.model_value < mixed / 1.9  # not the bidirectional / per-direction trap
-    ratios = hardware.nvlink6_vs_pcie6()
+    ratios = generations.nvlink6_vs_pcie6()
     assert ratios["pcie_raw_GBps_bidir"] == 256  # NVIDIA's "256 GB/s" for Gen6 x16: 2 x 16 x 64 Gb/s / 8
     assert verdict.verdict == "holds" and ratios["ratio_raw_bidir"] > 14
 
@@ -77,7 +77,7 @@ def test_c04_values_equal_the_catalogues():
     years = [catalog.link(i).year for i in ("nvlink4", "nvlink5", "nvlink6")]
     gap = (years[-1] - years[0]) / (len(years) - 1)
     assert verdict.model_value == f"900 / 1800 / 3600 GB/s; {gap:.1f} years per generation"
-    cadence = hardware.nvlink_cadence()
+    cadence = generations.nvlink_cadence()
     assert cadence["GBps_bidir"] == bandwidths and cadence["years"] == years
     assert cadence["years_per_generation"] == gap > 1.5  # not "one generation per year"
 
