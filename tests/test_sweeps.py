@@ -166,9 +166,8 @@ def holdout():
 
 def test_holdout_error_on_large_messages(holdout):
     """Out of sample, from 64 MiB, where bandwidth rules: the median |error| over the held-out sweeps is the
-    collective model's accuracy goal (10 %). About 8.9 % over 257 points when written; the held-out sweeps come
-    from many clouds and NCCL releases, so each new sweep moves the median a little (data/SWEEPS-NOTES.md says
-    what each source showed)."""
+    collective model's accuracy goal (10 %). The held-out sweeps come from many clouds and NCCL releases
+    (data/SWEEPS-NOTES.md describes each source), so each new sweep moves the median a little."""
     assert holdout.loc["large", "points"] >= 150
     assert holdout.loc["large", "median_abs_error"] <= 0.10
 

@@ -192,7 +192,7 @@ def out_of_sample_table(table: pd.DataFrame) -> pd.DataFrame:
 
 #: when the sealed sweeps were compared with the model, each once: those collected first after the collective
 #: model's last change at the time, those sealed after that look in a second look after the next changes (both
-#: on this day; data/SWEEPS-NOTES.md records what each look found); since then they test no later change unseen
+#: on this day; CHANGELOG.md records what each look found); since then they test no later change unseen
 SWEEPS_OPENED = "2026-12-04"
 
 
