@@ -12,6 +12,8 @@ import editions
 import nbformat
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from editions import CHINESE
 from glue_citations import check_cited
 
@@ -70,6 +72,21 @@ def test_the_rule(break_even, charged, band, expected):
 def test_a_wider_error_band_only_widens_too_close_to_call():
     assert answer.verdict(10.0, 25.0, 5.0) == "PCIe cheaper"
     assert answer.verdict(10.0, 25.0, 20.0) == "too close to call"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-50, 300), st.floats(-50, 300), st.floats(0, 40))
+def test_a_verdict_rests_only_on_the_numbers_shown(break_even, charged, band):
+    """Premiums and bands are shown in whole per cent; the verdict is a function of what is shown, so two rows
+    that show the same numbers never get different verdicts (7.4 % and 7.2 % both show as 7)."""
+    assert answer.verdict(break_even, charged, band) == answer.verdict(
+        answer.shown(break_even), answer.shown(charged), answer.shown(band))
+
+
+def test_two_rows_that_show_the_same_numbers_get_the_same_verdict():
+    # the packaged file's 8B and 14B pre-training rows: break-even 7.16 % and 7.41 %, both shown as 7
+    assert answer.verdict(7.16, 15.9, 7.97) == answer.verdict(7.41, 15.9, 7.97) == "PCIe cheaper"
+    assert answer.shown(15.5) == 16 and answer.shown(-0.5) == 0 and answer.shown(math.inf) == math.inf
 
 
 def test_one_row_per_named_workload_from_the_model_and_the_file(default):

@@ -25,6 +25,7 @@ from matplotlib.figure import Figure
 from multigpu.book import ch04_cost as ch04
 from multigpu.book import ch04_figures as ch04fig
 from multigpu.book import lang, plotting
+from multigpu.evidence import answer
 from multigpu.evidence import cost as analysis
 from multigpu.evidence.claims import cost as cost_claims
 from multigpu.hardware import catalog
@@ -108,14 +109,20 @@ def test_landscape_facts_are_the_extremes_of_the_file(tables, facts):
     assert facts["default"]["dearest_price"] != facts["good"]["dearest_price"]
 
 
-def test_charged_sentence_is_built_from_the_premiums(tables, facts):
-    charged = premium.charged_premiums(tables["default"])["premium_pct"]
-    assert len(charged) > 1
+def test_the_charged_premium_is_the_one_the_decision_table_weighs(tables, facts):
+    """Chapter 4 states the premium charged that the introduction's decision table uses (one function,
+    answer.pair): the same pairs, the same median, in whole per cent as the table shows it."""
+    chosen = answer.pair(tables["default"])
+    decided = answer.decision_table(tables["default"])
+    assert len(chosen.charged_pct) > 1 and (decided["charged_pairs"] == len(chosen.charged_pct)).all()
+    assert (decided["charged_premium_pct"] == chosen.median_pct).all()
     sentence = facts["default"]["charged_sentence"]
-    assert f"{len(charged)} such same-provider pairs" in sentence
-    for value in (charged.min(), charged.max(), charged.median()):
-        assert f"{value:.1f} %" in sentence
-    assert facts["default"]["charged_range"] == f"{charged.min():.1f} % to {charged.max():.1f} % in this file"
+    assert f"Of these, {len(chosen.charged_pct)} pair" in sentence
+    for value in (min(chosen.charged_pct), max(chosen.charged_pct), chosen.median_pct):
+        assert f"{answer.shown(value):.0f} %" in sentence
+    assert facts["default"]["charged_range"] == (f"{answer.shown(min(chosen.charged_pct)):.0f} % to "
+                                                 f"{answer.shown(max(chosen.charged_pct)):.0f} %, median "
+                                                 f"{answer.shown(chosen.median_pct):.0f} %, in this file")
     assert premium.charged_premiums(tables["good"]).empty
     assert facts["good"]["charged_sentence"].startswith("The file has no such pair")
     assert facts["good"]["charged_range"] == "this file has no such pair"

@@ -462,7 +462,8 @@ CALCULATOR_PAGE = "book/chapters/04-cost-benefit.html"
 
 @pytest.mark.parametrize(("prefix", "widget"), [("", "price-calculator"), (ZH, "price-calculator-zh")])
 def test_the_price_calculator_answers_as_the_model_does(context_at, site_url: str, prefix: str, widget: str):
-    """Typed prices give each offer's cost = the model's GPU-hours x price, and the cheaper one, on the real page."""
+    """Typed prices give each offer's cost = the model's GPU-hours x price, and the decision table's verdict, on
+    the real page."""
     from multigpu.book import calculator
 
     hours = calculator.gpu_hours()
@@ -487,7 +488,11 @@ def test_the_price_calculator_answers_as_the_model_does(context_at, site_url: st
     finally:
         page.close()
     assert nv_cost == pytest.approx(nv * 2.5, rel=1e-5) and pc_cost == pytest.approx(pc * 2.0, rel=1e-5)
-    assert verdict == ("nvlink" if nv * 2.5 < pc * 2.0 else "pcie")
+    from multigpu.evidence import answer
+
+    band = calculator.error_bands()["train"]
+    want = answer.verdict(100 * (pc / nv - 1), 100 * (2.5 / 2.0 - 1), band)  # the decision table's rule
+    assert verdict == {"NVLink-class cheaper": "first", "PCIe cheaper": "second", "too close to call": "close"}[want]
     assert not errors, errors
 
 

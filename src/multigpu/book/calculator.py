@@ -25,6 +25,7 @@ import pandas as pd
 
 from multigpu.book import glue, lang, vocabulary
 from multigpu.comm.calibration import Calibration
+from multigpu.evidence import answer, claims
 from multigpu.evidence.cost import EXERCISE_PCIE_USD, VALUE_PAIRS
 from multigpu.market import cost
 from multigpu.market.workloads import Workload, workloads_table
@@ -56,20 +57,19 @@ TEXT: dict[str, dict[str, str]] = {
                   "cheaper, and up to which premium the NVLink offer pays off."),
         "noscript": ("JavaScript is off, so the calculator cannot run. The table lists the GPU-hours it uses: "
                      "cost = GPU-hours x your price per GPU-hour."),
-        "pair": "Systems (NVLink vs PCIe)",
+        "pair": "Systems compared",
         "pair_option": "{nvlink} vs {pcie}",
         "workload": "Workload",
         "group_train": "Training",
         "group_serve": "Serving",
-        "pcie_price": "PCIe offer price per GPU-hour ({currency})",
-        "nvlink_price": "NVLink offer price per GPU-hour ({currency})",
-        "premium": "NVLink premium over PCIe (%)",
-        "hint": "Editing the premium sets the NVLink price from the PCIe one; editing the NVLink price updates "
+        "pcie_price": "{side} offer price per GPU-hour ({currency})",
+        "nvlink_price": "{side} offer price per GPU-hour ({currency})",
+        "premium": "Premium of the {first} offer over the {second} offer (%)",
+        "hint": "Editing the premium sets the first offer's price from the second's; editing either price updates "
                 "the premium.",
         "fx_note": "Example prices converted at 1 USD = {rate} {currency}.",
         "offer": "Offer",
-        "nvlink_offer": "NVLink offer",
-        "pcie_offer": "PCIe offer",
+        "side_offer": "{side} offer",
         "hours_train": "GPU-hours per job",
         "hours_serve": "GPU-hours per 1M output tokens",
         "cost_train": "Cost per job",
@@ -83,13 +83,16 @@ TEXT: dict[str, dict[str, str]] = {
         "cannot_run": "cannot run: {reason}",
         "money": "{amount} {currency}",
         "percent": "{value} %",
-        "verdict_nvlink": "The NVLink offer is cheaper by {amount} {per} ({pct} %).",
-        "verdict_pcie": "The PCIe offer is cheaper by {amount} {per} ({pct} %).",
-        "verdict_equal": "Both offers cost the same: {amount} {per}.",
-        "verdict_nvlink_only": "Only the NVLink offer can run this workload.",
-        "verdict_pcie_only": "Only the PCIe offer can run this workload.",
+        "verdict_first": ("{first} offer cheaper, by {amount} {per}: its premium of {asked} % is below the "
+                          "break-even premium of {worth} % by more than the model's {band} % error."),
+        "verdict_second": ("{second} offer cheaper, by {amount} {per}: the premium of {asked} % is above the "
+                           "break-even premium of {worth} % by more than the model's {band} % error."),
+        "verdict_close": ("Too close to call: the premium of {asked} % and the break-even premium of {worth} % "
+                          "are within the model's {band} % error of each other (costs {nv} and {pc} {per})."),
+        "verdict_nvlink_only": "Only the {first} offer can run this workload.",
+        "verdict_pcie_only": "Only the {second} offer can run this workload.",
         "verdict_neither": "Neither system can run this workload.",
-        "verdict_no_price": "Enter both prices (numbers above 0).",
+        "verdict_no_price": "Enter both prices as numbers above 0, with a decimal point (1.5).",
         "table_caption": "GPU-hours per workload from the model (cost = GPU-hours x price per GPU-hour)",
         "col_workload": "Workload",
         "col_nvlink": "NVLink: GPU-hours",
@@ -103,19 +106,18 @@ TEXT: dict[str, dict[str, str]] = {
                   "推理按每百万输出 token），比较同款 GPU 的 NVLink 系统与 PCIe 系统，指出哪个实例更便宜，"
                   "以及 NVLink 实例的溢价在多少以内仍然划算。"),
         "noscript": "JavaScript 已关闭，计算器无法运行。下表列出计算所用的 GPU 小时数：成本 = GPU 小时数 × 每 GPU 小时价格。",
-        "pair": "系统（NVLink 对比 PCIe）",
+        "pair": "比较的系统",
         "pair_option": "{nvlink} 对比 {pcie}",
         "workload": "工作负载",
         "group_train": "训练",
         "group_serve": "推理服务",
-        "pcie_price": "PCIe 实例每 GPU 小时价格（{currency}）",
-        "nvlink_price": "NVLink 实例每 GPU 小时价格（{currency}）",
-        "premium": "NVLink 相对 PCIe 的溢价（%）",
-        "hint": "修改溢价会按 PCIe 价格重新计算 NVLink 价格；修改 NVLink 价格会更新溢价。",
+        "pcie_price": "{side}每 GPU 小时价格（{currency}）",
+        "nvlink_price": "{side}每 GPU 小时价格（{currency}）",
+        "premium": "{first}相对 {second}的溢价（%）",
+        "hint": "修改溢价会按第二个实例的价格重新计算第一个实例的价格；修改任一价格会更新溢价。",
         "fx_note": "示例价格按 1 USD = {rate} {currency} 换算。",
         "offer": "实例",
-        "nvlink_offer": "NVLink 实例",
-        "pcie_offer": "PCIe 实例",
+        "side_offer": "{side}",
         "hours_train": "每个作业 GPU 小时数",
         "hours_serve": "每百万输出 token 的 GPU 小时数",
         "cost_train": "每个作业成本",
@@ -129,13 +131,16 @@ TEXT: dict[str, dict[str, str]] = {
         "cannot_run": "无法运行：{reason}",
         "money": "{amount} {currency}",
         "percent": "{value}%",
-        "verdict_nvlink": "NVLink 实例更便宜，省 {amount}{per}（{pct}%）。",
-        "verdict_pcie": "PCIe 实例更便宜，省 {amount}{per}（{pct}%）。",
-        "verdict_equal": "两个实例成本相同：{amount}{per}。",
-        "verdict_nvlink_only": "只有 NVLink 实例能运行该工作负载。",
-        "verdict_pcie_only": "只有 PCIe 实例能运行该工作负载。",
+        "verdict_first": ("{first}更便宜，省 {amount}{per}：其溢价 {asked}% 低于盈亏平衡溢价 {worth}%，"
+                          "差距超过模型 {band}% 的误差。"),
+        "verdict_second": ("{second}更便宜，省 {amount}{per}：溢价 {asked}% 高于盈亏平衡溢价 {worth}%，"
+                           "差距超过模型 {band}% 的误差。"),
+        "verdict_close": ("难分高下：溢价 {asked}% 与盈亏平衡溢价 {worth}% 之差在模型 {band}% 的误差以内"
+                          "（成本分别为 {nv} 和 {pc}{per}）。"),
+        "verdict_nvlink_only": "只有 {first}能运行该工作负载。",
+        "verdict_pcie_only": "只有 {second}能运行该工作负载。",
         "verdict_neither": "两个系统都无法运行该工作负载。",
-        "verdict_no_price": "请输入两个价格（大于 0 的数）。",
+        "verdict_no_price": "请输入两个大于 0 的价格，用小数点（1.5）。",
         "table_caption": "模型给出的各工作负载 GPU 小时数（成本 = GPU 小时数 × 每 GPU 小时价格）",
         "col_workload": "工作负载",
         "col_nvlink": "NVLink：GPU 小时数",
@@ -143,6 +148,29 @@ TEXT: dict[str, dict[str, str]] = {
         "col_unit": "单位",
     },
 }
+
+
+#: How the calculator names a side of a pair, by the system's interconnect class (as the decision table does:
+#: "NVLink-class" against a PCIe server, "NVSwitch" against an NVLink mesh), in each language.
+SIDE_WORDS = {"en": {"NVLink-class": "NVLink-class", "NVSwitch": "NVSwitch", "PCIe": "PCIe",
+                     "NVLink mesh": "NVLink mesh"},
+              "zh": {"NVLink-class": "NVLink 级实例", "NVSwitch": "NVSwitch 实例", "PCIe": "PCIe 实例",
+                     "NVLink mesh": "NVLink 全互联实例"}}
+
+
+def side_word(system_id: str, other_id: str) -> str:
+    """The word for ``system_id``'s side of a pair against ``other_id`` (a key of :data:`SIDE_WORDS`)."""
+    cls = cost.interconnect_class(system_id)
+    if cls == "NVSwitch":
+        return "NVLink-class" if cost.interconnect_class(other_id) == "PCIe only" else "NVSwitch"
+    return {"PCIe only": "PCIe", "GPU mesh": "NVLink mesh"}.get(cls, cls)
+
+
+def error_bands() -> dict[str, float]:
+    """The model's error band (%) the verdict weighs a premium against, by workload kind, as the decision table
+    shows it (:func:`multigpu.evidence.answer.shown`)."""
+    bands = claims.bands()
+    return {kind: answer.shown(bands[band]) for kind, band in answer.BAND.items()}
 
 
 # ------------------------------------------------------------------ data
@@ -183,6 +211,8 @@ def _pairs(hours: pd.DataFrame) -> list[dict[str, str]]:
     for r in hours.to_dict("records"):
         out.setdefault(r["pair"], {"pair": r["pair"]}).update({r["side"]: r["system"],
                                                                 f"{r['side']}_name": r["system_name"]})
+    for p in out.values():
+        p.update(nvlink_word=side_word(p["nvlink"], p["pcie"]), pcie_word=side_word(p["pcie"], p["nvlink"]))
     return list(out.values())
 
 
@@ -192,13 +222,16 @@ def _workloads(hours: pd.DataFrame) -> list[dict[str, str]]:
     return [{"workload": r["workload"], "title": r["title"], "kind": r["kind"]} for r in first.to_dict("records")]
 
 
-def widget_data(hours: pd.DataFrame, currency: str, text: dict[str, str]) -> dict[str, Any]:
+def widget_data(hours: pd.DataFrame, currency: str, text: dict[str, str],
+                words: dict[str, str] | None = None) -> dict[str, Any]:
     """What the widget's script reads: pairs, workloads, one row per (workload, pair, side) with GPU-hours
-    rounded to :data:`SIGNIFICANT` digits (null if infeasible) and the reason, the currency and the words."""
+    rounded to :data:`SIGNIFICANT` digits (null if infeasible) and the reason, the currency, the words, the
+    words for each side (``words``, default English :data:`SIDE_WORDS`) and the error band per workload kind
+    (:func:`error_bands`), which the verdict uses by the decision table's rule."""
     rows = [{"workload": r["workload"], "pair": r["pair"], "side": r["side"], "gpu_hours": _round(r["gpu_hours"]),
              "reason": r["reason"]} for r in hours.to_dict("records")]
     return {"currency": currency, "pairs": _pairs(hours), "workloads": _workloads(hours), "rows": rows,
-            "text": text}
+            "text": text, "words": words or SIDE_WORDS["en"], "bands": error_bands()}
 
 
 def _json(value: Any) -> str:
@@ -250,9 +283,12 @@ def _select(wid: str, name: str, label: str, options: str) -> str:
             f"{options}</select></label>")
 
 
-def _number(wid: str, name: str, label: str, value: str, minimum: str = ' min="0"') -> str:
-    return (f'<label class="mg-calc-field">{_e(label)}<input type="number" id="{wid}-{name}" '
-            f'class="mg-calc-input" step="any"{minimum} inputmode="decimal" value="{value}"></label>')
+def _number(wid: str, name: str, label: str, value: str) -> str:
+    """A number field: text typed as the script parses it (a decimal point; a comma only between thousands), so
+    "1,5" is refused with a message instead of being read as 15; its label's words name the pair's sides."""
+    return (f'<label class="mg-calc-field"><span id="{wid}-{name}-label">{_e(label)}</span><input type="text" '
+            f'id="{wid}-{name}" class="mg-calc-input" inputmode="decimal" autocomplete="off" value="{value}">'
+            "</label>")
 
 
 def _pair_options(hours: pd.DataFrame, t: dict[str, str]) -> str:
@@ -271,20 +307,23 @@ def _workload_options(hours: pd.DataFrame, t: dict[str, str]) -> str:
     return "".join(groups)
 
 
-def _inputs(wid: str, t: dict[str, str], currency: str, usd_per_unit: float) -> str:
-    """The three price fields: PCIe price, premium, NVLink price (per GPU-hour, in ``currency``)."""
+def _inputs(wid: str, t: dict[str, str], words: dict[str, str], currency: str, usd_per_unit: float) -> str:
+    """The three price fields: the second side's price, the premium, the first side's price (per GPU-hour, in
+    ``currency``), labelled for the first pair (``words``: its sides' words; the script relabels them)."""
     pcie = _num(DEFAULT_PCIE_USD / usd_per_unit)
     nvlink = _num(float(pcie) * (1 + DEFAULT_PREMIUM_PCT / 100), 4)  # as the script sets it from the premium
-    return (_number(wid, "pcie-price", t["pcie_price"].format(currency=currency), pcie)
-            + _number(wid, "premium", t["premium"], _num(DEFAULT_PREMIUM_PCT), minimum=' min="-100"')
-            + _number(wid, "nvlink-price", t["nvlink_price"].format(currency=currency), nvlink))
+    return (_number(wid, "pcie-price", t["pcie_price"].format(side=words["pcie"], currency=currency), pcie)
+            + _number(wid, "premium", t["premium"].format(first=words["nvlink"], second=words["pcie"]),
+                      _num(DEFAULT_PREMIUM_PCT))
+            + _number(wid, "nvlink-price", t["nvlink_price"].format(side=words["nvlink"], currency=currency), nvlink))
 
 
-def _result(wid: str, t: dict[str, str]) -> str:
+def _result(wid: str, t: dict[str, str], words: dict[str, str]) -> str:
     """The output: each offer's GPU-hours and cost, the break-even premium and the verdict (the script fills
     them and puts the raw numbers in ``data-value``)."""
     rows = "".join(
-        f'<tr><th scope="row">{_e(t[side + "_offer"])}<span class="mg-calc-system" id="{wid}-{side}-system">'
+        f'<tr><th scope="row"><span id="{wid}-{side}-offer">{_e(t["side_offer"].format(side=words[side]))}</span>'
+        f'<span class="mg-calc-system" id="{wid}-{side}-system">'
         f'</span></th><td class="mg-calc-num"><output id="{wid}-{side}-hours" data-value=""></output></td>'
         f'<td><output id="{wid}-{side}-cost" data-value="" data-feasible=""></output></td></tr>' for side in SIDES)
     head = (f'<tr><th scope="col">{_e(t["offer"])}</th><th scope="col" id="{wid}-hours-head">'
@@ -295,15 +334,19 @@ def _result(wid: str, t: dict[str, str]) -> str:
             f'<p class="mg-calc-verdict" id="{wid}-verdict" aria-live="polite" data-value=""></p>')
 
 
-def _form(hours: pd.DataFrame, wid: str, t: dict[str, str], currency: str, usd_per_unit: float) -> str:
-    """The calculator, hidden until the script shows it."""
+def _form(hours: pd.DataFrame, wid: str, t: dict[str, str], side_words: dict[str, str], currency: str,
+          usd_per_unit: float) -> str:
+    """The calculator, hidden until the script shows it, labelled for the first pair (``side_words``: the
+    language's :data:`SIDE_WORDS`)."""
+    first = _pairs(hours)[0]
+    words = {side: side_words[first[side + "_word"]] for side in SIDES}
     fx = (f'<p class="mg-calc-note">{_e(t["fx_note"].format(currency=currency, rate=f"{1 / usd_per_unit:.4f}"))}</p>'
           if currency != "USD" else "")
     return (f'<form id="{wid}-form" class="mg-calc-form" hidden><div class="mg-calc-grid">'
             f'{_select(wid, "pair", t["pair"], _pair_options(hours, t))}'
             f'{_select(wid, "workload", t["workload"], _workload_options(hours, t))}'
-            f'{_inputs(wid, t, currency, usd_per_unit)}</div><p class="mg-calc-hint">{_e(t["hint"])}</p>{fx}'
-            f"{_result(wid, t)}</form>")
+            f'{_inputs(wid, t, words, currency, usd_per_unit)}</div><p class="mg-calc-hint">{_e(t["hint"])}</p>'
+            f"{fx}{_result(wid, t, words)}</form>")
 
 
 def _cell(row: dict[str, Any], t: dict[str, str]) -> str:
@@ -348,10 +391,28 @@ SCRIPT = r"""(function (ID) {
   }
   function money(x) { return sub(T.money, {amount: group(x, 2), currency: data.currency}); }
   function hoursText(x) { return x >= 100 ? group(x, 0) : x >= 1 ? group(x, 2) : group(x, 4); }
-  function num(input) { var v = parseFloat(input.value); return isFinite(v) ? v : NaN; }
+  // a number as typed: a decimal point, and commas only between thousands ("1,500"); "1,5" is not a number
+  function parse(text) {
+    var t = String(text).trim();
+    if (/^-?\d{1,3}(,\d{3})+(\.\d+)?$/.test(t)) t = t.replace(/,/g, "");
+    return /^-?(\d+\.?\d*|\.\d+)$/.test(t) ? Number(t) : NaN;
+  }
+  function num(input) { return parse(input.value); }
   function price(input) { var v = num(input); return v > 0 ? v : NaN; }
+  // a premium or an error band as shown and decided on: whole per cent, halves up (answer.shown in Python)
+  function shown(x) { return isFinite(x) ? Math.floor(x + 0.5) : x; }
   function round(x, digits) { var f = Math.pow(10, digits); return Math.round(x * f) / f; }
   function show(el, text, value) { el.textContent = text; el.setAttribute("data-value", value); }
+
+  function words(pair) { return {first: data.words[pair.nvlink_word], second: data.words[pair.pcie_word]}; }
+  function labels(pair) {
+    var w = words(pair);
+    $("nvlink-offer").textContent = sub(T.side_offer, {side: w.first});
+    $("pcie-offer").textContent = sub(T.side_offer, {side: w.second});
+    $("nvlink-price-label").textContent = sub(T.nvlink_price, {side: w.first, currency: data.currency});
+    $("pcie-price-label").textContent = sub(T.pcie_price, {side: w.second, currency: data.currency});
+    $("premium-label").textContent = sub(T.premium, w);
+  }
 
   function side(name, row, perHour) {
     $(name + "-system").textContent = pairs[row.pair][name + "_name"];
@@ -374,21 +435,26 @@ SCRIPT = r"""(function (ID) {
     if (nv.gpu_hours === null) return show(el, T.not_applicable, "");
     if (pc.gpu_hours === null) return show(el, T.break_even_any, "inf");
     var ratio = pc.gpu_hours / nv.gpu_hours, pct = 100 * (ratio - 1);
-    show(el, sub(T.percent, {value: group(pct, 1)}), String(pct));
+    show(el, sub(T.percent, {value: group(shown(pct), 0)}), String(pct));
     if (!isNaN(pcPrice)) show(at, sub(T.break_even_price, {price: money(pcPrice * ratio)}), String(pcPrice * ratio));
   }
 
-  function verdict(nv, pc, kind) {
+  // the decision table's rule (answer.verdict), on the numbers as shown: the first offer is cheaper when its
+  // premium lies below the break-even premium by more than the model's error band, the second when above
+  function verdict(nv, pc, kind, nvRow, pcRow, w) {
     var el = $("verdict"), per = T["per_" + kind];
     if (nv === null && pc === null) return show(el, T.verdict_neither, "neither");
-    if (pc === null) return show(el, T.verdict_nvlink_only, "nvlink-only");
-    if (nv === null) return show(el, T.verdict_pcie_only, "pcie-only");
+    if (pc === null) return show(el, sub(T.verdict_nvlink_only, w), "first-only");
+    if (nv === null) return show(el, sub(T.verdict_pcie_only, w), "second-only");
     if (isNaN(nv) || isNaN(pc)) return show(el, T.verdict_no_price, "");
-    var diff = Math.abs(nv - pc);
-    if (diff < 0.005) return show(el, sub(T.verdict_equal, {amount: money(nv), per: per}), "equal");
-    var cheaper = nv < pc ? "nvlink" : "pcie";
-    show(el, sub(T["verdict_" + cheaper], {amount: money(diff), per: per,
-                                           pct: group(100 * diff / Math.max(nv, pc), 1)}), cheaper);
+    var asked = shown(100 * (price(nvIn) / price(pcIn) - 1)),
+        worth = shown(100 * (pcRow.gpu_hours / nvRow.gpu_hours - 1)),
+        band = shown(data.bands[kind]), ask = 1 + asked / 100, worthy = 1 + worth / 100,
+        v = {first: w.first, second: w.second, per: per, asked: String(asked), worth: String(worth),
+             band: String(band), amount: money(Math.abs(nv - pc)), nv: money(nv), pc: money(pc)};
+    if (ask < worthy * (1 - band / 100)) return show(el, sub(T.verdict_first, v), "first");
+    if (ask > worthy * (1 + band / 100)) return show(el, sub(T.verdict_second, v), "second");
+    show(el, sub(T.verdict_close, v), "close");
   }
 
   function update() {
@@ -396,9 +462,10 @@ SCRIPT = r"""(function (ID) {
     var nvRow = rows[key + "nvlink"], pcRow = rows[key + "pcie"];
     $("hours-head").textContent = T["hours_" + kind];
     $("cost-head").textContent = T["cost_" + kind];
+    labels(pairs[pairIn.value]);
     var nv = side("nvlink", nvRow, price(nvIn)), pc = side("pcie", pcRow, price(pcIn));
     breakEven(nvRow, pcRow, price(pcIn));
-    verdict(nv, pc, kind);
+    verdict(nv, pc, kind, nvRow, pcRow, words(pairs[pairIn.value]));
   }
   function syncPremium() {
     var nv = price(nvIn), pc = price(pcIn);
@@ -454,11 +521,12 @@ def widget_html(hours: pd.DataFrame, *, lang: str = "en", currency: str = "USD",
     if lang == "zh":  # the Chinese titles and system names (title_zh, name_zh in data/), the reasons translated
         hours = hours.assign(title=hours["title_zh"], system_name=hours["system_name_zh"],
                              reason=[reason_text(r, lang) for r in hours["reason"]])
-    data = _json(widget_data(hours, currency, t))
+    data = _json(widget_data(hours, currency, t, SIDE_WORDS[lang]))
     return (f'<div id="{widget_id}" class="mg-calc-widget" lang="{t["html_lang"]}">{STYLE}'
             f'<p class="mg-calc-title">{_e(t["title"])}</p><p class="mg-calc-intro">{_e(t["intro"])}</p>'
             f'<noscript><p class="mg-calc-note">{_e(t["noscript"])}</p></noscript>'
-            f"{_static_table(hours, widget_id, t)}{_form(hours, widget_id, t, currency, usd_per_unit)}"
+            f"{_static_table(hours, widget_id, t)}"
+            f"{_form(hours, widget_id, t, SIDE_WORDS[lang], currency, usd_per_unit)}"
             f'<script type="application/json" id="{widget_id}-data">{data}</script>'
             f"<script>{SCRIPT}({json.dumps(widget_id)});</script></div>")
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from multigpu.book import claim_values, glue, lang, tables
+from multigpu.book import claim_values, glue, lang, tables, vocabulary
 from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
 from multigpu.book.money import (  # noqa: F401  (money as the notebook and tests name it)
@@ -331,26 +331,29 @@ def landscape_facts(table: PriceTable) -> Facts:
 
 
 def charged_facts(table: PriceTable) -> Facts:
-    """The premiums charged for the faster interconnect by one provider under one pricing type
-    (:func:`multigpu.market.premium.charged_premiums`, % per GPU-hour): ``charged_sentence`` (how many
-    pairs, lowest, highest and median premium) and ``charged_range`` (lowest to highest), both text."""
-    charged = premium.charged_premiums(table)
-    if charged.empty:
+    """The premium charged for NVSwitch over PCIe, the one the decision table weighs (:func:`multigpu.evidence.
+    answer.pair`: same provider, same pricing type, the system pair the file prices most often; % per
+    GPU-hour, whole per cent as the table shows them): ``charged_sentence`` (how many pairs, lowest, highest
+    and median premium) and ``charged_range`` (lowest to highest), both text."""
+    chosen = answer.pair(table)
+    if not chosen.charged_pct:
         return glue.per_language(lambda: {
             "charged_sentence": _("The file has no such pair, so it does not say what the faster interconnect is "
                                   "charged; the break-even premiums below do not need it, since they come from the "
                                   "model alone."),
             "charged_range": _("this file has no such pair")})
-    lo, hi, mid = (float(charged["premium_pct"].agg(f)) for f in ("min", "max", "median"))
-    n = len(charged)
+    lo, hi = (answer.shown(f(chosen.charged_pct)) for f in (min, max))
+    mid, n = answer.shown(chosen.median_pct), len(chosen.charged_pct)
 
     def text() -> Facts:
-        pairs = (_("{count} such same-provider pairs", count=n) if n != 1 else
-                 _("{count} such same-provider pair", count=n))
-        return {"charged_sentence": _("The file has {pairs}, with premiums from {low:.1f} % to {high:.1f} % (median "
-                                      "{median:.1f} %). That is the number to beat.", pairs=pairs, low=lo, high=hi,
-                                      median=mid),
-                "charged_range": _("{low:.1f} % to {high:.1f} % in this file", low=lo, high=hi)}
+        names = {"nvlink": vocabulary.system_name(chosen.nvlink_system),
+                 "pcie": vocabulary.system_name(chosen.pcie_system)}
+        return {"charged_sentence": _("Of these, {count} pair {nvlink} offers with {pcie} offers, the comparison "
+                                      "the book's answer weighs: premiums from {low:.0f} % to {high:.0f} %, median "
+                                      "{median:.0f} %. That is the number to beat.", count=n, low=lo, high=hi,
+                                      median=mid, **names),
+                "charged_range": _("{low:.0f} % to {high:.0f} %, median {median:.0f} %, in this file", low=lo,
+                                   high=hi, median=mid)}
 
     return glue.per_language(text)
 

@@ -47,7 +47,7 @@ def _premium(value: float) -> str:
     """A premium (%) rounded to whole per cent, in the current language: "unbounded" for inf, "—" for NaN."""
     if math.isinf(value):
         return _("unbounded")
-    return "—" if math.isnan(value) else f"{value:.0f}"
+    return "—" if math.isnan(value) else f"{answer.shown(value):.0f}"
 
 
 def _title(workload_id: str) -> str:
@@ -122,8 +122,9 @@ def facts(decided: pd.DataFrame, table: PriceTable, cal: Calibration | None = No
     """The introduction's prose values, Markdown, each in English and, as ``<name>_zh``, in Chinese:
     ``answer_1`` .. ``answer_5`` (:func:`summary`), ``rule`` (the decision rule in words), ``nvlink_name`` and
     ``pcie_name`` (the compared systems, named in the current language:
-    :func:`multigpu.book.vocabulary.system_name`), ``price_stamp`` (the price file), and ``no_pair_note`` (a sentence when the file prices no pair, else empty). ``size_lines``: the guide's
-    training size lines if already computed (default: :func:`multigpu.evidence.guide.training_size_lines`)."""
+    :func:`multigpu.book.vocabulary.system_name`), ``price_stamp`` (the price file), and ``no_pair_note`` (a
+    sentence when the file prices no pair, else empty). ``size_lines``: the guide's training size lines if
+    already computed (default: :func:`multigpu.evidence.guide.training_size_lines`)."""
     size_lines = guide.training_size_lines(table, cal) if size_lines is None else size_lines
     return glue.per_language(lambda: _texts(decided, size_lines, table))
 

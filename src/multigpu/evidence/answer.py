@@ -77,8 +77,17 @@ def pair(table: PriceTable) -> Pair:
     return Pair(best[0], best[1], tuple(float(x) for x in mine["premium_pct"]))
 
 
+def shown(pct: float) -> float:
+    """A premium or an error band (%) as the book shows it and decides on it: whole per cent, halves rounded up
+    (as the calculator's script rounds); inf and NaN as they are. A verdict never rests on a difference the table
+    does not show, and two rows that show the same numbers get the same verdict."""
+    return pct if not math.isfinite(pct) else float(math.floor(pct + 0.5))
+
+
 def verdict(break_even_pct: float, charged_pct: float, band_pct: float) -> str:
-    """:data:`RULE` for one workload: compare 1 + charged with (1 + break-even) x (1 -/+ band)."""
+    """:data:`RULE` for one workload, on the numbers as shown (:func:`shown`): compare 1 + charged with
+    (1 + break-even) x (1 -/+ band)."""
+    break_even_pct, charged_pct, band_pct = shown(break_even_pct), shown(charged_pct), shown(band_pct)
     if math.isinf(break_even_pct):
         return "PCIe cannot run it"
     if math.isnan(break_even_pct):
@@ -109,7 +118,7 @@ def confidence(break_even_pct: float, charges: tuple[float, ...], band_pct: floa
     if not differ:
         return say(msg("robust: all {n} pairs agree"), n=len(charges))
     return say(msg("sensitive to the offer: {differ} of {n} pairs differ; the answer flips at a premium of "
-                   "{premium} %"), differ=differ, n=len(charges), premium=Number(break_even_pct, ".0f"))
+                   "{premium} %"), differ=differ, n=len(charges), premium=Number(shown(break_even_pct), ".0f"))
 
 
 def decision_table(table: PriceTable | None = None, cal: Calibration | None = None) -> pd.DataFrame:
@@ -161,7 +170,7 @@ def _span(values: pd.Series) -> Finding:
     finite = values[~values.isin([math.inf])]
     if not len(finite):
         return Finding.of(msg("unbounded"))
-    span = Finding.of(msg("{low:.0f} to {high:.0f} %"), low=float(finite.min()), high=float(finite.max()))
+    span = Finding.of(msg("{low:.0f} to {high:.0f} %"), low=shown(float(finite.min())), high=shown(float(finite.max())))
     if len(finite) < len(values):
         return Finding.of(msg("{span}{unbounded}"), span=span,
                           unbounded=Finding.of(msg(" (unbounded where PCIe cannot run it)")))
@@ -190,7 +199,7 @@ def _line_charged(row: Any) -> Finding:
         return Finding.of(msg("**Premium charged:** the price file has no same-provider pair of {nvlink} and {pcie} "
                               "offers, so no verdict can be priced."), **names)
     return Finding.of(msg("**Premium charged:** a median {pct:.0f} % over {pairs} same-provider, same-pricing-type "
-                          "pairs of {nvlink} and {pcie} offers."), pct=float(row["charged_premium_pct"]),
+                          "pairs of {nvlink} and {pcie} offers."), pct=shown(float(row["charged_premium_pct"])),
                       pairs=int(row["charged_pairs"]), **names)
 
 
@@ -208,7 +217,7 @@ def size_line(lines: pd.DataFrame) -> Finding:
 
 def _line_error(decided: pd.DataFrame) -> Finding:
     bands = decided.drop_duplicates("kind").set_index("kind")["error_band_pct"]
-    parts = Items(tuple(Finding.of(msg("{pct:.0f} % for {band}"), pct=float(bands[k]), band=Word(BAND[k]))
+    parts = Items(tuple(Finding.of(msg("{pct:.0f} % for {band}"), pct=shown(float(bands[k])), band=Word(BAND[k]))
                         for k in bands.index), msg(" and "))
     return Finding.of(msg("**How sure:** a verdict is called only when the premiums differ by more than the model's "
                           "median error on published results it was not fitted on: {parts}."), parts=parts)
