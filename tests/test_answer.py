@@ -18,6 +18,7 @@ from editions import CHINESE
 from glue_citations import check_cited
 
 from multigpu.book import intro, lang
+from multigpu.compute import models
 from multigpu.evidence import answer, claims, guide
 from multigpu.market import premium, prices, workloads
 
@@ -116,6 +117,29 @@ def test_cheaper_nvlink_offers_flip_the_training_verdicts(tmp_path, default):
     assert (cheap["verdict"] == "NVLink-class cheaper").sum() > (default["verdict"] == "NVLink-class cheaper").sum()
 
 
+def test_the_bottom_line_names_every_workload_by_its_verdict(default):
+    """One sentence: each verdict's workloads named by activity and model (no slug), the premium charged as the
+    table shows it; every workload's model appears in the part of its verdict."""
+    line = answer.bottom_line(default)
+    text = str(line)
+    assert not re.search(r"\b(?:train|serve|finetune|lora)-", text)  # names, not workload ids
+    assert f"At the {answer.shown(default['charged_premium_pct'].iloc[0]):.0f} % more" in text
+    for message, verdicts in answer.BOTTOM_PARTS:
+        mine = default[default["verdict"].isin(verdicts)]
+        assert (message in [p.message for p in line.value("parts").items]) == (not mine.empty)
+        for workload_id in mine["workload"]:
+            model = models.model(workloads.workload(workload_id).model).name
+            part = next(p for p in line.value("parts").items if p.message == message)
+            assert model in str(part), (message, workload_id)
+
+
+def test_the_bottom_line_moves_with_the_prices(tmp_path, default):
+    """Halving the NVSwitch board's price leaves nothing for the PCIe server: the sentence changes with it."""
+    cheap = answer.decision_table(scaled_prices(tmp_path, "a100-sxm4-80gb", 0.5))
+    before, after = str(answer.bottom_line(default)), str(answer.bottom_line(cheap))
+    assert "rent the PCIe server" in before and "rent the PCIe server" not in after and before != after
+
+
 def test_a_file_without_a_pair_prices_no_verdict():
     table = prices.load_table(GOOD)
     decided = answer.decision_table(table)
@@ -190,9 +214,10 @@ def test_the_decision_table_in_both_editions(default):
     for row_en, row_zh, title in zip(*rows, titles):
         cells_en = re.findall(r"<td [^>]*>(.*?)</td>", row_en)
         cells_zh = re.findall(r"<td [^>]*>(.*?)</td>", row_zh)
-        assert cells_zh[0] == title and CHINESE.search(cells_zh[3]) and CHINESE.search(cells_zh[5])
-        assert cells_en[2] == cells_zh[2]  # the premium charged, the same number
-        assert cells_en[1] == cells_zh[1] or (cells_en[1], cells_zh[1]) == ("unbounded", "无上限")
+        # columns: workload, verdict (first, for a phone), break-even, charged, confidence, chapter
+        assert cells_zh[0] == title and CHINESE.search(cells_zh[1]) and CHINESE.search(cells_zh[5])
+        assert cells_en[3] == cells_zh[3]  # the premium charged, the same number
+        assert cells_en[2] == cells_zh[2] or (cells_en[2], cells_zh[2]) == ("unbounded", "无上限")
         assert cells_en[4] == "—" or CHINESE.search(cells_zh[4])
     with lang.using("zh"):
         assert set(intro.decision_frame(default)["verdict"]) <= {lang.label(v) for v in answer.VERDICTS}

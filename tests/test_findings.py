@@ -70,6 +70,7 @@ def _sentences() -> list[tuple[str, Sentence]]:
     lines = guide.training_size_lines(table)
     found += [(f"decision {w}", c) for w, c in zip(decided["workload"], decided["confidence"])]
     found += [(f"answer line {i}", Sentence(f)) for i, f in enumerate(answer.summary(decided, lines), start=1)]
+    found += [("bottom line", Sentence(answer.bottom_line(decided)))]
     found += [(f"size line {p}", t) for p, t in zip(lines["pricing"], lines["text"])]
     found += [("size lines", guide.lines_phrase(lines)), ("price stamp", table.stamp_markdown()),
               ("price source", table.source_label()), ("no network", cost.no_network_reason(64, 8))]

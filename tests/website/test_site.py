@@ -25,7 +25,7 @@ from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
 
-from .conftest import SITE, WIDTHS
+from .conftest import SITE, VIEWPORT_HEIGHT, WIDTHS
 
 SKIP_DIRS = {"_static", "_sources", "_images", "_sphinx_design_static"}
 TOLERANCE_PX = 1  # how far an element may pass the column's edge (sub-pixel rounding)
@@ -355,6 +355,31 @@ def test_intro_holds_the_decision_table(context_at, site_url: str) -> None:
     assert rows >= 3, f"the decision table has {rows} body rows, expected at least 3"
     for wanted in ("Break-even premium", "Verdict"):
         assert wanted in headers, f"the decision table's header lacks {wanted!r}: {headers}"
+
+
+@pytest.mark.parametrize(("prefix", "table_id"), [("", "decision-table"), ("zh/", "decision-table-zh")])
+def test_the_answer_is_on_the_first_screen_and_a_phone_shows_every_verdict(context_at, site_url: str, prefix: str,
+                                                                           table_id: str) -> None:
+    """At 1280 px the computed bottom line starts on the first screen; at 390 px every verdict cell of the decision
+    table lies inside the screen, so no reader has to scroll sideways to read a verdict."""
+    desk = context_at(WIDTHS[0]).new_page()
+    try:
+        desk.goto(f"{site_url}/{prefix}{INTRO}", wait_until="load")
+        top = desk.evaluate("""() => { const box = [...document.querySelectorAll('.admonition')]
+            .find(a => a.offsetParent !== null); return box ? box.getBoundingClientRect().top : null; }""")
+    finally:
+        desk.close()
+    assert top is not None and top < VIEWPORT_HEIGHT, f"{prefix}{INTRO}: the answer starts at {top} px"
+    phone = context_at(WIDTHS[1]).new_page()
+    try:
+        phone.goto(f"{site_url}/{prefix}{INTRO}", wait_until="load")
+        header = phone.locator(f"table#{table_id} thead th").nth(1).inner_text()
+        edges = phone.evaluate(f"""() => [...document.querySelectorAll('table#{table_id} tbody tr')]
+            .map(r => r.children[1].getBoundingClientRect().right)""")
+    finally:
+        phone.close()
+    assert header.strip() in ("Verdict", "判定"), header
+    assert edges and max(edges) <= WIDTHS[1], f"{prefix}{INTRO}: verdict cells end at {max(edges):.0f} px"
 
 
 def test_the_site_serves_no_stale_notebook():

@@ -24,8 +24,9 @@ from multigpu.market import workloads
 from multigpu.market.prices import PriceTable
 
 #: Column headers of the decision table as the reader sees them (English; the Chinese are their messages).
-LABELS = {"title": N_("Workload"), "break_even": N_("Break-even premium (%)"), "charged": N_("Premium charged (%)"),
-          "verdict": N_("Verdict"), "confidence": N_("Confidence"), "chapter": N_("Where the work is shown")}
+#: The decision table's columns, the verdict first after the workload (so a phone shows it without scrolling).
+LABELS = {"title": N_("Workload"), "verdict": N_("Verdict"), "break_even": N_("Break-even premium (%)"),
+          "charged": N_("Premium charged (%)"), "confidence": N_("Confidence"), "chapter": N_("Where the work is shown")}
 #: The chapter titles the table links to, by page.
 PAGES = {"chapters/03-communication-bottlenecks": N_("Chapter 3"), "chapters/04-cost-benefit": N_("Chapter 4")}
 #: The verdicts of :data:`multigpu.evidence.answer.VERDICTS`, as messages.
@@ -67,9 +68,9 @@ def decision_frame(decided: pd.DataFrame) -> pd.DataFrame:
     prices no pair), and the page that shows the work (``chapter``, its title, and ``href``, its address relative
     to the intro)."""
     return pd.DataFrame({"title": decided["workload"].map(_title),
+                         "verdict": decided["verdict"].map(lang.label),
                          "break_even": decided["break_even_premium_pct"].map(_premium),
                          "charged": decided["charged_premium_pct"].map(_premium),
-                         "verdict": decided["verdict"].map(lang.label),
                          "confidence": decided["confidence"].map(confidence_text),
                          "chapter": decided["chapter"].map(lambda page: lang.label(PAGES[page]) if page in PAGES
                                                            else page),
@@ -109,6 +110,7 @@ def _texts(decided: pd.DataFrame, size_lines: pd.DataFrame, table: PriceTable) -
     """:func:`facts` in the current language."""
     first = decided.iloc[0]
     out: Facts = {f"answer_{i}": line for i, line in enumerate(summary(decided, size_lines), start=1)}
+    out["bottom_line"] = glue.render(answer.bottom_line(decided))
     out.update(rule=lang.label(RULE), nvlink_name=vocabulary.system_name(first["nvlink_system"]),
                pcie_name=vocabulary.system_name(first["pcie_system"]), price_stamp=glue.say(table.stamp_markdown()),
                no_pair_note=("" if first["charged_pairs"] else
@@ -120,7 +122,8 @@ def _texts(decided: pd.DataFrame, size_lines: pd.DataFrame, table: PriceTable) -
 def facts(decided: pd.DataFrame, table: PriceTable, cal: Calibration | None = None,
           size_lines: pd.DataFrame | None = None) -> Facts:
     """The introduction's prose values, Markdown, each in English and, as ``<name>_zh``, in Chinese:
-    ``answer_1`` .. ``answer_5`` (:func:`summary`), ``rule`` (the decision rule in words), ``nvlink_name`` and
+    ``bottom_line`` (:func:`multigpu.evidence.answer.bottom_line`), ``answer_1`` .. ``answer_5``
+    (:func:`summary`; the fourth is the market's size line, shown apart from the wiring's), ``rule`` (the decision rule in words), ``nvlink_name`` and
     ``pcie_name`` (the compared systems, named in the current language:
     :func:`multigpu.book.vocabulary.system_name`), ``price_stamp`` (the price file), and ``no_pair_note`` (a
     sentence when the file prices no pair, else empty). ``size_lines``: the guide's training size lines if

@@ -27,7 +27,8 @@ from typing import Any
 import pandas as pd
 
 from multigpu.comm.calibration import Calibration
-from multigpu.common.findings import Finding, Items, Name, Number, Word, msg, say
+from multigpu.common.findings import Finding, Items, Name, Number, Word, and_list, msg, say
+from multigpu.compute import models
 from multigpu.evidence import claims, guide
 from multigpu.hardware import catalog
 from multigpu.market import cost, premium, prices, workloads
@@ -143,6 +144,49 @@ def decision_table(table: PriceTable | None = None, cal: Calibration | None = No
     return pd.DataFrame(rows)
 
 
+#: What a workload does, as the bottom line names it: (kind, training method) -> activity.
+ACTIVITY = {("train", "pretrain"): msg("pre-training"), ("train", "full"): msg("fine-tuning"),
+            ("train", "lora"): msg("fine-tuning"), ("serve", "pretrain"): msg("serving")}
+#: The bottom line's parts, in order, and the verdicts each gathers.
+BOTTOM_PARTS = ((msg("rent the NVSwitch board for {what}"), ("NVLink-class cheaper", "PCIe cannot run it")),
+                (msg("rent the PCIe server for {what}"), ("PCIe cheaper",)),
+                (msg("too close to call for {what}"), ("too close to call",)),
+                (msg("neither runs {what}"), ("neither runs it",)))
+
+
+def _activities(frame: pd.DataFrame) -> Finding:
+    """The workloads of ``frame`` as a reader names them: each activity with the models it covers, e.g.
+    "serving Llama 3.1 70B and Mixtral 8x7B, and fine-tuning Llama 3.1 70B"."""
+    groups: dict[str, list[str]] = {}
+    for workload_id in frame["workload"]:
+        w = workloads.workload(workload_id)
+        activity = ACTIVITY[(w.kind, w.method if w.kind == "train" else "pretrain")]
+        name = models.model(w.model).name
+        if name not in groups.setdefault(activity, []):
+            groups[activity].append(name)
+    found = tuple(Finding.of(msg("{activity} {models}"), activity=Word(activity), models=and_list(tuple(names)))
+                  for activity, names in groups.items())
+    if len(found) == 1:
+        return found[0]
+    return Finding.of(msg("{first}, and {last}"), first=Items(found[:-1], msg(", ")), last=found[-1])
+
+
+def bottom_line(decided: pd.DataFrame) -> Finding:
+    """The book's answer in one sentence, from :func:`decision_table`: at the premium the file's providers charge,
+    which system to rent for which workloads (the wiring effect: the same GPU on two wirings), each workload named
+    by what it does and its model."""
+    first = decided.iloc[0]
+    names = {"nvlink": _name(first["nvlink_system"]), "pcie": _name(first["pcie_system"])}
+    parts = tuple(Finding.of(message, what=_activities(decided[decided["verdict"].isin(verdicts)]))
+                  for message, verdicts in BOTTOM_PARTS if decided["verdict"].isin(verdicts).any())
+    if not first["charged_pairs"]:
+        return Finding.of(msg("The price file charges no premium for the {nvlink} over the {pcie}, so no verdict is "
+                              "priced; chapter 4's calculator takes your own prices."), **names)
+    return Finding.of(msg("At the {pct:.0f} % more per GPU-hour that these providers charge for the {nvlink} than "
+                          "for the {pcie}, the same GPU wired two ways: {parts}."), pct=shown(float(first["charged_premium_pct"])),
+                      parts=Items(parts, msg("; ")), **names)
+
+
 def summary(decided: pd.DataFrame, size_lines: pd.DataFrame) -> list[Finding]:
     """The introduction's five lines (Markdown findings) from :func:`decision_table` and the guide's training
     size lines (:func:`multigpu.evidence.guide.training_size_lines`): :func:`summary_findings` with the size
@@ -210,9 +254,8 @@ def _name(system_id: str) -> Name:
 def size_line(lines: pd.DataFrame) -> Finding:
     """The summary's line on the guide's training size lines."""
     if lines.empty:
-        return Finding.of(msg("**By model size:** no comparable offers."))
-    return Finding.of(msg("**By model size (training on any GPU the file rents, chapter 5):** {lines}."),
-                      lines=guide.lines_phrase(lines).value)
+        return Finding.of(msg("The price file has no comparable offers to draw it from."))
+    return Finding.of(msg("For training, by model size: {lines}."), lines=guide.lines_phrase(lines).value)
 
 
 def _line_error(decided: pd.DataFrame) -> Finding:
