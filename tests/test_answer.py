@@ -137,7 +137,7 @@ def test_the_bottom_line_moves_with_the_prices(tmp_path, default):
     """Halving the NVSwitch board's price leaves nothing for the PCIe server: the sentence changes with it."""
     cheap = answer.decision_table(scaled_prices(tmp_path, "a100-sxm4-80gb", 0.5))
     before, after = str(answer.bottom_line(default)), str(answer.bottom_line(cheap))
-    assert "rent the PCIe server" in before and "rent the PCIe server" not in after and before != after
+    assert "rent the PCIe server**" in before and "rent the PCIe server**" not in after and before != after
 
 
 def test_a_file_without_a_pair_prices_no_verdict():

@@ -148,10 +148,10 @@ def decision_table(table: PriceTable | None = None, cal: Calibration | None = No
 ACTIVITY = {("train", "pretrain"): msg("pre-training"), ("train", "full"): msg("fine-tuning"),
             ("train", "lora"): msg("fine-tuning"), ("serve", "pretrain"): msg("serving")}
 #: The bottom line's parts, in order, and the verdicts each gathers.
-BOTTOM_PARTS = ((msg("rent the NVSwitch board for {what}"), ("NVLink-class cheaper", "PCIe cannot run it")),
-                (msg("rent the PCIe server for {what}"), ("PCIe cheaper",)),
-                (msg("too close to call for {what}"), ("too close to call",)),
-                (msg("neither runs {what}"), ("neither runs it",)))
+BOTTOM_PARTS = ((msg("**rent the NVSwitch board** for {what}"), ("NVLink-class cheaper", "PCIe cannot run it")),
+                (msg("**rent the PCIe server** for {what}"), ("PCIe cheaper",)),
+                (msg("**too close to call** for {what}"), ("too close to call",)),
+                (msg("**neither runs** {what}"), ("neither runs it",)))
 
 
 def _activities(frame: pd.DataFrame) -> Finding:
