@@ -34,6 +34,9 @@ def test_guide_class_of_an_option():
     assert guide.guide_class({**switch, "instances": 2}) == "multi-node / NVL72"
     assert guide.guide_class({**switch, "system": "gb200-nvl72"}) == "multi-node / NVL72"
     assert guide.guide_class({**switch, "instances": None}) == "NVSwitch node"
+    # serving replicas never talk to each other: many instances of one node keep the node's class
+    assert guide.guide_class({**switch, "instances": 6, "tpot_ms": 20.0}) == "NVSwitch node"
+    assert guide.guide_class({**switch, "system": "gb200-nvl72", "tpot_ms": 20.0}) == "multi-node / NVL72"
 
 
 def test_decisions_pick_the_cheapest_within_the_tie(small_guide):

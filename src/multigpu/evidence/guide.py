@@ -64,8 +64,10 @@ def guide_class(row: Any) -> str:
     PCIe-only boxes are "PCIe" however many of them the job rents (they talk over the scale-out network
     too, but have no NVLink to choose); NVLink-bridged boxes are "NVLink bridge"; one instance of at most 8
     GPUs is an "NVSwitch node" or a "GPU mesh node" (point-to-point NVLink or Infinity Fabric: the system's
-    class in :func:`multigpu.market.cost.interconnect_class`, as chapter 4 labels it), and an option renting
-    several (joined by InfiniBand or Ethernet), or an NVLink domain larger than 8 GPUs, is "multi-node / NVL72".
+    class in :func:`multigpu.market.cost.interconnect_class`, as chapter 4 labels it), and a training option
+    renting several (joined by InfiniBand or Ethernet), or an NVLink domain larger than 8 GPUs, is "multi-node /
+    NVL72". A serving option's instances are replicas that never talk to each other (each copy of the model runs
+    inside one instance), so renting several keeps the class of one.
     """
     cls = row["interconnect_class"]
     if cls == cost.PCIE_CLASS:
@@ -73,7 +75,8 @@ def guide_class(row: Any) -> str:
     if cls == "NVLink bridge":
         return "NVLink bridge"
     instances = row["instances"]
-    multi = instances is not None and not _isna(instances) and int(instances) > 1
+    serving = "tpot_ms" in row
+    multi = not serving and instances is not None and not _isna(instances) and int(instances) > 1
     if multi or catalog.system(row["system"]).gpus_per_node > 8:
         return "multi-node / NVL72"
     return f"{cls} node"
