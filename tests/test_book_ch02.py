@@ -81,7 +81,7 @@ def test_verdict_facts_are_the_checks_in_bold(slow_cal):
                       for zh in ("", "_zh")}
     for claim_id in ch02.CLAIMS:
         verdict = claims.check(claim_id, inputs)
-        assert f[f"{claim_id.lower()}_verdict"] == f"**{verdict.verdict}**"
+        assert f[f"{claim_id.lower()}_verdict"] == f"**{lang.label(verdict.verdict, 'en')}**"
         assert f[f"{claim_id.lower()}_tests"] == claims.tests_markdown(verdict)  # what decided it, not typed prose
         assert any(t.text in f[f"{claim_id.lower()}_tests"] for t in verdict.rule.tests)
 

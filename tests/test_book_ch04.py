@@ -218,7 +218,7 @@ def test_claims_facts_follow_the_price_file(tables, facts):
     assert f"{cases['serve_share_pct']:.0f} % of the serving ones" in facts["default"]["c24_summary"]
     assert cost_claims.premium_cases(tables["good"])["cases"] == 0
     assert facts["good"]["c24_summary"].endswith("so there is no case to count.")
-    assert facts["default"]["c24_verdict"] != facts["good"]["c24_verdict"] == "**not-checkable**"
+    assert facts["default"]["c24_verdict"] != facts["good"]["c24_verdict"] == "**cannot be checked**"  # the not-checkable verdict, by its name
 
 
 def test_exercise_facts_do_the_exercises_arithmetic():

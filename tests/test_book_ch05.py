@@ -197,8 +197,8 @@ def test_claims_facts_read_the_guide_against_the_size_line(runs):
     for run in runs.values():
         verdicts = run.verdicts
         facts = ch05.claims_facts(verdicts, run.decided)
-        assert facts["c26_verdict"] == f"**{verdicts['C26'].verdict}**"
-        assert facts["c27_verdict"] == f"**{verdicts['C27'].verdict}**"
+        assert facts["c26_verdict"] == f"**{lang.label(verdicts['C26'].verdict, 'en')}**"
+        assert facts["c27_verdict"] == f"**{lang.label(verdicts['C27'].verdict, 'en')}**"
         assert facts["c26_tests"] == claims.tests_markdown(verdicts["C26"])
         assert facts["c26_explanation"] == verdicts["C26"].explanation and facts["size_line_B"] == cost_claims.SIZE_LINE_B
         limits = guide.thresholds(run.decided)

@@ -88,7 +88,7 @@ def test_notebook_sections_match_the_cli(cli_rows, stored):
     for row in cli_rows:
         text = _unescape(stored["sections"][row["id"]])
         value = app_claims.format_value(row["model_value"], row["unit"])
-        assert f"**Verdict:** **{row['verdict']}**" in text, row["id"]
+        assert f"**Verdict:** **{lang.label(row['verdict'], 'en')}**" in text, row["id"]
         assert f"**Article:** {row['seed_value']}" in text, row["id"]
         assert f"**Model or catalogue:** {value}" in text, row["id"]
         assert row["explanation"] in text, row["id"]
@@ -174,7 +174,7 @@ def test_verdict_figure_draws_one_bar_set_per_verdict_present():
     fig, ax = plotting.figure("t", "claims (count)", "chapter", source="test")
     app_claims.plot_verdicts_by_chapter(ax, frame)
     assert len(ax.containers) == 3  # verdicts no claim has are not drawn
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["holds", "holds-with-caveat", "misleading"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["holds", "holds, with a caveat", "misleading"]  # names for people
     import matplotlib.pyplot as plt
     plt.close(fig)
 

@@ -85,3 +85,11 @@ def test_the_module_needs_only_the_standard_library_and_babel():
     imported = {name.split(".")[0] for name in re.findall(r"^\s*(?:from|import)\s+([\w.]+)", source, re.MULTILINE)}
     assert imported <= {"__future__", "re", "unicodedata", "collections", "contextlib", "contextvars", "functools",
                         "pathlib", "typing", "babel"}, imported
+
+
+def test_english_shows_verdict_ids_by_their_names():
+    """The data and the JSON keep ids such as "holds-with-caveat"; a reader sees words, in both editions."""
+    assert lang.label("holds-with-caveat", "en") == "holds, with a caveat"
+    assert lang.label("not-checkable", "en") == "cannot be checked"
+    assert lang.label("holds", "en") == "holds"
+    assert "-" not in lang.label("holds-with-caveat", "zh")

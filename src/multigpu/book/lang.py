@@ -129,12 +129,18 @@ def N_(message: str) -> str:
     return message
 
 
+#: How English shows the ids that the data and the command line's JSON keep (the verdicts of the claim checks):
+#: words for people, never a code with hyphens.
+ENGLISH_NAMES = {"holds-with-caveat": "holds, with a caveat", "not-checkable": "cannot be checked"}
+
+
 def label(text: str, language: str | None = None) -> str:
-    """``text`` in ``language`` (default: the current one). Outside English its translation must exist: a
-    LookupError names the text, which needs an ``N_("...")`` in src/multigpu/book and ``make i18n``."""
+    """``text`` in ``language`` (default: the current one). English shows an id of :data:`ENGLISH_NAMES` by its
+    name. Outside English its translation must exist: a LookupError names the text, which needs an
+    ``N_("...")`` in src/multigpu/book and ``make i18n``."""
     language = check(language or current())
     if language == "en":
-        return text
+        return ENGLISH_NAMES.get(text, text)
     found = messages(language).get(text)
     if found is None:
         raise LookupError(f"no {language} translation of {text!r} in {catalog_path(language)}: mark it with "

@@ -9,6 +9,7 @@ from functools import cache
 from multigpu.book import lang
 from multigpu.book.lang import N_
 from multigpu.hardware import catalog
+from multigpu.market import workloads
 
 #: The out-of-sample checks of :func:`multigpu.evidence.topology.out_of_sample_table`.
 CHECK_LABELS = (
@@ -26,9 +27,14 @@ CHECK_LABELS = (
 @cache
 def data_names(language: str) -> dict[str, str]:
     """The names the data files give in ``language``, English name -> name: each system's ``name_<language>``
-    (``data/systems.csv``: ``name_zh``), where it has one. A name without one is shown as it is."""
-    column = f"name_{lang.check(language)}"
-    return {s.name: getattr(s, column) for s in catalog.systems().values() if getattr(s, column, None)}
+    (``data/systems.csv``: ``name_zh``) and each named workload's ``title_<language>``
+    (``data/cost_workloads.csv``: ``title_zh``), where it has one. A name without one is shown as it is."""
+    language = lang.check(language)
+    names = {s.name: getattr(s, f"name_{language}") for s in catalog.systems().values()
+             if getattr(s, f"name_{language}", None)}
+    names.update({w.title: getattr(w, f"title_{language}") for w in workloads.workloads_table().values()
+                  if getattr(w, f"title_{language}", None)})
+    return names
 
 
 def label(text: str) -> str:

@@ -18,6 +18,7 @@ from multigpu.comm.calibration import Calibration
 from multigpu.common.findings import (
     Finding,
     Items,
+    Name,
     Number,
     Sentence,
     Value,
@@ -72,6 +73,24 @@ def _pct(value: float) -> Value:
     """A break-even premium, %: "12.3 %", or "unbounded (PCIe misses the floor)"."""
     return Word(msg("unbounded (PCIe misses the floor)")) if math.isinf(value) else Finding.of(
         msg("{pct} %"), pct=Number(value, ".1f"))
+
+
+def _span_of_workloads(break_even: pd.Series) -> Finding:
+    """The break-even premiums (%, by workload id) as one clause: their range with the workload at each end
+    (named by its title), and how many are unbounded; the per-workload numbers are chapter 4's table."""
+    finite = break_even[~break_even.isin([math.inf])].dropna()
+    unbounded = int(break_even.isin([math.inf]).sum())
+    if finite.empty:
+        return Finding.of(msg("it is unbounded for all {n} workloads"), n=len(break_even))
+    low, high = finite.idxmin(), finite.idxmax()
+    span = Finding.of(msg("across the {n} workloads it runs from {low} % for “{low_name}” to {high} % for "
+                          "“{high_name}”"), n=len(break_even), low=Number(finite[low], ".1f"),
+                      low_name=Name(workloads.workload(low).title), high=Number(finite[high], ".1f"),
+                      high_name=Name(workloads.workload(high).title))
+    if not unbounded:
+        return Finding.of(msg("{span}; chapter 4's tables give each workload"), span=span)
+    return Finding.of(msg("{span}, and is unbounded for {n_inf}, where the PCIe box misses the serving floor; "
+                          "chapter 4's tables give each workload"), span=span, n_inf=unbounded)
 
 
 def _stamp(table: PriceTable) -> dict[str, str]:
@@ -140,11 +159,7 @@ def c24(inputs: Inputs) -> Verdict:
     by_workload = rows.groupby("workload", sort=False).agg(
         be=("break_even_premium_pct", "median"), lo=("charged_premium_pct", "min"),
         hi=("charged_premium_pct", "max"), n=("offer", "size"), k=("nvlink_cheaper", "sum"))
-    detail = Items(tuple(
-        Finding.of(msg("{workload}: break-even {premium} against {n_low}-{n_high} % charged, cheaper in {n_cheaper} "
-                       "of {n_cases}"), workload=w, premium=_pct(x.be), n_low=Number(x.lo, ".1f"),
-                   n_high=Number(x.hi, ".1f"), n_cheaper=int(x.k), n_cases=int(x.n))
-        for w, x in by_workload.iterrows()), msg("; "))
+    detail = _span_of_workloads(by_workload["be"])
 
     def part(kind: str) -> Finding:
         n = r[f"{kind}_cases"]
