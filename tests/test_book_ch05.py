@@ -240,7 +240,7 @@ def test_a_tighter_deadline_never_makes_the_pick_cheaper(runs):
         missed = int(((run.ex["time_h"] > tight_h) & run.ex["feasible"]).sum())
         assert f"{missed} of the options that met the longer deadline miss the shorter one" in facts["ex2_answer"]
     same = ch05.deadline_exercise_facts(run.ex, run.table, run.ref, tight_h=ch05.TRAIN_EXAMPLE["deadline_h"])
-    assert "It is the same option as before" in same["ex2_answer"] and "1.00 times" in same["ex2_answer"]
+    assert "is still" in same["ex2_answer"] and "times the" not in same["ex2_answer"]  # no ratio of a cost to itself
 
 
 def test_floor_exercise_reruns_the_same_guide(runs):
@@ -370,3 +370,28 @@ def test_the_notebook_stores_every_figure_and_table_in_both_editions():
     assert len(pages) == 8 and len(figures) == 3  # five tables, three figures
     for page in pages:
         assert CHINESE.search(page.split('<div class="mg-lang-zh" lang="zh-CN">')[1])
+
+
+def _line(threshold):
+    return pd.DataFrame({"threshold_B": [threshold]})
+
+
+@pytest.mark.parametrize(("old", "new", "changed", "words"), [
+    (14.8, 8.0, True, "towards smaller models"), (8.0, 14.8, True, "towards larger models"),
+    (14.8, 14.8, True, "stays where it was"), (14.8, 14.8, False, "Nothing moves")])
+def test_exercise_3_s_solution_says_the_move_its_numbers_show(old, new, changed, words):
+    """The solution's explanation follows the size lines it quotes: it never claims a shift they do not show."""
+    assert words in ch05._floor_why(_line(old), _line(new), changed)
+
+
+def test_exercise_2_s_solution_gives_no_ratio_of_a_cost_to_itself():
+    """When the tighter deadline leaves the pick as it was, the answer says so, with no "1.00 times"."""
+    table = prices.default_table()
+    ref = guide.reference_pricing(table)
+    ex = ch05.training_example(table, ref)
+    facts = ch05.deadline_exercise_facts(ex, table, ref)
+    tight = ch05.training_example(table, ref, deadline_h=ch05.TIGHT_DEADLINE_H)
+    same = (recommend.best(ex)["offer"], recommend.best(ex)["instances"]) == (
+        recommend.best(tight)["offer"], recommend.best(tight)["instances"])
+    assert ("times the" in facts["ex2_answer"]) != same
+    assert "1.00 times" not in facts["ex2_answer"]

@@ -350,7 +350,7 @@ def test_editions_html_holds_one_table_per_language():
                                      label_columns=["verdict"])  # English: the table as before
     assert en.heads == ["ID", "Verdict", "Year", "Per GPU (GB/s per direction)", "In-network reduction"]
     assert zh.heads == ["编号", "判定", "年份", "每 GPU（GB/s，单向）", "网内归约"]
-    assert [row[2:4] for row in en.rows] == [row[2:4] for row in zh.rows] == [["2,016", "80.00"], ["2,022", "450.00"]]
+    assert [row[2:4] for row in en.rows] == [row[2:4] for row in zh.rows] == [["2016", "80"], ["2022", "450"]]  # years bare, whole numbers without decimals
     assert [row[1] for row in zh.rows] == ["成立", "有误导性"]
     assert [row[1] for row in en.rows] == ["holds", "misleading"]
     assert [row[4] for row in zh.rows] == ["是", "否"] and [row[0] for row in zh.rows] == ["C01", "C04"]
@@ -380,3 +380,12 @@ def test_show_table_and_the_dataframe_formatter_make_both_editions(monkeypatch):
     tables.show_table(verdict_frame(), key=["id"], csv_name="t", label_columns=["verdict"], editions=True)
     assert [obj.data for obj in shown] == [tables.editions_html(verdict_frame(), key=["id"], csv_name="t",
                                                                 label_columns=["verdict"])]
+
+
+def test_years_and_whole_numbers_read_as_people_write_them():
+    """A year has no thousands separator; a float column of whole numbers shows none of its zero decimals; a
+    column whose decimals are set keeps them, and a column with a fraction keeps two."""
+    frame = pd.DataFrame({"name": ["a", "b"], "year": [2016, 2024], "gpus": [8.0, 16.0], "price": [2.0, 2.5],
+                          "fixed": [3.0, 4.0]})
+    page = parse(table_html(frame, key=["name"], csv_name="t", digits={"fixed": 2}))
+    assert [row[1:] for row in page.rows] == [["2016", "8", "2.00", "3.00"], ["2024", "16", "2.50", "4.00"]]

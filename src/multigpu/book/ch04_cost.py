@@ -155,7 +155,10 @@ def show_tables(make: Callable[..., str], *args: Any, **kw: Any) -> None:
 
 
 def _html(frame: pd.DataFrame, **kw: Any) -> str:
-    """:func:`multigpu.book.tables.table_html` with the chapter's :data:`LABEL_COLUMNS` translated."""
+    """:func:`multigpu.book.tables.table_html` with the chapter's :data:`LABEL_COLUMNS` translated and each
+    workload named by its title in the current language, never by its id."""
+    if "workload" in frame.columns:
+        frame = frame.assign(workload=[vocabulary.workload_title(w) for w in frame["workload"]])
     return tables.table_html(frame, label_columns=LABEL_COLUMNS, **kw)
 
 
@@ -255,7 +258,8 @@ def market_html(table: PriceTable, cal: Calibration | None = None) -> str:
 def tornado_html(index: int, workload_id: str, tornado: pd.DataFrame) -> str:
     """One tornado chart's numbers (:func:`multigpu.market.sensitivity.sensitivity`; ``index`` counts from 0)."""
     return _html(tornado, key=["factor"], columns=["low", "high", "ratio_low", "ratio_base", "ratio_high"], digits=3,
-                 csv_name=f"ch4-tornado-{index + 1}", caption=_("Sensitivity of {workload}", workload=workload_id))
+                 csv_name=f"ch4-tornado-{index + 1}",
+                 caption=_("Sensitivity of {workload}", workload=vocabulary.workload_title(workload_id)))
 
 
 def cost_verdicts(table: PriceTable, cal: Calibration | None = None) -> list[claims.Verdict]:

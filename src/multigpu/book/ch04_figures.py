@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from multigpu.book import lang, plotting, vocabulary
 from multigpu.book.lang import _
 from multigpu.book.money import currency, in_currency, price_source
+from multigpu.compute import models
 from multigpu.market import cost, prices, workloads
 from multigpu.market.prices import PriceTable
 
@@ -90,10 +91,11 @@ def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None =
 def _short_label(workload_id: str) -> str:
     """A two-line tick label: the model size, and the query shape and floor for serving."""
     w = workloads.workload(workload_id)
-    family, size = w.model.rsplit("-", 1)
+    name = models.model(w.model).name  # "Llama 3.1 8B": the family, then the size ("DeepSeek-V3": both)
+    family, size = name.rsplit(" ", 1) if " " in name else (name, name)
     if w.kind == "train":
-        return f"{family}\n{size.upper()}"
-    return f"{size.upper()} {w.input_tokens // 1024}K/{w.output_tokens}\n{w.min_tokens_per_s_per_user:g} tok/s"
+        return f"{family}\n{size}" if family != size else name
+    return f"{size} {w.input_tokens // 1024}K/{w.output_tokens}\n{w.min_tokens_per_s_per_user:g} tok/s"
 
 
 def plot_best_by_class(axes: Any, best: pd.DataFrame, table: PriceTable | None = None) -> None:
@@ -221,5 +223,6 @@ def figure_tornado(kind: str, workload_id: str | None, tornado: pd.DataFrame | N
     ratios = pd.concat([tornado["ratio_low"], tornado["ratio_high"]])
     return plotting.set_alt(fig, _("Tornado chart ({kind}, {workload}): NVLink over PCIe cost ratio, base {base:.2f}, "
                                    "moving {span} as each of {inputs} inputs goes from its low to its high setting.",
-                                   kind=lang.label(kind), workload=workload_id, base=float(tornado["ratio_base"].iloc[0]),
+                                   kind=lang.label(kind), workload=vocabulary.workload_title(workload_id),
+                                   base=float(tornado["ratio_base"].iloc[0]),
                                    span=plotting.span(ratios), inputs=len(tornado)))

@@ -512,13 +512,19 @@ def _deadline_answer(ex: pd.DataFrame, tight: pd.DataFrame, tight_h: float) -> s
                  "GPUs (raise `--max-gpus`) or more time.", days=tight_h / 24, gpus=tight.attrs["max_gpus"])
     same = (tight_top["offer"], tight_top["instances"]) == (loose_top["offer"], loose_top["instances"])
     missed = int(((ex["time_h"] > tight_h) & ex["feasible"]).sum())
-    first = _("The cheapest option is now {n} x {per} {gpu} ({cls}, `{layout}`): {days:.1f} days for USD {cost:,.0f}, "
-              "{ratio:.2f} times the {old:.0f}-day pick's cost. ", **_instances(tight_top), layout=tight_top["layout"],
-              days=tight_top["time_h"] / 24, cost=tight_top["cost_usd"],
-              ratio=tight_top["cost_usd"] / loose_top["cost_usd"], old=ex.attrs["deadline_h"] / 24)
-    second = (_("It is the same option as before: it already met the tighter deadline. ") if same else
-              _("{missed} of the options that met the longer deadline miss the shorter one, among them the earlier "
-                "pick, so the ranking moves to faster, dearer ones. ", missed=missed))
+    values = dict(**_instances(tight_top), layout=tight_top["layout"], days=tight_top["time_h"] / 24,
+                  cost=tight_top["cost_usd"], old=ex.attrs["deadline_h"] / 24)
+    if same:  # the deadline does not bind: no ratio of a cost to itself
+        first = _("The cheapest option is still {n} x {per} {gpu} ({cls}, `{layout}`): {days:.1f} days for USD "
+                  "{cost:,.0f}, the {old:.0f}-day pick, which already met the tighter deadline. ", **values)
+        second = (_("The tighter deadline removes {missed} options that took longer, none of them cheaper. ",
+                    missed=missed) if missed else "")
+    else:
+        first = _("The cheapest option is now {n} x {per} {gpu} ({cls}, `{layout}`): {days:.1f} days for USD "
+                  "{cost:,.0f}, {ratio:.2f} times the {old:.0f}-day pick's cost. ",
+                  ratio=tight_top["cost_usd"] / loose_top["cost_usd"], **values)
+        second = _("{missed} of the options that met the longer deadline miss the shorter one, among them the earlier "
+                   "pick, so the ranking moves to faster, dearer ones. ", missed=missed)
     return first + second + _("A deadline can only remove options, never make one cheaper: the cost of meeting it "
                               "is the gap between the two picks.")
 
@@ -534,6 +540,25 @@ def deadline_exercise_facts(ex: pd.DataFrame, table: PriceTable, pricing: str,
             **glue.per_language(lambda: {"ex2_answer": _deadline_answer(ex, tight, tight_h)})}
 
 
+def _floor_why(before: pd.DataFrame, after: pd.DataFrame, changed: bool) -> str:
+    """Exercise 3's explanation in the current language, from the size line before and after (rows of
+    :func:`multigpu.evidence.guide.thresholds`): which way the line moved, if at all, and why."""
+    old = before["threshold_B"].iloc[0] if len(before) else None
+    new = after["threshold_B"].iloc[0] if len(after) else None
+    reason = _("A higher floor leaves a smaller batch per replica and a shorter time per token, so the fixed cost of "
+               "each token's all-reduces weighs more, and a model that met the floor on PCIe may now need GPUs "
+               "joined by NVLink.")
+    if old is not None and new is not None and new < old:
+        return _("The line moves towards smaller models. {reason}", reason=reason)
+    if old is not None and new is not None and new > old:
+        return _("The line moves towards larger models: here the faster floor removes NVLink options above it "
+                 "rather than PCIe options below it.")
+    if changed:
+        return _("The line stays where it was: the models at its edge keep their classes, and the change is at the "
+                 "top, where the largest models lose options that no longer meet the floor. {reason}", reason=reason)
+    return _("Nothing moves at these prices: every model keeps its class. {reason}", reason=reason)
+
+
 def floor_exercise_facts(decided: pd.DataFrame, table: PriceTable, pricing: str, cal: Calibration | None = None,
                          floor: float = FAST_FLOOR) -> Facts:
     """Exercise 3: the guide's serving decisions for the models of ``decided`` rerun with a floor of ``floor``
@@ -543,8 +568,9 @@ def floor_exercise_facts(decided: pd.DataFrame, table: PriceTable, pricing: str,
     faster = guide.decisions(table, model_ids, kinds=("serve",), serve={"tokens_per_s_per_user": floor}, cal=cal)
     limits = guide.thresholds(decided)
     line_30 = limits[(limits["kind"] == "serve") & (limits["pricing"] == pricing)]["text"]
-    line_50 = guide.thresholds(faster)
-    line_50 = line_50[line_50["pricing"] == pricing]["text"]
+    after = guide.thresholds(faster)
+    after = after[after["pricing"] == pricing]
+    line_50 = after["text"]
     moved = faster[faster["pricing"] == pricing].set_index("model")["guide_class"]
     before = decided[(decided["kind"] == "serve") & (decided["pricing"] == pricing)].set_index("model")["guide_class"]
     changed = [m for m in moved.index if moved[m] != before.get(m)]
@@ -552,6 +578,8 @@ def floor_exercise_facts(decided: pd.DataFrame, table: PriceTable, pricing: str,
 
     def texts() -> Facts:
         return {
+            "ex3_why": _floor_why(limits[(limits["kind"] == "serve") & (limits["pricing"] == pricing)], after,
+                                  bool(changed)),
             "ex3_line_30": line_text(line_30.iloc[0] if len(line_30) else nothing),
             "ex3_line_50": line_text(line_50.iloc[0] if len(line_50) else nothing),
             "ex3_changed": _(", ").join(_("`{model}` ({before} to {after})", model=m, before=word(before.get(m)),

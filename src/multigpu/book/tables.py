@@ -199,6 +199,18 @@ def _is_bool(value: Any) -> bool:
     return isinstance(value, bool) or type(value).__name__ == "bool_"
 
 
+def _is_year(name: str) -> bool:
+    """A column of calendar years (``year``, ``*_year``): shown without a thousands separator."""
+    return name == "year" or name.endswith("_year")
+
+
+def _whole(values: list[Any]) -> bool:
+    """Whether a column's numbers are all whole (GPU counts in a float column, say), so none needs decimals."""
+    present = [v for v in values if not _missing(v)]
+    return bool(present) and all(_is_number(v) and not _is_bool(v) and math.isfinite(float(v))
+                                 and float(v) == int(float(v)) for v in present)
+
+
 def cell_text(value: Any, digits: int = 2) -> str:
     """One cell as text for people (not yet HTML-escaped): "—" for missing, "yes"/"no" (in the current
     language), separators."""
@@ -323,7 +335,12 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
         name = str(column)
         places = digits.get(name, 2) if isinstance(digits, Mapping) else digits
         values = list(frame[column])
+        given = isinstance(digits, Mapping) and name in digits
         texts = [cell_text(v, places) for v in values]
+        if _is_year(name):  # 2016, not 2,016
+            texts = [t if _missing(v) or not _is_number(v) else str(int(v)) for t, v in zip(texts, values)]
+        elif not given and _whole(values):  # whole numbers in a float column: 8, not 8.00
+            texts = [cell_text(v, 0) for v in values]
         if name in translators:
             texts = [t if _missing(v) or not t else str(translators[name](v if isinstance(v, str) else t))
                      for t, v in zip(texts, values)]  # a text as it is: a finding's sentence keeps its values

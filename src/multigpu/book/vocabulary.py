@@ -56,3 +56,14 @@ def short_system_name(system_id: str, language: str | None = None) -> str:
     """:func:`system_name` without what follows its first " /", parenthesis or comma ("DGX A100", "8x A100
     PCIe server"): a label where space is short."""
     return re.split(r" / | \(|（|，", system_name(system_id, language))[0]
+
+
+def workload_title(workload_id: str, language: str | None = None) -> str:
+    """A named workload's title in ``language`` (default: the current one): ``title``, or ``title_<language>``
+    of ``data/cost_workloads.csv`` where it has one; an id the file does not name is shown as it is."""
+    table = workloads.workloads_table()
+    if workload_id not in table:
+        return workload_id
+    title = table[workload_id].title
+    language = lang.check(language or lang.current())
+    return title if language == "en" else data_names(language).get(title, title)
