@@ -2,6 +2,7 @@
 guide and the recommender, on the packaged price file and on tests/data/prices/good.csv."""
 
 import math
+import html
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ from glue_citations import check_cited
 
 from multigpu.book import ch05_figures as ch05fig
 from multigpu.book import ch05_guide as ch05
-from multigpu.book import lang, plotting, tables
+from multigpu.book import glue, lang, plotting, tables
 from multigpu.evidence import claims, guide
 from multigpu.evidence.claims import Verdict
 from multigpu.evidence.claims import cost as cost_claims
@@ -395,3 +396,21 @@ def test_exercise_2_s_solution_gives_no_ratio_of_a_cost_to_itself():
         recommend.best(tight)["offer"], recommend.best(tight)["instances"])
     assert ("times the" in facts["ex2_answer"]) != same
     assert "1.00 times" not in facts["ex2_answer"]
+
+
+def test_the_recommender_s_ranking_reads_in_chinese_in_the_chinese_edition():
+    """English shows what the command printed; Chinese, the same options as a table with Chinese headers, CNY
+    before USD, and each reason rendered from its finding with the same numbers."""
+    table = prices.default_table()
+    ref = guide.reference_pricing(table)
+    options = ch05.training_example(table, ref)
+    page = ch05.ranking_html("rank  provider ...", options, table, 5, "t")
+    en, zh = page.split('<div class="mg-lang-zh" lang="zh-CN">')
+    assert "<pre" in en and "rank  provider" in en and "<table" not in en
+    heads = re.findall(r"<th [^>]*>([^<]*)</th>", zh)
+    assert all(re.search(r"[\u4e00-\u9fff]", h) or h == "GPU" for h in heads), heads
+    assert heads.index("成本（CNY）") + 1 == heads.index("成本（USD）")
+    for reason in options.head(5)["reason"]:
+        with lang.using("zh"):
+            shown = glue.say(reason)
+        assert html.escape(shown) in zh and shown != str(reason)

@@ -38,8 +38,8 @@ def _size_axis(ax, sizes: np.ndarray) -> None:
 def _size_label(size: float) -> str:
     for unit, factor in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
         if size >= factor:
-            return f"{size / factor:g} {unit}"
-    return f"{size:g} B"
+            return f"{size / factor:.3g} {unit}"  # three significant figures: 8.18 MiB
+    return f"{size:.3g} B"
 
 
 def plot_group_bandwidth(axes, frame: pd.DataFrame | None = None, fan: dict[str, pd.DataFrame] | None = None) -> None:

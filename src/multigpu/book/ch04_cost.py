@@ -34,11 +34,11 @@ from multigpu.book.lang import N_, _
 from multigpu.book.money import (  # noqa: F401  (money as the notebook and tests name it)
     DOLLAR,
     LOCAL_CURRENCY,
-    currency,
     fmt,
     fx_sentence,
-    in_currency,
+    local_name,
     money,
+    money_columns,
     price,
     price_source,
 )
@@ -160,27 +160,6 @@ def _html(frame: pd.DataFrame, **kw: Any) -> str:
     if "workload" in frame.columns:
         frame = frame.assign(workload=[vocabulary.workload_title(w) for w in frame["workload"]])
     return tables.table_html(frame, label_columns=LABEL_COLUMNS, **kw)
-
-
-def local_name(column: str) -> str:
-    """The CNY twin of a USD column's name: ``min_usd_per_gpu_hour`` -> ``min_cny_per_gpu_hour``."""
-    return "_".join(LOCAL_CURRENCY.lower() if part == "usd" else part for part in column.split("_"))
-
-
-def money_columns(frame: pd.DataFrame, columns: Iterable[str], table: PriceTable) -> tuple[pd.DataFrame, list[str]]:
-    """``frame`` and the ``columns`` to show, in the current language: English as they are; Chinese with a CNY
-    column (:func:`local_name`, converted by ``table``'s FX table) before each USD column (a name with a ``usd``
-    word) of ``columns``."""
-    columns = list(columns)
-    if currency() == "USD":
-        return frame, columns
-    frame, shown = frame.copy(), []
-    for column in columns:
-        if "usd" in column.split("_"):
-            frame.insert(frame.columns.get_loc(column), local_name(column), in_currency(frame[column], table))
-            shown.append(local_name(column))
-        shown.append(column)
-    return frame, shown
 
 
 def _method(method: Any) -> Any:

@@ -24,6 +24,7 @@ shares in per cent (``_pct``).
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -32,6 +33,7 @@ import pandas as pd
 from multigpu.book import claim_values, glue, lang, tables
 from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
+from multigpu.book.money import money_columns
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import models
 from multigpu.evidence import guide
@@ -218,6 +220,32 @@ def intro_facts(table: PriceTable) -> Facts:
         "tps_mid_M": mid_t / 2**20,
         "tps_large_M": large_t / 2**20,
     }
+
+
+#: The recommender's columns the Chinese edition shows for a ranking, by kind (a CNY column goes before each USD
+#: one, :func:`multigpu.book.money.money_columns`), and their headers as messages.
+RANKED = {"train": ["rank", "provider", "instance", "gpu", "instances", "gpus", "layout", "time_h", "cost_usd",
+                    "reason"],
+          "serve": ["rank", "provider", "instance", "gpu", "instances", "gpus", "layout", "capacity_tokens_per_s",
+                    "cost_per_hour_usd", "cost_per_million_tokens_usd", "reason"]}
+RANKED_HEADERS = (N_("Rank"), N_("Instances"), N_("Reason"), N_("Capacity (tokens/s)"), N_("Cost per hour (USD)"),
+                  N_("Cost per hour (CNY)"), N_("Cost per million tokens (USD)"),
+                  N_("Cost per million tokens (CNY)"))
+
+
+def ranking_html(printed: str, options: pd.DataFrame, table: PriceTable, top: int, csv_name: str) -> str:
+    """The recommender's answer in both editions: English, what ``python -m multigpu recommend`` printed
+    (``printed``, the command's own output); Chinese, the ``top`` first options of ``options`` as a table, money
+    in CNY first, each reason rendered from its finding."""
+    english = f'<pre class="mg-cli">{html.escape(printed)}</pre>'
+    kind = "train" if "cost_usd" in options else "serve"
+    with lang.using("zh"):
+        frame = options.head(top)
+        frame = frame.assign(reason=[glue.say(r) if isinstance(r, str) and r else "" for r in frame["reason"]])
+        frame, shown = money_columns(frame, RANKED[kind], table)
+        chinese = tables.table_html(frame, key=["rank"], columns=shown, csv_name=csv_name,
+                                    digits={"time_h": 1, "capacity_tokens_per_s": 0})
+    return lang.editions_html({"en": english, "zh": chinese})
 
 
 def training_example(table: PriceTable, pricing: str, cal: Calibration | None = None,

@@ -6,6 +6,7 @@ that names the price file and that rate.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -79,3 +80,24 @@ def fmt(value: Any, spec: str = ".1f", unit: str = "", none: str | None = None) 
     if isinstance(value, float) and math.isinf(value):
         return _("unbounded")
     return f"{format(value, spec)}{unit}"
+
+
+def local_name(column: str) -> str:
+    """The CNY twin of a USD column's name: ``min_usd_per_gpu_hour`` -> ``min_cny_per_gpu_hour``."""
+    return "_".join(LOCAL_CURRENCY.lower() if part == "usd" else part for part in column.split("_"))
+
+
+def money_columns(frame: pd.DataFrame, columns: Iterable[str], table: PriceTable) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` and the ``columns`` to show, in the current language: English as they are; Chinese with a CNY
+    column (:func:`local_name`, converted by ``table``'s FX table) before each USD column (a name with a ``usd``
+    word) of ``columns``."""
+    columns = list(columns)
+    if currency() == "USD":
+        return frame, columns
+    frame, shown = frame.copy(), []
+    for column in columns:
+        if "usd" in column.split("_"):
+            frame.insert(frame.columns.get_loc(column), local_name(column), in_currency(frame[column], table))
+            shown.append(local_name(column))
+        shown.append(column)
+    return frame, shown
