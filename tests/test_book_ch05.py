@@ -60,8 +60,9 @@ def runs():
 def all_facts(run: Run) -> dict:
     facts = {}
     verdicts = run.verdicts
-    for part in (ch05.intro_facts(run.table), ch05.training_example_facts(run.ex), ch05.serving_example_facts(run.sv),
-                 ch05.guide_facts(run.decided, run.ref), ch05.front_facts(run.frames),
+    for part in (ch05.intro_facts(run.table), ch05.training_example_facts(run.ex, run.table),
+                 ch05.serving_example_facts(run.sv, run.table),
+                 ch05.guide_facts(run.decided, run.ref), ch05.front_facts(run.frames, run.table),
                  ch05.flip_facts(run.decided, run.ref), ch05.claims_facts(verdicts, run.decided),
                  ch05.deadline_exercise_facts(run.ex, run.table, run.ref),
                  ch05.floor_exercise_facts(run.decided, run.table, run.ref)):
@@ -95,7 +96,7 @@ def test_intro_names_the_price_file(runs):
 def test_training_example_sentences_carry_the_pick_and_the_front(runs):
     texts = []
     for run in runs.values():
-        facts = ch05.training_example_facts(run.ex)
+        facts = ch05.training_example_facts(run.ex, run.table)
         assert facts["ex_options"] == len(run.ex) == facts["ex_feasible"] + facts["ex_late"] + facts["ex_cannot"]
         assert facts["ex_max_gpus"] == 16 and facts["ex_days"] == ch05.TRAIN_EXAMPLE["deadline_h"] / 24
         top = recommend.best(run.ex)
@@ -108,7 +109,7 @@ def test_training_example_sentences_carry_the_pick_and_the_front(runs):
         assert len(front) == 1 or f"{len(front)} sit on the Pareto front" in facts["ex_front"]
         texts.append(facts["ex_best"])
     assert texts[0] != texts[1]  # different prices, different picks and costs
-    none = ch05.training_example_facts(run.ex.assign(feasible=False))
+    none = ch05.training_example_facts(run.ex.assign(feasible=False), run.table)
     assert none["ex_best"] == "no option meets the deadline" and none["ex_feasible"] == 0
     assert none["ex_front"].startswith("No option meets the deadline")
 
@@ -116,7 +117,7 @@ def test_training_example_sentences_carry_the_pick_and_the_front(runs):
 def test_serving_example_sentence_carries_the_pick(runs):
     texts = []
     for run in runs.values():
-        facts = ch05.serving_example_facts(run.sv)
+        facts = ch05.serving_example_facts(run.sv, run.table)
         top = recommend.best(run.sv)
         assert (f"USD {top['cost_per_hour_usd']:,.2f} per hour or USD {top['cost_per_million_tokens_usd']:.2f} per "
                 f"million output tokens") in facts["sv_best"]
@@ -160,14 +161,14 @@ def test_front_text_is_built_from_the_front(runs):
     for run in runs.values():
         for name, model_id in ch05.PARETO_MODELS.items():
             front = recommend.pareto(run.frames[model_id])
-            text = ch05.front_facts(run.frames)[name]
+            text = ch05.front_facts(run.frames, run.table)[name]
             if front.empty:
                 assert text == "no option runs"
                 continue
             assert text.startswith(f"{len(front)} option{'s' if len(front) != 1 else ''} on the front, from USD "
                                    f"{front['cost_usd'].iloc[0]:,.0f} in ")
             assert f"{front['time_h'].min():,.1f} hours" in text
-    assert ch05.front_text(runs["default"].frames["llama3.1-8b"].iloc[0:0]) == "no option runs"
+    assert ch05.front_text(runs["default"].frames["llama3.1-8b"].iloc[0:0], runs["default"].table) == "no option runs"
 
 
 def test_flip_sentences_carry_the_factor_and_the_demo_flips(runs):
@@ -368,7 +369,7 @@ def test_the_claims_table_is_chinese_in_the_chinese_edition(runs):
 
 def test_the_notebook_stores_every_figure_and_table_in_both_editions():
     pages, figures = editions.stored_pages(NOTEBOOK)
-    assert len(pages) == 8 and len(figures) == 3  # five tables, three figures
+    assert len(pages) == 10 and len(figures) == 3  # seven tables (two of them rankings), three figures
     for page in pages:
         assert CHINESE.search(page.split('<div class="mg-lang-zh" lang="zh-CN">')[1])
 

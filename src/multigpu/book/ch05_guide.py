@@ -33,7 +33,7 @@ import pandas as pd
 from multigpu.book import claim_values, glue, lang, tables
 from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
-from multigpu.book.money import money_columns
+from multigpu.book.money import money_columns, price
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import models
 from multigpu.evidence import guide
@@ -264,17 +264,18 @@ def _instances(top: Mapping[str, Any]) -> dict[str, Any]:
             "per": top["gpus_per_instance"], "gpu": top["gpu"], "cls": word(top["interconnect_class"])}
 
 
-def _training_pick(top: Mapping[str, Any] | None) -> str:
+def _training_pick(top: Mapping[str, Any] | None, table: PriceTable) -> str:
     """The training example's pick as a Markdown phrase in the current language (days, USD per job, exposed
     communication in per cent of the step)."""
     if top is None:
         return _("no option meets the deadline")
-    return _("{n} {instance_word} of {per} {gpu} GPUs ({cls}) with layout `{layout}`: {days:.1f} days and USD "
-             "{cost:,.0f}, with exposed communication {comm:.0f} % of the step", **_instances(top),
-             layout=top["layout"], days=top["time_h"] / 24, cost=top["cost_usd"], comm=top["exposed_comm_pct"])
+    return _("{n} {instance_word} of {per} {gpu} GPUs ({cls}) with layout `{layout}`: {days:.1f} days and "
+             "{cost}, with exposed communication {comm:.0f} % of the step", **_instances(top),
+             layout=top["layout"], days=top["time_h"] / 24, cost=price(top["cost_usd"], table, ",.0f"),
+             comm=top["exposed_comm_pct"])
 
 
-def training_example_facts(ex: pd.DataFrame) -> Facts:
+def training_example_facts(ex: pd.DataFrame, table: PriceTable) -> Facts:
     """Facts of the training example (:func:`training_example`): its tokens (billions), deadline (days), GPU
     limit, the options shown, counted and split (feasible, late, cannot run), the layouts timed, and in both
     languages the pick (``ex_best``: days, USD per job, exposed communication in per cent of the step) and
@@ -291,11 +292,12 @@ def training_example_facts(ex: pd.DataFrame) -> Facts:
         "ex_feasible": int(ex["feasible"].sum()),
         "ex_late": int((~ex["feasible"] & ex["cost_usd"].notna()).sum()),
         "ex_cannot": int(ex["cost_usd"].isna().sum()),
-        **glue.per_language(lambda: {"ex_best": _training_pick(top), "ex_front": front_sentence(front)}),
+        **glue.per_language(lambda: {"ex_best": _training_pick(top, table),
+                                     "ex_front": front_sentence(front, table)}),
     }
 
 
-def front_sentence(front: pd.DataFrame) -> str:
+def front_sentence(front: pd.DataFrame, table: PriceTable) -> str:
     """What the Pareto front of cost against time says, as a Markdown sentence in the current language: how many
     options sit on it and whether time can be bought (the fastest over the cheapest cost), in words that fit
     the numbers."""
@@ -303,17 +305,18 @@ def front_sentence(front: pd.DataFrame) -> str:
     if front.empty:
         return _("No option meets the deadline, so there is no front to read.")
     fast, cheap = front.sort_values("time_h", kind="stable").iloc[0], front["cost_usd"].min()
-    values = {"n": len(front), "hours": fast["time_h"], "cost": fast["cost_usd"], "ratio": fast["cost_usd"] / cheap}
+    values = {"n": len(front), "hours": fast["time_h"], "cost": price(fast["cost_usd"], table, ",.0f"),
+              "ratio": fast["cost_usd"] / cheap}
     if len(front) == 1:
         return _("Of the feasible options, only one sits on the Pareto front of cost against time: the cheapest, "
-                 "{hours:.1f} hours for USD {cost:,.0f}, is also the fastest, so time costs nothing extra here.",
+                 "{hours:.1f} hours for {cost}, is also the fastest, so time costs nothing extra here.",
                  **values)
     if values["ratio"] < 1.005:
         return _("Of the feasible options, {n} sit on the Pareto front of cost against time; the fastest, "
-                 "{hours:.1f} hours for USD {cost:,.0f}, costs no more than the cheapest, so time costs nothing "
+                 "{hours:.1f} hours for {cost}, costs no more than the cheapest, so time costs nothing "
                  "extra here.", **values)
     return _("Of the feasible options, {n} sit on the Pareto front of cost against time; the fastest takes "
-             "{hours:.1f} hours for USD {cost:,.0f}, {ratio:.2f} times the cheapest cost: that is the price of time "
+             "{hours:.1f} hours for {cost}, {ratio:.2f} times the cheapest cost: that is the price of time "
              "here.", **values)
 
 
@@ -325,24 +328,24 @@ def serving_example(table: PriceTable, pricing: str, cal: Calibration | None = N
                            table.of_pricing(pricing), cal=cal)
 
 
-def _serving_pick(top: Mapping[str, Any] | None) -> str:
+def _serving_pick(top: Mapping[str, Any] | None, table: PriceTable) -> str:
     """The serving example's pick as a Markdown phrase in the current language."""
     if top is None:
         return _("no offer can carry the load at the floor")
-    return _("{n} {instance_word} of {per} {gpu} GPUs ({cls}), each replica on `{layout}`, for USD {hour:,.2f} per "
-             "hour or USD {million:.2f} per million output tokens; the instances are loaded to {load:.0f} %",
-             **_instances(top), layout=top["layout"], hour=top["cost_per_hour_usd"],
-             million=top["cost_per_million_tokens_usd"], load=top["load_pct"])
+    return _("{n} {instance_word} of {per} {gpu} GPUs ({cls}), each replica on `{layout}`, for {hour} per "
+             "hour or {million} per million output tokens; the instances are loaded to {load:.0f} %",
+             **_instances(top), layout=top["layout"], hour=price(top["cost_per_hour_usd"], table, ",.2f"),
+             million=price(top["cost_per_million_tokens_usd"], table, ".2f"), load=top["load_pct"])
 
 
-def serving_example_facts(sv: pd.DataFrame) -> Facts:
+def serving_example_facts(sv: pd.DataFrame, table: PriceTable) -> Facts:
     """Facts of the serving example (:func:`serving_example`): the pick as a Markdown sentence in both languages
     (instances, layout, USD per hour, USD per million output tokens, load in per cent) and the counts of offers
     that cannot serve, that are too slow for the floor, and of those the PCIe-only ones."""
     top = recommend.best(sv)
     cannot = sv[sv["cost_per_hour_usd"].isna()]
     slow = cannot[cannot["reason"].map(search.reason_kind) == "too slow"]
-    return {**glue.per_language(lambda: {"sv_best": _serving_pick(top)}), "sv_cannot": len(cannot),
+    return {**glue.per_language(lambda: {"sv_best": _serving_pick(top, table)}), "sv_cannot": len(cannot),
             "sv_slow": len(slow), "sv_slow_pcie": int((slow["interconnect_class"] == cost.PCIE_CLASS).sum())}
 
 
@@ -395,7 +398,7 @@ def guide_facts(decided: pd.DataFrame, pricing: str) -> Facts:
     return glue.per_language(lambda: _guide_texts(decided, pricing))
 
 
-def front_text(front: pd.DataFrame) -> str:
+def front_text(front: pd.DataFrame, table: PriceTable) -> str:
     """A Pareto front (:func:`multigpu.market.recommend.pareto` of guide options) in one Markdown phrase in the
     current language: its size, its cheapest option (USD per job, days, class, GPUs), its fastest (hours, times
     the cheapest cost, class, GPUs) and the classes on it."""
@@ -403,20 +406,21 @@ def front_text(front: pd.DataFrame) -> str:
         return _("no option runs")
     cheap, quick = front.iloc[0], front.sort_values("time_h", kind="stable").iloc[0]
     classes = sorted(set(front["guide_class"]))
-    return _("{n} {option_word} on the front, from USD {cost:,.0f} in {days:,.1f} days ({cls}, {gpus} GPUs) to "
+    return _("{n} {option_word} on the front, from {cost} in {days:,.1f} days ({cls}, {gpus} GPUs) to "
              "{hours:,.1f} hours for {ratio:.1f} times the cost ({quick_cls}, {quick_gpus} GPUs); classes on the "
              "front: {classes}", n=len(front), option_word=count_word(len(front), "option"),
-             cost=cheap["cost_usd"], days=cheap["time_h"] / 24, cls=word(cheap["guide_class"]),
+             cost=price(cheap["cost_usd"], table, ",.0f"), days=cheap["time_h"] / 24,
+             cls=word(cheap["guide_class"]),
              gpus=int(cheap["gpus"]), hours=quick["time_h"], ratio=quick["cost_usd"] / cheap["cost_usd"],
              quick_cls=word(quick["guide_class"]), quick_gpus=int(quick["gpus"]),
              classes=_(", ").join(word(c) for c in classes))
 
 
-def front_facts(frames: Mapping[str, pd.DataFrame]) -> Facts:
+def front_facts(frames: Mapping[str, pd.DataFrame], table: PriceTable) -> Facts:
     """The Pareto front of each job of :func:`pareto_options` as a Markdown phrase (:func:`front_text`) in
     both languages, under the glue names of :data:`PARETO_MODELS`."""
     fronts = {name: recommend.pareto(frames[model_id]) for name, model_id in PARETO_MODELS.items()}
-    return glue.per_language(lambda: {name: front_text(front) for name, front in fronts.items()})
+    return glue.per_language(lambda: {name: front_text(front, table) for name, front in fronts.items()})
 
 
 def flip_demo(decided: pd.DataFrame, table: PriceTable, pricing: str,
@@ -532,7 +536,7 @@ def claims_facts(verdicts: Mapping[str, Verdict], decided: pd.DataFrame) -> Fact
             "line_inside": int(inside), "line_cases": len(limits)}
 
 
-def _deadline_answer(ex: pd.DataFrame, tight: pd.DataFrame, tight_h: float) -> str:
+def _deadline_answer(ex: pd.DataFrame, tight: pd.DataFrame, tight_h: float, table: PriceTable) -> str:
     """Exercise 2's answer in the current language (Markdown)."""
     loose_top, tight_top = recommend.best(ex), recommend.best(tight)
     if tight_top is None or loose_top is None:
@@ -541,15 +545,15 @@ def _deadline_answer(ex: pd.DataFrame, tight: pd.DataFrame, tight_h: float) -> s
     same = (tight_top["offer"], tight_top["instances"]) == (loose_top["offer"], loose_top["instances"])
     missed = int(((ex["time_h"] > tight_h) & ex["feasible"]).sum())
     values = dict(**_instances(tight_top), layout=tight_top["layout"], days=tight_top["time_h"] / 24,
-                  cost=tight_top["cost_usd"], old=ex.attrs["deadline_h"] / 24)
+                  cost=price(tight_top["cost_usd"], table, ",.0f"), old=ex.attrs["deadline_h"] / 24)
     if same:  # the deadline does not bind: no ratio of a cost to itself
-        first = _("The cheapest option is still {n} x {per} {gpu} ({cls}, `{layout}`): {days:.1f} days for USD "
-                  "{cost:,.0f}, the {old:.0f}-day pick, which already met the tighter deadline. ", **values)
+        first = _("The cheapest option is still {n} x {per} {gpu} ({cls}, `{layout}`): {days:.1f} days for "
+                  "{cost}, the {old:.0f}-day pick, which already met the tighter deadline. ", **values)
         second = (_("The tighter deadline removes {missed} options that took longer, none of them cheaper. ",
                     missed=missed) if missed else "")
     else:
-        first = _("The cheapest option is now {n} x {per} {gpu} ({cls}, `{layout}`): {days:.1f} days for USD "
-                  "{cost:,.0f}, {ratio:.2f} times the {old:.0f}-day pick's cost. ",
+        first = _("The cheapest option is now {n} x {per} {gpu} ({cls}, `{layout}`): {days:.1f} days for "
+                  "{cost}, {ratio:.2f} times the {old:.0f}-day pick's cost. ",
                   ratio=tight_top["cost_usd"] / loose_top["cost_usd"], **values)
         second = _("{missed} of the options that met the longer deadline miss the shorter one, among them the earlier "
                    "pick, so the ranking moves to faster, dearer ones. ", missed=missed)
@@ -565,7 +569,7 @@ def deadline_exercise_facts(ex: pd.DataFrame, table: PriceTable, pricing: str,
     tighter deadline removes)."""
     tight = training_example(table, pricing, cal=cal, deadline_h=tight_h)
     return {"ex2_days": tight_h / 24, "ex2_hours": tight_h,
-            **glue.per_language(lambda: {"ex2_answer": _deadline_answer(ex, tight, tight_h)})}
+            **glue.per_language(lambda: {"ex2_answer": _deadline_answer(ex, tight, tight_h, table)})}
 
 
 def _floor_why(before: pd.DataFrame, after: pd.DataFrame, changed: bool) -> str:
