@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 
 from multigpu.book import glue, lang, plotting
 from multigpu.book.lang import N_, _
+from multigpu.book.money import currency, in_currency
 from multigpu.compute import models
 from multigpu.evidence import guide
 from multigpu.hardware import catalog
@@ -177,11 +178,14 @@ def figure_class_costs(frames: Mapping[str, pd.DataFrame], table: PriceTable, pr
 
 
 def figure_pareto(frames: Mapping[str, pd.DataFrame], table: PriceTable, pricing: str) -> Figure:
-    """Cost (USD per job) against time (hours) of every training option of :func:`pareto_options`, one panel
-    per model, with the Pareto front and the guide's deadline, in the current language."""
+    """Cost per job (in the edition's currency: USD, or CNY in Chinese at ``table``'s FX rate) against time
+    (hours) of every training option of :func:`pareto_options`, one panel per model, with the Pareto front and
+    the guide's deadline, in the current language."""
+    frames = {m: f.assign(cost_usd=in_currency(f["cost_usd"], table)) for m, f in frames.items()}
     fig, axes = plotting.figure(
         _("Cost against time of every training option"), _("job time (hours, log scale)"),
-        _("cost (USD per job, log scale)"), nrows=len(frames), figsize=(6.8, 0.8 + 3.4 * len(frames)),
+        _("cost per job ({currency}, log scale)", currency=currency()), nrows=len(frames),
+        figsize=(6.8, 0.8 + 3.4 * len(frames)),
         source=_("{source}, {pricing} offers; multigpu.market.recommend.train and pareto", source=glue.say(table.source_label()),
                  pricing=lang.label(pricing)))
     words = []
@@ -191,8 +195,8 @@ def figure_pareto(frames: Mapping[str, pd.DataFrame], table: PriceTable, pricing
         # the legend once, on the last panel with options (an empty panel has nothing to name)
         plot_pareto(ax, frame, name, guide.DEADLINE_DAYS * 24, legend=bool(runs) and i == runs[-1])
         ran = frame.dropna(subset=["cost_usd", "time_h"])
-        words.append(_("{name}: {n} options, {hours} hours, {cost} USD", name=name, n=len(ran),
-                       hours=plotting.span(ran["time_h"]), cost=plotting.span(ran["cost_usd"]))
+        words.append(_("{name}: {n} options, {hours} hours, {cost}", name=name, n=len(ran),
+                       hours=plotting.span(ran["time_h"]), cost=plotting.span(ran["cost_usd"], currency()))
                      if len(ran) else _("{name}: no option runs", name=name))
     return plotting.set_alt(fig, _("Scatter plots, log-log, one per model: cost per training job against job time "
                                    "with the Pareto front and the deadline. {panels}.", panels=_("; ").join(words)))
