@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -389,3 +390,14 @@ def test_years_and_whole_numbers_read_as_people_write_them():
                           "fixed": [3.0, 4.0]})
     page = parse(table_html(frame, key=["name"], csv_name="t", digits={"fixed": 2}))
     assert [row[1:] for row in page.rows] == [["2016", "8", "2.00", "3.00"], ["2024", "16", "2.50", "4.00"]]
+
+
+def test_a_model_estimate_shows_three_significant_figures():
+    """An estimate the model gives to about 8 % shows no more than three figures (11,333.16 as 11,300); the
+    CSV download keeps every digit."""
+    assert [tables.estimate_text(x) for x in (11333.16, 24.51, 3.2145, 0.01234)] == ["11,300", "24.5", "3.21",
+                                                                                      "0.0123"]
+    assert tables.estimate_text(float("nan")) == tables.MISSING and tables.estimate_text(math.inf) == "∞"
+    frame = pd.DataFrame({"k": ["a", "b"], "cost_usd": [11333.16, 24.51]})
+    html = table_html(frame, key=["k"], csv_name="t", estimates=["cost_usd"])
+    assert [row[1] for row in parse(html).rows] == ["11,300", "24.5"] and "11333.16" in tables.csv_text(frame)

@@ -198,8 +198,9 @@ def charged_html(table: PriceTable) -> str:
 
 
 def break_even_html(value: pd.DataFrame) -> str:
-    """The break-even table (:func:`interconnect_values`, model only): layouts, GPU-hours, premium (%)."""
-    return _html(value, key=["workload"], columns=["nvlink_system", "pcie_system", "nvlink_layout", "pcie_layout",
+    """The break-even table (:func:`interconnect_values`, model only): layouts, GPU-hours (model estimates, to
+    3 significant figures), premium (%)."""
+    return _html(value, key=["workload"], estimates=["nvlink_gpu_hours", "pcie_gpu_hours"], columns=["nvlink_system", "pcie_system", "nvlink_layout", "pcie_layout",
                                                    "nvlink_gpu_hours", "pcie_gpu_hours", "break_even_premium_pct",
                                                    "unit"],
                  csv_name="ch4-break-even", digits={"break_even_premium_pct": 1})
@@ -215,7 +216,8 @@ def job_summary_html(table: PriceTable, cal: Calibration | None = None) -> str:
     frame, shown = money_columns(frame, ["cheapest", "cheapest_class", "layout", "time_h", "cost_usd", "max_cost_usd",
                                          "cost_unit", "feasible_offers", "offers"], table)
     return _html(frame, key=["workload", "pricing"], columns=shown, csv_name="ch4-job-summary",
-                 digits={"feasible_offers": 0, "offers": 0})
+                 digits={"feasible_offers": 0, "offers": 0},
+                 estimates=[c for c in shown if c == "time_h" or c.startswith(("cost_", "max_cost_"))])
 
 
 def size_html(table: PriceTable, cal: Calibration | None = None) -> str:

@@ -244,7 +244,8 @@ def ranking_html(printed: str, options: pd.DataFrame, table: PriceTable, top: in
         frame = frame.assign(reason=[glue.say(r) if isinstance(r, str) and r else "" for r in frame["reason"]])
         frame, shown = money_columns(frame, RANKED[kind], table)
         chinese = tables.table_html(frame, key=["rank"], columns=shown, csv_name=csv_name,
-                                    digits={"time_h": 1, "capacity_tokens_per_s": 0})
+                                    estimates=[c for c in shown if c in ("time_h", "capacity_tokens_per_s")
+                                               or c.startswith("cost_")])
     return lang.editions_html({"en": english, "zh": chinese})
 
 

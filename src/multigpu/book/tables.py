@@ -199,6 +199,21 @@ def _is_bool(value: Any) -> bool:
     return isinstance(value, bool) or type(value).__name__ == "bool_"
 
 
+#: Significant figures a model estimate is shown to: the model's held-out error is near 8 %, so a fourth figure
+#: would claim a precision the estimate does not have.
+ESTIMATE_FIGURES = 3
+
+
+def estimate_text(value: Any, figures: int = ESTIMATE_FIGURES) -> str:
+    """A model estimate (a cost, hours) as text to ``figures`` significant figures, with separators:
+    11,333.16 -> "11,300", 24.51 -> "24.5", 3.2145 -> "3.21"; anything else as :func:`cell_text` shows it."""
+    if not _is_number(value) or not math.isfinite(float(value)) or float(value) == 0:
+        return cell_text(value)
+    x = float(value)
+    decimals = figures - 1 - math.floor(math.log10(abs(x)))
+    return f"{round(x, decimals):,.{max(decimals, 0)}f}"
+
+
 def _is_year(name: str) -> bool:
     """A column of calendar years (``year``, ``*_year``): shown without a thousands separator."""
     return name == "year" or name.endswith("_year")
@@ -304,7 +319,8 @@ def _head_width_em(label: str) -> float:
 def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[str] | None = None,
                labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 2, csv_name: str,
                caption: str | None = None, table_id: str | None = None,
-               links: Mapping[str, str] | None = None, label_columns: LabelColumns = ()) -> str:
+               links: Mapping[str, str] | None = None, label_columns: LabelColumns = (),
+               estimates: Sequence[str] = ()) -> str:
     """The table as HTML in the book's style and the current language, with a CSV download of the whole frame (see
     the module doc).
 
@@ -316,7 +332,9 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
     column is in the CSV but shown only if ``columns`` names it); ``label_columns``: columns whose cells are words
     of a fixed vocabulary (verdicts), translated outside English by :func:`multigpu.book.lang.label`, or a mapping
     of columns to the function that translates their cells' text (a claim's value, say:
-    :func:`multigpu.book.claim_values.translate`). Raises ValueError for a bad ``csv_name`` or ``table_id``, an
+    :func:`multigpu.book.claim_values.translate`); ``estimates``: columns of model estimates (costs, hours), shown
+    to :data:`ESTIMATE_FIGURES` significant figures (the CSV keeps every digit). Raises ValueError for a bad
+    ``csv_name`` or ``table_id``, an
     unknown column in ``key`` or ``columns``, or bad ``digits``; LookupError outside English for a header or label
     without a translation."""
     _check_slug(csv_name)
@@ -337,7 +355,9 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
         values = list(frame[column])
         given = isinstance(digits, Mapping) and name in digits
         texts = [cell_text(v, places) for v in values]
-        if _is_year(name):  # 2016, not 2,016
+        if name in estimates:  # a model estimate: three significant figures, whatever its size
+            texts = [estimate_text(v) for v in values]
+        elif _is_year(name):  # 2016, not 2,016
             texts = [t if _missing(v) or not _is_number(v) else str(int(v)) for t, v in zip(texts, values)]
         elif not given and _whole(values):  # whole numbers in a float column: 8, not 8.00
             texts = [cell_text(v, 0) for v in values]
