@@ -203,6 +203,12 @@ def _size_line(pricing: str, row: Any) -> Finding:
     return Finding.of(msg("{pricing}: {line}"), pricing=Word(pricing), line=Word(line) if line == "none" else line)
 
 
+def _for_types(test: Finding, types: list[str]) -> Finding:
+    """A test stated for some pricing type, with the types it holds for in brackets; as it is when it holds for
+    none (the test then fails, and says so, with no empty list)."""
+    return Finding.of(msg("{test} ({types})"), test=test, types=_pricing_types(types)) if types else test
+
+
 def _pricing_types(types: list[str]) -> Items | Word:
     """Pricing types as a list of words, or the word "none"."""
     return Items(tuple(Word(t) for t in types)) if types else Word("none")
@@ -266,12 +272,14 @@ def c26(inputs: Inputs) -> Verdict:
                             "NVLink class the larger ones ({lines})"),
                         lines=Items(tuple(_size_line(p, r) for p, r in zip(lines["pricing"], lines.to_dict("records"))))),
              bool(has_line)),
-        conclusion(Finding.of(msg("the line falls at {size}B for some pricing type ({types})"),
-                              size=Number(SIZE_LINE_B), types=_pricing_types(at_10)), bool(at_10)),
-        conclusion(Finding.of(msg("job length moves the pick: training {model} on {short}x its token budget goes to "
-                                  "PCIe and on {long}x to an NVLink class, for some pricing type ({types})"),
-                              model=near, short=Number(LENGTH_SCALES[0]), long=Number(LENGTH_SCALES[-1]),
-                              types=_pricing_types(flips)), bool(flips)),
+        conclusion(_for_types(Finding.of(msg("the line falls at {size}B for some pricing type"),
+                                         size=Number(SIZE_LINE_B)), at_10), bool(at_10)),
+        conclusion(_for_types(Finding.of(msg("job length moves the pick: training {model} on {short}x its token "
+                                             "budget goes to PCIe and on {long}x to an NVLink class, for some "
+                                             "pricing type"),
+                                         model=models.model(near).name, short=Number(LENGTH_SCALES[0]),
+                                         long=Number(LENGTH_SCALES[-1])),
+                              flips), bool(flips)),
         caveat(Finding.of(msg("not for every pricing type")), len(at_10) < len(lines)))
     records = lines.to_dict("records")
     value = Sentence(Items(tuple(_size_line(p, r) for p, r in zip(lines["pricing"], records)), msg("; ")))
@@ -289,8 +297,9 @@ def _c26_account(table: PriceTable, lines: pd.DataFrame, at_10: list[str], near:
     """C26's explanation: each pricing type's size line, the types whose line brackets the article's, and the
     length test."""
     values = {"n_tokens": guide.TOKENS_PER_PARAM, "n_days": guide.DEADLINE_DAYS, "size": Number(SIZE_LINE_B),
-              "n_inside": len(at_10), "n_types": len(lines), "model": near, "short": Number(LENGTH_SCALES[0]),
-              "long": Number(LENGTH_SCALES[-1]), "n_flips": len(flips), **_stamp(table),
+              "n_inside": len(at_10), "n_types": len(lines), "model": models.model(near).name,
+              "short": Number(LENGTH_SCALES[0]), "long": Number(LENGTH_SCALES[-1]), "n_flips": len(flips),
+              **_stamp(table),
               "lines": Items(tuple(Finding.of(msg("{pricing}: {line}"), pricing=Word(p), line=t.value)
                                    for p, t in zip(lines["pricing"], lines["text"])), msg("; "))}
     if at_10:
