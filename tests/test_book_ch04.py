@@ -41,7 +41,8 @@ NEUTRAL = {"observed_from", "observed_to", "cheapest_gpu", "dearest_gpu", "train
 
 
 def _cny(usd: float, table: prices.PriceTable) -> float:
-    return usd / table.fx["CNY"].usd_per_unit
+    """USD in CNY at the rate the page declares, four decimals ("1 USD = 6.7063 CNY"), so a reader can check it."""
+    return usd * round(1 / table.fx["CNY"].usd_per_unit, 4)
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ import pandas as pd
 from multigpu.book import claim_values, glue, lang, tables
 from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
-from multigpu.book.money import money_columns, price
+from multigpu.book.money import fx_sentence, money_columns, price
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import models
 from multigpu.evidence import guide
@@ -141,9 +141,16 @@ def source(table: PriceTable) -> str:
 
 
 def price_stamp(table: PriceTable) -> str:
-    """The sentence that names the price file (Markdown), in the current language (English:
-    :meth:`multigpu.market.prices.PriceTable.stamp_markdown`): its name, hash, offers, dates and FX rates."""
-    return glue.say(table.stamp_markdown())
+    """The sentence that names the price file (Markdown), in the current language: English
+    :meth:`multigpu.market.prices.PriceTable.stamp_markdown` (name, hash, offers, dates, FX rates); Chinese the
+    same facts with the one rate every CNY amount of the page is converted at (:func:`multigpu.book.money.
+    fx_sentence`), as chapter 4 states it."""
+    if lang.current() == "en":
+        return table.stamp_markdown()
+    stamp = table.stamp()
+    return _("Prices: `{name}` (sha256 {sha}), {offers} offers observed {first} to {last}. Amounts in CNY are {fx}.",
+             name=stamp["name"], sha=stamp["sha256_12"], offers=stamp["offers"], first=stamp["observed_from"],
+             last=stamp["observed_to"], fx=fx_sentence(table))
 
 
 # ------------------------------------------------------------------ the figures' data (ch05_figures draws them)

@@ -28,12 +28,18 @@ def currency() -> str:
     return "USD" if lang.current() == "en" else LOCAL_CURRENCY
 
 
+def declared_rate(table: PriceTable) -> float:
+    """Units of :data:`LOCAL_CURRENCY` per USD as the Chinese edition states it (four decimals,
+    :func:`fx_sentence`): every CNY amount is converted at this rate, so a reader can check any of them."""
+    return round(1 / table.fx[LOCAL_CURRENCY].usd_per_unit, 4)
+
+
 def in_currency(usd: Any, table: PriceTable) -> Any:
-    """A USD amount (a number, or a pandas Series) in :func:`currency`, converted by ``table``'s FX table."""
+    """A USD amount (a number, or a pandas Series) in :func:`currency`, converted at the rate the page declares
+    (:func:`declared_rate`)."""
     if currency() == "USD":
         return usd
-    return usd / table.fx[LOCAL_CURRENCY].usd_per_unit if isinstance(usd, pd.Series) else \
-        table.from_usd(float(usd), LOCAL_CURRENCY)
+    return usd * declared_rate(table) if isinstance(usd, pd.Series) else float(usd) * declared_rate(table)
 
 
 def money(usd: Any, table: PriceTable, spec: str = ".2f") -> str:
@@ -44,7 +50,7 @@ def money(usd: Any, table: PriceTable, spec: str = ".2f") -> str:
         return _("n/a")
     if lang.current() == "en":
         return format(usd, spec)
-    local = "¥" + format(table.from_usd(float(usd), LOCAL_CURRENCY), spec)
+    local = "¥" + format(float(usd) * declared_rate(table), spec)
     return _("{local} ({usd})", local=local, usd=DOLLAR + format(usd, spec))
 
 
