@@ -316,6 +316,26 @@ def _head_width_em(label: str) -> float:
 # ---------------------------------------------------------------- the table
 
 
+def _column_texts(name: str, values: list[Any], digits: int | Mapping[str, int], estimate: bool,
+                  translate: Callable[[Any], object] | None) -> list[str]:
+    """One column's cells as text: a model estimate to three significant figures, a year bare (2016), whole
+    numbers without decimals unless ``digits`` names the column, others with its decimals; then translated by
+    ``translate`` where the column is a vocabulary (a finding's sentence keeps its values)."""
+    places = digits.get(name, 2) if isinstance(digits, Mapping) else digits
+    given = isinstance(digits, Mapping) and name in digits
+    texts = [cell_text(v, places) for v in values]
+    if estimate:
+        texts = [estimate_text(v) for v in values]
+    elif _is_year(name):
+        texts = [t if _missing(v) or not _is_number(v) else str(int(v)) for t, v in zip(texts, values)]
+    elif not given and _whole(values):
+        texts = [cell_text(v, 0) for v in values]
+    if translate is not None:
+        texts = [t if _missing(v) or not t else str(translate(v if isinstance(v, str) else t))
+                 for t, v in zip(texts, values)]
+    return texts
+
+
 def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[str] | None = None,
                labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 2, csv_name: str,
                caption: str | None = None, table_id: str | None = None,
@@ -351,19 +371,8 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
     left = 0.0
     for column in shown:
         name = str(column)
-        places = digits.get(name, 2) if isinstance(digits, Mapping) else digits
         values = list(frame[column])
-        given = isinstance(digits, Mapping) and name in digits
-        texts = [cell_text(v, places) for v in values]
-        if name in estimates:  # a model estimate: three significant figures, whatever its size
-            texts = [estimate_text(v) for v in values]
-        elif _is_year(name):  # 2016, not 2,016
-            texts = [t if _missing(v) or not _is_number(v) else str(int(v)) for t, v in zip(texts, values)]
-        elif not given and _whole(values):  # whole numbers in a float column: 8, not 8.00
-            texts = [cell_text(v, 0) for v in values]
-        if name in translators:
-            texts = [t if _missing(v) or not t else str(translators[name](v if isinstance(v, str) else t))
-                     for t, v in zip(texts, values)]  # a text as it is: a finding's sentence keeps its values
+        texts = _column_texts(name, values, digits, name in estimates, translators.get(name))
         present = [v for v in values if not _missing(v)]
         numeric = bool(present) and all(_is_number(v) for v in present)
         style = _NUMBER_STYLE if numeric else _TEXT_STYLE
