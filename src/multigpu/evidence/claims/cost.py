@@ -69,12 +69,6 @@ def _price_confidence(quantity: Value, value: float, threshold: float, table: Pr
                    "of one GPU's prices in the file"), **where)
 
 
-def _pct(value: float) -> Value:
-    """A break-even premium, %: "12.3 %", or "unbounded (PCIe misses the floor)"."""
-    return Word(msg("unbounded (PCIe misses the floor)")) if math.isinf(value) else Finding.of(
-        msg("{pct} %"), pct=Number(value, ".1f"))
-
-
 def _span_of_workloads(break_even: pd.Series) -> Finding:
     """The break-even premiums (%, by workload id) as one clause: their range with the workload at each end
     (named by its title), and how many are unbounded; the per-workload numbers are chapter 4's table."""
