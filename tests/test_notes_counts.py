@@ -208,7 +208,8 @@ RUNS_TABLES = {
                           "Megatron-LM": "NVIDIA/Megatron-LM",
                           "llm-foundry": "mosaicml/llm-foundry",
                           "glennklockwood": "glennklockwood.com",
-                          "DeepSeek-V3": "deepseek-ai/DeepSeek-V3"},
+                          "DeepSeek-V3": "deepseek-ai/DeepSeek-V3",
+                          "Lambda's": "lambdal/deeplearning-benchmark"},
     "decode_latency.csv": {"lmdeploy": "InternLM/lmdeploy", "gpt-fast": "pytorch-labs/gpt-fast"},
 }
 
@@ -242,10 +243,16 @@ def _serving(source: str | None = None, kind: str | None = None, metric: str | N
     return data
 
 
+#: the GPUs RUNS-NOTES.md counts training rows of, as it writes them (longest first, so that a prefix never wins)
+_GPU_WORDS = "A100-PCIe-40|A100-PCIe|A100-40|A100|H100-PCIe|H100|RTX-4090|GB200|B200|H800"
+
+
 def _training_by_gpu_and_dtype(match: re.Match) -> list[int]:
-    gpus = {"A100": "a100-sxm4-80gb", "H100": "h100-sxm", "B200": "b200", "GB200": "gb200", "H800": "h800-sxm"}
+    gpus = {"A100": "a100-sxm4-80gb", "A100-40": "a100-sxm4-40gb", "A100-PCIe": "a100-pcie-80gb",
+            "A100-PCIe-40": "a100-pcie-40gb", "H100": "h100-sxm", "H100-PCIe": "h100-pcie", "RTX-4090": "rtx-4090",
+            "B200": "b200", "GB200": "gb200", "H800": "h800-sxm"}
     data = _csv("training_runs.csv")
-    pairs = re.findall(r"(A100|H100|B200|GB200|H800)\s+(FP16|BF16|FP8)\s+\d+", match.group())
+    pairs = re.findall(rf"({_GPU_WORDS})\s+(FP16|BF16|FP8)\s+\d+", match.group())
     counts = [int(((data["gpu"] == gpus[g]) & (data["dtype"] == d.lower())).sum()) for g, d in pairs]
     assert sum(counts) == len(data), "the per-GPU counts do not cover every row"
     return counts
@@ -262,14 +269,18 @@ RUNS_TEXT: dict[str, tuple[re.Pattern, Callable[[re.Match], list[int]]]] = {
         lambda m: [int(_csv("training_runs.csv")["source"].str.contains(
             "Megatron-Bridge|github.com/NVIDIA/NeMo/|dgxc-benchmarking|llm-foundry").sum())]),
     "training per GPU and dtype": (
-        re.compile(r"Per GPU and dtype:(?:\s+(?:A100|H100|B200|GB200|H800)\s+(?:FP16|BF16|FP8)\s+\d+[,;.])+"),
+        re.compile(rf"Per GPU and dtype:(?:\s+(?:{_GPU_WORDS})\s+(?:FP16|BF16|FP8)\s+\d+[,;.])+"),
         lambda m: _training_by_gpu_and_dtype(m)),
     "MLPerf rows": (re.compile(r"### \(a\) MLPerf Inference: (\d+) rows"),
                     lambda m: [len(_serving(kind="mlperf"))]),
     "vendor rows": (re.compile(r"### \(b\) Vendor and framework pages: (\d+) rows"),
                     lambda m: [len(_serving(kind="vendor-page"))]),
     "perf-overview rows": (re.compile(r"- (\d+) rows\. There is no latency and no batch size\."),
-                           lambda m: [len(_serving("performance/perf-overview.md"))]),
+                           lambda m: [len(_serving("performance/perf-overview.md", kind="vendor-page"))]),
+    "TensorRT-LLM release rows": (re.compile(r"### \(c\) TensorRT-LLM performance pages across releases: (\d+) rows"),
+                                  lambda m: [len(_serving(kind="trtllm-perf"))]),
+    "TensorRT-LLM release L40S rows": (re.compile(r"(\d+) rows on L40S"),
+                                       lambda m: [int((_serving(kind="trtllm-perf")["gpu"] == "l40s").sum())]),
     "TensorRT-LLM TTFT rows": (re.compile(r"\((\d+) TTFT rows\)"),
                                lambda m: [len(_serving(TRT_LLM_V05, metric="ttft"))]),
     "TensorRT-LLM throughput rows": (re.compile(r"with its batch sizes \((\d+) rows\)"),

@@ -63,8 +63,10 @@ DTYPES = ("bf16", "fp16", "fp8")
 STEP_S = "s/step"  #: seconds per optimizer step (one global batch)
 TOKENS = "tokens/s/GPU"  #: training tokens per second per GPU
 TFLOPS = "TFLOP/s/GPU"  #: 1e12 FLOP per second per GPU, in the row's FLOP convention (:data:`FLOP_CONVENTIONS`)
+SAMPLES_JOB = "samples/s"  #: training sequences per second of the whole job (all GPUs)
+TOKENS_JOB = "tokens/s"  #: training tokens per second of the whole job (all GPUs)
 #: per-step units the model can be compared in; any other unit (e.g. GPU-hours of a whole run) is not modelled
-UNITS = (STEP_S, TOKENS, TFLOPS)
+UNITS = (STEP_S, TOKENS, TFLOPS, SAMPLES_JOB, TOKENS_JOB)
 #: recomputation assumed where a row does not publish it (NeMo / Megatron-Bridge performance recipes
 #: run without activation recomputation for most dense models; flash attention makes "selective" moot)
 UNPUBLISHED_RECOMPUTE = "none"
@@ -137,13 +139,24 @@ def runs() -> tuple[TrainingRunRow, ...]:
     return tuple(row for _, row in datafiles.read(RUNS_CSV, TrainingRunRow, unique=("id",)))
 
 
-def selected(splits: Iterable[str] = DEFAULT_SPLITS) -> list[TrainingRunRow]:
-    """The rows whose split is in ``splits`` (sealed rows only if ``"sealed"`` is named)."""
+#: Sealed rows not opened yet: the runs collected for the PCIe side (Lambda's BERT fine-tuning, ids ``T-lambda...``)
+#: keep their own sealed third closed until its one opening; ``"sealed"`` selects only the rows opened before.
+UNOPENED = re.compile(r"^T-lambda")
+
+
+def unopened(row: TrainingRunRow) -> bool:
+    """Whether ``row`` is a sealed row not opened yet (:data:`UNOPENED`)."""
+    return row.split == "sealed" and bool(UNOPENED.match(row.id))
+
+
+def selected(splits: Iterable[str] = DEFAULT_SPLITS, include_unopened: bool = False) -> list[TrainingRunRow]:
+    """The rows whose split is in ``splits`` (sealed rows only if ``"sealed"`` is named; the sealed rows not
+    opened yet, :func:`unopened`, only with ``include_unopened``)."""
     wanted = tuple(splits)
     unknown = [s for s in wanted if s not in SPLITS]
     if unknown:
         raise InputError(f"unknown split {', '.join(unknown)}; expected some of {', '.join(SPLITS)}")
-    return [row for row in runs() if row.split in wanted]
+    return [row for row in runs() if row.split in wanted and (include_unopened or not unopened(row))]
 
 
 # ----------------------------------------------------------------------------- row -> model call
@@ -201,8 +214,11 @@ def grad_dtype(row: TrainingRunRow) -> str:
     """The precision ``row``'s framework keeps and reduces gradients in (:data:`multigpu.compute.layout.GRAD_DTYPES`):
     BF16 where NVIDIA's performance recipes set ``grad_reduce_in_fp32 = False`` (Megatron-Bridge: every recipe,
     ``scripts/performance/utils/overrides.py``; NeMo and the DGX Cloud benchmarks built on it: FP8 recipes,
-    ``scripts/performance/helpers.py``), else Megatron-LM's FP32."""
+    ``scripts/performance/helpers.py``), and 16-bit where the notes name apex AMP O2 (FP16 model weights, so
+    FP16 gradients: 2 bytes, as BF16), else Megatron-LM's FP32."""
     if row.framework.startswith("Megatron-Bridge") or (row.framework.startswith("NeMo") and row.dtype == "fp8"):
+        return "bf16"
+    if "AMP O2" in row.notes:
         return "bf16"
     return DEFAULT_GRAD_DTYPE
 
@@ -241,6 +257,14 @@ def _fsdp(row: TrainingRunRow) -> int:
     if "FULL_SHARD" in row.notes or "FSDP" in row.framework:
         return row.gpus
     return 0
+
+
+def _zero_stage(row: TrainingRunRow, fsdp: int) -> int:
+    """The ZeRO stage of ``row``: 3 under FSDP, 0 under PyTorch DDP (every rank keeps the whole optimizer state
+    and all-reduces the gradients), else Megatron's distributed optimizer (1)."""
+    if fsdp:
+        return 3
+    return 0 if "PyTorch DDP" in row.framework else 1
 
 
 def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
@@ -296,7 +320,7 @@ def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
     recompute = row.recompute or UNPUBLISHED_RECOMPUTE
     sp = row.sequence_parallel if row.sequence_parallel is not None else tp > 1
     call = ModelCall(row.id, m.id, row.system_id, row.gpus, tp, pp, dp, row.global_batch, row.micro_batch, row.seq,
-                     recompute, sp, vp, row.dtype, ep=ep, zero_stage=3 if fsdp else 1, cp=cp,
+                     recompute, sp, vp, row.dtype, ep=ep, zero_stage=_zero_stage(row, fsdp), cp=cp,
                      attention=_attention(row), etp=_etp(row, 0), grad_dtype=grad_dtype(row), fp8_recipe=fp8_recipe(row),
                      assumed=assumed)
     return call, []
@@ -330,12 +354,17 @@ def in_unit(row: TrainingRunRow, call: ModelCall, step_s: float) -> float:
 
     - ``s/step``: ``step_s``;
     - ``tokens/s/GPU``: ``global_batch x seq / (step_s x gpus)``;
-    - ``TFLOP/s/GPU``: ``FLOPs per step / (step_s x gpus) / 1e12``, FLOPs in the row's convention.
+    - ``TFLOP/s/GPU``: ``FLOPs per step / (step_s x gpus) / 1e12``, FLOPs in the row's convention;
+    - ``samples/s``: ``global_batch / step_s``; ``tokens/s``: ``global_batch x seq / step_s`` (whole job).
     """
     if row.unit == STEP_S:
         return step_s
     if row.unit == TOKENS:
         return call.tokens_per_step / (step_s * call.gpus)
+    if row.unit == SAMPLES_JOB:
+        return call.global_batch / step_s
+    if row.unit == TOKENS_JOB:
+        return call.tokens_per_step / step_s
     if row.unit == TFLOPS:
         return flops_per_step(row, call) / (step_s * call.gpus) / 1e12
     raise InputError(f"run '{row.id}': unit '{row.unit}' is not a per-step quantity")

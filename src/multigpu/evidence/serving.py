@@ -80,7 +80,7 @@ UNITS = {"ttft": "s", "tpot": "s", "throughput": "tokens/s/GPU"}
 
 #: Non-catalogue models with the stand-in the notes name: (pattern on the ``model`` column, catalogue id, why).
 STAND_INS = (
-    (re.compile(r"^(llama 2 70b|llama 70b)\b", re.IGNORECASE), "llama3.1-70b",
+    (re.compile(r"^(llama 2 70b|llama v2 70b|llama 70b)\b", re.IGNORECASE), "llama3.1-70b",
      "Llama 2 70B modelled as llama3.1-70b (same shape, 32000- not 128256-token vocabulary)"),
 )
 _MODEL_ID = re.compile(r"\bmodel id ([a-z0-9][a-z0-9.-]*[a-z0-9])")
@@ -136,13 +136,26 @@ class ServingRow(datafiles.Row):
     NOUN = "serving run"
 
 
-def load(splits: Iterable[str] = DEFAULT_SPLITS, path: str | Path = SERVING_CSV) -> list[ServingRow]:
-    """The rows of ``serving_runs.csv`` whose split is in ``splits``, in file order (ids checked unique)."""
+#: Sealed rows not opened yet: the rows collected for the PCIe side (TensorRT-LLM's release pages, ``kind``
+#: ``trtllm-perf``) keep their own sealed third closed until its one opening.
+UNOPENED_KINDS = ("trtllm-perf",)
+
+
+def unopened(row: ServingRow) -> bool:
+    """Whether ``row`` is a sealed row not opened yet (:data:`UNOPENED_KINDS`)."""
+    return row.split == "sealed" and row.kind in UNOPENED_KINDS
+
+
+def load(splits: Iterable[str] = DEFAULT_SPLITS, path: str | Path = SERVING_CSV,
+         include_unopened: bool = False) -> list[ServingRow]:
+    """The rows of ``serving_runs.csv`` whose split is in ``splits``, in file order (ids checked unique); the
+    sealed rows not opened yet (:func:`unopened`) only with ``include_unopened``."""
     wanted = set(splits)
     unknown = wanted - set(SPLITS)
     if unknown:
         raise InputError(f"unknown split(s) {', '.join(sorted(unknown))}; expected {', '.join(SPLITS)}")
-    return [row for _, row in datafiles.read(path, ServingRow, unique=("id",)) if row.split in wanted]
+    return [row for _, row in datafiles.read(path, ServingRow, unique=("id",))
+            if row.split in wanted and (include_unopened or not unopened(row))]
 
 
 def metric_kind(metric: str) -> str | None:
