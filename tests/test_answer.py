@@ -19,7 +19,7 @@ from glue_citations import check_cited
 
 from multigpu.book import intro, lang
 from multigpu.compute import models
-from multigpu.evidence import answer, claims, guide
+from multigpu.evidence import answer, guide, pcieside
 from multigpu.market import premium, prices, workloads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,19 +102,22 @@ def test_one_row_per_named_workload_from_the_model_and_the_file(default):
     nvswitch = charged[charged["interconnect_class"] == "NVSwitch"]["premium_pct"]
     assert len(pair.charged_pct) == row["charged_pairs"] > 0 and set(pair.charged_pct) <= set(nvswitch)
     assert row["charged_premium_pct"] == pytest.approx(pd.Series(pair.charged_pct).median())
-    bands = claims.bands()
+    sides = pcieside.verdict_errors()
     for r in default.itertuples():
-        assert r.error_band_pct == bands[answer.BAND[r.kind]]
+        assert r.error_band_pct == sides[answer.BAND[r.kind]].band_pct
         assert r.verdict == answer.verdict(r.break_even_premium_pct, r.charged_premium_pct, r.error_band_pct)
 
 
 def test_cheaper_nvlink_offers_flip_the_training_verdicts(tmp_path, default):
-    """Halving every A100 SXM price makes the NVSwitch board cheaper per GPU-hour than the PCIe server:
-    no workload can then be "PCIe cheaper"."""
+    """Halving every A100 SXM price makes the NVSwitch board cheaper per GPU-hour than the PCIe server: no workload
+    can then be "PCIe cheaper"; doubling it makes the PCIe server the pick for the workloads it runs nearly as
+    fast."""
     cheap = answer.decision_table(scaled_prices(tmp_path, "a100-sxm4-80gb", 0.5))
+    dear = answer.decision_table(scaled_prices(tmp_path, "a100-sxm4-80gb", 2.0))
     assert (cheap["charged_premium_pct"] < 0).all()
-    assert "PCIe cheaper" in set(default["verdict"]) and "PCIe cheaper" not in set(cheap["verdict"])
+    assert "PCIe cheaper" in set(dear["verdict"]) and "PCIe cheaper" not in set(cheap["verdict"])
     assert (cheap["verdict"] == "NVLink-class cheaper").sum() > (default["verdict"] == "NVLink-class cheaper").sum()
+    assert (dear["verdict"] == "PCIe cheaper").sum() > (default["verdict"] == "PCIe cheaper").sum()
 
 
 def test_the_bottom_line_names_every_workload_by_its_verdict(default):
@@ -134,10 +137,13 @@ def test_the_bottom_line_names_every_workload_by_its_verdict(default):
 
 
 def test_the_bottom_line_moves_with_the_prices(tmp_path, default):
-    """Halving the NVSwitch board's price leaves nothing for the PCIe server: the sentence changes with it."""
+    """Doubling the NVSwitch board's price leaves work for the PCIe server, halving it leaves none: the sentence
+    changes with the prices."""
     cheap = answer.decision_table(scaled_prices(tmp_path, "a100-sxm4-80gb", 0.5))
-    before, after = str(answer.bottom_line(default)), str(answer.bottom_line(cheap))
-    assert "rent the PCIe server**" in before and "rent the PCIe server**" not in after and before != after
+    dear = answer.decision_table(scaled_prices(tmp_path, "a100-sxm4-80gb", 2.0))
+    before, after = str(answer.bottom_line(dear)), str(answer.bottom_line(cheap))
+    assert "rent the PCIe server**" in before and "rent the PCIe server**" not in after
+    assert str(answer.bottom_line(default)) not in (before, after)
 
 
 def test_a_file_without_a_pair_prices_no_verdict():
@@ -156,8 +162,9 @@ def test_the_five_lines_carry_the_table_s_numbers(default, size_lines):
     train = default[default["kind"] == "train"]["break_even_premium_pct"]
     assert f"{train.min():.0f} to {train.max():.0f} %" in lines[0]
     assert f"a median {default['charged_premium_pct'].iloc[0]:.0f} %" in lines[2]
-    bands = claims.bands()
-    assert f"{bands['training']:.0f} % for training" in lines[4]
+    sides = pcieside.verdict_errors()
+    assert f"{answer.shown(sides['training'].band_pct):.0f} % for training" in lines[4]
+    assert f"the NVSwitch side misses by {answer.shown(sides['training'].nvswitch_pct):.0f} %" in lines[4]
 
 
 def test_the_intro_cites_every_fact(default, default_facts):

@@ -25,7 +25,7 @@ import pandas as pd
 
 from multigpu.book import glue, lang, vocabulary
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import answer, claims
+from multigpu.evidence import answer, pcieside
 from multigpu.evidence.cost import EXERCISE_PCIE_USD, VALUE_PAIRS
 from multigpu.market import cost
 from multigpu.market.workloads import Workload, workloads_table
@@ -169,8 +169,8 @@ def side_word(system_id: str, other_id: str) -> str:
 def error_bands() -> dict[str, float]:
     """The model's error band (%) the verdict weighs a premium against, by workload kind, as the decision table
     shows it (:func:`multigpu.evidence.answer.shown`)."""
-    bands = claims.bands()
-    return {kind: answer.shown(bands[band]) for kind, band in answer.BAND.items()}
+    sides = pcieside.verdict_errors()
+    return {kind: answer.shown(sides[band].band_pct) for kind, band in answer.BAND.items()}
 
 
 # ------------------------------------------------------------------ data

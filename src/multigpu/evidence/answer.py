@@ -13,7 +13,8 @@ system with comparable GPUs that the price file rents from the same provider und
 - **premium charged** (%): the median over the file's same-provider, same-pricing-type pairs of those two
   systems (:func:`multigpu.market.premium.charged_premiums`); missing when the file has none;
 - **verdict**, by :data:`RULE`: the NVLink-class instance is cheaper when the premium charged lies below the
-  break-even premium by more than the model's out-of-sample error (:func:`multigpu.evidence.claims.bands`),
+  break-even premium by more than the model's out-of-sample error on the ratio the verdict rests on
+  (:attr:`multigpu.evidence.pcieside.SideErrors.band_pct`),
   PCIe is cheaper when it lies above by more than that error, and the call is too close in between;
 - **confidence**: whether every pair of the file, not only the median, gives the same verdict.
 """
@@ -29,7 +30,7 @@ import pandas as pd
 from multigpu.comm.calibration import Calibration
 from multigpu.common.findings import Finding, Items, Name, Number, Word, and_list, msg, say
 from multigpu.compute import models
-from multigpu.evidence import claims, guide
+from multigpu.evidence import guide, pcieside
 from multigpu.hardware import catalog
 from multigpu.market import cost, premium, prices, workloads
 from multigpu.market.prices import PriceTable
@@ -126,20 +127,24 @@ def decision_table(table: PriceTable | None = None, cal: Calibration | None = No
     """One row per named workload: ``workload``, ``title``, ``kind``, ``nvlink_system``, ``pcie_system``,
     ``break_even_premium_pct`` (inf: the PCIe system cannot run it), ``charged_premium_pct`` (median; NaN:
     no pair in the file), ``charged_pairs``, ``error_band_pct`` (the model's out-of-sample error for the
-    kind), ``verdict`` (:data:`VERDICTS`), ``confidence`` and ``chapter`` (the page that shows the work)."""
+    kind that a verdict is weighed against, :attr:`multigpu.evidence.pcieside.SideErrors.band_pct`),
+    ``nvswitch_error_pct`` and ``pcie_error_pct`` (each side's own held-out error, %, NaN where none is held
+    out), ``verdict`` (:data:`VERDICTS`), ``confidence`` and ``chapter`` (the page that shows the work)."""
     table = prices.resolve(table)
     chosen = pair(table)
     value = premium.interconnect_value(chosen.nvlink_system, chosen.pcie_system, cal=cal)
-    bands = claims.bands()
+    sides = pcieside.verdict_errors()
     rows = []
     for r in value.to_dict("records"):
         w = workloads.workload(r["workload"])
-        band = bands[BAND[w.kind]]
+        errs = sides[BAND[w.kind]]
+        band = errs.band_pct
         be = float(r["break_even_premium_pct"])
         rows.append({"workload": w.id, "title": w.title, "kind": w.kind, "nvlink_system": chosen.nvlink_system,
                      "pcie_system": chosen.pcie_system, "break_even_premium_pct": be,
                      "charged_premium_pct": chosen.median_pct, "charged_pairs": len(chosen.charged_pct),
-                     "error_band_pct": band, "verdict": verdict(be, chosen.median_pct, band),
+                     "error_band_pct": band, "nvswitch_error_pct": errs.nvswitch_pct,
+                     "pcie_error_pct": errs.pcie_pct, "verdict": verdict(be, chosen.median_pct, band),
                      "confidence": confidence(be, chosen.charged_pct, band), "chapter": CHAPTER[w.kind]})
     return pd.DataFrame(rows)
 
@@ -259,8 +264,35 @@ def size_line(lines: pd.DataFrame) -> Finding:
 
 
 def _line_error(decided: pd.DataFrame) -> Finding:
-    bands = decided.drop_duplicates("kind").set_index("kind")["error_band_pct"]
-    parts = Items(tuple(Finding.of(msg("{pct:.0f} % for {band}"), pct=shown(float(bands[k])), band=Word(BAND[k]))
-                        for k in bands.index), msg(" and "))
+    """The summary's line on how sure the verdicts are: the band each kind's verdicts are weighed against, and
+    what it rests on (:func:`sides_finding`)."""
+    kinds = decided.drop_duplicates("kind")["kind"]
+    errs = pcieside.verdict_errors()
+    parts = Items(tuple(Finding.of(msg("{pct:.0f} % for {band}"), pct=shown(errs[BAND[k]].band_pct),
+                                   band=Word(BAND[k])) for k in kinds), msg(" and "))
+    sides = Items(tuple(sides_finding(errs[BAND[k]]) for k in kinds), msg(" "))
     return Finding.of(msg("**How sure:** a verdict is called only when the premiums differ by more than the model's "
-                          "median error on published results it was not fitted on: {parts}."), parts=parts)
+                          "median error on published results it was not fitted on: {parts}. {sides}"),
+                      parts=parts, sides=sides)
+
+
+#: What a kind's band rests on (:attr:`multigpu.evidence.pcieside.SideErrors.basis`), as the summary says it.
+BASIS = {"ratio": msg("the band is the error of the ratio itself"),
+         "nvswitch": msg("fewer than {least} held-out pairs score the ratio yet, so the band is the NVSwitch side's "
+                         "error")}
+
+
+def sides_finding(errs: pcieside.SideErrors) -> Finding:
+    """One sentence on a kind's held-out errors: each side's (median |error|, runs), the ratio's (pairs) where
+    pairs are measured, and what the band rests on."""
+    values = {"band": Word(errs.kind), "nv": shown(errs.nvswitch_pct), "nv_n": errs.nvswitch_points,
+              "basis": Finding.of(BASIS[errs.basis], least=pcieside.MIN_PAIRS)}
+    if not errs.pcie_points:
+        return Finding.of(msg("In {band}, the NVSwitch side misses by {nv:.0f} % ({nv_n} runs); {basis}."), **values)
+    values.update(pc=shown(errs.pcie_pct), pc_n=errs.pcie_points)
+    if not errs.ratio_pairs:
+        return Finding.of(msg("In {band}, the NVSwitch side misses by {nv:.0f} % ({nv_n} runs) and the PCIe side by "
+                              "{pc:.0f} % ({pc_n} runs); {basis}."), **values)
+    return Finding.of(msg("In {band}, the NVSwitch side misses by {nv:.0f} % ({nv_n} runs), the PCIe side by "
+                          "{pc:.0f} % ({pc_n} runs) and the ratio of the two by {ratio:.0f} % ({pairs} pairs); "
+                          "{basis}."), ratio=shown(errs.ratio_pct), pairs=errs.ratio_pairs, **values)
