@@ -24,7 +24,8 @@ from multigpu.book import app_validation, app_validation_figures, lang, plotting
 from multigpu.book.lang import text_width
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import bottlenecks, deployment, runs, serving, sweepchecks, sweeps, topology, trainingruns, validation
+from multigpu.evidence import (bottlenecks, deployment, pcieside, runs, serving, sweepchecks, sweeps, topology,
+                               trainingruns, validation)
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "book" / "appendix" / "validation.ipynb"
@@ -187,6 +188,8 @@ def shown_tables(table) -> list:
             app_validation.training_runs_table(runs.compare()), app_validation.serving_runs_table(serving.compare()),
             app_validation.training_runs_table(runs.compare(splits=("sealed",))),
             app_validation.serving_runs_table(serving.compare(splits=("sealed",))),
+            app_validation.pcie_side_table(pcieside.comparisons(("holdout",))),
+            app_validation.pcie_pairs_table(pcieside.pairs(pcieside.comparisons(("fit", "holdout")))),
             app_validation.coverage_table(), validation.reference_table(table).set_index("ref"),
             training.set_index("ref"), validation.error_summary(table).set_index("regime"),
             app_validation.out_of_sample_table(table), training[training["set"] == "out of sample"].set_index("ref"),

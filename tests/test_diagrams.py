@@ -384,7 +384,8 @@ def test_chinese_schematic_alt_text_and_caption_state_the_same_numbers(algorithm
 
 def test_multinode_alt_text_in_both_languages():
     english = diagrams.multinode_alt_text("hgx-h100", 2)
-    assert english.startswith("2 nodes of hgx-h100") and "8 leaf switches, 50 GB/s per direction per NIC" in english
+    assert english.startswith("2 nodes of DGX H100 / HGX H100")
+    assert "8 leaf switches, 50 GB/s per direction per NIC" in english
     with lang.using("zh"):
         text = diagrams.multinode_alt_text("hgx-h100", 2)
     assert CHINESE.search(text) and sorted(NUMBER.findall(text)) == sorted(NUMBER.findall(english))

@@ -17,6 +17,8 @@ values are row counts; ``_ref`` values and ``small_systems`` are text. Nothing h
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 
 import pandas as pd
@@ -32,6 +34,7 @@ from multigpu.evidence import (
     bottlenecks,
     decodefit,
     deployment,
+    pcieside,
     fitquality,
     runs,
     serving,
@@ -80,11 +83,14 @@ TABLE_HEADERS = (
     N_("BF16 mesh (tokens/s per GPU)"), N_("BF16 switch (tokens/s per GPU)"), N_("BF16 benefit (×)"),
     N_("FP8 mesh (tokens/s per GPU)"), N_("FP8 switch (tokens/s per GPU)"), N_("FP8 benefit (×)"),
     N_("Vendor (GB/s)"), N_("Difference (%)"),
+    # the PCIe side, apart
+    N_("Side"), N_("Setting"), N_("NVSwitch system"), N_("PCIe system"), N_("Measured ratio"), N_("Predicted ratio"),
+    N_("Ratio error (%)"),
 )
 
 #: The tables' columns whose cells are words of a fixed vocabulary (:data:`CELL_WORDS`), translated in the
 #: Chinese edition; the other cells are data (ids, names, benchmarks, layouts), as they are.
-LABEL_COLUMNS = ("split", "size_class", "set", "kind", "compared", "metric", "regime", "unit", "what", "check",
+LABEL_COLUMNS = ("split", "size_class", "set", "kind", "side", "compared", "metric", "regime", "unit", "what", "check",
                  "known_miss", "source", "note", "fit_status")
 
 #: The words of :data:`LABEL_COLUMNS` as the evidence layer writes them, as messages ("no" is the shared
@@ -93,7 +99,9 @@ CELL_WORDS = (
     # splits, size classes, sets, kinds, metrics (multigpu.evidence.sweeps, validation, runs, serving)
     N_("holdout"), N_("fit"), N_("sealed"), N_("large"), N_("small"), N_("held out"), N_("fitted on"),
     N_("out of sample"), N_("collective"), N_("copy"), N_("training"), N_("vendor-presentation"),
-    N_("throughput"), N_("ttft"), N_("tpot"),
+    N_("throughput"), N_("ttft"), N_("tpot"), N_("serving"),
+    # the sides of a verdict (multigpu.evidence.pcieside, named by PCIE_SIDES)
+    N_("NVSwitch"), N_("PCIe, bridged or mesh"),
     # what a fit's data say of a constant (multigpu.comm.calibration.FIT_STATUSES)
     N_("determined"), N_("loose"), N_("at bound"),
     # units (calibration constants, serving metrics, comparisons)
@@ -493,6 +501,55 @@ def serving_runs_table(comparison: pd.DataFrame) -> pd.DataFrame:
                   "unit", "error_pct"]].set_index("id").round(3)
 
 
+# ----------------------------------------------------------------------------- the PCIe side, apart
+
+#: The sides of :mod:`multigpu.evidence.pcieside` as the tables name them.
+PCIE_SIDES = {pcieside.NVSWITCH: "NVSwitch", pcieside.PCIE: "PCIe, bridged or mesh"}
+
+
+def pcie_side_table(held: pd.DataFrame) -> pd.DataFrame:
+    """:func:`multigpu.evidence.pcieside.errors` of the held-out points ``held`` for print: kind, side (named),
+    points, median and worst |error| (%)."""
+    table = pcieside.errors(held)
+    return table.assign(side=table["side"].map(PCIE_SIDES)).set_index(["kind", "side"]).round(1)
+
+
+def pcie_pairs_table(paired: pd.DataFrame) -> pd.DataFrame:
+    """:func:`multigpu.evidence.pcieside.pairs` for print, held-out pairs first: the setting, both systems by name,
+    the PCIe run's time over the NVSwitch run's, measured and predicted, and the ratio's error (%)."""
+    table = paired.assign(split=pd.Categorical(paired["split"], _SPLIT_ORDER, ordered=True),
+                          ratio_error_pct=100 * paired["ratio_error"],
+                          nvswitch_system=paired["nvswitch_system"].map(vocabulary.short_system_name),
+                          pcie_system=paired["pcie_system"].map(vocabulary.short_system_name))
+    table = table.sort_values(["split", "kind", "setting"])
+    return table[["split", "kind", "setting", "nvswitch_system", "pcie_system", "measured_ratio", "predicted_ratio",
+                  "ratio_error_pct"]].reset_index(drop=True).round(3)
+
+
+def pcie_side_facts(held: pd.DataFrame, open_points: pd.DataFrame) -> Facts:
+    """The PCIe side's figures: ``ps_<kind>_<side>`` (median |error|, %, NaN without a point) and
+    ``ps_<kind>_<side>_n`` for every kind and side of the held-out points ``held``; of the pairs of the open
+    points ``open_points`` (fit and held out; :func:`multigpu.evidence.pcieside.pairs`): ``ps_pairs_n``,
+    ``ps_pairs_holdout_n``, ``ps_pairs_median`` (median |ratio error|, %) and ``ps_pairs_rows_median`` (median
+    |error| of the runs those pairs join, %); ``ps_least_pairs``, the held-out pairs the ratio's band needs;
+    ``ps_shut_training`` and ``ps_shut_serving``, the PCIe side's sealed rows not opened yet."""
+    paired = pcieside.pairs(open_points)
+    table = pcieside.errors(held).set_index(["kind", "side"])
+    out: dict[str, object] = {}
+    for kind in pcieside.KINDS:
+        for side in pcieside.SIDES:
+            found = (kind, side) in table.index
+            out[f"ps_{kind}_{side}_n"] = int(table.loc[(kind, side), "points"]) if found else 0
+            out[f"ps_{kind}_{side}"] = float(table.loc[(kind, side), "median_abs_error_pct"]) if found else math.nan
+    joined = open_points[open_points["id"].isin(pd.concat([paired["nvswitch_id"], paired["pcie_id"]]))]
+    return _values({**out, "ps_pairs_n": len(paired), "ps_pairs_holdout_n": int((paired["split"] == "holdout").sum()),
+                    "ps_pairs_median": 100 * float(paired["ratio_error"].abs().median()),
+                    "ps_pairs_rows_median": 100 * float(joined["rel_error"].abs().median()),
+                    "ps_least_pairs": pcieside.MIN_PAIRS,
+                    "ps_shut_training": sum(map(runs.unopened, runs.runs())),
+                    "ps_shut_serving": sum(map(serving.unopened, serving.load(serving.SPLITS, include_unopened=True)))})
+
+
 def sealed_peer_facts(training: pd.DataFrame) -> Facts:
     """The worst sealed training run (``training``: :func:`multigpu.evidence.runs.compare` over every split)
     beside the published run of the same model, GPU and precision that processes the most tokens per GPU-second:
@@ -530,7 +587,7 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
             part = served[(served["split"] == split) & (served["metric"] == metric)]["rel_error"].abs()
             out[f"sv_{split}_{metric}_n"] = len(part)
             out[f"sv_{split}_{metric}_median"] = 100 * float(part.median()) if len(part) else float("nan")
-    out.update({"tr_not": len(runs.not_modelled()), "tr_sealed": sum(r.split == "sealed" for r in runs.runs()),
+    out.update({"tr_not": len(runs.not_modelled()), "tr_sealed": len(runs.selected(("sealed",))),
                 "sv_mlperf": int((served["kind"] == "mlperf").sum()), "sv_not": len(serving.not_modelled()),
                 "sv_sealed": len(serving.load(("sealed",)))})
     hbm = pd.DataFrame(inference.measured_hbm_fractions())
@@ -695,4 +752,5 @@ def facts(cal: Calibration | None = None) -> Facts:
             **latency_factor_facts(deployment.sweep_points(("holdout",), cal)), **anchored_facts(sweepchecks.anchored_points(cal)),
             **_in_both(lambda: scale_facts(sweepchecks.scale_points(comparison))),
             **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
-            **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal))}
+            **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal)),
+            **pcie_side_facts(pcieside.comparisons(("holdout",), cal), pcieside.comparisons(("fit", "holdout"), cal))}

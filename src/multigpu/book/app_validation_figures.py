@@ -12,6 +12,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from multigpu.book import lang, plotting
 from multigpu.book.lang import _
+from multigpu.book.vocabulary import short_system_name
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common import units
@@ -247,8 +248,18 @@ def _label_log_y(ax) -> None:
 
 
 def _panel_title(name: str, system: str, gpus: int, nodes: int) -> str:
-    """A sweep's panel title in the current language: its id, then its system, GPU and node counts."""
-    return _("{name}\n{system}, {gpus} GPUs, {nodes} node(s)", name=name, system=system, gpus=gpus, nodes=nodes)
+    """A sweep's panel title in the current language: its id (the key of the appendix's tables), then its system
+    by name (:func:`_system_words`), GPU and node counts."""
+    return _("{name}\n{system}, {gpus} GPUs, {nodes} node(s)", name=name, system=_system_words(system), gpus=gpus,
+             nodes=nodes)
+
+
+def _system_words(system: str) -> str:
+    """A sweep's system as a reader names it: the short catalogue name, and the fabric of a ``<id>@<fabric>``
+    variant in parentheses."""
+    base, _sep, fabric = system.partition("@")
+    name = short_system_name(base)
+    return _("{name} ({fabric})", name=name, fabric=fabric) if fabric else name
 
 
 #: fit sweeps whose model curve is drawn with NCCL's choice of algorithm and protocol at every size
@@ -293,4 +304,7 @@ def figure_protocol_switches(cal: Calibration | None = None, names: tuple[str, .
         ax.legend(fontsize=plotting.SMALL_PT, loc="upper left")
     return plotting.set_alt(fig, _("{n} log-log panels, one per fit sweep ({names}): measured busbw (points) "
                                    "against message size, and the model's line, split and labelled where it "
-                                   "switches algorithm or protocol.", n=len(names), names=_(", ").join(names)))
+                                   "switches algorithm or protocol.", n=len(names),
+                                   names=_("; ").join(_("{system}, {gpus} GPUs",
+                                                          system=_system_words(by_name[k].system),
+                                                          gpus=by_name[k].gpus) for k in names)))

@@ -33,6 +33,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyBboxPatch
 
 from multigpu.book import lang, plotting
+from multigpu.book.vocabulary import short_system_name, system_name
 from multigpu.book.lang import N_, _, text_width
 from multigpu.common.errors import InputError
 from multigpu.hardware import wiring
@@ -293,7 +294,7 @@ def wiring_figure(system_id: str) -> Figure:
     ax.set_ylim(_lowest_arc(graph, pos) - 0.4, 5.4)
     ax.set_xlim(-0.7, len(_gpus(graph)) - 0.3)
     fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=1, fontsize=LABEL_PT)
-    return finish(fig, _("Wiring of {system} ({kind})", system=system_id,
+    return finish(fig, _("Wiring of {system} ({kind})", system=short_system_name(system_id),
                           kind=lang.label(wiring.for_system(system_id).kind)), _wiring_source(system_id))
 
 
@@ -342,7 +343,8 @@ def _rack_figure(system_id: str, graph: nx.Graph) -> Figure:
                  label=_("GPU ({count} per compute tray)", count=TRAY_GPUS))
     fig.legend(handles=[handle, dot], loc="lower center", bbox_to_anchor=(0.5, 0.04), fontsize=LABEL_PT)
     fig.text(0.5, 0.02, _host_summary(graph), fontsize=LABEL_PT, ha="center", va="center")
-    return finish(fig, _("Wiring of {system}: {gpus} GPUs in {trays} trays on one NVLink switch", system=system_id,
+    return finish(fig, _("Wiring of {system}: {gpus} GPUs in {trays} trays on one NVLink switch",
+                         system=short_system_name(system_id),
                           gpus=len(gpus), trays=trays), _wiring_source(system_id))
 
 
@@ -394,7 +396,8 @@ def wiring_alt_text(system_id: str) -> str:
     nic = _edge_rates(graph, "nic", "net")
     nics = _("; {nics} at {rate} GB/s per direction to the fabric", nics=_nics(len(_of_role(graph, "nic"))),
              rate=_rates(nic)) if nic else ""
-    return _("Wiring of {system}: {gpus} GPUs, {fabric}. Host side: {host}{nics}.", system=system_id, gpus=n,
+    return _("Wiring of {system}: {gpus} GPUs, {fabric}. Host side: {host}{nics}.", system=system_name(system_id),
+             gpus=n,
              fabric=_gpu_fabric(graph), host=host, nics=nics)
 
 
@@ -449,7 +452,7 @@ def multinode_figure(system_id: str, nodes: int = 2) -> Figure:
     ax.set_ylim(-1.7, 4.0)
     fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), fontsize=LABEL_PT)
     return finish(fig, _("{nodes} nodes of {system}, rail-optimised: NIC m of every node on leaf m", nodes=nodes,
-                          system=system_id), _wiring_source(system_id, "multinode_figure"))
+                          system=short_system_name(system_id)), _wiring_source(system_id, "multinode_figure"))
 
 
 def multinode_alt_text(system_id: str, nodes: int = 2) -> str:
@@ -460,7 +463,7 @@ def multinode_alt_text(system_id: str, nodes: int = 2) -> str:
     nic = sorted({d["bw_GBps_per_dir"] for a, b, d in graph.edges(data=True)
                   if {role(a.split(":")[-1]), role(b.split(":")[-1])} == {"nic", "leaf"}})
     return _("{nodes} nodes of {system} joined rail by rail: NIC m of each node links to leaf switch m ({leaves} "
-             "leaf switches, {rate} GB/s per direction per NIC).", nodes=nodes, system=system_id,
+             "leaf switches, {rate} GB/s per direction per NIC).", nodes=nodes, system=system_name(system_id),
              leaves=len(leaves), rate=_rates(nic))
 
 

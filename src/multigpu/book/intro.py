@@ -26,7 +26,8 @@ from multigpu.market.prices import PriceTable
 #: Column headers of the decision table as the reader sees them (English; the Chinese are their messages).
 #: The decision table's columns, the verdict first after the workload (so a phone shows it without scrolling).
 LABELS = {"title": N_("Workload"), "verdict": N_("Verdict"), "break_even": N_("Break-even premium (%)"),
-          "charged": N_("Premium charged (%)"), "confidence": N_("Confidence"), "chapter": N_("Where the work is shown")}
+          "charged": N_("Premium charged (%)"), "confidence": N_("Confidence"),
+          "sides": N_("Model error, NVSwitch / PCIe side (%)"), "chapter": N_("Where the work is shown")}
 #: The chapter titles the table links to, by page.
 PAGES = {"chapters/03-communication-bottlenecks": N_("Chapter 3"), "chapters/04-cost-benefit": N_("Chapter 4")}
 #: The verdicts of :data:`multigpu.evidence.answer.VERDICTS`, as messages.
@@ -62,16 +63,23 @@ def confidence_text(text: str) -> str:
     return text if text == "—" else glue.say(text)
 
 
+def _sides(nvswitch_pct: float, pcie_pct: float) -> str:
+    """Both sides' held-out error (%) as the table shows them, "8 / 35"; "—" for a side with no held-out run."""
+    return " / ".join("—" if math.isnan(v) else f"{answer.shown(v):.0f}" for v in (nvswitch_pct, pcie_pct))
+
+
 def decision_frame(decided: pd.DataFrame) -> pd.DataFrame:
     """The decision table as the introduction shows it, in the current language: one row per workload, premiums
     rounded to whole per cent ("unbounded" where the PCIe system cannot run the workload, "—" where the file
-    prices no pair), and the page that shows the work (``chapter``, its title, and ``href``, its address relative
-    to the intro)."""
+    prices no pair), the model's held-out error on each side the verdict compares, and the page that shows the
+    work (``chapter``, its title, and ``href``, its address relative to the intro)."""
     return pd.DataFrame({"title": decided["workload"].map(_title),
                          "verdict": decided["verdict"].map(lang.label),
                          "break_even": decided["break_even_premium_pct"].map(_premium),
                          "charged": decided["charged_premium_pct"].map(_premium),
                          "confidence": decided["confidence"].map(confidence_text),
+                         "sides": [_sides(n, p) for n, p in
+                                   zip(decided["nvswitch_error_pct"], decided["pcie_error_pct"])],
                          "chapter": decided["chapter"].map(lambda page: lang.label(PAGES[page]) if page in PAGES
                                                            else page),
                          "href": decided["chapter"] + ".html"})
