@@ -221,9 +221,11 @@ def test_the_decision_table_in_both_editions(default):
     for row_en, row_zh, title in zip(*rows, titles):
         cells_en = re.findall(r"<td [^>]*>(.*?)</td>", row_en)
         cells_zh = re.findall(r"<td [^>]*>(.*?)</td>", row_zh)
-        # columns: workload, verdict (first, for a phone), break-even, charged, confidence, chapter
-        assert cells_zh[0] == title and CHINESE.search(cells_zh[1]) and CHINESE.search(cells_zh[5])
+        # columns: workload, verdict (first, for a phone), break-even, charged, confidence, both sides' model
+        # error, chapter
+        assert cells_zh[0] == title and CHINESE.search(cells_zh[1]) and CHINESE.search(cells_zh[6])
         assert cells_en[3] == cells_zh[3]  # the premium charged, the same number
+        assert cells_en[5] == cells_zh[5] and re.fullmatch(r"(\d+|—) / (\d+|—)", cells_en[5])
         assert cells_en[2] == cells_zh[2] or (cells_en[2], cells_zh[2]) == ("unbounded", "无上限")
         assert cells_en[4] == "—" or CHINESE.search(cells_zh[4])
     with lang.using("zh"):

@@ -4,6 +4,9 @@
   the Chinese one lives under ``zh/`` (``make book`` builds both; see ``multigpu.book.build``).
 - **Computed text stays out of the catalogs.** Cell outputs are marked untranslatable, so the catalogs hold
   the pages' prose only, never numbers or sentences a notebook computed.
+- **One edition's outputs per page.** A notebook output made for both editions holds each language's part in a
+  ``mg-lang-<language>`` div (``multigpu.book.lang.editions_html``); each page keeps its own language's part
+  and drops the others, so a reader downloads one edition's figures and tables, not both.
 - **Computed values inside translated prose.** A Chinese message from the catalogs is parsed on its own, in a
   document of its own, where myst-nb's glue roles find no glue data and fail. While Sphinx translates a page,
   the page being translated is remembered and glue lookups of the message's document fall back to it, so
@@ -13,6 +16,7 @@
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from docutils import nodes
@@ -105,8 +109,38 @@ def switch_link(app, pagename: str, templatename: str, context: dict, doctree) -
     context["body"] = link + context.get("body", "")
 
 
+#: The language of each edition's outputs (``mg-lang-<part>``), by the build's language.
+PART = {"zh_CN": "zh", "en": "en"}
+_DIV = re.compile(r"<div\b|</div>")
+
+
+def drop_other_editions(body: str, own: str) -> str:
+    """``body`` without the ``mg-lang-<language>`` divs of every language but ``own`` (each removed whole, with
+    the divs nested in it)."""
+    start = re.compile(rf'<div class="mg-lang-(?!{re.escape(own)}")[a-z]+"[^>]*>')
+    kept, at = [], 0
+    while found := start.search(body, at):
+        kept.append(body[at:found.start()])
+        depth, at = 1, found.end()
+        while depth:
+            tag = _DIV.search(body, at)
+            if tag is None:
+                raise ValueError(f"unclosed {found.group()} in a page body")
+            depth += 1 if tag.group() == "<div" else -1
+            at = tag.end()
+    kept.append(body[at:])
+    return "".join(kept)
+
+
+def own_edition_only(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """Keep the page's own language's part of every output made for both editions (:func:`drop_other_editions`)."""
+    if "body" in context:
+        context["body"] = drop_other_editions(context["body"], PART.get(app.config.language or "en", "en"))
+
+
 def setup(app) -> dict[str, Any]:
     _patch_glue()
     app.add_transform(KeepOutputsOutOfCatalogs)
     app.connect("html-page-context", switch_link)
+    app.connect("html-page-context", own_edition_only)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -84,13 +84,12 @@ TABLE_HEADERS = (
     N_("FP8 mesh (tokens/s per GPU)"), N_("FP8 switch (tokens/s per GPU)"), N_("FP8 benefit (×)"),
     N_("Vendor (GB/s)"), N_("Difference (%)"),
     # the PCIe side, apart
-    N_("Side"), N_("Setting"), N_("NVSwitch system"), N_("PCIe system"), N_("Measured ratio"), N_("Predicted ratio"),
-    N_("Ratio error (%)"),
+    N_("Side"), N_("Effect"), N_("Pairs"),
 )
 
 #: The tables' columns whose cells are words of a fixed vocabulary (:data:`CELL_WORDS`), translated in the
 #: Chinese edition; the other cells are data (ids, names, benchmarks, layouts), as they are.
-LABEL_COLUMNS = ("split", "size_class", "set", "kind", "side", "compared", "metric", "regime", "unit", "what", "check",
+LABEL_COLUMNS = ("split", "size_class", "set", "kind", "side", "effect", "compared", "metric", "regime", "unit", "what", "check",
                  "known_miss", "source", "note", "fit_status")
 
 #: The words of :data:`LABEL_COLUMNS` as the evidence layer writes them, as messages ("no" is the shared
@@ -101,7 +100,7 @@ CELL_WORDS = (
     N_("out of sample"), N_("collective"), N_("copy"), N_("training"), N_("vendor-presentation"),
     N_("throughput"), N_("ttft"), N_("tpot"), N_("serving"),
     # the sides of a verdict (multigpu.evidence.pcieside, named by PCIE_SIDES)
-    N_("NVSwitch"), N_("PCIe, bridged or mesh"),
+    N_("NVSwitch side"), N_("PCIe, bridged or mesh side"), N_("wiring"), N_("market"),
     # what a fit's data say of a constant (multigpu.comm.calibration.FIT_STATUSES)
     N_("determined"), N_("loose"), N_("at bound"),
     # units (calibration constants, serving metrics, comparisons)
@@ -504,7 +503,7 @@ def serving_runs_table(comparison: pd.DataFrame) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- the PCIe side, apart
 
 #: The sides of :mod:`multigpu.evidence.pcieside` as the tables name them.
-PCIE_SIDES = {pcieside.NVSWITCH: "NVSwitch", pcieside.PCIE: "PCIe, bridged or mesh"}
+PCIE_SIDES = {pcieside.NVSWITCH: "NVSwitch side", pcieside.PCIE: "PCIe, bridged or mesh side"}
 
 
 def pcie_side_table(held: pd.DataFrame) -> pd.DataFrame:
@@ -515,15 +514,15 @@ def pcie_side_table(held: pd.DataFrame) -> pd.DataFrame:
 
 
 def pcie_pairs_table(paired: pd.DataFrame) -> pd.DataFrame:
-    """:func:`multigpu.evidence.pcieside.pairs` for print, held-out pairs first: the setting, both systems by name,
-    the PCIe run's time over the NVSwitch run's, measured and predicted, and the ratio's error (%)."""
-    table = paired.assign(split=pd.Categorical(paired["split"], _SPLIT_ORDER, ordered=True),
-                          ratio_error_pct=100 * paired["ratio_error"],
-                          nvswitch_system=paired["nvswitch_system"].map(vocabulary.short_system_name),
-                          pcie_system=paired["pcie_system"].map(vocabulary.short_system_name))
-    table = table.sort_values(["split", "kind", "setting"])
-    return table[["split", "kind", "setting", "nvswitch_system", "pcie_system", "measured_ratio", "predicted_ratio",
-                  "ratio_error_pct"]].reset_index(drop=True).round(3)
+    """:func:`multigpu.evidence.pcieside.pairs` summed up for print, held-out pairs first: per split, kind and
+    effect (``wiring``: one GPU family on both sides; ``market``: two GPUs), the pairs and the median and worst
+    |ratio error| (%)."""
+    data = paired.assign(effect=paired["same_gpu"].map({True: "wiring", False: "market"}),
+                         abs_error_pct=100 * paired["ratio_error"].abs(),
+                         split=pd.Categorical(paired["split"], _SPLIT_ORDER, ordered=True))
+    table = (data.groupby(["split", "kind", "effect"], observed=True)["abs_error_pct"]
+             .agg(pairs="size", median_abs_error_pct="median", worst_abs_error_pct="max"))
+    return table.astype({"pairs": int}).round(1)
 
 
 def pcie_side_facts(held: pd.DataFrame, open_points: pd.DataFrame) -> Facts:

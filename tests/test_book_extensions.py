@@ -1,0 +1,89 @@
+"""The book's Sphinx extensions (book/_ext): each page keeps only its own language's part of an output made for both
+editions (editions.py); no CDN script, no Font Awesome script, and MathJax only on a page that shows mathematics
+(offline_site.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from multigpu.book import lang
+
+EXTENSIONS = Path(__file__).resolve().parents[1] / "book" / "_ext"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"book_ext_{name}", EXTENSIONS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def editions():
+    return _load("editions")
+
+
+@pytest.fixture(scope="module")
+def offline():
+    return _load("offline_site")
+
+
+def test_a_page_keeps_its_own_part_whole_and_drops_the_other(editions):
+    both = lang.editions_html({"en": '<div class="t"><div>A</div><svg><g/></svg></div>',
+                               "zh": '<div class="t"><div>甲</div><svg><g/></svg></div>'})
+    body = f"<p>before</p>\n{both}\n<div>after</div>"
+    english = editions.drop_other_editions(body, "en")
+    chinese = editions.drop_other_editions(body, "zh")
+    assert "甲" not in english and "A" in english and "mg-lang-zh" not in english
+    assert "A</div>" not in chinese and "甲" in chinese and "mg-lang-en" not in chinese
+    for page in (english, chinese):
+        assert page.startswith("<p>before</p>") and page.endswith("<div>after</div>")
+        assert page.count("<div") == page.count("</div>")
+
+
+def test_a_body_without_parts_is_unchanged_and_an_unclosed_part_is_an_error(editions):
+    assert editions.drop_other_editions("<div>x</div>", "en") == "<div>x</div>"
+    with pytest.raises(ValueError, match="unclosed"):
+        editions.drop_other_editions('<div class="mg-lang-zh"><div>', "en")
+
+
+def test_every_build_language_names_a_part(editions):
+    assert set(editions.PART.values()) == set(lang.LANGUAGES)
+
+
+class Script(str):
+    """A script as Sphinx hands it to a page: its text is its path; inline ones carry a ``body``."""
+
+    def __new__(cls, path: str, body: str = ""):
+        made = super().__new__(cls, path)
+        made.attributes = {"body": body}
+        return made
+
+
+def _scripts(offline, body: str) -> list[str]:
+    context = {"body": body, "css_files": ["_static/sphinx-thebe.css", "_static/mg.css"],
+               "script_files": [Script("_static/doctools.js"), Script("", "window.MathJax = {}"),
+                                Script("_static/mathjax/tex-chtml.js"), Script("https://unpkg.com/thebe")]}
+    context["script_files"][3].attributes["body"] = "const THEBE_JS_URL = 1"
+    offline.drop_unused_assets(SimpleNamespace(), "page", "page.html", context, None)
+    assert context["css_files"] == ["_static/mg.css"]
+    return [str(s) or s.attributes["body"] for s in context["script_files"]]
+
+
+def test_mathjax_stays_only_where_the_page_shows_mathematics(offline):
+    assert _scripts(offline, '<p>no maths</p>') == ["_static/doctools.js"]
+    assert _scripts(offline, '<span class="math notranslate">\\(x\\)</span>') == [
+        "_static/doctools.js", "window.MathJax = {}", "_static/mathjax/tex-chtml.js"]
+
+
+def test_the_font_awesome_script_leaves_every_written_page(offline, tmp_path):
+    tag = '  <script defer src="../_static/scripts/fontawesome.js?digest=55c2"></script>\n'
+    (tmp_path / "a").mkdir()
+    page = tmp_path / "a" / "p.html"
+    page.write_text(f"<head>\n{tag}<link rel=x>\n</head>", encoding="utf-8")
+    offline.drop_fontawesome_script(SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html")), None)
+    assert page.read_text(encoding="utf-8") == "<head>\n<link rel=x>\n</head>"
