@@ -202,10 +202,26 @@ def test_no_index_column_and_missing_values_as_a_dash():
 def test_numbers_rounded_with_separators_and_booleans_as_words():
     out = parse(table_html(frame(), digits={"nvlink_usd_per_gpu_hour": 3}, csv_name="t"))
     assert [r[1] for r in out.rows] == ["2.500", MISSING, "3.142", "1,234.568"]
-    assert [r[2] for r in out.rows] == ["31.12", "0.00", "0.30", "0.33"]  # no "-0.00"
+    assert [r[2] for r in out.rows] == ["31.12", ">-0.01", "0.30", "0.33"]  # a tiny negative: no "-0.00", no "0.00"
     assert [r[3] for r in out.rows] == ["8", "8", "72", "10,000"]
     assert [r[4] for r in out.rows] == ["yes", "no", "yes", "no"]
     assert parse(table_html(frame(), digits=0, csv_name="t")).rows[3][1] == "1,235"
+
+
+def test_a_column_shows_the_decimals_its_numbers_need_and_no_zero_that_is_not_zero():
+    """Issue 43: no "450.00" where no value of the column needs a second decimal, and no "0.00" (nor "0.0 ms")
+    for a number that is not zero: it shows the bound it is under."""
+    df = pd.DataFrame({"per_dir_GBps": [450.0, 64.0, 31.5], "share_pct": [12.34, 0.004, 0.0],
+                       "x_pct": [1.0, 2.5, 3.0]})
+    rows = parse(table_html(df, csv_name="t")).rows
+    assert [r[0] for r in rows] == ["450.0", "64.0", "31.5"]
+    assert [r[1] for r in rows] == ["12.34", "<0.01", "0.00"]
+    assert [r[2] for r in rows] == ["1.0", "2.5", "3.0"]
+    assert tables.resolution_text(0.004, 2) == "<0.01" and tables.resolution_text(-0.0004, 3) == ">-0.001"
+    assert tables.resolution_text(0.005, 2) is None and tables.resolution_text(0.0, 2) is None
+    assert parse(table_html(df, digits={"per_dir_GBps": 2}, csv_name="t")).rows[0][0] == "450.00"  # asked for
+    claims = pd.DataFrame({"model_value": [2016, 1800.0], "unit": ["year", "GB/s"]})
+    assert [r[0] for r in parse(table_html(claims, csv_name="t")).rows] == ["2016", "1,800"]  # a year by its unit
 
 
 def test_numbers_right_aligned_text_wraps():

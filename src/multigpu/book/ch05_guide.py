@@ -25,7 +25,7 @@ shares in per cent (``_pct``).
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -186,6 +186,20 @@ def show_editions(make: Callable[[], pd.DataFrame], **kw: Any) -> None:
     display(HTML(lang.editions_html(lang.per_language(lambda: tables.table_html(make(), **kw)))))
 
 
+def show_money_table(frame: pd.DataFrame, table: PriceTable, *, key: Sequence[str], **kw: Any) -> None:
+    """Display ``frame`` in both editions with its money in each edition's currency: the Chinese table with a CNY
+    column before each USD one (:func:`multigpu.book.money.money_columns`, at the page's declared rate); ``kw`` as
+    :func:`multigpu.book.tables.table_html` takes them (``key`` is shown first)."""
+    def page() -> str:
+        shown_frame, shown = money_columns(frame.reset_index(), [c for c in frame.reset_index().columns
+                                                                  if c not in key], table)
+        return tables.table_html(shown_frame, key=key, columns=shown, label_columns=LABEL_COLUMNS, **kw)
+
+    from IPython.display import HTML, display
+
+    display(HTML(lang.editions_html(lang.per_language(page))))
+
+
 def claims_frame(verdicts: Mapping[str, Verdict]) -> pd.DataFrame:
     """The claims table of ``verdicts``: ``id``, ``verdict``, ``seed_value``, ``model_value``, ``unit`` (as the
     checks write them; :data:`LABEL_COLUMNS` translates them) and ``confidence`` (in the current language,
@@ -235,6 +249,8 @@ RANKED = {"train": ["rank", "provider", "instance", "gpu", "instances", "gpus", 
                     "reason"],
           "serve": ["rank", "provider", "instance", "gpu", "instances", "gpus", "layout", "capacity_tokens_per_s",
                     "cost_per_hour_usd", "cost_per_million_tokens_usd", "reason"]}
+#: The guide tables' CNY columns (:func:`show_money_table`), as their headers read.
+GUIDE_MONEY_HEADERS = (N_("Cost (CNY per job)"), N_("Cost (CNY per 1M tokens)"))
 RANKED_HEADERS = (N_("Rank"), N_("Instances"), N_("Reason"), N_("Capacity (tokens/s)"), N_("Cost per hour (USD)"),
                   N_("Cost per hour (CNY)"), N_("Cost per million tokens (USD)"),
                   N_("Cost per million tokens (CNY)"))

@@ -316,14 +316,39 @@ def _head_width_em(label: str) -> float:
 # ---------------------------------------------------------------- the table
 
 
+#: Columns of money (by the package's column names): amounts keep their cents, 2.50, never 2.5.
+_MONEY = re.compile(r"usd|cny|price|cost", re.IGNORECASE)
+
+
+def _fewest_decimals(values: list[Any], places: int) -> int:
+    """The fewest decimals, at most ``places``, that show every finite number of a column as ``places`` would:
+    [450.0, 31.5] -> 1, so that 450 is not printed 450.00 when no value needs a second decimal."""
+    finite = [float(v) for v in values if _is_number(v) and math.isfinite(float(v))]
+    return next(d for d in range(places + 1) if all(round(x, d) == round(x, places) for x in finite))
+
+
+def resolution_text(value: Any, places: int) -> str | None:
+    """A non-zero number too small for ``places`` decimals, as the bound it is under ("<0.01", ">-0.01"), so that
+    no cell shows 0.00 for a value that is not 0; None for any other value."""
+    if not _is_number(value) or not math.isfinite(float(value)) or float(value) == 0:
+        return None
+    step = 10.0 ** -places
+    if abs(float(value)) >= step / 2:
+        return None
+    return f"<{step:.{places}f}" if float(value) > 0 else f">-{step:.{places}f}"
+
+
 def _column_texts(name: str, values: list[Any], digits: int | Mapping[str, int], estimate: bool,
                   translate: Callable[[Any], object] | None) -> list[str]:
     """One column's cells as text: a model estimate to three significant figures, a year bare (2016), whole
-    numbers without decimals unless ``digits`` names the column, others with its decimals; then translated by
-    ``translate`` where the column is a vocabulary (a finding's sentence keeps its values)."""
+    numbers without decimals unless ``digits`` names the column, money with all its decimals, others with the fewest
+    of its decimals that show them (:func:`_fewest_decimals`), a non-zero number under the last decimal as its bound
+    (:func:`resolution_text`);
+    then translated by ``translate`` where the column is a vocabulary (a finding's sentence keeps its values)."""
     places = digits.get(name, 2) if isinstance(digits, Mapping) else digits
     given = isinstance(digits, Mapping) and name in digits
-    texts = [cell_text(v, places) for v in values]
+    shown = places if given or _MONEY.search(name) else _fewest_decimals(values, places)
+    texts = [resolution_text(v, places) or cell_text(v, shown) for v in values]
     if estimate:
         texts = [estimate_text(v) for v in values]
     elif _is_year(name):
@@ -334,6 +359,14 @@ def _column_texts(name: str, values: list[Any], digits: int | Mapping[str, int],
         texts = [t if _missing(v) or not t else str(translate(v if isinstance(v, str) else t))
                  for t, v in zip(texts, values)]
     return texts
+
+
+def _years_by_unit(frame: pd.DataFrame, values: list[Any], texts: list[str]) -> list[str]:
+    """A number whose row's ``unit`` is ``year`` (a claim's value, say) shown bare, 2016 and not 2,016."""
+    if "unit" not in frame.columns:
+        return texts
+    return [str(int(v)) if unit == "year" and _is_number(v) and math.isfinite(float(v)) else t
+            for t, v, unit in zip(texts, values, frame["unit"])]
 
 
 def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[str] | None = None,
@@ -373,6 +406,7 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
         name = str(column)
         values = list(frame[column])
         texts = _column_texts(name, values, digits, name in estimates, translators.get(name))
+        texts = _years_by_unit(frame, values, texts)
         present = [v for v in values if not _missing(v)]
         numeric = bool(present) and all(_is_number(v) for v in present)
         style = _NUMBER_STYLE if numeric else _TEXT_STYLE
