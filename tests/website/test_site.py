@@ -661,3 +661,184 @@ def test_a_page_stays_light(browser, site_url: str, page_path: str) -> None:
     assert own <= own_bound, f"{page_path}: {own:,} bytes of its own"
     assert sum(sizes.values()) <= visit_bound, f"{page_path}: {sum(sizes.values()):,} bytes on a first visit"
     assert any(MATHJAX in u for u in sizes) == has_math, f"{page_path}: MathJax {'missing' if has_math else 'loaded'}"
+
+
+#: The terms a buyer meets on the way to a verdict; each is a term line of the glossary
+#: (book/appendix/glossary.md), and each page of the intro and the chapters that uses one links its first use.
+LINKED_TERMS = (
+    "NVLink", "NVSwitch", "NVL72", "SXM", "HGX", "NVLink-class", "NVLink bridge", "NVLS", "PCIe", "PCIe switch",
+    "all-reduce", "all-to-all", "collective", "tensor parallelism", "data parallelism", "pipeline parallelism",
+    "break-even premium", "premium charged", "LoRA", "decode", "prefill", "busbw",
+)
+GLOSSARY_PAGE = "book/appendix/glossary.html"
+_PARENTHESES = re.compile(r"[（(][^（）()]*[）)]")
+#: How much of a use's surroundings must match the page's source for the use to count as hand-written.
+CONTEXT = 20
+_NOT_PROSE = "script, style, pre, code, svg, h1, h2, h3, h4, h5, h6, div.cell_output, p.mg-lang-switch"
+
+
+ROOT = Path(__file__).resolve().parents[2]
+_QUOTES = str.maketrans("‘’“”", "''\"\"")
+
+
+def _bare(text: str) -> str:
+    """Text to compare rendered prose with its source: no whitespace, and straight quotes, dashes and ellipses
+    as typed (Sphinx's smart quotes turn ``--`` into –)."""
+    return (re.sub(r"\s+", "", text).translate(_QUOTES)
+            .replace("…", "...").replace("—", "---").replace("–", "--"))
+
+
+@lru_cache(maxsize=None)
+def glossary_terms() -> dict[str, tuple[str, str]]:
+    """term -> (its anchor on the built glossary page, its Chinese rendering), for every term line of the
+    glossary (a line at column 0 of its ``{glossary}`` block). The rendering is the bold text that opens the
+    definition (``**NVSwitch 交换芯片**``, ``**张量并行（TP）**``) less any parenthesis."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup((SITE / GLOSSARY_PAGE).read_text(encoding="utf-8"), "html.parser")
+    anchors = {}
+    for dt in soup.select("dl.glossary dt[id]"):
+        for link in dt.select("a.headerlink"):
+            link.decompose()
+        anchors[" ".join(dt.get_text(" ").split())] = dt["id"]
+    source = (ROOT / "book" / "appendix" / "glossary.md").read_text(encoding="utf-8")
+    block = source[source.index("```{glossary}"):].split("\n```")[0].splitlines()[1:]
+    terms, pending = {}, []
+    for line in block:
+        if line and not line[0].isspace() and not line.startswith(":"):
+            pending.append(line.strip())
+        elif pending and (bold := re.match(r"\s+\*\*([^*]+)\*\*", line)):
+            rendering = _PARENTHESES.sub("", bold.group(1)).strip()
+            terms.update({term: (anchors[term], rendering) for term in pending})
+            pending = []
+    return terms
+
+
+def _term_pattern(text: str) -> str:
+    """A term as English prose writes it: whole words (a hyphen joins words; any white space between them), a
+    plural allowed, and a lower-case term's first letter capitalised at the head of a sentence."""
+    head = f"[{text[0]}{text[0].upper()}]" if text[0].islower() else re.escape(text[0])
+    rest = r"\s+".join(re.escape(word) for word in text[1:].split(" "))
+    return rf"(?<![\w-]){head}{rest}(?:e?s)?(?![\w-])"
+
+
+def _forms(term: str, masking: bool = False) -> list[str]:
+    """The patterns that find a use of a term: its English and its Chinese rendering, the latter only where it
+    is all Chinese (全归约; NVSwitch 交换芯片 is found through NVSwitch), unless ``masking`` (what a longer
+    term's use covers)."""
+    rendering = glossary_terms()[term][1]
+    chinese = masking or not re.search(r"[A-Za-z]", rendering)
+    return [_term_pattern(term)] + ([re.escape(rendering)] if chinese and rendering else [])
+
+
+def _longer_terms(term: str) -> list[str]:
+    """The patterns of the other glossary terms whose words hold this one (NVLink bridge for NVLink, 分层全归约
+    for 全归约)."""
+    terms = glossary_terms()
+    own = _forms(term)
+    return [pattern for other, (_anchor, rendering) in terms.items() if other != term
+            for words, pattern in zip((other, rendering), _forms(other, masking=True))
+            if any(re.search(form, words) for form in own)]
+
+
+@lru_cache(maxsize=None)
+def handwritten_source(page_path: str) -> str:
+    """What the authors wrote for a page, :func:`_bare`: the notebook's Markdown cells, or for the Chinese edition
+    the translations in the page's catalog. Text computed by the package (``{glue}`` values, tables, figures) is
+    not in it."""
+    import json
+
+    from babel.messages import pofile
+
+    stem = page_path.removeprefix(ZH).removesuffix(".html")
+    if page_path.startswith(ZH):
+        with (ROOT / "book" / "locales" / "zh_CN" / "LC_MESSAGES" / f"{stem}.po").open("rb") as handle:
+            texts = [m.string for m in pofile.read_po(handle) if m.id and isinstance(m.string, str)]
+    else:
+        cells = json.loads((ROOT / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
+        texts = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+    return _bare("\n".join(texts))
+
+
+def prose_with_links(page: Path) -> tuple[str, list[tuple[int, int, str | None]]]:
+    """The prose of a page's article, as one string, and for each of its text pieces (start, end, the glossary
+    anchor of the link it sits in, or None). Left out: code, scripts, styles, SVG, headings, cell outputs, the
+    language switch, and the other edition's hidden twins."""
+    from bs4 import BeautifulSoup, NavigableString
+
+    chinese = page.is_relative_to(SITE / ZH)
+    article = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").find("article")
+    twins = ".mg-lang-en, [lang=en]" if chinese else ".mg-lang-zh, [lang=zh-CN]"
+    for hidden in article.select(f"{_NOT_PROSE}, {twins}"):
+        hidden.decompose()
+    text, pieces = [], []
+    position = 0
+    for node in article.descendants:
+        if type(node) is not NavigableString:  # not comments, doctypes and the like
+            continue
+        link = node.find_parent("a")
+        href = urldefrag(link.get("href", ""))[0] if link else ""
+        anchor = urldefrag(link["href"])[1] if link and href.endswith("glossary.html") else None
+        pieces.append((position, position + len(node), anchor))
+        text.append(str(node))
+        position += len(node)
+    return "".join(text), pieces
+
+
+def first_unlinked_use(text: str, pieces: list[tuple[int, int, str | None]], term: str,
+                       source: str) -> tuple[int, int] | None:
+    """(where the term is first used, in hand-written prose, without a link to its glossary entry; where its
+    first link is, -1 if none), or None when every such use follows a link to the entry or there is none. A use
+    is hand-written when it and up to :data:`CONTEXT` characters either side of it in its text node (past the
+    node, when that is short) are in the page's ``source`` (:func:`handwritten_source`). A use inside a longer
+    glossary term (NVLink in NVLink bridge, all-reduce in one-shot all-reduce) is that term's, not this one's."""
+    anchor = glossary_terms()[term][0]
+    covered = [m.span() for pattern in _longer_terms(term) for m in re.finditer(pattern, text)]
+    uses = sorted(m.start() for pattern in _forms(term) for m in re.finditer(pattern, text)
+                  if not any(a <= m.start() < b for a, b in covered))
+    first_link = min((start for start, _end, target in pieces if target == anchor), default=-1)
+
+    def piece(at: int) -> tuple[int, int, str | None]:
+        return next(p for p in pieces if p[0] <= at < p[1])
+
+    def handwritten(at: int) -> bool:
+        start, end, _target = piece(at)
+        near = _bare(text[max(start, at - CONTEXT):min(end, at + len(term) + CONTEXT)])
+        if len(near) < len(_bare(term)) + CONTEXT // 3:  # a short piece (bold, a list item): read past it
+            near = _bare(text[max(0, at - CONTEXT):at + len(term) + CONTEXT])
+        return near in source
+
+    unlinked = [at for at in uses if piece(at)[2] != anchor and handwritten(at)]
+    if not unlinked or 0 <= first_link < unlinked[0]:
+        return None
+    return unlinked[0], first_link
+
+
+@pytest.mark.parametrize("page_path", [p for p in pages() if p.startswith(("book/intro.html", "book/chapters/",
+                                                                           ZH + "book/intro.html",
+                                                                           ZH + "book/chapters/"))])
+def test_a_term_s_first_use_links_to_the_glossary(page_path):
+    """On the intro and each chapter, in both editions, the first use of each of :data:`LINKED_TERMS` in the
+    prose links to the term's glossary entry.
+
+    The prose is the article less code, scripts, styles, SVG, headings, cell outputs (tables and figures), the
+    language switch and the other edition's hidden twins. A use is the English term as a whole word (a plural
+    and a capital at the head of a sentence allowed) or, in the Chinese edition, the all-Chinese rendering the
+    glossary gives in bold (全归约 for all-reduce); a use inside a longer glossary term (NVLink in NVLink
+    bridge) is not one. The rule: the page's first link to the term's entry (``glossary.html#term-...``, whatever
+    its words, such as 张量并行 or NVSwitches) comes no later than the first use that is not inside such a link.
+    Only hand-written prose counts (the notebook's Markdown, or the page's catalog in Chinese): a computed
+    sentence (a ``{glue}`` value) cannot carry a link, so the link goes on the first hand-written use; a page
+    whose only uses are computed has nothing to link."""
+    for term in LINKED_TERMS:
+        assert term in glossary_terms(), f"{term} is not a term line of the glossary"
+    text, pieces = prose_with_links(SITE / page_path)
+    source = handwritten_source(page_path)
+    missing = []
+    for term in LINKED_TERMS:
+        found = first_unlinked_use(text, pieces, term, source)
+        if found:
+            at, link = found
+            where = f" (first link at {link})" if link >= 0 else ""
+            missing.append(f"{term}: {text[max(0, at - 40):at + 40]!r}{where}")
+    assert not missing, f"{page_path}: first uses not linked to the glossary:\n" + "\n".join(missing)

@@ -5,6 +5,8 @@ extract it and translate it; its id is the English text), and the values its ``{
 
 - :class:`Number`: a number and the format spec it is shown with (the same in every language);
 - an ``int`` or ``float``: formatted by the spec its field has in the message (``{pct:.0f}``);
+- whichever spec shows a number, a non-zero one that a fixed-point spec would print as zero (0.0 ms for 0.03 ms)
+  is shown to two significant figures instead (:func:`number_text`): no sentence says 0 of what is not 0;
 - a ``str``: data (an id, a name, a year), shown as it is in every language;
 - :class:`Numbers`: several numbers shown as one comma-separated list (the same in every language);
 - :class:`Word`: a word of a fixed vocabulary (a pricing type, a kind of workload), translated like a message;
@@ -19,9 +21,30 @@ that needs a number reads it from :meth:`Finding.value`, never from the sentence
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Union
+
+#: A fixed-point format spec (``.1f``, ``,.2f``): the one kind that can print a non-zero number as zero.
+_FIXED = re.compile(r"^[,_]?\.\d+f$")
+
+
+def number_text(value: float, spec: str) -> str:
+    """``format(value, spec)``, except that a non-zero finite number a fixed-point spec prints as zero ("0.0",
+    "-0") is shown to two significant figures ("0.031"), so that no text says 0 of a number that is not 0."""
+    text = format(value, spec)
+    if value and math.isfinite(value) and _FIXED.match(spec) and not text.strip("-+0.,"):
+        return format(value, ".2g")
+    return text
+
+
+class _Shown(float):
+    """A float a message's own spec formats (``{ms:.1f}``) by :func:`number_text`."""
+
+    def __format__(self, spec: str) -> str:
+        return number_text(float(self), spec) if spec else format(float(self), spec)
 
 
 def msg(template: str) -> str:
@@ -37,7 +60,7 @@ class Number:
     spec: str = "g"
 
     def __str__(self) -> str:
-        return format(self.value, self.spec)
+        return number_text(self.value, self.spec)
 
 
 @dataclass(frozen=True)
@@ -48,7 +71,7 @@ class Numbers:
     spec: str = "g"
 
     def __str__(self) -> str:
-        return ", ".join(format(v, self.spec) for v in self.values)
+        return ", ".join(number_text(v, self.spec) for v in self.values)
 
 
 @dataclass(frozen=True)
@@ -107,7 +130,9 @@ def show(value: Value, translate: Callable[[str], str] = str) -> object:
             return value.text
     if isinstance(value, Items):
         return translate(value.separator).join(str(show(item, translate)) for item in value.items)
-    if isinstance(value, (int, float)):
+    if isinstance(value, float) and not isinstance(value, bool):
+        return _Shown(value)
+    if isinstance(value, int):
         return value
     return str(value)
 
