@@ -54,49 +54,41 @@ def source_doc(source: str) -> str:
     return source.split(" (")[0].strip()
 
 
+def _points(kind: str, frame: pd.DataFrame, ids: pd.Series, systems: pd.Series, setting: pd.Series,
+            measured_time: pd.Series, predicted_time: pd.Series) -> pd.DataFrame:
+    """One kind's scored points as :func:`comparisons` rows (the side and GPU family follow from the system)."""
+    return pd.DataFrame({"kind": kind, "id": ids, "split": frame["split"], "system_id": systems,
+                         "gpu_family": systems.map(lambda s: runs.gpu_family(catalog.system(s).gpu)),
+                         "source_doc": frame["source"].map(source_doc), "setting": setting,
+                         "measured_time": measured_time, "predicted_time": predicted_time,
+                         "rel_error": frame["rel_error"]})
+
+
 def _training(splits: Sequence[str], cal: Calibration | None) -> pd.DataFrame:
     frame = runs.compare(tuple(splits), cal)
-    if frame.empty:
-        return pd.DataFrame(columns=COLUMNS)
     setting = frame["model_id"] + " " + frame["dtype"] + " " + frame["gpus"].astype(str) + " GPUs " + frame["layout"]
-    return pd.DataFrame({"kind": "training", "id": frame["id"], "split": frame["split"],
-                         "system_id": frame["system_id"], "gpu_family": frame["gpu_family"],
-                         "source_doc": frame["source"].map(source_doc), "setting": setting,
-                         "measured_time": frame["measured_step_s"], "predicted_time": frame["predicted_step_s"],
-                         "rel_error": frame["rel_error"]})
+    return _points("training", frame, frame["id"], frame["system_id"], setting, frame["measured_step_s"],
+                   frame["predicted_step_s"])
 
 
 def _serving(splits: Sequence[str], cal: Calibration | None) -> pd.DataFrame:
     frame = serving.compare(tuple(splits), cal)
     frame = frame[(frame["metric"] == "throughput") & (frame["tp"] * frame["pp"] >= 2)]  # GPUs that communicate
-    if frame.empty:
-        return pd.DataFrame(columns=COLUMNS)
     published = {row.id: row.batch_or_concurrency for row in serving.load(tuple(splits))}
     batch = frame["id"].map(lambda i: published[i] if published[i] is not None else "max load")
     setting = (frame["model_id"] + " " + frame["dtype"] + " TP" + frame["tp"].astype(str) + " PP"
-           + frame["pp"].astype(str) + " " + frame["input_tokens"].astype(str) + "/"
-           + frame["output_tokens"].astype(str) + " batch " + batch.astype(str))
-    return pd.DataFrame({"kind": "serving", "id": frame["id"], "split": frame["split"],
-                         "system_id": frame["system_id"],
-                         "gpu_family": frame["system_id"].map(lambda s: runs.gpu_family(catalog.system(s).gpu)),
-                         "source_doc": frame["source"].map(source_doc), "setting": setting,
-                         "measured_time": 1 / frame["measured"], "predicted_time": 1 / frame["predicted"],
-                         "rel_error": frame["rel_error"]})
+               + frame["pp"].astype(str) + " " + frame["input_tokens"].astype(str) + "/"
+               + frame["output_tokens"].astype(str) + " batch " + batch.astype(str))
+    return _points("serving", frame, frame["id"], frame["system_id"], setting, 1 / frame["measured"],
+                   1 / frame["predicted"])
 
 
 def _collective(splits: Sequence[str], cal: Calibration | None) -> pd.DataFrame:
     frame = sweeps.compare(tuple(splits), cal)
     frame = frame[frame["size_class"] == "large"]
-    if frame.empty:
-        return pd.DataFrame(columns=COLUMNS)
     setting = frame["op"] + " " + frame["gpus"].astype(str) + " GPUs " + frame["bytes"].astype(str) + " B"
-    return pd.DataFrame({"kind": "collective", "id": frame["sweep"], "split": frame["split"],
-                         "system_id": frame["system"],
-                         "gpu_family": frame["system"].map(
-                             lambda s: runs.gpu_family(catalog.system(s.split("@")[0]).gpu)),
-                         "source_doc": frame["source"].map(source_doc), "setting": setting,
-                         "measured_time": 1 / frame["measured"], "predicted_time": 1 / frame["predicted"],
-                         "rel_error": frame["rel_error"]})
+    return _points("collective", frame, frame["sweep"], frame["system"], setting, 1 / frame["measured"],
+                   1 / frame["predicted"])
 
 
 def comparisons(splits: Sequence[str] = ("holdout",), cal: Calibration | None = None) -> pd.DataFrame:
@@ -106,6 +98,8 @@ def comparisons(splits: Sequence[str] = ("holdout",), cal: Calibration | None = 
     predicted bus bandwidth or throughput (collective, serving), for ratios."""
     parts = [build(splits, cal) for build in (_collective, _training, _serving)]
     frame = pd.concat([p for p in parts if not p.empty], ignore_index=True)
+    if frame.empty:
+        return pd.DataFrame(columns=COLUMNS)
     frame["side"] = frame["system_id"].map(side)
     return frame[COLUMNS]
 
