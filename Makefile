@@ -17,12 +17,17 @@ APT_INSTALL := $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SU
 # `make book PRICES=file` points every page at another price file (and rebuilds everything); the path may hold spaces.
 WITH_PRICES := $(if $(PRICES),MULTIGPU_PRICES='$(PRICES)')
 
-.PHONY: book report bench test test-package test-notebooks test-site setup font browser notebooks i18n clean
+.PHONY: book pdf report bench test test-package test-notebooks test-site setup font browser notebooks i18n clean
 
 ## book: set up, check the price file, build the whole site from scratch into _build/.next (any warning is
-## an error) and only then replace _build/html; a bad price file or a failed build leaves the old site as it was
-book: setup
+## an error), print each edition's PDFs (the book and its decision card) with Chromium, and only then replace
+## _build/html; a bad price file or a failed build leaves the old site as it was
+book: setup browser
 	$(WITH_PRICES) $(PY) -m multigpu.book.build $(VENV)/bin/jupyter-book
+
+## pdf: print the PDFs again from the built site (_build/html/pdf, _build/html/zh/pdf)
+pdf: setup browser
+	$(PY) -m multigpu.book.pdf
 
 ## report: every price-dependent table of the book for PRICES (default: the packaged file) as CSV and XLSX
 report: setup

@@ -138,7 +138,7 @@ def test_svg_ids_are_unique_per_figure():
     b = plotting.to_html(sized(6.0, 8.0, "Second"))
     ids_a, ids_b = set(re.findall(r'\bid="([^"]+)"', a)), set(re.findall(r'\bid="([^"]+)"', b))
     assert ids_a and not ids_a & ids_b
-    assert all(ref in ids_a for ref in re.findall(r'xlink:href="#([^"]+)"', a))
+    assert all(ref in ids_a for ref in re.findall(r'href="#([^"]+)"', a))
 
 
 def test_contrast_ratio_and_text_colour_follow_wcag():

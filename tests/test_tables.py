@@ -224,11 +224,23 @@ def test_a_column_shows_the_decimals_its_numbers_need_and_no_zero_that_is_not_ze
     assert [r[0] for r in parse(table_html(claims, csv_name="t")).rows] == ["2016", "1,800"]  # a year by its unit
 
 
+def rule(html_text: str, selector: str) -> str:
+    """The declarations of the table stylesheet's rule whose selector list ends one selector with ``selector``."""
+    sheet = re.search(r"<style>(.*?)</style>", html_text, flags=re.S).group(1)
+    found = [body for selectors, body in re.findall(r"([^{}]+)\{([^}]*)\}", sheet)
+             if any(s.strip().endswith(selector) for s in selectors.split(","))]
+    assert found, f"no rule for {selector}"
+    return ";".join(found)
+
+
 def test_numbers_right_aligned_text_wraps():
     html_text = table_html(frame(), csv_name="t")
     tds = [a for tag, a in parse(html_text).elements if tag == "td"][:6]
-    assert "text-align:right" in tds[1]["style"] and "tabular-nums" in tds[1]["style"]
-    assert "white-space:normal" in tds[5]["style"] and "text-align:left" in tds[5]["style"]
+    assert tds[1]["class"] == "mg-num" and "style" not in tds[1]  # the stylesheet, not each cell, styles it
+    assert "text-align:right" in rule(html_text, "td.mg-num") and "tabular-nums" in rule(html_text, "td.mg-num")
+    assert "class" not in tds[5] and "style" not in tds[5]
+    assert "white-space:normal" in rule(html_text, "table.mg-table-grid td")
+    assert "text-align:left" in rule(html_text, "table.mg-table-grid td")
 
 
 def test_key_columns_first_sticky_then_columns_in_order():
@@ -237,9 +249,9 @@ def test_key_columns_first_sticky_then_columns_in_order():
     out = parse(html_text)
     assert out.heads == ["Workload", "GPU", "GPUs", "NVLink (USD per GPU-hour)"]
     cells = [a for tag, a in out.elements if tag in ("th", "td")]
-    sticky = [a for a in cells if "position:sticky" in (a.get("style") or "")]
+    sticky = [a for a in cells if a.get("class") == "mg-key"]
     assert len(sticky) == 2 * (1 + len(frame()))  # two key columns, header and every row
-    assert all("background:#fff" in a["style"] for a in sticky)
+    assert "position:sticky" in rule(html_text, "td.mg-key") and "background:#fff" in rule(html_text, "td.mg-key")
     first_key = [a for a in sticky if "left:0em" in a["style"]]
     assert len(first_key) == 1 + len(frame())  # the second key sticks right of the first
     assert [a for tag, a in out.elements if tag == "div" and a.get("class") == "mg-table-scroll"] == [
@@ -320,6 +332,7 @@ def test_layer_rule_only_pandas_ipython_stdlib_and_common():
     source = Path(tables.__file__).read_text(encoding="utf-8")
     imported = set(re.findall(r"^\s*(?:from|import)\s+([\w.]+)", source, re.MULTILINE))
     allowed = {"__future__", "base64", "csv", "html", "io", "math", "numbers", "re", "collections.abc", "typing",
+               "dataclasses",
                "pandas", "IPython", "IPython.display", "multigpu.common.csvout",
                "multigpu.book", "multigpu.book.lang"}  # lang: the editions' languages (stdlib and Babel only)
     assert imported <= allowed, imported - allowed
@@ -417,3 +430,34 @@ def test_a_model_estimate_shows_three_significant_figures():
     frame = pd.DataFrame({"k": ["a", "b"], "cost_usd": [11333.16, 24.51]})
     html = table_html(frame, key=["k"], csv_name="t", estimates=["cost_usd"])
     assert [row[1] for row in parse(html).rows] == ["11,300", "24.5"] and "11333.16" in tables.csv_text(frame)
+
+
+def _head_min_widths(html_text: str) -> list[float]:
+    return [float(w) for w in re.findall(r'<th scope="col"[^>]*?style="min-width:([0-9.]+)em"', html_text)]
+
+
+def test_a_narrow_table_shares_out_the_column_and_a_wide_one_keeps_its_headers_readable():
+    long = "the all reduce rate in GB per s of a switch of eight GPUs on one board, as measured"  # short words
+    narrow = pd.DataFrame({"gpus": [2, 4, 8], **{f"{long} {i}": [1.0, 2.0, 3.0] for i in range(6)}})
+    heads = _head_min_widths(table_html(narrow, key=["gpus"], csv_name="t"))
+    key_em = float(re.search(r"width:([0-9.]+)em", table_html(narrow, key=["gpus"], csv_name="t")).group(1))
+    assert len(heads) == 6 and key_em + sum(heads) + 1.2 * 6 <= tables._FIT_EM + 0.5  # 7 columns fit (0.1 em roundings)
+    wide = pd.DataFrame({f"{long} {i}": [1.0] for i in range(9)})
+    assert _head_min_widths(table_html(wide, csv_name="t")) == [tables._head_width_em(header(f"{long} {i}")) for i in range(9)]
+    short = pd.DataFrame({"a": [1], "b": [2]})  # room to spare: each header as asked
+    assert _head_min_widths(table_html(short, csv_name="t")) == [tables._head_width_em(header(c)) for c in "ab"]
+
+
+def test_a_narrow_table_of_long_words_still_renders_and_its_keys_give_way():
+    words = pd.DataFrame({"configuration": ["a-very-long-configuration-name-without-spaces"] * 2,
+                          **{f"Interconnection{i}": [1.0, 2.0] for i in range(7)}})
+    page = table_html(words, key=["configuration"], csv_name="t")
+    key_em = float(re.search(r"width:([0-9.]+)em", page).group(1))
+    assert tables._KEY_FLOOR_EM <= key_em < tables._key_width_em(["a-very-long-configuration-name-without-spaces"])
+
+
+def test_a_narrow_table_whose_header_words_cannot_fit_lets_them_break():
+    words = pd.DataFrame({f"Hypothetically-interconnected bandwidth {i}": [1.0] for i in range(7)})
+    assert 'class="mg-table-grid mg-tight"' in table_html(words, csv_name="t")
+    assert "mg-table-grid.mg-tight th{overflow-wrap:anywhere}" in table_html(words, csv_name="t")
+    assert 'class="mg-table-grid"' in table_html(pd.DataFrame({"a": [1.0], "b": [2.0]}), csv_name="t")

@@ -7,6 +7,8 @@
 - **One edition's outputs per page.** A notebook output made for both editions holds each language's part in a
   ``mg-lang-<language>`` div (``multigpu.book.lang.editions_html``); each page keeps its own language's part
   and drops the others, so a reader downloads one edition's figures and tables, not both.
+- **Tables inside directives are translated.** Their cells take their nearest ancestor's source (Sphinx skips text
+  without one).
 - **Computed values inside translated prose.** A Chinese message from the catalogs is parsed on its own, in a
   document of its own, where myst-nb's glue roles find no glue data and fail. While Sphinx translates a page,
   the page being translated is remembered and glue lookups of the message's document fall back to it, so
@@ -84,6 +86,25 @@ def _patch_glue() -> None:
     i18n.Locale.apply = _remember_page(i18n.Locale.apply)
 
 
+class TablesInDirectivesAreProse(SphinxTransform):
+    """A Markdown table inside a directive (the learning objectives' admonition) is parsed without a source for
+    its cells' paragraphs, and Sphinx neither extracts nor translates text without one. Each such cell takes its
+    nearest ancestor's source, so that the Chinese edition translates it like any other table."""
+
+    default_priority = 5  # before the Locale transform (20) and before outputs are kept out (10)
+
+    def apply(self, **kwargs: Any) -> None:
+        for entry in self.document.findall(nodes.entry):
+            ancestor = entry.parent
+            while ancestor is not None and not ancestor.source:
+                ancestor = ancestor.parent
+            if ancestor is None:
+                continue
+            for element in entry.findall(nodes.TextElement):
+                if not element.source:
+                    element.source, element.line = ancestor.source, ancestor.line
+
+
 class KeepOutputsOutOfCatalogs(SphinxTransform):
     """What the notebooks compute (cell outputs: tables, figures, Markdown built in Python) is not prose to
     translate: it changes with the prices and the model. Its text is marked untranslatable before gettext or
@@ -140,6 +161,7 @@ def own_edition_only(app, pagename: str, templatename: str, context: dict, doctr
 
 def setup(app) -> dict[str, Any]:
     _patch_glue()
+    app.add_transform(TablesInDirectivesAreProse)
     app.add_transform(KeepOutputsOutOfCatalogs)
     app.connect("html-page-context", switch_link)
     app.connect("html-page-context", own_edition_only)

@@ -182,7 +182,7 @@ def figure_holdout_sweeps(comparison: pd.DataFrame, cal: Calibration | None = No
                  "hash of their id before any comparison); multigpu.evidence.sweeps.compare"))
     for ax, name in zip(axes, names):
         part = held[held["sweep"] == name].sort_values("bytes")
-        ax.scatter(part["bytes"], part["measured"], s=14, color=plotting.COLORS[0], label=_("measured"))
+        plotting.points(ax, part["bytes"], part["measured"], color=plotting.COLORS[0], label=_("measured"))
         ax.plot(part["bytes"], part["predicted"], color=plotting.COLORS[1], marker="", label=_("model"))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -284,7 +284,7 @@ def figure_protocol_switches(cal: Calibration | None = None, names: tuple[str, .
         part = data[data["sweep"] == name].sort_values("bytes")
         factor = collectives.busbw_factor(sweep.op, sweep.gpus)
         measured = part["busbw_GBps"].fillna(part["bytes"] / part["time_us"] / 1e3 * factor)
-        ax.scatter(part["bytes"], measured, s=14, color="#444444", label=_("measured"), zorder=3)
+        plotting.points(ax, part["bytes"], measured, color="#444444", label=_("measured"), zorder=3)
         sizes = 2.0 ** np.arange(np.log2(part["bytes"].min()), np.log2(part["bytes"].max()) + 0.01, 0.25)
         chosen = collectives.evaluate(sweep.op, sweep.system, sweep.gpus, sizes, nodes=sweep.nodes, cal=cal)
         busbw = sizes / sweeps.harness_time_us(sweep, chosen["time_us"], calibration.resolve(cal)) / 1e3 * factor

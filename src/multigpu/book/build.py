@@ -13,7 +13,9 @@ until the new one is complete (what ``make book`` runs).
    them at the same time, one process per core, into the build's
    jupyter-cache, which both editions read (a notebook that fails there runs
    again in the English build, whose log then shows the error).
-3. Only when every edition builds does it replace ``_build/html``; a failed
+3. Chromium prints each edition's book and one-page decision card as PDF into its ``pdf/`` folder
+   (:mod:`multigpu.book.pdf`; the introduction links them).
+4. Only when every edition builds and prints does it replace ``_build/html``; a failed
    build leaves the previous site as it was and says where its log is.
 
 Paths may contain spaces. The same inputs give a byte-identical site.
@@ -94,6 +96,23 @@ def _build_edition(jupyter_book: str, language: str) -> tuple[int, Path]:
     return subprocess.run(command, cwd=ROOT).returncode, out / "_build" / "html"
 
 
+def _print_pdfs(built: dict[str, Path]) -> bool:
+    """Each built edition's book and decision card as PDF (:mod:`multigpu.book.pdf`), which its introduction
+    links; False, with the reason, if Chromium cannot print them (the previous site stays)."""
+    from multigpu.book import pdf
+
+    try:
+        with pdf.chromium() as browser:
+            for language, folder in EDITIONS:
+                for path in pdf.print_edition(built[folder], pdf.edition(language), browser):
+                    print(f"book: printed {path.name} ({path.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - any failure to print leaves the old site, with its reason
+        print(f"book: the PDFs could not be printed ({type(exc).__name__}: {exc}); the previous site in {SITE} "
+              "is unchanged", file=sys.stderr)
+        return False
+    return True
+
+
 def build(jupyter_book: str) -> int:
     """Build every edition of :data:`EDITIONS` into :data:`NEXT`; only when all succeed swap them in as
     :data:`SITE` (the English edition at the root, the others in their folders). Returns the exit status."""
@@ -110,6 +129,8 @@ def build(jupyter_book: str) -> int:
                   f"reports in {html / 'reports'})", file=sys.stderr)
             return status or 1
         built[folder] = html
+    if not _print_pdfs(built):
+        return 1
     shutil.rmtree(SITE, ignore_errors=True)
     shutil.move(str(built.pop("")), str(SITE))
     for folder, html in built.items():

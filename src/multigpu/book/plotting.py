@@ -69,6 +69,9 @@ CJK_FONT_FILES = [
     "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
 ]
 SVG_SALT = "multigpu"
+#: Decimals kept in SVG coordinates (pt): 0.01 pt is far under a screen pixel at any zoom a reader uses.
+SVG_DECIMALS = 2
+_SVG_NUMBER = re.compile(r"-?\d+\.\d+")
 
 #: Width of the book's text column (CSS px) in a 1280 px window (Jupyter Book 1.x, sphinx-book-theme).
 COLUMN_PX = 688
@@ -115,7 +118,7 @@ def apply_style() -> None:
         "lines.linewidth": 1.8,
         "lines.markersize": 5,
         "legend.frameon": False,
-        "svg.fonttype": "path",
+        "svg.fonttype": "none",  # text as <text> (searchable, and a fraction of the bytes of glyph outlines)
         "svg.hashsalt": SVG_SALT,
         "savefig.bbox": "tight",
     })
@@ -361,17 +364,76 @@ def label_title_overlaps(fig: Figure, renderer=None) -> list[str]:
             if label.get_window_extent(renderer).overlaps(title.get_window_extent(renderer))]
 
 
+def points(ax, x, y, *, size_pt2: float = 14, **kw) -> None:
+    """Markers alone at (``x``, ``y``), as ``ax.scatter(x, y, s=size_pt2)`` draws them (area in pt²), but as a
+    line without a line: the SVG then holds one marker and a bare reference per point, a third of a scatter's
+    bytes where a panel shows hundreds of points."""
+    ax.plot(x, y, linestyle="none", marker=kw.pop("marker", "o"), markersize=math.sqrt(size_pt2),
+            markeredgewidth=plt.rcParams["lines.linewidth"], **kw)
+
+
 def hatches() -> Iterator[str]:
     """Bar hatches that tell bars apart in grey-scale print."""
     return cycle(HATCHES)
 
 
 def to_svg(fig: Figure) -> str:
-    """The figure as SVG text, byte-identical between runs (no date, fixed ids)."""
+    """The figure as SVG text, byte-identical between runs (no date, fixed ids), made compact
+    (:func:`compact_svg`)."""
     apply_style()
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-    return buffer.getvalue()
+    return compact_svg(buffer.getvalue())
+
+
+def compact_svg(svg: str) -> str:
+    """Matplotlib's SVG with the bytes a reader never sees taken out: comments; coordinates (``d``, ``x``,
+    ``y``, ``width``, ``height``, translations and rotations) to :data:`SVG_DECIMALS` decimals (pt); only ids something refers to, renamed
+    short (``m0``, ``m1``, ...); SVG 2 ``href``; indentation; styles repeated on every marker
+    (:func:`_uses_without_their_style`) and on every text (:func:`_one_font_family`)."""
+    svg = re.sub(r"<!--.*?-->\s*", "", svg, flags=re.S)
+    svg = re.sub(r'(\s(?:d|x|y|width|height)=")([^"]*)"',
+                 lambda m: m.group(1) + _SVG_NUMBER.sub(_svg_round, m.group(2)) + '"', svg)
+    svg = re.sub(r"((?:translate|rotate)\()([^)]*)\)",
+                 lambda m: m.group(1) + _SVG_NUMBER.sub(_svg_round, m.group(2)) + ")", svg)
+    names: dict[str, str] = {}
+    for ref in re.findall(r'(?:href="#|url\(#)([^")]+)', svg):
+        names.setdefault(ref, f"m{len(names):x}")
+    svg = re.sub(r'\sid="([^"]+)"', lambda m: f' id="{names[m.group(1)]}"' if m.group(1) in names else "", svg)
+    svg = re.sub(r'(xlink:href="#|href="#|url\(#)([^")]+)', lambda m: m.group(1) + names[m.group(2)], svg)
+    svg = svg.replace('xlink:href="', 'href="').replace(' transform="rotate(0)"', "")
+    svg = re.sub(r' transform="rotate\(-?0 [^")]*\)"', "", svg)  # a rotation by 0 degrees
+    svg = _uses_without_their_style(svg)
+    svg = _one_font_family(svg)
+    return re.sub(r"\n[ \t]+", "\n", svg)
+
+
+def _uses_without_their_style(svg: str) -> str:
+    """Each ``<use>`` without the ``style`` its definition already has (matplotlib repeats it on every marker
+    and tick; the clone takes its definition's own style either way)."""
+    defined = dict(re.findall(r'<path id="([^"]+)"[^>]*?\sstyle="([^"]*)"', svg, flags=re.S))
+    return re.sub(r'(<use href="#([^"]+)"[^>]*?) style="([^"]*)"',
+                  lambda m: m.group(1) if defined.get(m.group(2)) == m.group(3) else m.group(0), svg)
+
+
+def _one_font_family(svg: str) -> str:
+    """The text's commonest font family once, on the ``<svg>`` element, with a generic ``sans-serif`` after the
+    house fonts for a reader who has neither; other families keep theirs, with the same fallback."""
+    families = re.findall(r"font-family: ([^;\"]*)", svg)
+    if not families:
+        return svg
+    common = max(sorted(set(families)), key=families.count)
+    svg = re.sub(rf";? ?font-family: {re.escape(common)}(?=[;\"])", "", svg)
+    svg = re.sub(r"(font-family: [^;\"]*)", r"\1, sans-serif", svg)
+    svg = re.sub(r'style="; ?', 'style="', svg).replace(' style=""', "")
+    return re.sub(r"<svg ", f'<svg style="font-family: {html.escape(common, quote=True)}, sans-serif" ', svg,
+                  count=1)
+
+
+def _svg_round(match: re.Match[str]) -> str:
+    """One coordinate at :data:`SVG_DECIMALS` decimals, without trailing zeros (``-0`` as ``0``)."""
+    text = f"{float(match.group(0)):.{SVG_DECIMALS}f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
 
 
 def save(fig: Figure, path: str | Path) -> Path:
@@ -396,13 +458,15 @@ def _inline_svg(svg: str, alt: str) -> str:
     """Matplotlib's SVG made fit to inline in HTML: no XML prolog, doctype or metadata; ids prefixed with a
     hash of the figure (unique on a page); fluid width; ``role="img"``, ``aria-label`` and ``<title>``."""
     svg = re.sub(r"<\?xml[^>]*>\s*|<!DOCTYPE[^>]*>\s*|<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
-    prefix = "mg" + hashlib.sha256(svg.encode("utf-8")).hexdigest()[:8] + "-"
+    prefix = "mg" + hashlib.sha256(svg.encode("utf-8")).hexdigest()[:6]
     svg = re.sub(r'\bid="', f'id="{prefix}', svg)
-    svg = svg.replace('xlink:href="#', f'xlink:href="#{prefix}').replace("url(#", f"url(#{prefix}")
+    svg = svg.replace('href="#', f'href="#{prefix}').replace("url(#", f"url(#{prefix}")
     label = html.escape(alt, quote=True)
+    own = re.match(r'<svg style="([^"]*)" ', svg)  # the font family (compact_svg)
+    svg = re.sub(r'^<svg style="[^"]*" ', "<svg ", svg) if own else svg
+    style = "display:block;width:100%;height:auto" + (f";{own.group(1)}" if own else "")
     svg, count = re.subn(r'<svg([^>]*?) width="[^"]*" height="[^"]*"',
-                         rf'<svg\1 width="100%" role="img" aria-label="{label}" '
-                         r'style="display:block;width:100%;height:auto"', svg, count=1)
+                         rf'<svg\1 width="100%" role="img" aria-label="{label}" style="{style}"', svg, count=1)
     if not count:
         raise ValueError("unexpected SVG header from matplotlib")
     return re.sub(r"(<svg[^>]*>)", rf"\1\n<title>{html.escape(alt)}</title>", svg, count=1)

@@ -37,6 +37,7 @@ import math
 import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Union
 
 import pandas as pd
@@ -118,18 +119,39 @@ _STYLE = (
     ".mg-table-scroll table.mg-table-grid{border-collapse:separate;border-spacing:0;table-layout:auto;"
     "width:auto;margin:0;font-size:.875em;line-height:1.35;color:#212529;background:#fff;border:0}"
     ".mg-table-scroll table.mg-table-grid th,.mg-table-scroll table.mg-table-grid td{"
-    "padding:.3em .6em;border:0;border-bottom:1px solid #dee2e6;vertical-align:top;text-align:left}"
+    "padding:.3em .6em;border:0;border-bottom:1px solid #dee2e6;vertical-align:top;text-align:left;"
+    "white-space:normal}"
     ".mg-table-scroll table.mg-table-grid thead th{border-bottom:2px solid #adb5bd;font-weight:600;"
     "vertical-align:bottom}"
+    ".mg-table-scroll table.mg-table-grid td.mg-num{text-align:right;font-variant-numeric:tabular-nums;"
+    "white-space:nowrap}"
+    ".mg-table-scroll table.mg-table-grid th.mg-num{text-align:right}"
+    ".mg-table-scroll table.mg-table-grid td{overflow-wrap:anywhere}"
+    ".mg-table-scroll table.mg-table-grid.mg-tight th{overflow-wrap:anywhere}"
     ".mg-table-scroll table.mg-table-grid td.mg-key,.mg-table-scroll table.mg-table-grid th.mg-key{"
-    "border-right:1px solid #dee2e6}"
+    "border-right:1px solid #dee2e6;position:sticky;background:#fff;z-index:1;box-sizing:border-box;"
+    "overflow-wrap:anywhere}"
+    ".mg-table-scroll table.mg-table-grid th.mg-key{z-index:2}"
     ".mg-table-caption{margin:.5em 0 .25em 0;font-style:italic}"
     ".mg-table-download{margin:0 0 1em 0;font-size:.875em}"
     "</style>"
 )
-_NUMBER_STYLE = "text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap"
-_NUMBER_HEAD_STYLE = "text-align:right;white-space:normal"
-_TEXT_STYLE = "text-align:left;white-space:normal"
+#: Column names of the model's predictions in a notebook's tables (:func:`use_for_dataframes`): estimates.
+ESTIMATE_PREFIXES = ("predicted",)
+#: A table of at most this many columns fits the text column at 1280 px (more may scroll sideways).
+FIT_COLUMNS = 8
+#: The text column at 1280 px in the tables' em (688 px at 14 px), less a margin; the cells' side padding (em).
+_FIT_EM = 44.0
+_PADDING_EM = 1.2
+#: The least width of a column of long text (em), so that it does not wrap one word a line.
+_WIDE_EM = 8.0
+#: About how wide a character of a bold header word is (em), and the narrowest a key column gets to fit a narrow
+#: table (em).
+_WORD_EM_PER_CHAR = 0.55
+#: What a line never breaks inside: a run of characters other than spaces (Chinese text breaks anywhere, so a
+#: wide character is a word of its own).
+_WORD = re.compile(r"[^\s\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+|[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]")
+_KEY_FLOOR_EM = 6.0
 _WIDE_TEXT = 24  # a text column whose longest cell is longer than this gets a minimum width, not one word a line
 
 
@@ -400,48 +422,99 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
     shown = _shown(frame, key, columns)
     keys = {str(c) for c in key}
 
-    heads, bodies = [], []
-    left = 0.0
-    for column in shown:
-        name = str(column)
-        values = list(frame[column])
-        texts = _column_texts(name, values, digits, name in estimates, translators.get(name))
-        texts = _years_by_unit(frame, values, texts)
-        present = [v for v in values if not _missing(v)]
-        numeric = bool(present) and all(_is_number(v) for v in present)
-        style = _NUMBER_STYLE if numeric else _TEXT_STYLE
-        head_style = _NUMBER_HEAD_STYLE if numeric else _TEXT_STYLE
-        label = lang.label(labels.get(name, header(name)))
-        if name in keys:
-            style, head_style, width = _key_styles(left, label, texts)
-            left = round(left + width, 2)
-        else:
-            if not numeric and max((len(t) for t in texts), default=0) > _WIDE_TEXT:
-                style += ";min-width:12em"
-            head_style += f";min-width:{_head_width_em(label):g}em"
-        cls = ' class="mg-key"' if name in keys else (' class="mg-num"' if numeric else "")
-        heads.append(f'<th scope="col"{cls} style="{head_style}">{html.escape(label)}</th>')
-        cells = [html.escape(t) for t in texts]
-        if links and name in links:
-            hrefs = list(frame[links[name]])
-            cells = [c if _missing(h) else f'<a href="{html.escape(str(h))}">{c}</a>' for c, h in zip(cells, hrefs)]
-        bodies.append([f'<td{cls} style="{style}">{c}</td>' for c in cells])
+    columns_ = [_column(frame, column, keys, labels, digits, estimates, translators, links) for column in shown]
+    keys_em = _fitted_keys(columns_)
+    tight = len(columns_) <= FIT_COLUMNS and _least_em(columns_, keys_em) > _FIT_EM
+    heads, bodies, left = [], [], 0.0
+    for column, key_em in zip(columns_, keys_em):
+        style = ""
+        if key_em is not None:
+            style = f' style="left:{left:g}em;width:{key_em:g}em;min-width:{key_em:g}em;max-width:{key_em:g}em"'
+            left = round(left + key_em, 2)
+        elif column.head_em:
+            style = f' style="min-width:{column.head_em:g}em"'
+        heads.append(f'<th scope="col"{_class(column.cls)}{style}>{html.escape(column.label)}</th>')
+        opening = f"<td{_class(column.cls)}{style if key_em is not None else ''}>"
+        bodies.append([f"{opening}{c}</td>" for c in column.cells])
 
     rows = ["<tr>" + "".join(cells) + "</tr>" for cells in zip(*bodies)] if bodies else []
-    return _framed(heads, rows, csv_text(df), csv_name, caption, table_id)
+    return _framed(heads, rows, csv_text(df), csv_name, caption, table_id, tight)
 
 
-def _key_styles(left: float, label: str, texts: list[str]) -> tuple[str, str, float]:
-    """A key column's cell and header styles, sticky at ``left`` (em) and as wide as its longest word, and that
-    width (em)."""
-    width = _key_width_em([*label.split(" "), *texts])
-    sticky = (f";position:sticky;left:{left:g}em;background:#fff;z-index:1;box-sizing:border-box;"
-              f"width:{width:g}em;min-width:{width:g}em;max-width:{width:g}em;overflow-wrap:anywhere")
-    return _TEXT_STYLE + sticky, _TEXT_STYLE + sticky.replace("z-index:1", "z-index:2"), width
+@dataclass
+class _Column:
+    """One shown column before layout: its header, its cells' HTML, its class and its widths (em)."""
+
+    label: str
+    cells: list[str]
+    cls: str
+    key_em: float | None  # a key column's width as its longest word asks
+    head_em: float  # a header's least width (0: none)
+    unbreakable_em: float  # what no wrapping makes narrower: the longest header word, a number cell whole
+
+
+def _column(frame: pd.DataFrame, column: Any, keys: set[str], labels: Mapping[str, str],
+            digits: int | Mapping[str, int], estimates: Sequence[str], translators: Mapping[str, Any],
+            links: Mapping[str, str] | None) -> _Column:
+    """A shown column's texts, class and the widths it asks for."""
+    name = str(column)
+    values = list(frame[column])
+    texts = _column_texts(name, values, digits, name in estimates, translators.get(name))
+    texts = _years_by_unit(frame, values, texts)
+    present = [v for v in values if not _missing(v)]
+    numeric = bool(present) and all(_is_number(v) for v in present)
+    label = lang.label(labels.get(name, header(name)))
+    cells = [html.escape(t) for t in texts]
+    if links and name in links:
+        hrefs = list(frame[links[name]])
+        cells = [c if _missing(h) else f'<a href="{html.escape(str(h))}">{c}</a>' for c, h in zip(cells, hrefs)]
+    if name in keys:
+        return _Column(label, cells, "mg-key", _key_width_em([*label.split(" "), *texts]), 0.0, 0.0)
+    wide = not numeric and max((len(t) for t in texts), default=0) > _WIDE_TEXT
+    whole = [*_WORD.findall(label), *(texts if numeric else [])]
+    unbreakable = round(max((text_width(w) for w in whole), default=2) * _WORD_EM_PER_CHAR, 1)
+    return _Column(label, cells, "mg-num" if numeric else "", None,
+                   max(_head_width_em(label), _WIDE_EM if wide else 0.0), unbreakable)
+
+
+def _fitted_keys(columns: list[_Column]) -> list[float | None]:
+    """Fit a table of at most :data:`FIT_COLUMNS` columns into :data:`_FIT_EM`: first the headers' least widths
+    shrink, all by one factor, towards what cannot wrap (a column is never narrower than its longest word, which
+    the browser keeps), then the key columns towards :data:`_KEY_FLOOR_EM`; a wider table keeps every width as
+    asked (it may scroll sideways). Sets each header's ``head_em``; returns the key columns' widths (None for
+    the others). Where even the longest words do not fit, the table is ``mg-tight``: its header words may break."""
+    others = [c for c in columns if c.key_em is None]
+    keys = [c.key_em for c in columns if c.key_em is not None]
+    if len(columns) > FIT_COLUMNS:
+        return [c.key_em for c in columns]
+
+    def width(factor: float) -> float:
+        return sum(max(c.head_em * factor, c.unbreakable_em) + _PADDING_EM for c in others)
+
+    factor = next((f / 20 for f in range(20, -1, -1) if width(f / 20) + sum(keys) <= _FIT_EM), 0.0)
+    for c in others:
+        c.head_em = round(c.head_em * factor, 1)
+    key_room = _FIT_EM - width(factor)
+    if keys and sum(keys) > key_room:
+        shrink = max(key_room - _KEY_FLOOR_EM * len(keys), 0.0) / max(sum(k - _KEY_FLOOR_EM for k in keys), 1e-9)
+        return [None if c.key_em is None else round(min(c.key_em, _KEY_FLOOR_EM + (c.key_em - _KEY_FLOOR_EM)
+                                                        * min(shrink, 1.0)), 1) for c in columns]
+    return [c.key_em for c in columns]
+
+
+def _least_em(columns: list[_Column], keys_em: list[float | None]) -> float:
+    """The narrowest the table can be (em) while no header word breaks: keys as fitted, every other column as
+    wide as its longest word, plus padding."""
+    return sum(k if k is not None else c.unbreakable_em + _PADDING_EM for c, k in zip(columns, keys_em))
+
+
+def _class(name: str) -> str:
+    """`` class="name"`` for a cell of class ``name`` (the table's stylesheet styles it), or nothing."""
+    return f' class="{name}"' if name else ""
 
 
 def _framed(heads: list[str], rows: list[str], csv: str, csv_name: str, caption: str | None,
-            table_id: str | None) -> str:
+            table_id: str | None, tight: bool = False) -> str:
     """The table's HTML around its header cells ``heads`` and body rows ``rows``: the caption, the scroll
     container, and the link that downloads ``csv`` as ``<csv_name>.csv``."""
     payload = base64.b64encode(csv.encode("utf-8")).decode("ascii")
@@ -453,7 +526,7 @@ def _framed(heads: list[str], rows: list[str], csv: str, csv_name: str, caption:
         parts.append(f'<p class="mg-table-caption">{html.escape(caption)}</p>')
     parts += [
         '<div class="mg-table-scroll" style="overflow-x:auto;max-width:100%">',
-        f'<table class="mg-table-grid"{id_attr}{aria}>',
+        f'<table class="mg-table-grid{" mg-tight" if tight else ""}"{id_attr}{aria}>',
         "<thead><tr>" + "".join(heads) + "</tr></thead>",
         "<tbody>" + "".join(rows) + "</tbody>",
         "</table>",
@@ -506,7 +579,9 @@ def use_for_dataframes(prefix: str, digits: int = 2, *, editions: bool = False,
     """Show every DataFrame a notebook cell returns in the book's table style: a named index becomes the key
     columns, and each table's CSV download is named ``<prefix>-<n>`` (n counts this notebook's tables in
     order, so the names are the same on every run). With ``editions``, each is :func:`editions_html` (one
-    table per language, ``label_columns`` translated). Call once, in the notebook's first cell."""
+    table per language, ``label_columns`` translated). Columns named for the model's predictions
+    (:data:`ESTIMATE_PREFIXES`) show :data:`ESTIMATE_FIGURES` significant figures. Call once, in the notebook's
+    first cell."""
     from IPython import get_ipython
 
     shell = get_ipython()
@@ -518,6 +593,8 @@ def use_for_dataframes(prefix: str, digits: int = 2, *, editions: bool = False,
         frame = flat_columns(frame)
         key = [str(n) for n in frame.index.names if n is not None]
         make = editions_html if editions else table_html
-        return make(frame, key=key, digits=digits, csv_name=f"{prefix}-{next(count)}", label_columns=label_columns)
+        estimates = [str(c) for c in frame.columns if str(c).startswith(ESTIMATE_PREFIXES)]
+        return make(frame, key=key, digits=digits, csv_name=f"{prefix}-{next(count)}", label_columns=label_columns,
+                    estimates=estimates)
 
     shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, formatter)
