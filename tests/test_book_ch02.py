@@ -290,7 +290,7 @@ def test_every_table_has_chinese_headers_and_the_same_numbers(index):
     width = len(frame.columns) + frame.index.nlevels
     heads = re.findall(r"<th [^>]*>([^<]*)</th>", zh)
     assert len(heads) == width and all(CHINESE.search(h) or h in NAMES for h in heads), heads
-    cells = [[html.unescape(c) for c in re.findall(r"<td [^>]*>(?:<a [^>]*>)?([^<]*)", part)] for part in (en, zh)]
+    cells = [[html.unescape(c) for c in re.findall(r"<td(?: [^>]*)?>(?:<a [^>]*>)?([^<]*)", part)] for part in (en, zh)]
     names = [*frame.index.names, *frame.columns]
     labels = {i for i, c in enumerate(names) if c in label_columns}
     assert len(cells[0]) == len(cells[1]) == width * len(frame)

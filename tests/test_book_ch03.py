@@ -229,7 +229,7 @@ def test_every_table_has_chinese_headers_and_the_same_data(make, label_columns):
     en, zh = page.split('\n<div class="mg-lang-zh" lang="zh-CN">')
     heads = re.findall(r"<th [^>]*>([^<]*)</th>", zh)
     assert len(heads) == len(frame.columns) and all(CJK.search(h) or h in NAMES for h in heads), heads
-    cells = [re.findall(r"<td [^>]*>([^<]*)</td>", part) for part in (en, zh)]
+    cells = [re.findall(r"<td(?: [^>]*)?>([^<]*)</td>", part) for part in (en, zh)]
     labels = {frame.columns.get_loc(c) for c in label_columns if c in frame.columns}
     width = len(frame.columns)
     values = [v for row in frame.itertuples(index=False) for v in row]  # as the evidence gave them

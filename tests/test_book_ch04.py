@@ -362,7 +362,7 @@ def _heads(page: str) -> list[str]:
 
 def _cells(page: str) -> list[list[str]]:
     rows = re.findall(r"<tr>(.*?)</tr>", page.split("<tbody>")[1])
-    return [[re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td [^>]*>(.*?)</td>", row)] for row in rows]
+    return [[re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td(?: [^>]*)?>(.*?)</td>", row)] for row in rows]
 
 
 def test_every_table_has_chinese_headers_and_the_english_cells(chapter_tables):

@@ -947,3 +947,39 @@ def test_numbers_read_as_people_read_them(page_path):
                 if head.startswith(ESTIMATE_HEADS) and re.search(r"\d", cell) and significant_figures(cell) > 3:
                     problems.append(f"estimate {cell!r} in column {head!r}")
     assert not problems, f"{page_path}:{_list(problems[:10])}"
+
+
+@lru_cache(maxsize=1)
+def _slugs() -> re.Pattern[str]:
+    """The ids of the data files a reader should never meet in a sentence, an axis or alt text: systems, models
+    and named workloads (those with a hyphen: "hgx-h200", "llama3.1-8b", "serve-llama3.1-70b-30tps")."""
+    from multigpu.compute import models
+    from multigpu.hardware import catalog
+    from multigpu.market import workloads
+
+    ids = {i for i in (*catalog.systems(), *models.models(), *workloads.workloads_table()) if "-" in i}
+    return re.compile(r"(?<![\w./'@-])(" + "|".join(sorted(map(re.escape, ids), key=len, reverse=True)) +
+                      r")(?![\w'@-])")
+
+
+@pytest.mark.parametrize("page_path", [p for p in pages() if p.startswith(("book/", ZH + "book/"))])
+def test_sentences_axes_and_alt_text_name_things_for_people(page_path):
+    """No system, model or workload id in the prose, in a figure's text (its source line, which cites the code
+    that drew it, aside) or in alt text; tables, code and the cells' code are left out (a table's key may be an
+    id, as in the validation appendix, where the id is what the data file calls the row)."""
+    from bs4 import BeautifulSoup
+
+    article = BeautifulSoup((SITE / page_path).read_text(encoding="utf-8"), "html.parser").find("article")
+    labels = [svg.get("aria-label", "") for svg in article.select("svg")]
+    drawn = []
+    for svg in article.select("svg"):
+        texts = [t.get_text("", strip=True) for t in svg.select("text")]
+        sources = [i for i, t in enumerate(texts) if t.startswith(("Source:", "来源："))]
+        drawn += texts[:sources[0]] if sources else texts  # the source line, drawn last, may run over lines
+    for hidden in article.select("script, style, pre, code, table, svg, div.cell_input, .mg-table-download"):
+        hidden.decompose()
+    texts = {"prose": " ".join(article.get_text(" ").split()), "alt text": " ".join(labels),
+             "figure text": " | ".join(drawn)}
+    found = [f"{where}: {m.group(0)!r} in {text[max(m.start() - 40, 0):m.end() + 20]!r}"
+             for where, text in texts.items() for m in _slugs().finditer(text)]
+    assert not found, f"{page_path}:{_list(found[:10])}"

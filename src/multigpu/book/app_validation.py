@@ -705,7 +705,7 @@ def weakness_facts(table: pd.DataFrame, cal: Calibration | None = None) -> Facts
         "bounce_pct": 100 * cal.value("bounce", "rate_factor"),
         "sm_default_pct": 100 * cal.value("sm_efficiency", "nvlink.default"),
         "n_weak": len(validation.misses(table, above_pct=MISS_PCT)), "n_small": len(small),
-        "small_systems": _(", ").join(sorted(small["system"].unique())),
+        "small_systems": _(", ").join(sorted(vocabulary.short_system_name(s) for s in small["system"].unique())),
         "mlperf_rows": int(coverage["note"].str.startswith("time-to-train").sum())})
     return _values(out)
 

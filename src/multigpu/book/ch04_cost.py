@@ -43,6 +43,7 @@ from multigpu.book.money import (  # noqa: F401  (money as the notebook and test
     price_source,
 )
 from multigpu.comm.calibration import Calibration
+from multigpu.compute import models
 from multigpu.evidence import answer, claims, guide
 from multigpu.evidence.claims import cost as cost_claims
 from multigpu.evidence.cost import (  # noqa: F401  (the chapter's analysis, as the notebook and tests name it)
@@ -569,7 +570,8 @@ def _length_takeaway(near: str, picks: pd.DataFrame, flips: list[str]) -> str:
              _("moves the pick between PCIe and an NVLink class at none of the {total} pricing types of this file",
                total=n))
     return _("Cost per job is proportional to the job's tokens while its layout stays; training {model} on {short:g}x "
-             "instead of {long:g}x its token budget (the guide's deadline applies) {moved}.", model=near, short=short,
+             "instead of {long:g}x its token budget (the guide's deadline applies) {moved}.",
+             model=models.model(near).name, short=short,
              long=long, moved=moved)
 
 

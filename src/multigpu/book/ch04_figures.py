@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from multigpu.book import lang, plotting, vocabulary
-from multigpu.book.lang import _
+from multigpu.book.lang import N_, _
 from multigpu.book.money import currency, in_currency, price_source
 from multigpu.compute import models
 from multigpu.market import cost, prices, workloads
@@ -82,10 +82,25 @@ def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None =
                    label=_("premium charged (same provider, price file)"))
     ax.set_xscale("log")
     ax.set_xlim(floor, top)
-    ax.set_yticks(range(len(order)), order, fontsize=8)
+    ax.set_yticks(range(len(order)), [_tick_label(w) for w in order], fontsize=8)
     ax.invert_yaxis()
     ax.grid(axis="y", visible=False)
     ax.legend(loc="upper right", fontsize=plotting.SMALL_PT, framealpha=1.0, frameon=True)
+
+
+#: How each training method and serving read on an axis (:data:`multigpu.market.workloads.METHODS`).
+METHOD_WORDS = {"pretrain": N_("pre-train"), "full": N_("fine-tune"), "lora": N_("LoRA"), "serve": N_("serve")}
+
+
+def _tick_label(workload_id: str) -> str:
+    """A workload as one tick label in the current language: what is done to which model ("pre-train Llama 3.1
+    8B", "LoRA Llama 3.1 70B"), and for serving the query shape and the floor on a second line."""
+    w = workloads.workload(workload_id)
+    what = lang.label(METHOD_WORDS["serve" if w.kind == "serve" else w.method])
+    name = f"{what} {models.model(w.model).name}"
+    if w.kind != "serve":
+        return name
+    return f"{name}\n{w.input_tokens // 1024}K/{w.output_tokens}, {w.min_tokens_per_s_per_user:g} tok/s"
 
 
 def _short_label(workload_id: str) -> str:
@@ -216,7 +231,8 @@ def figure_tornado(kind: str, workload_id: str | None, tornado: pd.DataFrame | N
     fig, ax = plotting.figure(
         _("What moves the NVLink / PCIe cost ratio: {kind}", kind=lang.label(kind)), _("NVLink cost / PCIe cost (ratio)"),
         _("input varied"), source=price_source(table, "multigpu.market.sensitivity.sensitivity"))
-    plot_tornado(ax, tornado, title=workload_id or _("no workload with an NVLink / PCIe pair"))
+    plot_tornado(ax, tornado, title=vocabulary.workload_title(workload_id) if workload_id else
+                 _("no workload with an NVLink / PCIe pair"))
     if tornado is None or tornado.empty:
         return plotting.set_alt(fig, _("Empty tornado chart ({kind}): no workload has an NVLink / PCIe pair.",
                                        kind=lang.label(kind)))
