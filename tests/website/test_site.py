@@ -882,6 +882,8 @@ def test_each_edition_has_its_book_and_decision_card_as_pdf(edition: str, folder
                        .find("h1").get_text(" ", strip=True).replace("#", "").split()) for p in paths]
     assert [item.title for item in book.outline] == titles
     assert len(book.pages) > 2 * len(paths)
+    blank = [i + 1 for i, page in enumerate(book.pages) if not page.extract_text().strip()]
+    assert not blank, f"blank pages in the book: {blank}"  # a tall figure kept whole leaves one before it
     card = PdfReader(BytesIO((root / pdf.FOLDER / pdf.CARD_PDF.format(edition=edition)).read_bytes()))
     assert len(card.pages) == 1
     text = unicodedata.normalize("NFKC", " ".join(card.pages[0].extract_text().split()))  # ligatures: fi, not ﬁ

@@ -8,7 +8,8 @@ Debian's (``/usr/bin/chromium``, which the Makefile installs), driven by Playwri
 
 - **The book** (:data:`BOOK_PDF`): every page of ``_toc.yml`` in its order, A4, printed with the theme's
   navigation, the language switch, the CSV download links and the price calculator left out (:data:`PRINT_CSS`),
-  wide tables and figures scaled to the page; one PDF bookmark per page, with its title.
+  wide tables and figures scaled to the page, a figure taller than a page in page-high slices (:data:`TALL_JS`);
+  one PDF bookmark per page, with its title.
 - **The decision card** (:data:`CARD_PDF`): the introduction's title, the answer, the prices it used and the
   decision table, on one A4 page: printed at the largest scale (at most 1) at which it fits one page.
 """
@@ -61,6 +62,34 @@ table.mg-table-grid { font-size: .72em !important; }
 .mg-table-grid .mg-key { position: static !important; }
 figure, .mg-figure, table, .admonition, pre { break-inside: avoid; }
 h1, h2, h3 { break-after: avoid; }
+"""
+#: The printable height of an A4 page at scale 1 (CSS px: 297 mm less the margins, at 96 px per inch).
+PAGE_HEIGHT_PX = round((297 - 12 - 14) / 25.4 * 96)
+#: Run in every page: an SVG figure is one box that Chromium cannot split across pages, so one taller than a
+#: printed page (the validation appendix's sweep panels) is cut into page-high slices of its drawing, each a copy
+#: of the SVG showing one band of its viewBox; a figure, table or box taller than a page may then break.
+TALL_JS = """
+(height) => {
+  for (const svg of document.querySelectorAll('.mg-figure svg')) {
+    const box = svg.getBoundingClientRect();
+    const view = svg.viewBox.baseVal;
+    if (box.height <= 0.9 * height || !view || !view.height) continue;
+    const perUnit = box.height / view.height;
+    const slice = Math.floor(0.85 * height / perUnit);
+    for (let y = 0; y < view.height; y += slice) {
+      const band = Math.min(slice, view.height - y);
+      const copy = svg.cloneNode(true);
+      copy.setAttribute('viewBox', `${view.x} ${view.y + y} ${view.width} ${band}`);
+      copy.style.setProperty('height', `${band * perUnit}px`);
+      copy.style.setProperty('width', `${box.width}px`);
+      svg.parentElement.insertBefore(copy, svg);
+    }
+    svg.remove();
+  }
+  for (const el of document.querySelectorAll('figure, .mg-figure, table, .admonition, pre, .cell_output')) {
+    if (el.getBoundingClientRect().height > 0.9 * height) el.style.setProperty('break-inside', 'auto', 'important');
+  }
+}
 """
 #: Run in the introduction: hide all of the article but the card's parts (title, answer, prices, table).
 CARD_JS = """
@@ -140,6 +169,7 @@ def _open(browser, url: str):
     page.add_style_tag(content=PRINT_CSS)
     page.evaluate("async () => { await document.fonts.ready; if (window.MathJax && MathJax.startup) "
                   "{ try { await MathJax.startup.promise; } catch (e) {} } }")
+    page.evaluate(TALL_JS, PAGE_HEIGHT_PX)
     return page
 
 
