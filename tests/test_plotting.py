@@ -173,6 +173,20 @@ def test_overlap_check_finds_a_title_on_an_axis_label():
     plt.close(fig)
 
 
+def test_overlap_check_finds_two_panel_titles_that_meet():
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(5, 3))
+    long = "HGX A100 8-GPU with 4 x 100 Gb/s AWS EFA, 16 GPUs, 2 node(s)"
+    left.set_title(long, fontsize=9)
+    right.set_title(long, fontsize=9)
+    assert any("overlaps title" in m and m.startswith("title") for m in plotting.label_title_overlaps(fig))
+    left.set_title("short", fontsize=9)
+    right.set_title("short", fontsize=9)
+    assert not plotting.label_title_overlaps(fig)
+    plt.close(fig)
+
+
 # ------------------------------------------------------------------ every figure the book makes
 
 

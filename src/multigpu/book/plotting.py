@@ -352,7 +352,8 @@ def contrast_problems(fig: Figure, minimum: float = MIN_CONTRAST, renderer=None)
 
 
 def label_title_overlaps(fig: Figure, renderer=None) -> list[str]:
-    """Axis labels and legends whose extent overlaps a title's (panel titles and the figure's): one message each."""
+    """Axis labels and legends whose extent overlaps a title's (panel titles and the figure's), and titles that
+    overlap each other (two panels' titles side by side): one message each."""
     renderer = _renderer(fig, renderer)
     axes = [ax for ax in fig.axes if ax.get_visible()]
     labels = [(repr(a.label.get_text()), a.label) for ax in axes for a in (ax.xaxis, ax.yaxis)
@@ -360,8 +361,11 @@ def label_title_overlaps(fig: Figure, renderer=None) -> list[str]:
     labels += [("legend", leg) for leg in fig.findobj(Legend) if leg.get_visible()]
     titles = [t for ax in axes for t in (ax.title, ax._left_title, ax._right_title) if t.get_text()]
     titles += [fig._suptitle] if fig._suptitle is not None else []
-    return [f"{name} overlaps title {title.get_text()!r}" for name, label in labels for title in titles
-            if label.get_window_extent(renderer).overlaps(title.get_window_extent(renderer))]
+    found = [f"{name} overlaps title {title.get_text()!r}" for name, label in labels for title in titles
+             if label.get_window_extent(renderer).overlaps(title.get_window_extent(renderer))]
+    return found + [f"title {a.get_text()!r} overlaps title {b.get_text()!r}"
+                    for i, a in enumerate(titles) for b in titles[i + 1:]
+                    if a.get_window_extent(renderer).overlaps(b.get_window_extent(renderer))]
 
 
 def points(ax, x, y, *, size_pt2: float = 14, **kw) -> None:
