@@ -5,15 +5,14 @@ model cannot tell apart, the anchored latency factors, one cluster across node c
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from multigpu.book import lang, plotting
-from multigpu.book.lang import _, text_width
+from multigpu.book.diagrams import wrap_text
+from multigpu.book.lang import _
 from multigpu.book.vocabulary import short_system_name
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
@@ -253,23 +252,12 @@ def _panel_title(name: str, system: str, gpus: int, nodes: int) -> str:
     """A sweep's panel title in the current language: its id (the key of the appendix's tables), then its system
     by name (:func:`_system_words`), GPU and node counts."""
     line = _("{system}, {gpus} GPUs, {nodes} node(s)", system=_system_words(system), gpus=gpus, nodes=nodes)
-    return name + "\n" + "\n".join(_wrapped(line, PANEL_TITLE_WIDTH))
+    return name + "\n" + wrap_text(line, PANEL_TITLE_WIDTH)
 
 
 #: The widest line of a sweep panel's title (half-width characters): two panels' titles side by side never meet.
 PANEL_TITLE_WIDTH = 44
 
-
-def _wrapped(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` half-width characters (a wide one counts two), broken at spaces, or
-    anywhere in Chinese."""
-    lines, line = [], ""
-    for word in re.findall(r"[^\x00-\x7f]|[!-~]+\s*|\s+", text):
-        if line and text_width(line + word.rstrip()) > width:
-            lines.append(line.rstrip())
-            line = ""
-        line += word
-    return [*lines, line.rstrip()] if line.strip() else lines
 
 
 def _system_words(system: str) -> str:

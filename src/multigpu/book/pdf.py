@@ -184,6 +184,7 @@ def book_pdf(browser, base: str, paths: list[str]) -> bytes:
     from pypdf import PdfReader, PdfWriter
 
     writer = PdfWriter()
+    titles = []
     for path in paths:
         page = _open(browser, f"{base}/{path}")
         title = page.evaluate("(document.querySelector('article h1') || {}).textContent || document.title")
@@ -191,19 +192,12 @@ def book_pdf(browser, base: str, paths: list[str]) -> bytes:
         page.close()
         start = len(writer.pages)
         writer.append(PdfReader(io.BytesIO(pdf)))
-        writer.add_outline_item(" ".join(title.replace("#", "").split()), start)
-    writer.add_metadata({"/Title": paths and _title(browser, base, paths[0]) or "", "/Creator": "multigpu.book.pdf"})
+        titles.append(" ".join(title.replace("#", "").split()))
+        writer.add_outline_item(titles[-1], start)
+    writer.add_metadata({"/Title": titles[0] if titles else "", "/Creator": "multigpu.book.pdf"})
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
-
-
-def _title(browser, base: str, path: str) -> str:
-    page = browser.new_page()
-    page.goto(f"{base}/{path}", wait_until="load")
-    title = page.evaluate("(document.querySelector('article h1') || {}).textContent || document.title")
-    page.close()
-    return " ".join(title.replace("#", "").split())
 
 
 def card_pdf(browser, base: str, path: str) -> bytes:
