@@ -333,7 +333,7 @@ def test_layer_rule_only_pandas_ipython_stdlib_and_common():
     imported = set(re.findall(r"^\s*(?:from|import)\s+([\w.]+)", source, re.MULTILINE))
     allowed = {"__future__", "base64", "csv", "html", "io", "math", "numbers", "re", "collections.abc", "typing",
                "dataclasses",
-               "pandas", "IPython", "IPython.display", "multigpu.common.csvout",
+               "pandas", "IPython", "IPython.display", "multigpu.common.csvout", "multigpu.common.numtext",
                "multigpu.book", "multigpu.book.lang"}  # lang: the editions' languages (stdlib and Babel only)
     assert imported <= allowed, imported - allowed
 

@@ -13,6 +13,7 @@ import pandas as pd
 
 from multigpu.book import lang
 from multigpu.book.lang import _
+from multigpu.common.numtext import number_text
 from multigpu.market.prices import PriceTable
 
 #: The currency the Chinese edition states money in first (USD alongside), from the price table's FX table.
@@ -44,19 +45,20 @@ def in_currency(usd: Any, table: PriceTable) -> Any:
 
 def money(usd: Any, table: PriceTable, spec: str = ".2f") -> str:
     """A USD amount as prose text in the current language: English the number alone (the prose says "USD");
-    Chinese CNY first, USD alongside, "¥69,323（$10,337）" (the dollar escaped, :data:`DOLLAR`); "n/a" for a
-    missing value."""
+    Chinese CNY first, USD alongside, "¥69,300（$10,300）" (the dollar escaped, :data:`DOLLAR`); "n/a" for a
+    missing value. ``spec`` goes to :func:`multigpu.common.numtext.number_text`: ``.2f`` for a price,
+    :data:`~multigpu.common.numtext.ESTIMATE` for the model's estimate of a cost."""
     if usd is None or (isinstance(usd, float) and math.isnan(usd)):
         return _("n/a")
     if lang.current() == "en":
-        return format(usd, spec)
-    local = "¥" + format(float(usd) * declared_rate(table), spec)
-    return _("{local} ({usd})", local=local, usd=DOLLAR + format(usd, spec))
+        return number_text(usd, spec)
+    local = "¥" + number_text(float(usd) * declared_rate(table), spec)
+    return _("{local} ({usd})", local=local, usd=DOLLAR + number_text(usd, spec))
 
 
 def price(usd: Any, table: PriceTable, spec: str = ".2f") -> str:
     """A USD amount as prose text with its currency: English "USD 1.50"; Chinese CNY first, "¥10.06（$1.50）"."""
-    return _("USD {amount}", amount=format(usd, spec)) if lang.current() == "en" else money(usd, table, spec)
+    return _("USD {amount}", amount=number_text(usd, spec)) if lang.current() == "en" else money(usd, table, spec)
 
 
 def fx_sentence(table: PriceTable) -> str:
@@ -85,7 +87,7 @@ def fmt(value: Any, spec: str = ".1f", unit: str = "", none: str | None = None) 
         return _("n/a") if none is None else none
     if isinstance(value, float) and math.isinf(value):
         return _("unbounded")
-    return f"{format(value, spec)}{unit}"
+    return f"{number_text(value, spec)}{unit}"
 
 
 def local_name(column: str) -> str:

@@ -45,6 +45,7 @@ import pandas as pd
 from multigpu.book import lang
 from multigpu.book.lang import _, text_width
 from multigpu.common.csvout import csv_cell
+from multigpu.common.numtext import ESTIMATE_FIGURES, below_resolution, fixed, significant, year_text
 
 #: The text shown for a missing value.
 MISSING = "—"
@@ -221,19 +222,13 @@ def _is_bool(value: Any) -> bool:
     return isinstance(value, bool) or type(value).__name__ == "bool_"
 
 
-#: Significant figures a model estimate is shown to: the model's held-out error is near 8 %, so a fourth figure
-#: would claim a precision the estimate does not have.
-ESTIMATE_FIGURES = 3
-
-
 def estimate_text(value: Any, figures: int = ESTIMATE_FIGURES) -> str:
-    """A model estimate (a cost, hours) as text to ``figures`` significant figures, with separators:
-    11,333.16 -> "11,300", 24.51 -> "24.5", 3.2145 -> "3.21"; anything else as :func:`cell_text` shows it."""
+    """A model estimate (a cost, hours) as a cell shows it, to ``figures`` significant figures
+    (:func:`multigpu.common.numtext.significant`): 11,333.16 -> "11,300"; anything else as :func:`cell_text`
+    shows it."""
     if not _is_number(value) or not math.isfinite(float(value)) or float(value) == 0:
         return cell_text(value)
-    x = float(value)
-    decimals = figures - 1 - math.floor(math.log10(abs(x)))
-    return f"{round(x, decimals):,.{max(decimals, 0)}f}"
+    return significant(value, figures)
 
 
 def _is_year(name: str) -> bool:
@@ -258,11 +253,7 @@ def cell_text(value: Any, digits: int = 2) -> str:
     if isinstance(value, numbers.Integral):
         return f"{int(value):,}"
     if isinstance(value, numbers.Real):
-        number = float(value)
-        if math.isinf(number):
-            return "∞" if number > 0 else "-∞"
-        text = f"{number:,.{digits}f}"
-        return text[1:] if text.startswith("-") and not text.strip("-0.,") else text  # no "-0.00"
+        return fixed(value, digits)
     if isinstance(value, pd.Timestamp):
         return value.isoformat()
     return str(value)
@@ -350,14 +341,9 @@ def _fewest_decimals(values: list[Any], places: int) -> int:
 
 
 def resolution_text(value: Any, places: int) -> str | None:
-    """A non-zero number too small for ``places`` decimals, as the bound it is under ("<0.01", ">-0.01"), so that
-    no cell shows 0.00 for a value that is not 0; None for any other value."""
-    if not _is_number(value) or not math.isfinite(float(value)) or float(value) == 0:
-        return None
-    step = 10.0 ** -places
-    if abs(float(value)) >= step / 2:
-        return None
-    return f"<{step:.{places}f}" if float(value) > 0 else f">-{step:.{places}f}"
+    """A non-zero number too small for ``places`` decimals as the bound it is under ("<0.01"), so that no cell shows
+    0.00 for a value that is not 0 (:func:`multigpu.common.numtext.below_resolution`); None for any other value."""
+    return below_resolution(value, places) if _is_number(value) else None
 
 
 def _column_texts(name: str, values: list[Any], digits: int | Mapping[str, int], estimate: bool,
@@ -374,7 +360,7 @@ def _column_texts(name: str, values: list[Any], digits: int | Mapping[str, int],
     if estimate:
         texts = [estimate_text(v) for v in values]
     elif _is_year(name):
-        texts = [t if _missing(v) or not _is_number(v) else str(int(v)) for t, v in zip(texts, values)]
+        texts = [t if _missing(v) or not _is_number(v) else year_text(v) for t, v in zip(texts, values)]
     elif not given and _whole(values):
         texts = [cell_text(v, 0) for v in values]
     if translate is not None:
@@ -387,7 +373,7 @@ def _years_by_unit(frame: pd.DataFrame, values: list[Any], texts: list[str]) -> 
     """A number whose row's ``unit`` is ``year`` (a claim's value, say) shown bare, 2016 and not 2,016."""
     if "unit" not in frame.columns:
         return texts
-    return [str(int(v)) if unit == "year" and _is_number(v) and math.isfinite(float(v)) else t
+    return [year_text(v) if unit == "year" and _is_number(v) and math.isfinite(float(v)) else t
             for t, v, unit in zip(texts, values, frame["unit"])]
 
 

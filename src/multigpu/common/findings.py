@@ -5,8 +5,10 @@ extract it and translate it; its id is the English text), and the values its ``{
 
 - :class:`Number`: a number and the format spec it is shown with (the same in every language);
 - an ``int`` or ``float``: formatted by the spec its field has in the message (``{pct:.0f}``);
-- whichever spec shows a number, a non-zero one that a fixed-point spec would print as zero (0.0 ms for 0.03 ms)
-  is shown to two significant figures instead (:func:`number_text`): no sentence says 0 of what is not 0;
+- whichever spec shows a number, it is shown by :func:`multigpu.common.numtext.number_text`: a non-zero one that a
+  fixed-point spec would print as zero (0.0 ms for 0.03 ms) to two significant figures instead, so that no sentence
+  says 0 of what is not 0, and the spec ``sig3`` (:data:`~multigpu.common.numtext.ESTIMATE`) to three significant
+  figures, for a model estimate;
 - a ``str``: data (an id, a name, a year), shown as it is in every language;
 - :class:`Numbers`: several numbers shown as one comma-separated list (the same in every language);
 - :class:`Word`: a word of a fixed vocabulary (a pricing type, a kind of workload), translated like a message;
@@ -21,24 +23,11 @@ that needs a number reads it from :meth:`Finding.value`, never from the sentence
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Union
 
-#: A fixed-point format spec (``.1f``, ``,.2f``): the one kind that can print a non-zero number as zero.
-_FIXED = re.compile(r"^[,_]?\.\d+f$")
-
-
-def number_text(value: float, spec: str) -> str:
-    """``format(value, spec)``, except that a non-zero finite number a fixed-point spec prints as zero ("0.0",
-    "-0") is shown to two significant figures ("0.031"), so that no text says 0 of a number that is not 0."""
-    text = format(value, spec)
-    if value and math.isfinite(value) and _FIXED.match(spec) and not text.strip("-+0.,"):
-        return format(value, ".2g")
-    return text
-
+from multigpu.common.numtext import number_text
 
 class _Shown(float):
     """A float a message's own spec formats (``{ms:.1f}``) by :func:`number_text`."""
