@@ -17,6 +17,7 @@ from glue_citations import check_cited
 from multigpu.book import ch05_figures as ch05fig
 from multigpu.book import ch05_guide as ch05
 from multigpu.book import glue, lang, plotting, tables
+from multigpu.common.numtext import significant
 from multigpu.evidence import claims, guide
 from multigpu.evidence.claims import Verdict
 from multigpu.evidence.claims import cost as cost_claims
@@ -100,11 +101,11 @@ def test_training_example_sentences_carry_the_pick_and_the_front(runs):
         assert facts["ex_options"] == len(run.ex) == facts["ex_feasible"] + facts["ex_late"] + facts["ex_cannot"]
         assert facts["ex_max_gpus"] == 16 and facts["ex_days"] == ch05.TRAIN_EXAMPLE["deadline_h"] / 24
         top = recommend.best(run.ex)
-        assert f"{top['time_h'] / 24:.1f} days and USD {top['cost_usd']:,.0f}" in facts["ex_best"]
+        assert f"{top['time_h'] / 24:.1f} days and USD {significant(top['cost_usd'])}" in facts["ex_best"]
         assert f"`{top['layout']}`" in facts["ex_best"] and top["gpu"] in facts["ex_best"]
         front = recommend.pareto(run.ex)
         fast = front.sort_values("time_h").iloc[0]
-        assert f"{fast['time_h']:.1f} hours for USD {fast['cost_usd']:,.0f}" in facts["ex_front"]
+        assert f"{fast['time_h']:.1f} hours for USD {significant(fast['cost_usd'])}" in facts["ex_front"]
         assert (("only one sits" in facts["ex_front"]) == (len(front) == 1))
         assert len(front) == 1 or f"{len(front)} sit on the Pareto front" in facts["ex_front"]
         texts.append(facts["ex_best"])
@@ -119,7 +120,7 @@ def test_serving_example_sentence_carries_the_pick(runs):
     for run in runs.values():
         facts = ch05.serving_example_facts(run.sv, run.table)
         top = recommend.best(run.sv)
-        assert (f"USD {top['cost_per_hour_usd']:,.2f} per hour or USD {top['cost_per_million_tokens_usd']:.2f} per "
+        assert (f"USD {top['cost_per_hour_usd']:,.2f} per hour or USD {significant(top['cost_per_million_tokens_usd'])} per "
                 f"million output tokens") in facts["sv_best"]
         assert f"loaded to {top['load_pct']:.0f} %" in facts["sv_best"]
         assert facts["sv_cannot"] == int(run.sv["cost_per_hour_usd"].isna().sum())
@@ -165,8 +166,11 @@ def test_front_text_is_built_from_the_front(runs):
             if front.empty:
                 assert text == "no option runs"
                 continue
-            assert text.startswith(f"{len(front)} option{'s' if len(front) != 1 else ''} on the front, from USD "
-                                   f"{front['cost_usd'].iloc[0]:,.0f} in ")
+            cost = f"USD {significant(front['cost_usd'].iloc[0])} in {front['time_h'].iloc[0] / 24:,.1f} days"
+            if len(front) == 1:  # one option is the cheapest and the fastest: no "from ... to ..." (issue 43)
+                assert text.startswith(f"one option on the front: {cost} (") and " to " not in text
+                continue
+            assert text.startswith(f"{len(front)} options on the front, from {cost} (")
             assert f"{front['time_h'].min():,.1f} hours" in text
     assert ch05.front_text(runs["default"].frames["llama3.1-8b"].iloc[0:0], runs["default"].table) == "no option runs"
 

@@ -18,6 +18,7 @@ import pytest
 
 from multigpu.book import calculator as calc
 from multigpu.common.findings import Number, msg, say
+from multigpu.common.numtext import significant
 from multigpu.evidence import answer
 from multigpu.evidence.cost import VALUE_PAIRS
 from multigpu.market import cost, premium, workloads
@@ -210,12 +211,12 @@ def test_costs_and_verdict_match_the_decision_table_s_rule(chromium, tmp_path, h
     nv, pc, verdict = _expected(hours, workload, pair, float(nvlink), float(pcie))
     assert float(w.value("nvlink-cost")) == pytest.approx(nv, rel=REL)
     assert float(w.value("pcie-cost")) == pytest.approx(pc, rel=REL)
-    assert f"{nv:,.2f} USD" in w.el("nvlink-cost").inner_text()
-    assert f"{pc:,.2f} USD" in w.el("pcie-cost").inner_text()
+    assert f"{significant(nv)} USD" in w.el("nvlink-cost").inner_text()
+    assert f"{significant(pc)} USD" in w.el("pcie-cost").inner_text()
     assert w.value("verdict") == verdict == want
     text = w.el("verdict").inner_text()
-    assert (f"{nv:,.2f} USD" in text and f"{pc:,.2f} USD" in text if want == "close"
-            else f"{abs(nv - pc):,.2f} USD" in text)
+    assert (f"{significant(nv)} USD" in text and f"{significant(pc)} USD" in text if want == "close"
+            else f"{significant(abs(nv - pc))} USD" in text)
     first, second = (calc.SIDE_WORDS["en"][calc.side_word(*(pair.split(" / ")[::k]))] for k in (1, -1))
     assert (first if want == "first" else second if want == "second" else "Too close to call") in text
     row = {s: _hours(hours, workload, pair, s)["gpu_hours"] for s in ("nvlink", "pcie")}
@@ -305,7 +306,7 @@ def test_chinese_widget_and_phone_width(chromium, tmp_path, hours):
     for word in ("价格计算器", "每 GPU 小时价格", "每百万输出 token 成本", "盈亏平衡溢价", "更便宜"):
         assert word in text
     nv, pc, verdict = _expected(hours, SERVE, A100, 12.0, 10.0)
-    assert f"{nv:,.2f} CNY" in w.el("nvlink-cost").inner_text() and w.value("verdict") == verdict
+    assert f"{significant(nv)} CNY" in w.el("nvlink-cost").inner_text() and w.value("verdict") == verdict
     w.el("workload").select_option(PCIE_INFEASIBLE)
     assert "无法运行" in w.el("pcie-cost").inner_text()
     overflow = w.page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")

@@ -50,10 +50,11 @@ def test_no_sentence_shows_zero_for_a_number_that_is_not_zero(value, places):
 
 @given(non_zero, st.integers(min_value=0, max_value=3))
 def test_a_cell_under_its_column_s_resolution_shows_the_bound(value, places):
-    """A table column of fixed decimals shows "<0.01" for 0.004, the number itself at or above half a step."""
+    """A table column of fixed decimals shows "<0.01" for 0.004 (any number its decimals would show as zero), the
+    number itself otherwise."""
     bound = below_resolution(value, places)
     step = 10.0 ** -places
-    if abs(value) < step / 2:
+    if not fixed(value, places).strip("-0.,"):
         assert bound == (f"<{step:.{places}f}" if value > 0 else f">-{step:.{places}f}")
     else:
         assert bound is None and fixed(value, places).strip("-0.,")

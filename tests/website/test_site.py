@@ -547,11 +547,16 @@ def test_the_price_calculator_answers_as_the_model_does(context_at, site_url: st
         page.fill(f"#{widget}-nvlink-price", "2.5")
         nv_cost = float(page.locator(f"#{widget}-nvlink-cost").get_attribute("data-value"))
         pc_cost = float(page.locator(f"#{widget}-pcie-cost").get_attribute("data-value"))
+        shown = [page.locator(f"#{widget}-{name}").text_content() for name in ("nvlink-cost", "nvlink-hours")]
         verdict = page.locator(f"#{widget}-verdict").get_attribute("data-value")
     finally:
         page.close()
     assert nv_cost == pytest.approx(nv * 2.5, rel=1e-5) and pc_cost == pytest.approx(pc * 2.0, rel=1e-5)
+    from multigpu.common.numtext import significant
     from multigpu.evidence import answer
+
+    # estimates as the book's one formatting module shows them: three significant figures, in the script too
+    assert significant(nv_cost) in shown[0] and shown[1] == significant(nv), shown
 
     band = calculator.error_bands()["train"]
     want = answer.verdict(100 * (pc / nv - 1), 100 * (2.5 / 2.0 - 1), band)  # the decision table's rule

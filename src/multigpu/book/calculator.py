@@ -25,6 +25,7 @@ import pandas as pd
 
 from multigpu.book import glue, lang, vocabulary
 from multigpu.comm.calibration import Calibration
+from multigpu.common.numtext import ESTIMATE_FIGURES, significant
 from multigpu.evidence import answer, pcieside
 from multigpu.evidence.cost import EXERCISE_PCIE_USD, VALUE_PAIRS
 from multigpu.market import cost
@@ -231,7 +232,7 @@ def widget_data(hours: pd.DataFrame, currency: str, text: dict[str, str],
     rows = [{"workload": r["workload"], "pair": r["pair"], "side": r["side"], "gpu_hours": _round(r["gpu_hours"]),
              "reason": r["reason"]} for r in hours.to_dict("records")]
     return {"currency": currency, "pairs": _pairs(hours), "workloads": _workloads(hours), "rows": rows,
-            "text": text, "words": words or SIDE_WORDS["en"], "bands": error_bands()}
+            "text": text, "words": words or SIDE_WORDS["en"], "bands": error_bands(), "figures": ESTIMATE_FIGURES}
 
 
 def _json(value: Any) -> str:
@@ -253,9 +254,9 @@ def _num(x: float, digits: int = 2) -> str:
 
 
 def hours_text(x: float) -> str:
-    """GPU-hours as the widget shows them (the script's ``hoursText`` does the same): thousands separators,
-    0 decimals from 100, 2 from 1, else 4."""
-    return f"{x:,.0f}" if x >= 100 else f"{x:,.2f}" if x >= 1 else f"{x:.4f}"
+    """GPU-hours, a model estimate, as the widget shows them (the script's ``sig`` does the same): to
+    :data:`~multigpu.common.numtext.ESTIMATE_FIGURES` significant figures, with separators."""
+    return significant(x)
 
 
 STYLE = """<style>
@@ -389,8 +390,14 @@ SCRIPT = r"""(function (ID) {
     parts[0] = parts[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",");
     return (x < 0 && Number(s) !== 0 ? "-" : "") + parts.join(".");
   }
-  function money(x) { return sub(T.money, {amount: group(x, 2), currency: data.currency}); }
-  function hoursText(x) { return x >= 100 ? group(x, 0) : x >= 1 ? group(x, 2) : group(x, 4); }
+  // a model estimate to data.figures significant figures (numtext.significant): 32723.31 -> "32,700"
+  function sig(x) {
+    if (!isFinite(x) || x === 0) return group(x, 0);
+    var d = data.figures - 1 - Math.floor(Math.log10(Math.abs(x))), r = round(x, d);
+    if (r !== 0 && Math.floor(Math.log10(Math.abs(r))) !== Math.floor(Math.log10(Math.abs(x)))) d -= 1;
+    return group(round(x, d), Math.max(d, 0));
+  }
+  function money(x) { return sub(T.money, {amount: sig(x), currency: data.currency}); }
   // a number as typed: a decimal point, and commas only between thousands ("1,500"); "1,5" is not a number
   function parse(text) {
     var t = String(text).trim();
@@ -423,7 +430,7 @@ SCRIPT = r"""(function (ID) {
       show(cost, sub(T.cannot_run, {reason: row.reason}), "");
       return null;
     }
-    show($(name + "-hours"), hoursText(row.gpu_hours), String(row.gpu_hours));
+    show($(name + "-hours"), sig(row.gpu_hours), String(row.gpu_hours));
     var c = row.gpu_hours * perHour;
     show(cost, isNaN(c) ? "\u2014" : money(c), isNaN(c) ? "" : String(c));
     return c;

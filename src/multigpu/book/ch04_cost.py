@@ -43,6 +43,7 @@ from multigpu.book.money import (  # noqa: F401  (money as the notebook and test
     price_source,
 )
 from multigpu.comm.calibration import Calibration
+from multigpu.common.numtext import ESTIMATE
 from multigpu.compute import models
 from multigpu.evidence import answer, claims, guide
 from multigpu.evidence.claims import cost as cost_claims
@@ -408,10 +409,10 @@ def job_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
 
     def text() -> Facts:
         return {"job_pricing": word(pricing), "offer_8b": name(train["cheapest"]),
-                "offer_70b_serve": name(serve["cheapest"]), "cost_8b": money(train["cost_usd"], table, ",.0f"),
+                "offer_70b_serve": name(serve["cheapest"]), "cost_8b": money(train["cost_usd"], table, ESTIMATE),
                 "time_8b_days": fmt(train["time_h"] / 24, ".0f"),
                 "class_8b": word(train["cheapest_class"]) if isinstance(train["cheapest_class"], str) else fmt(None),
-                "cost_70b_serve": money(serve["cost_usd"], table, ".2f"),
+                "cost_70b_serve": money(serve["cost_usd"], table, ESTIMATE),
                 "class_70b_serve": (word(serve["cheapest_class"]) if isinstance(serve["cheapest_class"], str)
                                     else fmt(None))}
 

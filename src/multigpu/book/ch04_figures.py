@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from multigpu.book import lang, plotting, vocabulary
 from multigpu.book.lang import N_, _
 from multigpu.book.money import currency, in_currency, price_source
+from multigpu.common.numtext import number_text
 from multigpu.compute import models
 from multigpu.market import cost, prices, workloads
 from multigpu.market.prices import PriceTable
@@ -70,7 +71,7 @@ def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None =
                 color=fill, edgecolor="black", linewidth=0.6)
         on_bar = {"facecolor": fill, "edgecolor": "none", "pad": 1.0}  # a solid box: no hatching behind text
         for yv, v in zip(ys, part["break_even_premium_pct"]):
-            text = unbounded if math.isinf(v) else f"{v:.1f} %".replace("-0.0", "0.0")
+            text = unbounded if math.isinf(v) else f"{number_text(v, '.1f')} %"
             ax.annotate(text, (top if math.isinf(v) else max(v, floor), yv), textcoords="offset points",
                         xytext=(-4 if math.isinf(v) else 3, 0), ha="right" if math.isinf(v) else "left",
                         va="center", fontsize=plotting.SMALL_PT,

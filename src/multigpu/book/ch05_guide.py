@@ -35,6 +35,7 @@ from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
 from multigpu.book.money import fx_sentence, money_columns, price
 from multigpu.comm.calibration import Calibration
+from multigpu.common.numtext import ESTIMATE
 from multigpu.compute import models
 from multigpu.evidence import guide
 from multigpu.evidence.claims import Verdict
@@ -295,7 +296,7 @@ def _training_pick(top: Mapping[str, Any] | None, table: PriceTable) -> str:
         return _("no option meets the deadline")
     return _("{n} {instance_word} of {per} {gpu} GPUs ({cls}) with layout `{layout}`: {days:.1f} days and "
              "{cost}, with exposed communication {comm:.0f} % of the step", **_instances(top),
-             layout=top["layout"], days=top["time_h"] / 24, cost=price(top["cost_usd"], table, ",.0f"),
+             layout=top["layout"], days=top["time_h"] / 24, cost=price(top["cost_usd"], table, ESTIMATE),
              comm=top["exposed_comm_pct"])
 
 
@@ -329,7 +330,7 @@ def front_sentence(front: pd.DataFrame, table: PriceTable) -> str:
     if front.empty:
         return _("No option meets the deadline, so there is no front to read.")
     fast, cheap = front.sort_values("time_h", kind="stable").iloc[0], front["cost_usd"].min()
-    values = {"n": len(front), "hours": fast["time_h"], "cost": price(fast["cost_usd"], table, ",.0f"),
+    values = {"n": len(front), "hours": fast["time_h"], "cost": price(fast["cost_usd"], table, ESTIMATE),
               "ratio": fast["cost_usd"] / cheap}
     if len(front) == 1:
         return _("Of the feasible options, only one sits on the Pareto front of cost against time: the cheapest, "
@@ -359,7 +360,7 @@ def _serving_pick(top: Mapping[str, Any] | None, table: PriceTable) -> str:
     return _("{n} {instance_word} of {per} {gpu} GPUs ({cls}), each replica on `{layout}`, for {hour} per "
              "hour or {million} per million output tokens; the instances are loaded to {load:.0f} %",
              **_instances(top), layout=top["layout"], hour=price(top["cost_per_hour_usd"], table, ",.2f"),
-             million=price(top["cost_per_million_tokens_usd"], table, ".2f"), load=top["load_pct"])
+             million=price(top["cost_per_million_tokens_usd"], table, ESTIMATE), load=top["load_pct"])
 
 
 def serving_example_facts(sv: pd.DataFrame, table: PriceTable) -> Facts:
@@ -425,15 +426,19 @@ def guide_facts(decided: pd.DataFrame, pricing: str) -> Facts:
 def front_text(front: pd.DataFrame, table: PriceTable) -> str:
     """A Pareto front (:func:`multigpu.market.recommend.pareto` of guide options) in one Markdown phrase in the
     current language: its size, its cheapest option (USD per job, days, class, GPUs), its fastest (hours, times
-    the cheapest cost, class, GPUs) and the classes on it."""
+    the cheapest cost, class, GPUs) and the classes on it; a front of one option, that option alone."""
     if front.empty:
         return _("no option runs")
     cheap, quick = front.iloc[0], front.sort_values("time_h", kind="stable").iloc[0]
+    if len(front) == 1:  # the cheapest is the fastest: nothing runs "from" it "to" anything
+        return _("one option on the front: {cost} in {days:,.1f} days ({cls}, {gpus} GPUs)",
+                 cost=price(cheap["cost_usd"], table, ESTIMATE), days=cheap["time_h"] / 24,
+                 cls=word(cheap["guide_class"]), gpus=int(cheap["gpus"]))
     classes = sorted(set(front["guide_class"]))
     return _("{n} {option_word} on the front, from {cost} in {days:,.1f} days ({cls}, {gpus} GPUs) to "
              "{hours:,.1f} hours for {ratio:.1f} times the cost ({quick_cls}, {quick_gpus} GPUs); classes on the "
              "front: {classes}", n=len(front), option_word=count_word(len(front), "option"),
-             cost=price(cheap["cost_usd"], table, ",.0f"), days=cheap["time_h"] / 24,
+             cost=price(cheap["cost_usd"], table, ESTIMATE), days=cheap["time_h"] / 24,
              cls=word(cheap["guide_class"]),
              gpus=int(cheap["gpus"]), hours=quick["time_h"], ratio=quick["cost_usd"] / cheap["cost_usd"],
              quick_cls=word(quick["guide_class"]), quick_gpus=int(quick["gpus"]),
@@ -569,7 +574,7 @@ def _deadline_answer(ex: pd.DataFrame, tight: pd.DataFrame, tight_h: float, tabl
     same = (tight_top["offer"], tight_top["instances"]) == (loose_top["offer"], loose_top["instances"])
     missed = int(((ex["time_h"] > tight_h) & ex["feasible"]).sum())
     values = dict(**_instances(tight_top), layout=tight_top["layout"], days=tight_top["time_h"] / 24,
-                  cost=price(tight_top["cost_usd"], table, ",.0f"), old=ex.attrs["deadline_h"] / 24)
+                  cost=price(tight_top["cost_usd"], table, ESTIMATE), old=ex.attrs["deadline_h"] / 24)
     if same:  # the deadline does not bind: no ratio of a cost to itself
         first = _("The cheapest option is still {n} x {per} {gpu} ({cls}, `{layout}`): {days:.1f} days for "
                   "{cost}, the {old:.0f}-day pick, which already met the tighter deadline. ", **values)

@@ -77,9 +77,9 @@ def below_resolution(value: float, places: int) -> str | None:
     number = float(value)
     if not math.isfinite(number) or number == 0:
         return None
-    step = 10.0 ** -places
-    if abs(number) >= step / 2:
+    if fixed(number, places).strip("-0.,"):  # shown as a number that is not zero (0.5 rounds to 0 at no decimals)
         return None
+    step = 10.0 ** -places
     return f"<{step:.{places}f}" if number > 0 else f">-{step:.{places}f}"
 
 
