@@ -484,8 +484,12 @@ DECLARED_RATE = re.compile(r"1 USD = (\d+(?:\.\d+)?) CNY")
 
 
 def _rounding(number: str) -> float:
-    """Half the last printed digit of a number: the most its rounding can have moved it."""
-    return 10.0 ** -len(number.partition(".")[2]) / 2
+    """Half the last printed digit of a number: the most its rounding can have moved it. A whole number's trailing
+    zeros may be rounded away (an estimate to three significant figures prints 10,300 for 10,284)."""
+    whole, _, decimals = number.replace(",", "").partition(".")
+    if decimals:
+        return 10.0 ** -len(decimals) / 2
+    return 10.0 ** (len(whole) - len(whole.rstrip("0"))) / 2 if whole.strip("0") else 0.5
 
 
 def declared_conversions(text: str) -> set[str]:
