@@ -17,6 +17,7 @@ values are row counts; ``_ref`` values and ``small_systems`` are text. Nothing h
 
 from __future__ import annotations
 
+import functools
 import math
 
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from multigpu.evidence import (
     bottlenecks,
     decodefit,
     deployment,
+    intervals,
     pcieside,
     fitquality,
     runs,
@@ -85,11 +87,14 @@ TABLE_HEADERS = (
     N_("Vendor (GB/s)"), N_("Difference (%)"),
     # the PCIe side, apart
     N_("Side"), N_("Effect"), N_("Pairs"),
+    # how sure: intervals for collectives
+    N_("Family"), N_("Calibration points"), N_("Time from (%)"), N_("Time to (%)"), N_("Inside"), N_("Expected inside"), N_("Inside (%)"),
+    N_("Inside by sweep (%)"), N_("Half width (%)"), N_("Goal half width (%)"), N_("Interval score"),
 )
 
 #: The tables' columns whose cells are words of a fixed vocabulary (:data:`CELL_WORDS`), translated in the
 #: Chinese edition; the other cells are data (ids, names, benchmarks, layouts), as they are.
-LABEL_COLUMNS = ("split", "size_class", "set", "kind", "side", "effect", "compared", "metric", "regime", "unit", "what", "check",
+LABEL_COLUMNS = ("split", "size_class", "family", "set", "kind", "side", "effect", "compared", "metric", "regime", "unit", "what", "check",
                  "known_miss", "source", "note", "fit_status")
 
 #: The words of :data:`LABEL_COLUMNS` as the evidence layer writes them, as messages ("no" is the shared
@@ -101,6 +106,8 @@ CELL_WORDS = (
     N_("throughput"), N_("ttft"), N_("tpot"), N_("serving"),
     # the sides of a verdict (multigpu.evidence.pcieside, named by PCIE_SIDES)
     N_("NVSwitch side"), N_("PCIe, bridged or mesh side"), N_("wiring"), N_("market"),
+    # the regime families of the intervals (multigpu.evidence.intervals.FAMILIES)
+    N_("within a node"), N_("across nodes"),
     # what a fit's data say of a constant (multigpu.comm.calibration.FIT_STATUSES)
     N_("determined"), N_("loose"), N_("at bound"),
     # units (calibration constants, serving metrics, comparisons)
@@ -525,6 +532,53 @@ def pcie_pairs_table(paired: pd.DataFrame) -> pd.DataFrame:
     return table.astype({"pairs": int}).round(1)
 
 
+def _half_width_pct(half_log_width: float) -> float:
+    """A half log-width as the percentage a reader reads: 0.10 is +10.5 % (exp(0.10) - 1)."""
+    return 100 * math.expm1(half_log_width)
+
+
+def interval_table(coverage: pd.DataFrame) -> pd.DataFrame:
+    """:func:`multigpu.evidence.intervals.coverage` for print, by size class and family: the calibration points,
+    the interval of a measured time around the predicted one (% from and to), the held-out points, how many fall inside and how many a calibrated interval puts inside (two-sided 95 %
+    binomial region), the share inside by point and by sweep (%), the interval's half width and the goal for it
+    (% = exp(half log-width) - 1) and the mean interval score (log units)."""
+    out = pd.DataFrame({
+        "size_class": coverage["size"], "family": coverage["family"],
+        "calibration_points": coverage["calibration_points"], "time_from_pct": 100 * (coverage["low"] - 1),
+        "time_to_pct": 100 * (coverage["high"] - 1), "points": coverage["points"],
+        "inside": coverage["inside"],
+        "expected_inside": [f"{a}–{b}" for a, b in zip(coverage["acceptance_low"], coverage["acceptance_high"])],
+        "inside_pct": 100 * coverage["share_points"], "sweeps": coverage["sweeps"],
+        "inside_by_sweep_pct": 100 * coverage["share_by_sweep"],
+        "half_width_pct": coverage["half_log_width"].map(_half_width_pct),
+        "goal_half_width_pct": coverage["goal"].map(_half_width_pct), "interval_score": coverage["winkler"]})
+    return out.set_index(["size_class", "family"]).round({"time_from_pct": 0, "time_to_pct": 0,
+                                                          "inside_pct": 0, "inside_by_sweep_pct": 0,
+                                                          "half_width_pct": 0, "goal_half_width_pct": 0,
+                                                          "interval_score": 2})
+
+
+def interval_facts(coverage: pd.DataFrame) -> Facts:
+    """The intervals' figures: ``iv_level`` and ``iv_folds``; ``iv_regimes`` (4), ``iv_calibrated`` (regimes whose
+    held-out count lies in its binomial region), ``iv_sharp`` (regimes as sharp as their goal) and
+    ``iv_<size>_<family>`` (half width, %; family ``node`` or ``nodes``), ``iv_goal_<size>_<family>`` (its goal,
+    %) and ``iv_share_<size>_<family>`` (held-out points inside, %), and ``iv_sharp_text``, the regimes that meet
+    their goal, in words."""
+    calibrated = coverage[(coverage["inside"] >= coverage["acceptance_low"])
+                          & (coverage["inside"] <= coverage["acceptance_high"])]
+    sharp = coverage[coverage["half_log_width"] <= coverage["goal"]]
+    out: dict[str, object] = {"iv_level": 100 * intervals.LEVEL, "iv_folds": intervals.FOLDS,
+                              "iv_regimes": len(coverage), "iv_calibrated": len(calibrated), "iv_sharp": len(sharp)}
+    for row in coverage.itertuples():
+        name = f"{row.size}_{'node' if row.family == 'within a node' else 'nodes'}"
+        out[f"iv_{name}"] = _half_width_pct(row.half_log_width)
+        out[f"iv_goal_{name}"] = _half_width_pct(row.goal)
+        out[f"iv_share_{name}"] = 100 * row.share_points
+    names = [_("{size} messages {family}", size=_(r.size), family=_(r.family)) for r in sharp.itertuples()]
+    out["iv_sharp_text"] = _(" and ").join(names) if names else _("none of them")
+    return _values(out)
+
+
 def pcie_side_facts(held: pd.DataFrame, open_points: pd.DataFrame) -> Facts:
     """The PCIe side's figures: ``ps_<kind>_<side>`` (median |error|, %, NaN without a point) and
     ``ps_<kind>_<side>_n`` for every kind and side of the held-out points ``held``; of the pairs of the open
@@ -752,4 +806,5 @@ def facts(cal: Calibration | None = None) -> Facts:
             **_in_both(lambda: scale_facts(sweepchecks.scale_points(comparison))),
             **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
             **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal)),
-            **pcie_side_facts(pcieside.comparisons(("holdout",), cal), pcieside.comparisons(("fit", "holdout"), cal))}
+            **pcie_side_facts(pcieside.comparisons(("holdout",), cal), pcieside.comparisons(("fit", "holdout"), cal)),
+            **_in_both(functools.partial(interval_facts, intervals.coverage()))}

@@ -50,6 +50,14 @@ def fraction(text: str) -> float:
     return value
 
 
+def level(text: str) -> float:
+    """An interval's level: a number in (0, 1), such as 0.9."""
+    value = _number(text, float)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not in (0, 1); expected an interval's level such as 0.9")
+    return value
+
+
 count = at_least(1)  #: a whole number >= 1 (GPUs, degrees, tokens, batches)
 nonnegative_count = at_least(0)  #: a whole number >= 0 (--top 0: all)
 

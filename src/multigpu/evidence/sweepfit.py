@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,12 +77,13 @@ class FitData:
     times_us: tuple[np.ndarray, ...]
 
 
-def fit_data() -> FitData:
-    """Every modelled point of the ``fit`` sweeps, its time measured or derived from its busbw."""
+def fit_data(accept: Callable[[sweeps.Sweep], bool] | None = None) -> FitData:
+    """Every modelled point of the ``fit`` sweeps (those ``accept`` takes, if given), its time measured or
+    derived from its busbw."""
     data = sweeps.points()
     chosen, sizes, times = [], [], []
     for sweep in sweeps.sweeps():
-        if sweep.split != "fit" or sweep.reason:
+        if sweep.split != "fit" or sweep.reason or (accept is not None and not accept(sweep)):
             continue
         part = data[data["sweep"] == sweep.sweep]
         time = sweeps.measured_times_us(sweep, part)
@@ -131,15 +133,16 @@ class SweepFit:
         return {ident: e.value for ident, e in self.estimates.items()}
 
 
-def fit_result(cal: Calibration | None = None) -> SweepFit:
+def fit_result(cal: Calibration | None = None, data: FitData | None = None) -> SweepFit:
     """The :data:`FITTED` constants fitted on the fit sweeps, the others held at ``cal``'s (default: shipped),
     with their standard errors and bounds (:mod:`multigpu.evidence.fitquality`).
 
     The fit starts from fixed points, the starting values of :data:`FITTED` and ``cal``'s own values, keeps the
     lower loss (from one start alone it can stop in a local minimum: with six more sweeps, the NVL72 NVLS
     efficiency stopped at 0.35, low enough that ring wins and the constant no longer matters), and stops at the
-    stated tolerances :data:`~multigpu.evidence.fitquality.SOLVER_TOL`."""
-    base, data = calibration.resolve(cal), fit_data()
+    stated tolerances :data:`~multigpu.evidence.fitquality.SOLVER_TOL`. ``data`` (default: every fit sweep,
+    :func:`fit_data`) fits on a subset instead, as the intervals' cross-validation does."""
+    base, data = calibration.resolve(cal), fit_data() if data is None else data
     bounds = _bounds()
     starts = [np.array([_coordinates(p, p.start) for p in FITTED]),
               np.clip([_coordinates(p, max(base.value(*p.ident), p.low)) for p in FITTED], *bounds)]

@@ -2,7 +2,9 @@
 
 Prints one object: op, system, gpus, nodes, bytes, algorithm, protocol,
 time_us, algbw_GBps, busbw_GBps (nccl-tests conventions, GB = 1e9 bytes),
-bottleneck (the link that limits it) and note.
+bottleneck (the link that limits it) and note. With ``--interval P``, also the prediction interval at level P of
+each of the three (``time_us_lo``, ``time_us_hi``, ``algbw_GBps_lo`` ...), the level
+(``interval_level``) and the regime it comes from (``interval_regime``): :mod:`multigpu.evidence.intervals`.
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--latency-factor", type=types.positive, default=1.0, metavar="X",
                         help="multiply every latency of the model by X: your deployment's, as `validate "
                              "--fit-latency` fits it to your nccl-tests log (default 1: as shipped)")
+    parser.add_argument("--interval", type=types.level, metavar="P",
+                        help="also give the prediction interval at level P (0.9: 9 measurements in 10 on an unseen "
+                             "cluster fall inside): time_us_lo, time_us_hi, algbw_GBps_lo, algbw_GBps_hi, "
+                             "busbw_GBps_lo, busbw_GBps_hi, interval_level and "
+                             "interval_regime; the validation appendix says how often they hold")
     parser.set_defaults(handler=_collective)
 
 
@@ -56,5 +63,22 @@ def _collective(args: argparse.Namespace) -> dict:
         from multigpu.evidence import deployment# scipy and pandas only when asked
 
         cal = deployment.scaled(args.latency_factor)
-    return collectives.collective(args.op, args.system, args.gpus, nbytes, nodes=args.nodes,
-                                  algorithm=args.algorithm, cal=cal, nvls=args.nvls).to_dict()
+    out = collectives.collective(args.op, args.system, args.gpus, nbytes, nodes=args.nodes,
+                                 algorithm=args.algorithm, cal=cal, nvls=args.nvls).to_dict()
+    return out if args.interval is None else {**out, **_interval(out, nbytes, args.nodes, args.interval)}
+
+
+def _interval(out: dict, nbytes: float, nodes: int, level: float) -> dict:
+    """The prediction interval's fields for ``out`` (see the module doc)."""
+    from multigpu.evidence import intervals  # scipy and pandas only when asked
+
+    try:
+        band = intervals.band(intervals.regime(nbytes, nodes), level)
+    except ValueError as exc:
+        raise InputError(f"--interval {level:g}: {exc}") from None
+    fields = {}
+    for name, (lo, hi) in (("time_us", band.time_us(out["time_us"])), ("algbw_GBps", band.busbw(out["algbw_GBps"])),
+                           ("busbw_GBps", band.busbw(out["busbw_GBps"]))):
+        fields[f"{name}_lo"], fields[f"{name}_hi"] = lo, hi
+    return {**fields, "interval_level": level,
+            "interval_regime": f"{band.regime.size} messages {band.regime.family}"}

@@ -1,0 +1,283 @@
+"""How sure: prediction intervals for the collective model, by regime, from residuals of sweeps no fit saw.
+
+**Regimes** (fixed, with the method below, before any held-out coverage was computed):
+
+- size: ``large`` at or above :data:`~multigpu.evidence.sweeps.LARGE_BYTES` (64 MiB per GPU, bandwidth-bound), and
+  ``small`` below it, as the validation appendix splits the sweeps;
+- family: ``within a node`` (one node) or ``across nodes``.
+
+**Calibration residuals.** The ``fit`` sweeps are dealt into :data:`FOLDS` folds by their source (a hash of the
+source's address, so that the sweeps of one deployment stay together). For each fold, the constants of
+:data:`~multigpu.evidence.sweepfit.FITTED` are refitted on the other folds alone, and the fold's points are
+predicted with them: each residual, log(measured / predicted time), comes from a deployment the fit did not see,
+which is what a reader's own cluster is to the model. ``data/interval_residuals.csv`` stores them
+(``python -m multigpu.evidence.intervals write`` recomputes them; about two minutes), with a digest of the data
+and calibration they came from.
+
+**Intervals** are split-conformal, per regime, in log space and with equal tails: at level L the time interval of
+a prediction p is [p exp(r_lo), p exp(r_hi)], where r_lo and r_hi are the regime's residuals of rank
+floor((n + 1)(1 - L)/2) and ceil((n + 1)(1 + L)/2) among its n sorted residuals. A level is given only where
+both ranks fall among the n, that is where n is at least 2 / (1 - L) - 1 (:func:`least_points`): 19 points for
+90 %, 199 for 99 %. A bus bandwidth interval is the time interval turned over (busbw is bytes over time).
+
+**Coverage** is scored on the ``holdout`` sweeps with the shipped calibration (:func:`coverage`): by point, and by
+sweep (each sweep counts once, by the share of its points inside), with the median half log-width, log(hi/lo)/2,
+and the mean interval (Winkler) score in log units.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from multigpu.comm import calibration
+from multigpu.evidence import sweepfit, sweeps
+
+#: The calibration residuals (:func:`write`).
+RESIDUALS_CSV = sweeps.DATA_DIR / "interval_residuals.csv"
+#: The files the residuals are computed from; their digest is stored with them (:func:`inputs_digest`).
+INPUTS = (sweeps.INDEX_CSV, sweeps.POINTS_CSV, calibration.CALIBRATION_CSV)
+FOLDS = 5
+#: The default level of an interval.
+LEVEL = 0.90
+SIZES = ("large", "small")
+FAMILIES = ("within a node", "across nodes")
+#: The project's goal for each regime's sharpness: the most its 90 % interval's half log-width, log(hi/lo)/2, may
+#: be (0.10 is about ±10 %).
+SHARPNESS_GOALS = {("large", "within a node"): 0.10, ("large", "across nodes"): 0.30,
+                   ("small", "within a node"): 0.45, ("small", "across nodes"): 0.45}
+
+
+@dataclass(frozen=True)
+class Regime:
+    """Where a collective prediction falls: its size class and whether it crosses nodes."""
+
+    size: str
+    family: str
+
+
+def regime(nbytes: float, nodes: int) -> Regime:
+    """The regime of a collective of ``nbytes`` per GPU on ``nodes`` nodes."""
+    return Regime("large" if nbytes >= sweeps.LARGE_BYTES else "small", "within a node" if nodes <= 1 else
+                  "across nodes")
+
+
+def fold_of(sweep: sweeps.Sweep) -> int:
+    """The cross-validation fold of a sweep: a hash of its source's address (the first word of ``source``)."""
+    address = (sweep.source or sweep.sweep).split()[0]
+    return int(hashlib.sha256(address.encode("utf-8")).hexdigest(), 16) % FOLDS
+
+
+def inputs_digest() -> str:
+    """sha256 (12 hex digits) of the files the residuals come from (:data:`INPUTS`), in order."""
+    digest = hashlib.sha256()
+    for path in INPUTS:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+# ---------------------------------------------------------------- calibration residuals
+
+
+def _points(data: sweepfit.FitData, cal) -> list[dict]:
+    rows = []
+    for sweep, sizes, times in zip(data.sweeps, data.sizes, data.times_us):
+        predicted = sweeps.predict(sweep, sizes, cal)
+        for nbytes, measured, model in zip(sizes, times, predicted):
+            where = regime(nbytes, sweep.nodes)
+            rows.append({"sweep": sweep.sweep, "bytes": int(nbytes), "size": where.size, "family": where.family,
+                         "fold": fold_of(sweep), "log_ratio": float(np.log(measured / model))})
+    return rows
+
+
+def cross_validated(progress: bool = False) -> pd.DataFrame:
+    """The calibration residuals: every point of the fit sweeps, predicted by constants refitted without its fold
+    (see the module doc). Columns ``sweep, bytes, size, family, fold, log_ratio`` = log(measured / predicted
+    time)."""
+    base = calibration.resolve(None)
+    rows = []
+    for fold in range(FOLDS):
+        if progress:
+            print(f"intervals: fold {fold + 1} of {FOLDS}", file=sys.stderr)
+        refit = sweepfit.fit_result(base, sweepfit.fit_data(lambda s: fold_of(s) != fold))
+        held = sweepfit.fit_data(lambda s: fold_of(s) == fold)
+        rows += _points(held, base.replace(refit.values, note=f"fold {fold} left out"))
+    return pd.DataFrame(rows).sort_values(["sweep", "bytes"], kind="stable").reset_index(drop=True)
+
+
+def write(path: Path = RESIDUALS_CSV) -> pd.DataFrame:
+    """Recompute the calibration residuals (:func:`cross_validated`) and store them, with the inputs' digest."""
+    frame = cross_validated(progress=True)
+    out = io.StringIO()
+    out.write(f"# cross-validated residuals of the collective model; inputs sha256 {inputs_digest()}; "
+              "python -m multigpu.evidence.intervals write\n")
+    frame.assign(log_ratio=frame["log_ratio"].round(6)).to_csv(out, index=False, lineterminator="\n",
+                                                                quoting=csv.QUOTE_MINIMAL)
+    path.write_text(out.getvalue(), encoding="utf-8")
+    return frame
+
+
+def stored_digest(path: Path = RESIDUALS_CSV) -> str:
+    """The inputs' digest the stored residuals were computed from (their first line)."""
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    return first.split("inputs sha256 ")[1].split(";")[0]
+
+
+def residuals(path: Path = RESIDUALS_CSV) -> pd.DataFrame:
+    """The stored calibration residuals (:func:`write`)."""
+    return pd.read_csv(path, comment="#")
+
+
+# ---------------------------------------------------------------- intervals
+
+
+@dataclass(frozen=True)
+class Band:
+    """A regime's interval at one level, as factors on the predicted time: [time x low, time x high]."""
+
+    regime: Regime
+    level: float
+    points: int  #: calibration points it rests on
+    low: float  #: exp(r_lo)
+    high: float  #: exp(r_hi)
+
+    def time_us(self, predicted_us: float) -> tuple[float, float]:
+        """The interval of a predicted time (us)."""
+        return predicted_us * self.low, predicted_us * self.high
+
+    def busbw(self, predicted_GBps: float) -> tuple[float, float]:
+        """The interval of a predicted bus bandwidth (GB/s): the time interval turned over."""
+        return predicted_GBps / self.high, predicted_GBps / self.low
+
+    @property
+    def half_log_width(self) -> float:
+        """log(high / low) / 2: 0.10 is about ±10 %."""
+        return math.log(self.high / self.low) / 2
+
+
+def _ranks(n: int, level: float) -> tuple[int, int]:
+    """The 1-based ranks of the lower and upper conformal quantiles among n residuals (see the module doc)."""
+    lower, upper = (n + 1) * (1 - level) / 2, (n + 1) * (1 + level) / 2
+    return math.floor(lower + 1e-9), math.ceil(upper - 1e-9)  # 20 x (1 - 0.9) / 2 is 0.999...9 in floats
+
+
+def least_points(level: float) -> int:
+    """The fewest calibration points that give an interval at ``level`` bounded on both sides: 19 at 90 %."""
+    return math.ceil(2 / (1 - level) - 1 - 1e-9)
+
+
+def band(where: Regime, level: float = LEVEL, calibration_residuals: pd.DataFrame | None = None) -> Band:
+    """The interval of a regime at ``level`` (0 < level < 1). Raises ValueError where the regime has fewer
+    calibration points than the level needs (:func:`least_points`)."""
+    if not 0 < level < 1:
+        raise ValueError(f"an interval's level is between 0 and 1, not {level}")
+    data = residuals() if calibration_residuals is None else calibration_residuals
+    values = np.sort(data[(data["size"] == where.size) & (data["family"] == where.family)]["log_ratio"].to_numpy())
+    n = len(values)
+    lo, hi = _ranks(n, level)
+    if lo < 1 or hi > n:
+        raise ValueError(f"a {100 * level:g} % interval needs {least_points(level)} calibration points; "
+                         f"{where.size} messages {where.family} have {n}")
+    return Band(where, level, n, float(np.exp(values[lo - 1])), float(np.exp(values[hi - 1])))
+
+
+def bands(level: float = LEVEL) -> pd.DataFrame:
+    """Every regime's :func:`band` at ``level``: ``size, family, points, low, high, half_log_width``."""
+    data = residuals()
+    rows = []
+    for size in SIZES:
+        for family in FAMILIES:
+            b = band(Regime(size, family), level, data)
+            rows.append({"size": size, "family": family, "points": b.points, "low": b.low, "high": b.high,
+                         "half_log_width": b.half_log_width})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- coverage on held-out sweeps
+
+
+def held_out(split: str = "holdout") -> pd.DataFrame:
+    """Every point of the ``split`` sweeps with the shipped model's prediction: ``sweep, source, bytes, size,
+    family, log_ratio`` = log(measured / predicted time)."""
+    if split not in sweeps.OPEN_SPLITS:
+        raise ValueError(f"coverage is scored on the open splits {sweeps.OPEN_SPLITS}; the sealed ones are opened "
+                         "once, by name, at the end")
+    cal, data, rows = calibration.resolve(None), sweeps.points(), []
+    for sweep in sweeps.sweeps():
+        if sweep.split != split or sweep.reason:
+            continue
+        part = data[data["sweep"] == sweep.sweep]
+        measured = sweeps.measured_times_us(sweep, part)
+        predicted = sweeps.predict(sweep, part["bytes"].to_numpy(dtype=float), cal)
+        for nbytes, m, p in zip(part["bytes"], measured, predicted):
+            if not np.isfinite(m):
+                continue
+            where = regime(nbytes, sweep.nodes)
+            rows.append({"sweep": sweep.sweep, "source": sweep.source, "bytes": int(nbytes), "size": where.size,
+                         "family": where.family, "log_ratio": float(np.log(m / p))})
+    return pd.DataFrame(rows)
+
+
+def winkler(log_ratio: np.ndarray, lo: float, hi: float, level: float) -> np.ndarray:
+    """The interval score of each residual against [lo, hi] (log units): the width, plus 2 / (1 - level) times
+    how far a residual falls outside."""
+    alpha = 1 - level
+    return (hi - lo) + (2 / alpha) * (np.maximum(lo - log_ratio, 0) + np.maximum(log_ratio - hi, 0))
+
+
+def acceptance(n: int, level: float = LEVEL, confidence: float = 0.95) -> tuple[int, int]:
+    """The two-sided ``confidence`` acceptance region of the count of n points inside an interval of ``level``
+    (binomial): (19, 25) for n = 25 at 90 %."""
+    tail = (1 - confidence) / 2
+    return int(stats.binom.ppf(tail, n, level)), int(stats.binom.isf(tail, n, level))
+
+
+def coverage(level: float = LEVEL, split: str = "holdout") -> pd.DataFrame:
+    """How often the ``split`` points fall inside their regime's interval at ``level``, by regime: ``size,
+    family, calibration_points, low, high`` (the band's factors on the predicted time), ``points, inside, share_points, acceptance_low, acceptance_high, sweeps,
+    share_by_sweep, sweep_acceptance_low, sweep_acceptance_high, half_log_width, goal`` (:data:`SHARPNESS_GOALS`)
+    and ``winkler`` (mean interval score, log units)."""
+    calib, points, rows = residuals(), held_out(split), []
+    for size in SIZES:
+        for family in FAMILIES:
+            part = points[(points["size"] == size) & (points["family"] == family)]
+            if part.empty:
+                continue
+            b = band(Regime(size, family), level, calib)
+            lo, hi = math.log(b.low), math.log(b.high)
+            inside = (part["log_ratio"] >= lo) & (part["log_ratio"] <= hi)
+            by_sweep = inside.groupby(part["sweep"]).mean()
+            a_lo, a_hi = acceptance(len(part), level)
+            s_lo, s_hi = acceptance(len(by_sweep), level)
+            rows.append({"size": size, "family": family, "calibration_points": b.points, "low": b.low,
+                         "high": b.high, "points": len(part),
+                         "inside": int(inside.sum()),
+                         "share_points": float(inside.mean()), "acceptance_low": a_lo, "acceptance_high": a_hi,
+                         "sweeps": len(by_sweep), "share_by_sweep": float(by_sweep.mean()),
+                         "sweep_acceptance_low": s_lo, "sweep_acceptance_high": s_hi,
+                         "half_log_width": b.half_log_width, "goal": SHARPNESS_GOALS[(size, family)],
+                         "winkler": float(winkler(part["log_ratio"].to_numpy(), lo, hi, level).mean())})
+    return pd.DataFrame(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args != ["write"]:
+        print("usage: python -m multigpu.evidence.intervals write", file=sys.stderr)
+        return 2
+    frame = write()
+    print(f"intervals: {len(frame)} residuals written to data/{RESIDUALS_CSV.name}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,141 @@
+"""Prediction intervals for collectives (issue 44): from residuals of deployments the fit did not see, and held-out
+coverage within binomial limits."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from multigpu.evidence import intervals, sweeps
+from multigpu.evidence.intervals import Regime
+
+
+def test_the_stored_residuals_come_from_today_s_data_and_calibration():
+    """``data/interval_residuals.csv`` was computed from the sweeps and calibration as they are now (else: run
+    ``python -m multigpu.evidence.intervals write``), and holds one residual per fit point, none of another split."""
+    assert intervals.stored_digest() == intervals.inputs_digest(), "run: python -m multigpu.evidence.intervals write"
+    stored = intervals.residuals()
+    fit = {s.sweep for s in sweeps.sweeps() if s.split == "fit" and not s.reason}
+    assert set(stored["sweep"]) == fit
+    assert not stored.duplicated(["sweep", "bytes"]).any()
+    assert set(stored["fold"]) == set(range(intervals.FOLDS))
+
+
+def test_the_folds_keep_a_source_together():
+    """A deployment's sweeps are in one fold, so a residual says how the model transfers to an unseen one."""
+    by_address = {}
+    for sweep in sweeps.sweeps():
+        by_address.setdefault(sweep.source.split()[0], set()).add(intervals.fold_of(sweep))
+    assert all(len(folds) == 1 for folds in by_address.values())
+
+
+@pytest.mark.parametrize("n, region", [(25, (19, 25)), (100, (84, 95)), (10, (7, 10))])
+def test_the_acceptance_region_is_binomial(n, region):
+    """The issue's example: 19 to 25 of 25 points at 90 %; the others from the binomial distribution."""
+    assert intervals.acceptance(n) == region
+
+
+def test_held_out_coverage_by_sweep_is_within_binomial_limits():
+    """At 90 %, counted by sweep (each sweep once, by the share of its points inside: the points of one sweep are
+    not independent), each regime's held-out sweeps fall inside their intervals as often as a calibrated
+    interval's would (two-sided 95 % binomial region for the number of sweeps)."""
+    table = intervals.coverage()
+    assert len(table) == 4 and (table["sweeps"] >= 5).all()
+    for row in table.itertuples():
+        assert row.sweep_acceptance_low <= row.share_by_sweep * row.sweeps <= row.sweep_acceptance_high, row
+
+
+#: The first look at held-out coverage by point (2026-12-05), taken once the regimes and the method were fixed:
+#: large messages across nodes are calibrated; small messages fall inside less often than 90 % (81 % and 80 %),
+#: and large messages within a node always (the interval is wider than it needs to be). Held to what it found,
+#: so that a change that moves a regime across its binomial region is seen, and the appendix's words with it.
+FIRST_LOOK = {("large", "within a node"): "over", ("large", "across nodes"): "calibrated",
+              ("small", "within a node"): "under", ("small", "across nodes"): "under"}
+
+
+def test_held_out_coverage_by_point_is_as_first_seen():
+    """By point, each regime is where the first look found it: inside its binomial region, under it or over it."""
+    for row in intervals.coverage().itertuples():
+        found = ("under" if row.inside < row.acceptance_low else "over" if row.inside > row.acceptance_high
+                 else "calibrated")
+        assert found == FIRST_LOOK[(row.size, row.family)], row
+
+
+def test_a_wider_level_gives_a_wider_interval_around_the_prediction():
+    """80 % inside 90 % inside 95 %; a level only where the regime has the points it needs (199 for 99 %)."""
+    data = intervals.residuals()
+    assert [intervals.least_points(level) for level in (0.9, 0.95, 0.99)] == [19, 39, 199]
+    for size in intervals.SIZES:
+        for family in intervals.FAMILIES:
+            where = Regime(size, family)
+            bands = [intervals.band(where, level, data) for level in (0.8, 0.9, 0.95)]
+            assert all(a.low >= b.low and a.high <= b.high for a, b in zip(bands, bands[1:]))
+            assert bands[0].low < 1 < bands[0].high
+            if bands[0].points >= intervals.least_points(0.99):
+                assert intervals.band(where, 0.99, data).high >= bands[-1].high
+            else:
+                with pytest.raises(ValueError, match="needs 199 calibration points"):
+                    intervals.band(where, 0.99, data)
+
+
+@given(st.floats(min_value=0.5, max_value=0.98), st.floats(min_value=1e-3, max_value=1e6))
+def test_a_band_brackets_time_and_busbw_alike(level, predicted):
+    """The busbw interval is the time interval turned over: the same factors, inverted, and both contain a
+    prediction whose band contains 1."""
+    band = intervals.band(Regime("large", "within a node"), level)
+    t_lo, t_hi = band.time_us(predicted)
+    b_lo, b_hi = band.busbw(predicted)
+    assert t_lo <= t_hi and b_lo <= b_hi
+    assert math.isclose(t_lo * b_hi, predicted**2, rel_tol=1e-9) and math.isclose(t_hi * b_lo, predicted**2,
+                                                                                     rel_tol=1e-9)
+
+
+def test_conformal_ranks_on_a_known_sample():
+    """With residuals 1..19 (log), the 90 % interval is the 1st and 19th: rank floor(20 x 0.05) = 1 and
+    ceil(20 x 0.95) = 19; 9 residuals are too few (ranks 0 and 10)."""
+    data = pd.DataFrame({"size": "large", "family": "within a node", "log_ratio": np.arange(1, 20, dtype=float)})
+    band = intervals.band(Regime("large", "within a node"), 0.9, data)
+    assert (band.low, band.high) == (pytest.approx(math.e), pytest.approx(math.exp(19)))
+    with pytest.raises(ValueError, match="needs 19 calibration points; large messages within a node have 9"):
+        intervals.band(Regime("large", "within a node"), 0.9, data.head(9))
+
+
+def test_the_winkler_score_rewards_sharp_and_punishes_misses():
+    """Inside: the width; outside: the width plus 2 / alpha times the miss."""
+    scores = intervals.winkler(np.array([0.0, 0.3, -0.2]), -0.1, 0.1, 0.9)
+    assert scores == pytest.approx([0.2, 0.2 + 20 * 0.2, 0.2 + 20 * 0.1])
+
+
+def test_sealed_sweeps_are_not_scored_here():
+    with pytest.raises(ValueError, match="sealed"):
+        intervals.held_out("sealed")
+
+
+def test_the_collective_command_adds_its_interval_on_request(capsys):
+    """``collective --interval P`` adds ``<field>_lo`` and ``<field>_hi`` around time, algbw and busbw (the
+    existing fields unchanged), the level and the regime; a level the regime cannot support, or a percentage,
+    is refused in one line with status 2."""
+    import json
+
+    from multigpu.cli import main
+
+    args = ["collective", "--op", "allreduce", "--system", "hgx-h100", "--gpus", "16", "--nodes", "2", "--bytes",
+            "1GiB", "--format", "json"]
+    assert main(args) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main([*args, "--interval", "0.9"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert {k: row[k] for k in plain} == plain
+    band = intervals.band(Regime("large", "across nodes"), 0.9)
+    assert row["interval_regime"] == "large messages across nodes" and row["interval_level"] == 0.9
+    assert (row["time_us_lo"], row["time_us_hi"]) == pytest.approx(band.time_us(plain["time_us"]))
+    for field in ("time_us", "algbw_GBps", "busbw_GBps"):
+        assert row[f"{field}_lo"] < plain[field] < row[f"{field}_hi"]
+    for bad, message in (("0.99", "needs 199 calibration points"), ("90", "not in (0, 1)")):
+        one_node = ["collective", "--op", "allreduce", "--system", "hgx-h100", "--gpus", "8", "--bytes", "1GiB"]
+        assert main([*one_node, "--interval", bad]) == 2  # 99 %: 101 points on one node
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1
