@@ -24,7 +24,7 @@ from multigpu.book import app_validation, app_validation_figures, lang, plotting
 from multigpu.book.lang import text_width
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import (bottlenecks, deployment, intervals, pcieside, runs, serving, sweepchecks, sweeps, topology,
+from multigpu.evidence import (bottlenecks, deployment, pcieside, runs, serving, sweepchecks, sweeps, topology,
                                trainingruns, validation)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,7 +191,7 @@ def shown_tables(table) -> list:
             app_validation.serving_runs_table(serving.compare(splits=("sealed",))),
             app_validation.pcie_side_table(pcieside.comparisons(("holdout",))),
             app_validation.pcie_pairs_table(pcieside.pairs(pcieside.comparisons(("fit", "holdout")))),
-            app_validation.interval_table(intervals.coverage()), app_validation.coverage_table(), validation.reference_table(table).set_index("ref"),
+            app_validation.interval_table(app_validation.interval_rows()), app_validation.coverage_table(), validation.reference_table(table).set_index("ref"),
             training.set_index("ref"), validation.error_summary(table).set_index("regime"),
             app_validation.out_of_sample_table(table), training[training["set"] == "out of sample"].set_index("ref"),
             validation.misses(table, above_pct=10).drop(columns="known_miss").set_index("ref"),

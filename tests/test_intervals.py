@@ -24,6 +24,16 @@ def test_the_stored_residuals_come_from_today_s_data_and_calibration():
     assert set(stored["fold"]) == set(range(intervals.FOLDS))
 
 
+def test_the_stored_residuals_are_what_today_s_model_predicts_with_each_fold_s_constants():
+    """Predicting each fold's points with the constants its refit gave (``data/interval_folds.csv``) gives the
+    stored residuals again: a change to the model's code that moves a prediction is seen without the refit."""
+    assert intervals.stored_digest(intervals.FOLDS_CSV) == intervals.inputs_digest()
+    again = intervals.cross_validated(intervals.stored_constants())
+    stored = intervals.residuals()
+    assert list(again["sweep"]) == list(stored["sweep"]) and list(again["bytes"]) == list(stored["bytes"])
+    assert np.abs(again["log_ratio"].to_numpy() - stored["log_ratio"].to_numpy()).max() < 2e-6
+
+
 def test_the_folds_keep_a_source_together():
     """A deployment's sweeps are in one fold, so a residual says how the model transfers to an unseen one."""
     by_address = {}
@@ -53,15 +63,36 @@ def test_held_out_coverage_by_sweep_is_within_binomial_limits():
 #: and large messages within a node always (the interval is wider than it needs to be). Held to what it found,
 #: so that a change that moves a regime across its binomial region is seen, and the appendix's words with it.
 FIRST_LOOK = {("large", "within a node"): "over", ("large", "across nodes"): "calibrated",
-              ("small", "within a node"): "under", ("small", "across nodes"): "under"}
+              ("small", "within a node"): "under", ("small", "across nodes"): "under",
+              ("training step time", "all runs"): "calibrated", ("serving throughput", "all runs"): "calibrated"}
 
 
 def test_held_out_coverage_by_point_is_as_first_seen():
-    """By point, each regime is where the first look found it: inside its binomial region, under it or over it."""
-    for row in intervals.coverage().itertuples():
+    """By point (or run), each regime is where the first look found it: inside its binomial region, under it or
+    over it."""
+    for row in pd.concat([intervals.coverage(), intervals.run_coverage()]).itertuples():
         found = ("under" if row.inside < row.acceptance_low else "over" if row.inside > row.acceptance_high
                  else "calibrated")
         assert found == FIRST_LOOK[(row.size, row.family)], row
+
+
+def test_published_runs_are_calibrated_on_the_fit_split_and_scored_on_the_held_out_one():
+    """Training step time and serving throughput: one regime each, calibrated on the fit split's runs (no
+    constant is fitted on them), scored on the held-out runs, by run and by source within binomial limits; time
+    to first token has too few fit rows for a 90 % interval."""
+    table = intervals.run_coverage()
+    assert list(table["size"]) == list(intervals.RUN_KINDS) and (table["calibration_points"] >= 19).all()
+    for row in table.itertuples():
+        assert row.sweep_acceptance_low <= row.share_by_sweep * row.sweeps <= row.sweep_acceptance_high, row
+        assert row.low < 1 < row.high
+    data = intervals.run_residuals(("fit", "holdout"))
+    assert set(data["split"]) == {"fit", "holdout"}
+    from multigpu.evidence import serving
+
+    ttft = serving.compare(splits=("fit",))
+    ttft = ttft[ttft["metric"] == "ttft"]
+    with pytest.raises(ValueError, match="needs 19 calibration points"):
+        intervals.conformal(-np.log1p(ttft["rel_error"].to_numpy()), 0.9, Regime("ttft", "all runs"), "ttft rows")
 
 
 def test_a_wider_level_gives_a_wider_interval_around_the_prediction():
@@ -86,8 +117,8 @@ def test_a_band_brackets_time_and_busbw_alike(level, predicted):
     """The busbw interval is the time interval turned over: the same factors, inverted, and both contain a
     prediction whose band contains 1."""
     band = intervals.band(Regime("large", "within a node"), level)
-    t_lo, t_hi = band.time_us(predicted)
-    b_lo, b_hi = band.busbw(predicted)
+    t_lo, t_hi = band.around(predicted)
+    b_lo, b_hi = band.inverted(predicted)
     assert t_lo <= t_hi and b_lo <= b_hi
     assert math.isclose(t_lo * b_hi, predicted**2, rel_tol=1e-9) and math.isclose(t_hi * b_lo, predicted**2,
                                                                                      rel_tol=1e-9)
@@ -131,7 +162,7 @@ def test_the_collective_command_adds_its_interval_on_request(capsys):
     assert {k: row[k] for k in plain} == plain
     band = intervals.band(Regime("large", "across nodes"), 0.9)
     assert row["interval_regime"] == "large messages across nodes" and row["interval_level"] == 0.9
-    assert (row["time_us_lo"], row["time_us_hi"]) == pytest.approx(band.time_us(plain["time_us"]))
+    assert (row["time_us_lo"], row["time_us_hi"]) == pytest.approx(band.around(plain["time_us"]))
     for field in ("time_us", "algbw_GBps", "busbw_GBps"):
         assert row[f"{field}_lo"] < plain[field] < row[f"{field}_hi"]
     for bad, message in (("0.99", "needs 199 calibration points"), ("90", "not in (0, 1)")):
@@ -139,3 +170,31 @@ def test_the_collective_command_adds_its_interval_on_request(capsys):
         assert main([*one_node, "--interval", bad]) == 2  # 99 %: 101 points on one node
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1
+
+
+def test_train_and_infer_add_their_interval_on_request(capsys):
+    """``train --interval P`` brackets step time, TFLOP/s and MFU (the rates inverted); ``infer --interval P``
+    brackets throughput per GPU; both name the level and the regime and leave the other fields as they were."""
+    import json
+
+    from multigpu.cli import main
+
+    train = ["train", "--model", "llama3.1-8b", "--system", "hgx-h100", "--gpus", "8", "--tp", "1", "--pp", "1",
+             "--micro-batch", "1", "--global-batch", "64", "--format", "json"]
+    infer = ["infer", "--model", "llama3.1-8b", "--system", "hgx-h100", "--tp", "2", "--batch", "8",
+             "--input-tokens", "1000", "--output-tokens", "200", "--format", "json"]
+    for args, kind, same, inverted in ((train, "training step time", ["step_time_s"], ["model_tflops_per_gpu", "mfu"]),
+                                       (infer, "serving throughput", ["tokens_per_s_per_gpu"], [])):
+        assert main(args) == 0
+        plain = json.loads(capsys.readouterr().out)
+        assert main([*args, "--interval", "0.9"]) == 0
+        row = json.loads(capsys.readouterr().out)
+        assert {k: row[k] for k in plain} == plain
+        assert row["interval_regime"] == kind and row["interval_level"] == 0.9
+        band = intervals.run_band(kind, 0.9)
+        for field in same:
+            assert (row[f"{field}_lo"], row[f"{field}_hi"]) == pytest.approx(band.around(plain[field]))
+        for field in inverted:
+            assert (row[f"{field}_lo"], row[f"{field}_hi"]) == pytest.approx(band.inverted(plain[field]))
+    assert main([*train, "--interval", "0.99"]) == 2  # 34 training runs: a 99 % interval needs 199
+    assert "needs 199 calibration points" in capsys.readouterr().err

@@ -35,6 +35,7 @@ from multigpu.evidence import (
     bottlenecks,
     decodefit,
     deployment,
+    health,
     intervals,
     pcieside,
     fitquality,
@@ -88,8 +89,8 @@ TABLE_HEADERS = (
     # the PCIe side, apart
     N_("Side"), N_("Effect"), N_("Pairs"),
     # how sure: intervals for collectives
-    N_("Family"), N_("Calibration points"), N_("Time from (%)"), N_("Time to (%)"), N_("Inside"), N_("Expected inside"), N_("Inside (%)"),
-    N_("Inside by sweep (%)"), N_("Half width (%)"), N_("Goal half width (%)"), N_("Interval score"),
+    N_("Family"), N_("Calibration points"), N_("From (%)"), N_("To (%)"), N_("Sweeps or sources"), N_("Inside"), N_("Expected inside"), N_("Inside (%)"),
+    N_("Inside by group (%)"), N_("Half width (%)"), N_("Goal half width (%)"), N_("Interval score"),
 )
 
 #: The tables' columns whose cells are words of a fixed vocabulary (:data:`CELL_WORDS`), translated in the
@@ -106,8 +107,9 @@ CELL_WORDS = (
     N_("throughput"), N_("ttft"), N_("tpot"), N_("serving"),
     # the sides of a verdict (multigpu.evidence.pcieside, named by PCIE_SIDES)
     N_("NVSwitch side"), N_("PCIe, bridged or mesh side"), N_("wiring"), N_("market"),
-    # the regime families of the intervals (multigpu.evidence.intervals.FAMILIES)
-    N_("within a node"), N_("across nodes"),
+    # the regimes of the intervals (multigpu.evidence.intervals: FAMILIES, RUN_KINDS, ALL_RUNS)
+    N_("within a node"), N_("across nodes"), N_("large messages"), N_("small messages"), N_("training step time"),
+    N_("serving throughput"), N_("all runs"),
     # what a fit's data say of a constant (multigpu.comm.calibration.FIT_STATUSES)
     N_("determined"), N_("loose"), N_("at bound"),
     # units (calibration constants, serving metrics, comparisons)
@@ -538,44 +540,60 @@ def _half_width_pct(half_log_width: float) -> float:
 
 
 def interval_table(coverage: pd.DataFrame) -> pd.DataFrame:
-    """:func:`multigpu.evidence.intervals.coverage` for print, by size class and family: the calibration points,
-    the interval of a measured time around the predicted one (% from and to), the held-out points, how many fall inside and how many a calibrated interval puts inside (two-sided 95 %
-    binomial region), the share inside by point and by sweep (%), the interval's half width and the goal for it
-    (% = exp(half log-width) - 1) and the mean interval score (log units)."""
+    """:func:`multigpu.evidence.intervals.coverage` (and :func:`~multigpu.evidence.intervals.run_coverage`) for
+    print, by kind and family: the calibration points; the interval of a measurement around the prediction (%
+    from and to: a time for collectives and training, a throughput for serving); the held-out points, how many
+    fall inside and how many a calibrated interval puts inside (two-sided 95 % binomial region); the share inside
+    by point and by group (a sweep, or a run's source) (%); the interval's half width and the goal for it (% =
+    exp(half log-width) - 1); and the mean interval score (log units)."""
+    kinds = {"large": "large messages", "small": "small messages"}
     out = pd.DataFrame({
-        "size_class": coverage["size"], "family": coverage["family"],
-        "calibration_points": coverage["calibration_points"], "time_from_pct": 100 * (coverage["low"] - 1),
-        "time_to_pct": 100 * (coverage["high"] - 1), "points": coverage["points"],
+        "kind": coverage["size"].map(lambda size: kinds.get(size, size)), "family": coverage["family"],
+        "calibration_points": coverage["calibration_points"], "from_pct": 100 * (coverage["low"] - 1),
+        "to_pct": 100 * (coverage["high"] - 1), "points": coverage["points"],
         "inside": coverage["inside"],
         "expected_inside": [f"{a}–{b}" for a, b in zip(coverage["acceptance_low"], coverage["acceptance_high"])],
-        "inside_pct": 100 * coverage["share_points"], "sweeps": coverage["sweeps"],
-        "inside_by_sweep_pct": 100 * coverage["share_by_sweep"],
+        "inside_pct": 100 * coverage["share_points"], "sweeps_or_sources": coverage["sweeps"],
+        "inside_by_group_pct": 100 * coverage["share_by_sweep"],
         "half_width_pct": coverage["half_log_width"].map(_half_width_pct),
         "goal_half_width_pct": coverage["goal"].map(_half_width_pct), "interval_score": coverage["winkler"]})
-    return out.set_index(["size_class", "family"]).round({"time_from_pct": 0, "time_to_pct": 0,
-                                                          "inside_pct": 0, "inside_by_sweep_pct": 0,
+    return out.set_index(["kind", "family"]).round({"from_pct": 0, "to_pct": 0,
+                                                          "inside_pct": 0, "inside_by_group_pct": 0,
                                                           "half_width_pct": 0, "goal_half_width_pct": 0,
                                                           "interval_score": 2})
+
+
+def interval_rows() -> pd.DataFrame:
+    """The held-out coverage of every interval: the collectives' regimes, then the published runs'."""
+    return pd.concat([intervals.coverage(), intervals.run_coverage()], ignore_index=True)
 
 
 def interval_facts(coverage: pd.DataFrame) -> Facts:
     """The intervals' figures: ``iv_level`` and ``iv_folds``; ``iv_regimes`` (4), ``iv_calibrated`` (regimes whose
     held-out count lies in its binomial region), ``iv_sharp`` (regimes as sharp as their goal) and
-    ``iv_<size>_<family>`` (half width, %; family ``node`` or ``nodes``), ``iv_goal_<size>_<family>`` (its goal,
-    %) and ``iv_share_<size>_<family>`` (held-out points inside, %), and ``iv_sharp_text``, the regimes that meet
-    their goal, in words."""
+    ``iv_<size>_<family>`` (half width, %; family ``node`` or ``nodes``; for the runs ``iv_training`` and
+    ``iv_serving``), ``iv_goal_<...>`` (its goal, %) and ``iv_share_<...>`` (held-out points inside, %), and
+    ``iv_sharp_text``, the regimes that meet their goal, in words; ``iv_alarms`` of ``iv_alarm_sweeps`` held-out
+    sweeps (``iv_alarm_pct`` %) fail ``validate --strict`` (:func:`multigpu.evidence.health.false_alarms`). ``coverage`` holds the collectives' rows and the
+    runs' (:func:`interval_rows`)."""
     calibrated = coverage[(coverage["inside"] >= coverage["acceptance_low"])
                           & (coverage["inside"] <= coverage["acceptance_high"])]
     sharp = coverage[coverage["half_log_width"] <= coverage["goal"]]
     out: dict[str, object] = {"iv_level": 100 * intervals.LEVEL, "iv_folds": intervals.FOLDS,
                               "iv_regimes": len(coverage), "iv_calibrated": len(calibrated), "iv_sharp": len(sharp)}
     for row in coverage.itertuples():
-        name = f"{row.size}_{'node' if row.family == 'within a node' else 'nodes'}"
+        name = (row.size.split()[0] if row.family == intervals.ALL_RUNS
+                else f"{row.size}_{'node' if row.family == 'within a node' else 'nodes'}")
         out[f"iv_{name}"] = _half_width_pct(row.half_log_width)
         out[f"iv_goal_{name}"] = _half_width_pct(row.goal)
         out[f"iv_share_{name}"] = 100 * row.share_points
-    names = [_("{size} messages {family}", size=_(r.size), family=_(r.family)) for r in sharp.itertuples()]
+    names = [_("{size} messages {family}", size=_(r.size), family=_(r.family)) if r.size in intervals.SIZES
+             else _(r.size) for r in sharp.itertuples()]
     out["iv_sharp_text"] = _(" and ").join(names) if names else _("none of them")
+    failed, total = health.false_alarms()
+    out["iv_alarms"], out["iv_alarm_sweeps"], out["iv_alarm_pct"] = failed, total, 100 * failed / total
+    out["iv_training_top"] = float(coverage[coverage["size"] == "training step time"]["high"].iloc[0])
+    out["iv_training_runs"] = int(coverage[coverage["size"] == "training step time"]["calibration_points"].iloc[0])
     return _values(out)
 
 
@@ -807,4 +825,4 @@ def facts(cal: Calibration | None = None) -> Facts:
             **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
             **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal)),
             **pcie_side_facts(pcieside.comparisons(("holdout",), cal), pcieside.comparisons(("fit", "holdout"), cal)),
-            **_in_both(functools.partial(interval_facts, intervals.coverage()))}
+            **_in_both(functools.partial(interval_facts, interval_rows()))}

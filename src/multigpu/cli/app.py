@@ -2,7 +2,8 @@
 
 Every sub-command takes ``--format table|json|csv`` (table by default). Bad
 input is reported on stderr as one line, ``error: <file>:<line>: <what>``, with
-exit status 2, and nothing is written to stdout.
+exit status 2, and nothing is written to stdout. A check that the input fails
+(``validate --strict``) prints its result and exits with status 1.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from collections.abc import Sequence
 
 from multigpu import __version__
 from multigpu.cli.commands import COMMAND_MODULES
-from multigpu.cli.output import FORMATS, render
+from multigpu.cli.output import FORMATS, Failed, render
 from multigpu.common.errors import InputError
 
 EXIT_BAD_INPUT = 2
+EXIT_CHECK_FAILED = 1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the exit status (0 on success, 2 on bad input)."""
+    """Run the CLI; return the exit status (0 on success, 1 for a failed check, 2 on bad input)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -59,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    failed = isinstance(result, Failed)
+    result = result.result if failed else result
     text = result if isinstance(result, str) else render(result, args.format)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    return 0
+    return EXIT_CHECK_FAILED if failed else 0

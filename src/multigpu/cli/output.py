@@ -63,3 +63,11 @@ def _table(rows: Sequence[Row]) -> str:
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in cells]
     return "\n".join(lines)
+
+
+class Failed:
+    """What a handler returns for a result that fails the check it was asked for (``validate --strict``): printed
+    as usual, then exit status 1 (:data:`multigpu.cli.app.EXIT_CHECK_FAILED`)."""
+
+    def __init__(self, result: object) -> None:
+        self.result = result

@@ -10,9 +10,10 @@
 source's address, so that the sweeps of one deployment stay together). For each fold, the constants of
 :data:`~multigpu.evidence.sweepfit.FITTED` are refitted on the other folds alone, and the fold's points are
 predicted with them: each residual, log(measured / predicted time), comes from a deployment the fit did not see,
-which is what a reader's own cluster is to the model. ``data/interval_residuals.csv`` stores them
-(``python -m multigpu.evidence.intervals write`` recomputes them; about two minutes), with a digest of the data
-and calibration they came from.
+which is what a reader's own cluster is to the model. ``data/interval_residuals.csv`` stores them, and
+``data/interval_folds.csv`` the constants each fold's refit gave (``python -m multigpu.evidence.intervals write``
+recomputes both, about five minutes), each with a digest of the data and calibration they came from; the tests
+recompute the residuals from the stored constants, so a change to the model that moves them is seen.
 
 **Intervals** are split-conformal, per regime, in log space and with equal tails: at level L the time interval of
 a prediction p is [p exp(r_lo), p exp(r_hi)], where r_lo and r_hi are the regime's residuals of rank
@@ -23,6 +24,13 @@ both ranks fall among the n, that is where n is at least 2 / (1 - L) - 1 (:func:
 **Coverage** is scored on the ``holdout`` sweeps with the shipped calibration (:func:`coverage`): by point, and by
 sweep (each sweep counts once, by the share of its points inside), with the median half log-width, log(hi/lo)/2,
 and the mean interval (Winkler) score in log units.
+
+**Published training and serving runs** (:func:`run_coverage`) are validation only: no constant is fitted on
+them, so the ``fit`` split's residuals, log(measured / predicted), are already out of fit and calibrate the
+intervals directly, and the ``holdout`` split scores them (by run, and by source). A regime needs
+:func:`least_points` calibration runs for a level, so each kind is one regime: training step time (the fit
+split's 34 runs: 16 on one node and 18 across nodes, each too few alone) and serving throughput per GPU (97 rows).
+Time to first token and time per output token (12 and 2 fit rows) have no interval yet.
 """
 
 from __future__ import annotations
@@ -44,6 +52,8 @@ from multigpu.evidence import sweepfit, sweeps
 
 #: The calibration residuals (:func:`write`).
 RESIDUALS_CSV = sweeps.DATA_DIR / "interval_residuals.csv"
+#: The constants each fold's refit gave (:func:`write`): the residuals can be recomputed from them in seconds.
+FOLDS_CSV = sweeps.DATA_DIR / "interval_folds.csv"
 #: The files the residuals are computed from; their digest is stored with them (:func:`inputs_digest`).
 INPUTS = (sweeps.INDEX_CSV, sweeps.POINTS_CSV, calibration.CALIBRATION_CSV)
 FOLDS = 5
@@ -99,31 +109,54 @@ def _points(data: sweepfit.FitData, cal) -> list[dict]:
     return rows
 
 
-def cross_validated(progress: bool = False) -> pd.DataFrame:
-    """The calibration residuals: every point of the fit sweeps, predicted by constants refitted without its fold
-    (see the module doc). Columns ``sweep, bytes, size, family, fold, log_ratio`` = log(measured / predicted
-    time)."""
-    base = calibration.resolve(None)
-    rows = []
+def fold_constants(progress: bool = False) -> dict[int, dict[calibration.Key, float]]:
+    """For each fold, the constants of :data:`~multigpu.evidence.sweepfit.FITTED` refitted on the other folds'
+    sweeps alone (the other constants as shipped)."""
+    base, out = calibration.resolve(None), {}
     for fold in range(FOLDS):
         if progress:
             print(f"intervals: fold {fold + 1} of {FOLDS}", file=sys.stderr)
-        refit = sweepfit.fit_result(base, sweepfit.fit_data(lambda s: fold_of(s) != fold))
+        out[fold] = sweepfit.fit_result(base, sweepfit.fit_data(lambda s: fold_of(s) != fold)).values
+    return out
+
+
+def cross_validated(constants: dict[int, dict[calibration.Key, float]]) -> pd.DataFrame:
+    """The calibration residuals: every point of the fit sweeps, predicted with the ``constants`` refitted
+    without its fold (:func:`fold_constants`; see the module doc). Columns ``sweep, bytes, size, family, fold,
+    log_ratio`` = log(measured / predicted time)."""
+    base, rows = calibration.resolve(None), []
+    for fold, values in constants.items():
         held = sweepfit.fit_data(lambda s: fold_of(s) == fold)
-        rows += _points(held, base.replace(refit.values, note=f"fold {fold} left out"))
+        rows += _points(held, base.replace(values, note=f"fold {fold} left out"))
     return pd.DataFrame(rows).sort_values(["sweep", "bytes"], kind="stable").reset_index(drop=True)
 
 
-def write(path: Path = RESIDUALS_CSV) -> pd.DataFrame:
-    """Recompute the calibration residuals (:func:`cross_validated`) and store them, with the inputs' digest."""
-    frame = cross_validated(progress=True)
+def write(path: Path = RESIDUALS_CSV, folds_path: Path = FOLDS_CSV) -> pd.DataFrame:
+    """Refit each fold (:func:`fold_constants`), store the constants and the calibration residuals
+    (:func:`cross_validated`), each file with the inputs' digest."""
+    constants = fold_constants(progress=True)
+    frame = cross_validated(constants)
+    head = (f"# {{what}}; inputs sha256 {inputs_digest()}; python -m multigpu.evidence.intervals write\n")
     out = io.StringIO()
-    out.write(f"# cross-validated residuals of the collective model; inputs sha256 {inputs_digest()}; "
-              "python -m multigpu.evidence.intervals write\n")
+    out.write(head.format(what="cross-validated residuals of the collective model"))
     frame.assign(log_ratio=frame["log_ratio"].round(6)).to_csv(out, index=False, lineterminator="\n",
                                                                 quoting=csv.QUOTE_MINIMAL)
     path.write_text(out.getvalue(), encoding="utf-8")
+    folds = io.StringIO()
+    folds.write(head.format(what="the sweep fit's constants refitted without each fold"))
+    writer = csv.writer(folds, lineterminator="\n")
+    writer.writerow(["fold", "name", "key", "value"])
+    for fold, values in constants.items():
+        writer.writerows([fold, name, key, repr(value)] for (name, key), value in sorted(values.items()))
+    folds_path.write_text(folds.getvalue(), encoding="utf-8")
     return frame
+
+
+def stored_constants(path: Path = FOLDS_CSV) -> dict[int, dict[calibration.Key, float]]:
+    """The stored refitted constants of each fold (:func:`write`)."""
+    table = pd.read_csv(path, comment="#", dtype={"key": str}, keep_default_na=False)
+    return {int(fold): {(r.name, r.key): float(r.value) for r in part.itertuples()}
+            for fold, part in table.groupby("fold")}
 
 
 def stored_digest(path: Path = RESIDUALS_CSV) -> str:
@@ -150,13 +183,15 @@ class Band:
     low: float  #: exp(r_lo)
     high: float  #: exp(r_hi)
 
-    def time_us(self, predicted_us: float) -> tuple[float, float]:
-        """The interval of a predicted time (us)."""
-        return predicted_us * self.low, predicted_us * self.high
+    def around(self, predicted: float) -> tuple[float, float]:
+        """The interval of the predicted quantity whose residuals made the band (a time, or a serving
+        throughput)."""
+        return predicted * self.low, predicted * self.high
 
-    def busbw(self, predicted_GBps: float) -> tuple[float, float]:
-        """The interval of a predicted bus bandwidth (GB/s): the time interval turned over."""
-        return predicted_GBps / self.high, predicted_GBps / self.low
+    def inverted(self, predicted: float) -> tuple[float, float]:
+        """The interval of a rate that is the band's quantity turned over (a bus bandwidth for a collective's
+        time, TFLOP/s or MFU for a training step's time)."""
+        return predicted / self.high, predicted / self.low
 
     @property
     def half_log_width(self) -> float:
@@ -178,15 +213,22 @@ def least_points(level: float) -> int:
 def band(where: Regime, level: float = LEVEL, calibration_residuals: pd.DataFrame | None = None) -> Band:
     """The interval of a regime at ``level`` (0 < level < 1). Raises ValueError where the regime has fewer
     calibration points than the level needs (:func:`least_points`)."""
+    data = residuals() if calibration_residuals is None else calibration_residuals
+    values = data[(data["size"] == where.size) & (data["family"] == where.family)]["log_ratio"].to_numpy()
+    return conformal(values, level, where, f"{where.size} messages {where.family}")
+
+
+def conformal(log_ratios: np.ndarray, level: float, where: Regime, what: str) -> Band:
+    """The split-conformal band at ``level`` of calibration residuals ``log_ratios`` (log(measured / predicted)),
+    for ``where``; ValueError naming ``what`` where they are fewer than :func:`least_points`."""
     if not 0 < level < 1:
         raise ValueError(f"an interval's level is between 0 and 1, not {level}")
-    data = residuals() if calibration_residuals is None else calibration_residuals
-    values = np.sort(data[(data["size"] == where.size) & (data["family"] == where.family)]["log_ratio"].to_numpy())
+    values = np.sort(np.asarray(log_ratios, dtype=float))
     n = len(values)
     lo, hi = _ranks(n, level)
     if lo < 1 or hi > n:
         raise ValueError(f"a {100 * level:g} % interval needs {least_points(level)} calibration points; "
-                         f"{where.size} messages {where.family} have {n}")
+                         f"{what} have {n}")
     return Band(where, level, n, float(np.exp(values[lo - 1])), float(np.exp(values[hi - 1])))
 
 
@@ -243,29 +285,76 @@ def acceptance(n: int, level: float = LEVEL, confidence: float = 0.95) -> tuple[
 
 def coverage(level: float = LEVEL, split: str = "holdout") -> pd.DataFrame:
     """How often the ``split`` points fall inside their regime's interval at ``level``, by regime: ``size,
-    family, calibration_points, low, high`` (the band's factors on the predicted time), ``points, inside, share_points, acceptance_low, acceptance_high, sweeps,
-    share_by_sweep, sweep_acceptance_low, sweep_acceptance_high, half_log_width, goal`` (:data:`SHARPNESS_GOALS`)
-    and ``winkler`` (mean interval score, log units)."""
+    family, calibration_points, low, high`` (the band's factors on the predicted time), ``points, inside,
+    share_points, acceptance_low, acceptance_high, sweeps, share_by_sweep, sweep_acceptance_low,
+    sweep_acceptance_high, half_log_width, goal`` (:data:`SHARPNESS_GOALS`) and ``winkler`` (mean interval score,
+    log units)."""
     calib, points, rows = residuals(), held_out(split), []
     for size in SIZES:
         for family in FAMILIES:
             part = points[(points["size"] == size) & (points["family"] == family)]
-            if part.empty:
-                continue
-            b = band(Regime(size, family), level, calib)
-            lo, hi = math.log(b.low), math.log(b.high)
-            inside = (part["log_ratio"] >= lo) & (part["log_ratio"] <= hi)
-            by_sweep = inside.groupby(part["sweep"]).mean()
-            a_lo, a_hi = acceptance(len(part), level)
-            s_lo, s_hi = acceptance(len(by_sweep), level)
-            rows.append({"size": size, "family": family, "calibration_points": b.points, "low": b.low,
-                         "high": b.high, "points": len(part),
-                         "inside": int(inside.sum()),
-                         "share_points": float(inside.mean()), "acceptance_low": a_lo, "acceptance_high": a_hi,
-                         "sweeps": len(by_sweep), "share_by_sweep": float(by_sweep.mean()),
-                         "sweep_acceptance_low": s_lo, "sweep_acceptance_high": s_hi,
-                         "half_log_width": b.half_log_width, "goal": SHARPNESS_GOALS[(size, family)],
-                         "winkler": float(winkler(part["log_ratio"].to_numpy(), lo, hi, level).mean())})
+            if not part.empty:
+                b = band(Regime(size, family), level, calib)
+                rows.append(_scored(b, part, part["sweep"], SHARPNESS_GOALS[(size, family)]))
+    return pd.DataFrame(rows)
+
+
+def _scored(b: Band, part: pd.DataFrame, groups: pd.Series, goal: float) -> dict:
+    """One row of :func:`coverage`: band ``b`` scored on the held-out residuals of ``part``, by point and by
+    group (a sweep, or a source)."""
+    lo, hi = math.log(b.low), math.log(b.high)
+    inside = (part["log_ratio"] >= lo) & (part["log_ratio"] <= hi)
+    by_group = inside.groupby(groups).mean()
+    a_lo, a_hi = acceptance(len(part), b.level)
+    s_lo, s_hi = acceptance(len(by_group), b.level)
+    return {"size": b.regime.size, "family": b.regime.family, "calibration_points": b.points, "low": b.low,
+            "high": b.high, "points": len(part), "inside": int(inside.sum()), "share_points": float(inside.mean()),
+            "acceptance_low": a_lo, "acceptance_high": a_hi, "sweeps": len(by_group),
+            "share_by_sweep": float(by_group.mean()), "sweep_acceptance_low": s_lo, "sweep_acceptance_high": s_hi,
+            "half_log_width": b.half_log_width, "goal": goal,
+            "winkler": float(winkler(part["log_ratio"].to_numpy(), lo, hi, b.level).mean())}
+
+
+# ---------------------------------------------------------------- training and serving runs
+
+#: The kinds of published runs with an interval: what each predicts.
+RUN_KINDS = ("training step time", "serving throughput")
+#: The project's goal for the runs' 90 % half log-width.
+RUN_GOALS = {"training step time": 0.20, "serving throughput": 0.30}
+#: The family of a run regime: one regime for all runs of a kind (the fit split has too few to split them).
+ALL_RUNS = "all runs"
+
+
+def run_residuals(splits: tuple[str, ...], kinds: tuple[str, ...] = RUN_KINDS) -> pd.DataFrame:
+    """Published runs of ``splits`` against the model: ``kind`` (of ``kinds``, :data:`RUN_KINDS`), ``id, split,
+    source, log_ratio`` = log(measured / predicted) of the step time or of the throughput per GPU."""
+    from multigpu.evidence import runs, serving
+
+    compared = {"training step time": lambda: runs.compare(splits=splits),
+                "serving throughput": lambda: serving.compare(splits=splits).query("metric == 'throughput'")}
+    frames = [frame.assign(kind=kind) for kind, frame in ((k, compared[k]()) for k in kinds)]
+    return pd.concat([pd.DataFrame({"kind": f["kind"], "id": f["id"], "split": f["split"], "source": f["source"],
+                                    "log_ratio": -np.log1p(f["rel_error"].to_numpy(dtype=float))})
+                      for f in frames], ignore_index=True)
+
+
+def run_band(kind: str, level: float = LEVEL) -> Band:
+    """The interval of a published-run kind of :data:`RUN_KINDS` at ``level``, calibrated on the fit split."""
+    data = run_residuals(("fit",), (kind,))
+    return conformal(data["log_ratio"].to_numpy(), level, Regime(kind, ALL_RUNS), kind)
+
+
+def run_coverage(level: float = LEVEL) -> pd.DataFrame:
+    """:func:`coverage`'s columns for the published runs, one row per kind of :data:`RUN_KINDS` (``size`` holds
+    the kind, ``family`` is :data:`ALL_RUNS`, ``sweeps`` counts sources): calibrated on the fit split's runs,
+    scored on the holdout split's."""
+    data, rows = run_residuals(("fit", "holdout")), []
+    for kind in RUN_KINDS:
+        part = data[data["kind"] == kind]
+        calib, held = part[part["split"] == "fit"], part[part["split"] == "holdout"]
+        where = Regime(kind, ALL_RUNS)
+        rows.append(_scored(conformal(calib["log_ratio"].to_numpy(), level, where, kind), held, held["source"],
+                            RUN_GOALS[kind]))
     return pd.DataFrame(rows)
 
 

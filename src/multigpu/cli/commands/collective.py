@@ -77,8 +77,8 @@ def _interval(out: dict, nbytes: float, nodes: int, level: float) -> dict:
     except ValueError as exc:
         raise InputError(f"--interval {level:g}: {exc}") from None
     fields = {}
-    for name, (lo, hi) in (("time_us", band.time_us(out["time_us"])), ("algbw_GBps", band.busbw(out["algbw_GBps"])),
-                           ("busbw_GBps", band.busbw(out["busbw_GBps"]))):
+    for name, (lo, hi) in (("time_us", band.around(out["time_us"])), ("algbw_GBps", band.inverted(out["algbw_GBps"])),
+                           ("busbw_GBps", band.inverted(out["busbw_GBps"]))):
         fields[f"{name}_lo"], fields[f"{name}_hi"] = lo, hi
     return {**fields, "interval_level": level,
             "interval_regime": f"{band.regime.size} messages {band.regime.family}"}

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from multigpu.cli import args as types
+from multigpu.common.errors import InputError
 from multigpu.compute import inference, training
 from multigpu.compute.layout import (
     DEFAULT_FP8_RECIPE,
@@ -44,6 +45,10 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                        help="precision of the MoE dispatch all-to-all: bf16 (default, as Megatron-Core sends it) or "
                             "fp8 (DeepSeek-V3's: what travels towards the experts, forward and backward, in FP8; "
                             "what comes back in BF16); named in the output as ep_dispatch")
+    train.add_argument("--interval", type=types.level, metavar="P",
+                       help="also give the prediction interval at level P (such as 0.9) of step_time_s, "
+                            "model_tflops_per_gpu and mfu (<field>_lo, <field>_hi), with interval_level and "
+                            "interval_regime; calibrated on published training runs (a few seconds)")
     train.set_defaults(handler=_train)
 
     infer = add_command(subparsers, "infer", "latency and throughput of serving under tensor parallelism, "
@@ -56,6 +61,11 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     infer.add_argument("--input-tokens", type=types.count, required=True)
     infer.add_argument("--output-tokens", type=types.count, required=True)
     infer.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
+    infer.add_argument("--interval", type=types.level, metavar="P",
+                       help="also give the prediction interval at level P (such as 0.9) of tokens_per_s_per_gpu "
+                            "(tokens_per_s_per_gpu_lo, _hi), with interval_level and interval_regime; calibrated "
+                            "on published serving runs (a few seconds). TTFT and TPOT have too few published "
+                            "runs for one yet")
     infer.add_argument("--stack", choices=tuple(inference.STACKS), default=inference.DEFAULT_STACK,
                        help="serving stack, which decides the tensor-parallel all-reduce kernels: tensorrt-llm "
                             "(the fastest of NCCL, one-shot and two-shot), vllm (its custom kernels below 8 MiB, "
@@ -100,13 +110,35 @@ def add_grad_dtype(parser: argparse.ArgumentParser) -> None:
 
 
 def _train(args: argparse.Namespace) -> dict[str, Any]:
-    return training.step(args.model, args.system, args.gpus, args.tp, args.pp, args.global_batch, args.micro_batch,
+    out = training.step(args.model, args.system, args.gpus, args.tp, args.pp, args.global_batch, args.micro_batch,
                          dp=args.dp, seq=args.seq, recompute=args.recompute, sequence_parallel=args.sequence_parallel,
                          interleave=args.interleave, dtype=args.dtype, zero_stage=args.zero, ep=args.ep,
                          etp=args.etp, cp=args.cp, grad_dtype=args.grad_dtype, fp8_recipe=args.fp8_recipe,
                          ep_dispatch=args.ep_dispatch).to_dict()
+    return out if args.interval is None else {**out, **_interval(out, "training step time", args.interval,
+                                                                   ("step_time_s",), ("model_tflops_per_gpu", "mfu"))}
 
 
 def _infer(args: argparse.Namespace) -> dict[str, Any]:
-    return inference.run(args.model, args.system, args.tp, args.batch, args.input_tokens, args.output_tokens,
-                         pp=args.pp, dtype=args.dtype, stack_name=args.stack).to_dict()
+    out = inference.run(args.model, args.system, args.tp, args.batch, args.input_tokens, args.output_tokens,
+                        pp=args.pp, dtype=args.dtype, stack_name=args.stack).to_dict()
+    return out if args.interval is None else {**out, **_interval(out, "serving throughput", args.interval,
+                                                                   ("tokens_per_s_per_gpu",), ())}
+
+
+def _interval(out: dict[str, Any], kind: str, level: float, same: tuple[str, ...],
+              inverted: tuple[str, ...]) -> dict[str, Any]:
+    """``<field>_lo`` and ``<field>_hi`` of the prediction interval of kind ``kind`` at ``level``: for the fields
+    ``same`` (the quantity the interval was calibrated on) and ``inverted`` (a rate that is its inverse), with
+    ``interval_level`` and ``interval_regime`` (:mod:`multigpu.evidence.intervals`)."""
+    from multigpu.evidence import intervals  # the published runs, only when asked
+
+    try:
+        band = intervals.run_band(kind, level)
+    except ValueError as exc:
+        raise InputError(f"--interval {level:g}: {exc}") from None
+    fields: dict[str, Any] = {}
+    for names, bounds in ((same, band.around), (inverted, band.inverted)):
+        for name in names:
+            fields[f"{name}_lo"], fields[f"{name}_hi"] = bounds(out[name])
+    return {**fields, "interval_level": level, "interval_regime": kind}

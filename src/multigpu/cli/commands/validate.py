@@ -1,5 +1,7 @@
 """``python -m multigpu validate --system ID --nccl-tests LOG``: your cluster's nccl-tests output against the
-model, size by size (see :mod:`multigpu.evidence.nccltests`)."""
+model, size by size (see :mod:`multigpu.evidence.nccltests`), and a health check: each size inside the model's
+90 % interval, slower or faster, one line for the cluster, and with ``--strict`` exit status 1 when large messages
+are consistently slower (:mod:`multigpu.evidence.health`)."""
 
 from __future__ import annotations
 
@@ -32,9 +34,14 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--anchor", type=types.count, metavar="N", help="with --fit-latency: fit the factor on "
                         "the log's N smallest sizes only (all of them small enough to be latency; an error says "
                         "the limit otherwise), and judge it on the others, which it has not seen (the book uses 3)")
+    parser.add_argument("--strict", action="store_true", help="exit with status 1 when large messages (64 MiB and "
+                        "up) are consistently slower than the model's 90 %% interval: at least 3 sizes, and more "
+                        "than half of them (for acceptance scripts)")
     parser.epilog = ("Fields: line (of the log), bytes (nccl-tests size), measured_time_us, predicted_time_us, "
                      "measured_busbw_GBps, predicted_busbw_GBps (GB/s = 1e9 B/s, out-of-place), algorithm and "
-                     "protocol (the model's pick), error_pct (predicted / measured time - 1, %); with "
+                     "protocol (the model's pick), error_pct (predicted / measured time - 1, %), expected_low_us "
+                     "and expected_high_us (the model's 90 % interval of the time), expected (inside, slower or "
+                     "faster than that interval); with "
                      "--fit-latency also latency_factor (x the model's latencies), fitted_time_us, "
                      "fitted_error_pct and fitted_on (the factor was fitted on this size: every size, or with "
                      "--anchor the N smallest).")
@@ -42,8 +49,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
 
 
 def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
-    from multigpu.cli.output import render
-    from multigpu.evidence import deployment, nccltests
+    from multigpu.cli.output import Failed, render
+    from multigpu.evidence import deployment, health, nccltests
     from multigpu.hardware import catalog
 
     catalog.system(args.system)
@@ -51,9 +58,13 @@ def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
         raise InputError("--anchor needs --fit-latency")
     log, rows = nccltests.compare(args.nccl_tests, args.system, op=args.op, gpus=args.gpus, nodes=args.nodes,
                                   nvls=args.nvls)
-    out = [r.to_dict() for r in rows]
+    checks = health.check(np.array([r.bytes for r in rows], dtype=float), np.array([r.measured_time_us for r in rows]),
+                          np.array([r.predicted_time_us for r in rows]), log.nodes)
+    out = [{**r.to_dict(), "expected_low_us": c.low_us, "expected_high_us": c.high_us, "expected": c.status}
+           for r, c in zip(rows, checks)]
     head = (f"{log.op} on {log.ranks} GPUs over {log.nodes} node(s) of {args.system}: median |error| "
-            f"{_median_abs(rows)}, worst {max(abs(r.error_pct) for r in rows):.1f} % over {len(rows)} sizes")
+            f"{_median_abs(rows)}, worst {max(abs(r.error_pct) for r in rows):.1f} % over {len(rows)} sizes\n"
+            f"health: {health.summary(checks)}")
     if log.settings.changed:
         head += "\nas the log says the run set NCCL: " + ", ".join(f"{k}={v}" for k, v in log.settings.changed)
     if log.gpus_per_thread > 1:
@@ -74,11 +85,13 @@ def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
             head += (f"\nwith a latency factor fitted on the {args.anchor} smallest sizes only (every latency of "
                      f"the model x {factor:.2f}): median |error| {_median_abs(unseen)} on the other "
                      f"{len(unseen)} sizes")
+    failed = args.strict and health.fails(checks)
     if args.format != "table":
-        return out
+        return Failed(out) if failed else out
     shown = [{k: f"{v:+.1f}" if k.endswith("error_pct") else v for k, v in row.items() if k != "latency_factor"}
              for row in out]  # the factor is in the heading
-    return f"{head}\n\n{render(shown, 'table')}"
+    text = f"{head}\n\n{render(shown, 'table')}"
+    return Failed(text) if failed else text
 
 
 def _anchors(log, anchor: int | None, path: str) -> np.ndarray:
