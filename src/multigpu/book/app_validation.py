@@ -88,15 +88,16 @@ TABLE_HEADERS = (
     N_("Vendor (GB/s)"), N_("Difference (%)"),
     # the PCIe side, apart
     N_("Side"), N_("Effect"), N_("Pairs"),
-    # how sure: intervals for collectives
-    N_("Family"), N_("Calibration points"), N_("From (%)"), N_("To (%)"), N_("Sweeps or sources"), N_("Inside"), N_("Expected inside"), N_("Inside (%)"),
-    N_("Inside by group (%)"), N_("Half width (%)"), N_("Goal half width (%)"), N_("Interval score"),
+    # how sure: prediction intervals
+    N_("Family"), N_("Calibration points"), N_("From (%)"), N_("To (%)"), N_("Sweeps or sources"), N_("Inside"),
+    N_("Expected inside"), N_("Inside (%)"), N_("Inside by group (%)"), N_("Half width (%)"),
+    N_("Goal half width (%)"), N_("Interval score"),
 )
 
 #: The tables' columns whose cells are words of a fixed vocabulary (:data:`CELL_WORDS`), translated in the
 #: Chinese edition; the other cells are data (ids, names, benchmarks, layouts), as they are.
-LABEL_COLUMNS = ("split", "size_class", "family", "set", "kind", "side", "effect", "compared", "metric", "regime", "unit", "what", "check",
-                 "known_miss", "source", "note", "fit_status")
+LABEL_COLUMNS = ("split", "size_class", "family", "set", "kind", "side", "effect", "compared", "metric", "regime",
+                 "unit", "what", "check", "known_miss", "source", "note", "fit_status")
 
 #: The words of :data:`LABEL_COLUMNS` as the evidence layer writes them, as messages ("no" is the shared
 #: catalog's). A word missing here fails the notebook's Chinese edition (LookupError naming it).
@@ -569,13 +570,14 @@ def interval_rows() -> pd.DataFrame:
 
 
 def interval_facts(coverage: pd.DataFrame) -> Facts:
-    """The intervals' figures: ``iv_level`` and ``iv_folds``; ``iv_regimes`` (4), ``iv_calibrated`` (regimes whose
-    held-out count lies in its binomial region), ``iv_sharp`` (regimes as sharp as their goal) and
-    ``iv_<size>_<family>`` (half width, %; family ``node`` or ``nodes``; for the runs ``iv_training`` and
-    ``iv_serving``), ``iv_goal_<...>`` (its goal, %) and ``iv_share_<...>`` (held-out points inside, %), and
-    ``iv_sharp_text``, the regimes that meet their goal, in words; ``iv_alarms`` of ``iv_alarm_sweeps`` held-out
-    sweeps (``iv_alarm_pct`` %) fail ``validate --strict`` (:func:`multigpu.evidence.health.false_alarms`). ``coverage`` holds the collectives' rows and the
-    runs' (:func:`interval_rows`)."""
+    """The intervals' figures, from ``coverage`` (:func:`interval_rows`: the collectives' regimes and the runs'):
+    ``iv_level`` and ``iv_folds``; ``iv_regimes``, ``iv_calibrated`` (regimes whose held-out count lies in its
+    binomial region) and ``iv_sharp`` (regimes as sharp as their goal); per regime ``iv_<size>_<family>`` (half
+    width, %; family ``node`` or ``nodes``; for the runs ``iv_training`` and ``iv_serving``), ``iv_goal_<...>``
+    (its goal, %) and ``iv_share_<...>`` (held-out points inside, %); ``iv_sharp_text``, the regimes that meet
+    their goal, in words; ``iv_training_top`` and ``iv_training_runs``, the training interval's upper factor and
+    its calibration runs; and ``iv_alarms`` of ``iv_alarm_sweeps`` held-out sweeps (``iv_alarm_pct`` %) that fail
+    ``validate --strict`` (:func:`multigpu.evidence.health.false_alarms`)."""
     calibrated = coverage[(coverage["inside"] >= coverage["acceptance_low"])
                           & (coverage["inside"] <= coverage["acceptance_high"])]
     sharp = coverage[coverage["half_log_width"] <= coverage["goal"]]

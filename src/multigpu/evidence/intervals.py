@@ -1,4 +1,5 @@
-"""How sure: prediction intervals for the collective model, by regime, from residuals of sweeps no fit saw.
+"""How sure: prediction intervals for collectives, training step times and serving throughputs, by regime, from
+residuals of measurements no fit saw.
 
 **Regimes** (fixed, with the method below, before any held-out coverage was computed):
 
