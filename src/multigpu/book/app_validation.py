@@ -89,14 +89,14 @@ TABLE_HEADERS = (
     # the PCIe side, apart
     N_("Side"), N_("Effect"), N_("Pairs"),
     # how sure: prediction intervals
-    N_("Family"), N_("Calibration points"), N_("From (%)"), N_("To (%)"), N_("Sweeps or sources"), N_("Inside"),
+    N_("Scope"), N_("Calibration points"), N_("From (%)"), N_("To (%)"), N_("Sweeps or sources"), N_("Inside"),
     N_("Expected inside"), N_("Inside (%)"), N_("Inside by group (%)"), N_("Half width (%)"),
     N_("Goal half width (%)"), N_("Interval score"),
 )
 
 #: The tables' columns whose cells are words of a fixed vocabulary (:data:`CELL_WORDS`), translated in the
 #: Chinese edition; the other cells are data (ids, names, benchmarks, layouts), as they are.
-LABEL_COLUMNS = ("split", "size_class", "family", "set", "kind", "side", "effect", "compared", "metric", "regime",
+LABEL_COLUMNS = ("split", "size_class", "scope", "set", "kind", "side", "effect", "compared", "metric", "regime",
                  "unit", "what", "check", "known_miss", "source", "note", "fit_status")
 
 #: The words of :data:`LABEL_COLUMNS` as the evidence layer writes them, as messages ("no" is the shared
@@ -542,14 +542,14 @@ def _half_width_pct(half_log_width: float) -> float:
 
 def interval_table(coverage: pd.DataFrame) -> pd.DataFrame:
     """:func:`multigpu.evidence.intervals.coverage` (and :func:`~multigpu.evidence.intervals.run_coverage`) for
-    print, by kind and family: the calibration points; the interval of a measurement around the prediction (%
+    print, by kind and scope (the regime's family): the calibration points; the interval of a measurement around the prediction (%
     from and to: a time for collectives and training, a throughput for serving); the held-out points, how many
     fall inside and how many a calibrated interval puts inside (two-sided 95 % binomial region); the share inside
     by point and by group (a sweep, or a run's source) (%); the interval's half width and the goal for it (% =
     exp(half log-width) - 1); and the mean interval score (log units)."""
     kinds = {"large": "large messages", "small": "small messages"}
     out = pd.DataFrame({
-        "kind": coverage["size"].map(lambda size: kinds.get(size, size)), "family": coverage["family"],
+        "kind": coverage["size"].map(lambda size: kinds.get(size, size)), "scope": coverage["family"],
         "calibration_points": coverage["calibration_points"], "from_pct": 100 * (coverage["low"] - 1),
         "to_pct": 100 * (coverage["high"] - 1), "points": coverage["points"],
         "inside": coverage["inside"],
@@ -558,7 +558,7 @@ def interval_table(coverage: pd.DataFrame) -> pd.DataFrame:
         "inside_by_group_pct": 100 * coverage["share_by_sweep"],
         "half_width_pct": coverage["half_log_width"].map(_half_width_pct),
         "goal_half_width_pct": coverage["goal"].map(_half_width_pct), "interval_score": coverage["winkler"]})
-    return out.set_index(["kind", "family"]).round({"from_pct": 0, "to_pct": 0,
+    return out.set_index(["kind", "scope"]).round({"from_pct": 0, "to_pct": 0,
                                                           "inside_pct": 0, "inside_by_group_pct": 0,
                                                           "half_width_pct": 0, "goal_half_width_pct": 0,
                                                           "interval_score": 2})
