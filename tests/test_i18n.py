@@ -176,6 +176,20 @@ def test_each_page_module_has_its_own_catalog():
     assert lang.catalog_path("zh", "ch01_generations").is_file()
 
 
+def test_a_message_in_two_catalogs_has_one_translation():
+    """The book reads every Python catalog into one table (:func:`multigpu.book.lang.messages`), so where two
+    catalogs translate one message differently, one of them is silently ignored: the validation appendix's
+    "Family" header showed chapter 1's 系列 (a GPU family). One message, one translation."""
+    translations: dict[str, dict[str, str]] = {}
+    for path in python_catalogs():
+        with path.open("rb") as handle:
+            for m in pofile.read_po(handle):
+                if m.id and m.string and not m.fuzzy:
+                    translations.setdefault(str(m.id), {})[path.stem] = str(m.string)
+    differ = {k: v for k, v in translations.items() if len(set(v.values())) > 1}
+    assert not differ, differ
+
+
 #: Words of an English system name that the Chinese edition must not show untranslated.
 ENGLISH_WORDS = re.compile(r"\b(server|with|without|platform|Hypothetical|networking|bridges?|pairs|per|class)\b")
 
