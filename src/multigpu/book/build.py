@@ -83,6 +83,23 @@ def execute_notebooks() -> None:
     result = load_executor("local-parallel", cache, logger=logger).run_and_cache(timeout=timeout)
     for path in result.excepted + result.errored:
         logger.info("%s failed here; the English build runs it again", path)
+    drop_stderr(cache, logger)
+
+
+def drop_stderr(cache, logger: logging.Logger) -> list[str]:
+    """Take out of the cache each notebook whose outputs hold a stderr stream, so that the English build runs it
+    again on its own (and fails, under ``-W``, only if it writes to stderr there too). Two kernels started at once
+    can race for one TCP port; the loser's kernel then prints the error into a cell's outputs of a notebook that
+    ran correctly. Returns the notebooks taken out."""
+    dropped = []
+    for record in cache.list_cache_records():
+        cells = cache.get_cache_bundle(record.pk).nb.cells
+        if any(o.get("output_type") == "stream" and o.get("name") == "stderr" for c in cells
+               for o in c.get("outputs", [])):
+            cache.remove_cache(record.pk)
+            dropped.append(record.uri)
+            logger.info("%s wrote to stderr here; the English build runs it again", record.uri)
+    return dropped
 
 
 def _build_edition(jupyter_book: str, language: str) -> tuple[int, Path]:
