@@ -43,9 +43,13 @@ def check(sizes: np.ndarray, measured_us: np.ndarray, predicted_us: np.ndarray, 
     out = []
     for nbytes, measured, predicted in zip(sizes, measured_us, predicted_us):
         low, high = intervals.band(intervals.regime(nbytes, nodes), level, data).around(float(predicted))
-        status = "slower" if measured > high else "faster" if measured < low else "inside"
-        out.append(Check(int(nbytes), low, high, status))
+        out.append(Check(int(nbytes), low, high, status(measured, low, high)))
     return out
+
+
+def status(measured: float, low: float, high: float) -> str:
+    """Where a measurement falls against its interval [low, high] (:data:`STATUSES`)."""
+    return "slower" if measured > high else "faster" if measured < low else "inside"
 
 
 def slow_large(checks: list[Check]) -> tuple[int, int]:
@@ -80,10 +84,9 @@ def false_alarms(level: float = intervals.LEVEL, split: str = "holdout") -> tupl
              for size in intervals.SIZES for family in intervals.FAMILIES}
     failed = total = 0
     for _, part in points.groupby("sweep"):
-        statuses = [("slower" if r.log_ratio > math.log(bands[(r.size, r.family)].high) else
-                     "faster" if r.log_ratio < math.log(bands[(r.size, r.family)].low) else "inside")
-                    for r in part.itertuples()]
-        checks = [Check(int(b), math.nan, math.nan, s) for b, s in zip(part["bytes"], statuses)]
+        checks = [Check(int(r.bytes), math.nan, math.nan,
+                        status(r.log_ratio, math.log(bands[(r.size, r.family)].low),
+                               math.log(bands[(r.size, r.family)].high))) for r in part.itertuples()]
         if slow_large(checks)[1]:
             total += 1
             failed += fails(checks)
