@@ -138,6 +138,7 @@ def test_the_winkler_score_rewards_sharp_and_punishes_misses():
     """Inside: the width; outside: the width plus 2 / alpha times the miss."""
     scores = intervals.winkler(np.array([0.0, 0.3, -0.2]), -0.1, 0.1, 0.9)
     assert scores == pytest.approx([0.2, 0.2 + 20 * 0.2, 0.2 + 20 * 0.1])
+    assert intervals.miss_weight(0.9) == pytest.approx(20) and intervals.miss_weight(0.99) == pytest.approx(200)
 
 
 def test_sealed_sweeps_are_not_scored_here():

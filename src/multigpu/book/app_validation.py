@@ -576,7 +576,9 @@ def interval_facts(coverage: pd.DataFrame) -> Facts:
     width, %; family ``node`` or ``nodes``; for the runs ``iv_training`` and ``iv_serving``), ``iv_goal_<...>``
     (its goal, %) and ``iv_share_<...>`` (held-out points inside, %); ``iv_sharp_text``, the regimes that meet
     their goal, in words; ``iv_training_top`` and ``iv_training_runs``, the training interval's upper factor and
-    its calibration runs; and ``iv_alarms`` of ``iv_alarm_sweeps`` held-out sweeps (``iv_alarm_pct`` %) that fail
+    its calibration runs; ``iv_least``, the calibration points a 90 % interval needs; ``iv_miss_weight``, what the
+    interval score charges per log unit of a miss; ``iv_strict_sizes``, the slow sizes ``validate --strict``
+    needs; and ``iv_alarms`` of ``iv_alarm_sweeps`` held-out sweeps (``iv_alarm_pct`` %) that fail
     ``validate --strict`` (:func:`multigpu.evidence.health.false_alarms`)."""
     calibrated = coverage[(coverage["inside"] >= coverage["acceptance_low"])
                           & (coverage["inside"] <= coverage["acceptance_high"])]
@@ -596,6 +598,9 @@ def interval_facts(coverage: pd.DataFrame) -> Facts:
     out["iv_alarms"], out["iv_alarm_sweeps"], out["iv_alarm_pct"] = failed, total, 100 * failed / total
     out["iv_training_top"] = float(coverage[coverage["size"] == "training step time"]["high"].iloc[0])
     out["iv_training_runs"] = int(coverage[coverage["size"] == "training step time"]["calibration_points"].iloc[0])
+    out["iv_least"] = intervals.least_points(intervals.LEVEL)
+    out["iv_miss_weight"] = intervals.miss_weight(intervals.LEVEL)
+    out["iv_strict_sizes"] = health.STRICT_SIZES
     return _values(out)
 
 

@@ -270,11 +270,16 @@ def held_out(split: str = "holdout") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def miss_weight(level: float) -> float:
+    """What the interval score charges per log unit a residual falls outside an interval of ``level``:
+    2 / (1 - level), 20 at 90 %."""
+    return 2 / (1 - level)
+
+
 def winkler(log_ratio: np.ndarray, lo: float, hi: float, level: float) -> np.ndarray:
-    """The interval score of each residual against [lo, hi] (log units): the width, plus 2 / (1 - level) times
-    how far a residual falls outside."""
-    alpha = 1 - level
-    return (hi - lo) + (2 / alpha) * (np.maximum(lo - log_ratio, 0) + np.maximum(log_ratio - hi, 0))
+    """The interval score of each residual against [lo, hi] (log units): the width, plus :func:`miss_weight`
+    times how far a residual falls outside."""
+    return (hi - lo) + miss_weight(level) * (np.maximum(lo - log_ratio, 0) + np.maximum(log_ratio - hi, 0))
 
 
 def acceptance(n: int, level: float = LEVEL, confidence: float = 0.95) -> tuple[int, int]:
