@@ -239,11 +239,14 @@ def test_row75_measured_time_is_138_tflops_of_sc21_eq3():
 #: Error bounds (|model / measured - 1|) of training_validation's runs, matched on the end of the run name
 #: (first match wins).
 ERROR_BOUNDS = (
-    # [MLM], not fitted: about -10 % (the training model charges no kernel-launch floor; the collective fit's
+    # [MLM], not fitted: about -7 % (the training model charges no kernel-launch floor; the collective fit's
     # intra-node latency scale moves it a little)
     ("full recompute (row 75)", 0.105),
     ("SP + selective, DP 8", 0.05),     # [K22] section 6.3, 2240 GPUs: not fitted
-    ("SP + selective", 0.12),           # [K22] Table 5 present work: the fitted runs
+    # [K22] Table 5 present work: the fitted runs. The fit spreads the output layer's work over the stages
+    # (multigpu.evidence.computefit), the model runs it on the last stage: the 1T run, 2 layers per stage of
+    # 64, is +12.5 % (+5.4 % before), the 530B run, 3 per stage, +4.9 % (-0.9 %)
+    ("SP + selective", 0.13),
     ("full recompute", 0.20),           # [K22] Table 5 full recompute: not fitted
 )
 

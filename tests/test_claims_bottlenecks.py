@@ -127,10 +127,14 @@ def test_c18_steps_from_the_arithmetic_to_the_query():
 
 
 def test_c21_is_the_tensor_parallel_efficiency_over_pcie():
+    """Tensor parallelism collapses on PCIe, so the claim holds; its caveat, that pipeline parallelism still
+    scales on the slow link (90 % or more at 8 GPUs), no longer applies: 8 stages of Llama 3.1 8B keep about
+    two thirds on either link, since the last stage also runs the 128k-token output layer."""
     verdict = claims.check("C21")
     s = bottlenecks.scaling().set_index(["setup", "kind", "gpus"])
     assert verdict.model_value == pytest.approx(s.loc[("8x A100, PCIe", "TP", 8), "efficiency_pct"], abs=0.05)
-    assert verdict.verdict == "holds-with-caveat"
+    assert s.loc[("8x A100, PCIe", "PP", 8), "efficiency_pct"] < 90
+    assert verdict.verdict == "holds"
 
 
 def test_c23_reads_nvidias_table_with_the_books_definitions(monkeypatch):

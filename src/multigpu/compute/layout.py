@@ -36,8 +36,43 @@ DEFAULT_FP8_RECIPE = FP8_RECIPES[0]
 #: Training methods: pre-training, full fine-tuning (the same maths) and LoRA.
 METHODS = ("pretrain", "full", "lora")
 
-__all__ = ["ATTENTION_KERNELS", "DEFAULT_FP8_RECIPE", "DEFAULT_GRAD_DTYPE", "EP_DISPATCH_DTYPES", "FP8_RECIPES",
-           "GRAD_DTYPES", "METHODS", "RECOMPUTE", "Layout"]
+
+@dataclass(frozen=True)
+class TrainingStack:
+    """What a training framework does that a step's time sees: switches taken from its source, no fitted
+    constant."""
+
+    name: str
+    #: tensor-parallel collectives split into chunks and overlapped with the GEMMs next to them (Transformer
+    #: Engine's userbuffers: ``tp_comm_overlap``), so a pass shows only what outlasts its own compute
+    tp_comm_overlap: bool
+    #: pipeline stages balanced by compute cost: the last stage, which also runs the output layer, holds fewer
+    #: transformer layers (the layout's ``pp_last_layers`` chosen for the fastest step where not stated)
+    balanced_stages: bool
+    source: str
+
+
+#: Training stacks by the name ``train --stack`` takes, the default first:
+#:
+#: - ``megatron``: Megatron-LM and Megatron-Core as their defaults run (``tp_comm_overlap`` off; layers split
+#:   evenly over the stages, the output layer on the last);
+#: - ``nemo``: NeMo 2 and Megatron-Bridge performance recipes, which turn on ``tp_comm_overlap`` with
+#:   userbuffers (Megatron-Bridge ``src/megatron/bridge/recipes/llama/llama3_70b.py`` and ``llama31_405b.py``;
+#:   NeMo ``nemo/collections/llm/recipes/llama31_405b.py``, ``pretrain_performance_optimizations``);
+#: - ``nanotron``: Hugging Face nanotron, which assigns the pipeline's blocks to stages by their compute cost,
+#:   the output layer counted as a block (``src/nanotron/models/llama.py``, ``get_block_compute_costs``).
+TRAINING_STACKS = {stack.name: stack for stack in (
+    TrainingStack("megatron", False, False, "https://github.com/NVIDIA/Megatron-LM"),
+    TrainingStack("nemo", True, False, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/main/src/megatron/"
+                  "bridge/recipes/llama/llama3_70b.py"),
+    TrainingStack("nanotron", False, True, "https://github.com/huggingface/nanotron/blob/main/src/nanotron/models/"
+                  "llama.py"),
+)}
+DEFAULT_TRAINING_STACK = "megatron"
+
+__all__ = ["ATTENTION_KERNELS", "DEFAULT_FP8_RECIPE", "DEFAULT_GRAD_DTYPE", "DEFAULT_TRAINING_STACK",
+           "EP_DISPATCH_DTYPES", "FP8_RECIPES", "GRAD_DTYPES", "METHODS", "RECOMPUTE", "TRAINING_STACKS", "Layout",
+           "TrainingStack"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +106,11 @@ class Layout:
     grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
     fp8_recipe: str = DEFAULT_FP8_RECIPE  #: FP8 scaling recipe (:data:`FP8_RECIPES`); used only when dtype is fp8
     ep_dispatch: str = EP_DISPATCH_DTYPES[0]  #: MoE dispatch precision (:data:`EP_DISPATCH_DTYPES`)
+    #: transformer layers on the first and on the last pipeline stage, 0 = an even split (Megatron-Core's
+    #: ``decoder_first_pipeline_num_layers`` and ``decoder_last_pipeline_num_layers``)
+    pp_first_layers: Any = 0
+    pp_last_layers: Any = 0
+    stack: str = DEFAULT_TRAINING_STACK  #: training framework (:data:`TRAINING_STACKS`)
 
     @property
     def gpus(self) -> Any:
@@ -88,6 +128,25 @@ class Layout:
     def expert_tp(self) -> Any:
         """Ranks each expert is split over: ``tp`` (``etp`` 0) or ``etp``."""
         return self.tp if self.etp == 0 else np.full(np.shape(self.tp), self.etp)
+
+    def stage_layers(self, layers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(first, middle, last): transformer layers held by a GPU of the first, of the busiest middle and of
+        the last pipeline stage, out of the model's ``layers`` (arrays, broadcast over the layouts).
+
+        A count stated in ``pp_first_layers`` or ``pp_last_layers`` (numbers or arrays, 0 = not stated) is taken
+        as given and the other layers are split evenly over the other stages, the busiest holding the rounded-up
+        share. Without one, every stage holds the busiest stage's ``ceil(L / (pp v)) v`` (``v`` interleaved
+        chunks), which is each stage's count when the layers divide evenly. With one stage, ``first`` is all of
+        them and the others 0."""
+        pp, v = np.asarray(self.pp), np.asarray(self.interleave)
+        first_n, last_n = (np.asarray(n, dtype=float) for n in (self.pp_first_layers, self.pp_last_layers))
+        even = np.ceil(layers / (pp * v)) * v
+        others = pp - (first_n > 0) - (last_n > 0)
+        share = np.where(others > 0, np.ceil((layers - first_n - last_n) / np.maximum(others, 1)), 0.0)
+        share = np.where((first_n > 0) | (last_n > 0), share, even)
+        first = np.where(first_n > 0, first_n, share)
+        last = np.where(pp > 1, np.where(last_n > 0, last_n, share), 0.0)
+        return first, np.where(pp > 2, share, 0.0), last
 
     def batched(self) -> Layout:
         """The same layout with each degree a one-element array (the shape the vectorised step model takes)."""

@@ -336,15 +336,16 @@ def model_state_bytes_per_gpu(params: ArrayLike, dp: ArrayLike = 1, zero_stage: 
     }
 
 
-def _stage_params(m: Model, pp: np.ndarray, first: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _stage_params(m: Model, pp: np.ndarray, first: bool,
+                  layers: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(non-expert params, expert params, layers) of the first or the last pipeline stage.
 
-    Layers are split evenly, the first stage taking ceil(L/pp), the last
-    floor(L/pp); the first stage holds the input embedding, the last the
-    vocabulary projection (Megatron keeps a copy of a tied embedding there) and
-    the final norm. With pp = 1 the one stage holds all of it.
+    Layers are split evenly unless ``layers`` gives the stage's count: the first stage taking ceil(L/pp), the
+    last floor(L/pp); the first stage holds the input embedding, the last the vocabulary projection (Megatron
+    keeps a copy of a tied embedding there) and the final norm. With pp = 1 the one stage holds all of it.
     """
-    layers = np.ceil(m.layers / pp) if first else np.floor(m.layers / pp)
+    if layers is None:
+        layers = np.ceil(m.layers / pp) if first else np.floor(m.layers / pp)
     if first:
         dense = np.minimum(layers, m.dense_layers)
     else:
@@ -549,12 +550,27 @@ def _activation_parts(m: Model, layout: Layout, lay: dict[str, np.ndarray]) -> d
             "embed_dropout": tokens * m.hidden * lay["in_flight"] / sp_div if m.dropout else 0.0}
 
 
+def _stated_layers(m: Model, layout: Layout, first: bool) -> np.ndarray | None:
+    """The first or last stage's layers, as :meth:`Layout.stage_layers` counts them where the layout states a
+    count for either stage, else as :func:`_stage_params` splits them (None where no layout states one). The
+    first stage is counted with the larger of its layers and a middle stage's, an upper bound for the second
+    stage, which holds one micro-batch fewer in flight."""
+    stated = (np.asarray(layout.pp_first_layers) > 0) | (np.asarray(layout.pp_last_layers) > 0)
+    if not stated.any():
+        return None
+    first_layers, middle, last = layout.stage_layers(m.layers)
+    pp = np.asarray(layout.pp, dtype=float)
+    if first:
+        return np.where(stated, np.maximum(first_layers, middle), np.ceil(m.layers / pp))
+    return np.where(stated, last, np.floor(m.layers / pp))
+
+
 def _stage_memory(m: Model, layout: Layout, lay: dict[str, np.ndarray], acts: dict[str, Any],
                   first: bool) -> dict[str, Any]:
     """Memory (bytes) by part of the first or the last pipeline stage."""
     tp, pp, dp, ep, etp, vs = (lay[k] for k in ("tp", "pp", "dp", "ep", "etp", "vs"))
     stage = np.asarray(layout.zero_stage)
-    shared, experts, layers = _stage_params(m, pp, first)
+    shared, experts, layers = _stage_params(m, pp, first, _stated_layers(m, layout, first))
     dense_layers = (np.minimum(layers, m.dense_layers) if first
                     else np.clip(m.dense_layers - (m.layers - layers), 0, None))
     states_shared = model_state_bytes_per_gpu(shared / tp, dp, stage, layout.dtype, layout.grad_dtype)

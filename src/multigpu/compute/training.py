@@ -61,7 +61,7 @@ then
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -74,10 +74,12 @@ from multigpu.compute import efficiency, gemm, models
 from multigpu.compute.layout import (
     DEFAULT_FP8_RECIPE,
     DEFAULT_GRAD_DTYPE,
+    DEFAULT_TRAINING_STACK,
     EP_DISPATCH_DTYPES,
     FP8_RECIPES,
     GRAD_DTYPES,
     METHODS,
+    TRAINING_STACKS,
     Layout,
 )
 from multigpu.compute.stepflops import (
@@ -149,7 +151,33 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
     if options.get("ep_dispatch", EP_DISPATCH_DTYPES[0]) not in EP_DISPATCH_DTYPES:
         raise InputError(f"unknown MoE dispatch precision '{options['ep_dispatch']}'; expected "
                          f"{' or '.join(EP_DISPATCH_DTYPES)}")
+    check_stage_layers(model, pp, interleave, options.get("pp_first_layers", 0), options.get("pp_last_layers", 0))
+    check_stack(options.get("stack", DEFAULT_TRAINING_STACK))
     return Layout(tp=tp, pp=pp, dp=dp, global_batch=global_batch, micro_batch=micro_batch, **options)
+
+
+def check_stage_layers(model: models.Model, pp: int, interleave: int, first: int, last: int) -> None:
+    """An InputError unless the first and last stages' stated layer counts (0 = not stated; with interleaving,
+    the layers a GPU holds over its chunks) leave every other pipeline stage at least one layer and add up to
+    the model's layers on two stages."""
+    stated = [n for n in (first, last) if n]
+    if not stated:
+        return
+    if min(stated) < 0 or pp < 2:
+        raise InputError("first- and last-stage layer counts need pipeline parallelism (pp > 1) and are > 0")
+    others = pp - len(stated)
+    if sum(stated) + others > model.layers or (others == 0 and sum(stated) != model.layers):
+        raise InputError(f"first- and last-stage layers {' + '.join(map(str, stated))} leave the other "
+                         f"{others} stages of '{model.id}' ({model.layers} layers) "
+                         f"{model.layers - sum(stated)} layers; each stage needs at least one"
+                         if others else f"first- and last-stage layers {first} + {last} are not the "
+                         f"{model.layers} layers of '{model.id}'")
+
+
+def check_stack(stack: str) -> None:
+    """An InputError unless ``stack`` is one of :data:`TRAINING_STACKS`."""
+    if stack not in TRAINING_STACKS:
+        raise InputError(f"unknown training stack '{stack}'; expected one of {', '.join(TRAINING_STACKS)}")
 
 
 def check_grad_dtype(grad_dtype: str) -> None:
@@ -457,6 +485,52 @@ def _score_traffic_s(model: models.Model, gpu: catalog.Gpu, lay: Layout) -> np.n
     return stage_layers(model, lay) * np.asarray(per_layer) / (gpu.mem_bw_GBps * 1e9)
 
 
+def _stages(model: models.Model, lay: Layout, per_layer: np.ndarray,
+            head: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(times, layers, heads) of the first, a middle and the last pipeline stage, stacked on a first axis of 3:
+    one micro-batch's time, seconds, the transformer layers (:meth:`Layout.stage_layers`) and whether the stage
+    runs the vocabulary projection (1 or 0; the last stage, the only one with pp = 1)."""
+    first, middle, last = lay.stage_layers(model.layers)
+    one_stage = np.asarray(lay.pp) == 1
+    heads = np.stack(np.broadcast_arrays(np.where(one_stage, 1.0, 0.0), 0.0, np.where(one_stage, 0.0, 1.0)))
+    layers = np.stack(np.broadcast_arrays(first, middle, last))
+    return layers * per_layer + heads * head, layers, heads
+
+
+def _pipeline(model: models.Model, lay: Layout, per_layer: np.ndarray,
+              head: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(layers, head, all): the busiest pipeline stage's transformer layers and whether it holds the vocabulary
+    projection (1 or 0), and the time of one micro-batch through every stage, seconds.
+
+    A stage's time is its layers at ``per_layer`` seconds each, plus ``head`` seconds on the last stage: the
+    output layer's GEMMs run where it sits, as its weights do (:func:`multigpu.compute.models.weights_bytes_per_gpu`).
+    The input embedding, a lookup, costs no time here, nor does the loss over the logits."""
+    times, layers, heads = _stages(model, lay, per_layer, head)
+    busiest = np.argmax(times, axis=0)[None]
+    total = times[0] + np.maximum(np.asarray(lay.pp) - 2, 0) * times[1] + times[2]
+    return (np.take_along_axis(layers, busiest, axis=0)[0], np.take_along_axis(heads, busiest, axis=0)[0], total)
+
+
+def _balanced(model: models.Model, lay: Layout, per_layer: np.ndarray, head: np.ndarray) -> Layout:
+    """``lay`` with the last stage's layers that make the step fastest where its stack balances the stages
+    (:attr:`TrainingStack.balanced_stages`) and no stage's count is stated: the even share less 0 to all but one
+    of its layers, the others taking them; ``lay`` unchanged otherwise."""
+    stated = np.any(np.asarray(lay.pp_first_layers) > 0) or np.any(np.asarray(lay.pp_last_layers) > 0)
+    if not TRAINING_STACKS[lay.stack].balanced_stages or stated:
+        return lay
+    even = lay.stage_layers(model.layers)[2]
+    pp, m, v = np.asarray(lay.pp), lay.microbatches, np.asarray(lay.interleave)
+    best, best_s = np.zeros(np.shape(even)), np.full(np.shape(even), np.inf)
+    for shift in range(int(np.max(even))):
+        last = np.where((pp > 1) & (even - shift >= 1), even - shift, 0.0) if shift else np.zeros(np.shape(even))
+        layers, heads, total = _pipeline(model, replace(lay, pp_last_layers=last), per_layer, head)
+        busiest = layers * per_layer + heads * head
+        step_s = m * busiest + (total - busiest) / v
+        better = (step_s < best_s) & ((last > 0) | (shift == 0))
+        best, best_s = np.where(better, last, best), np.where(better, step_s, best_s)
+    return replace(lay, pp_last_layers=best.astype(int))
+
+
 def evaluate(model: models.Model, system: catalog.System, lay: Layout,
              cal: Calibration | None = None) -> dict[str, np.ndarray]:
     """Step time and its parts for every layout in ``lay`` (arrays, seconds); no validity checks.
@@ -473,21 +547,36 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layout,
                                                   lay.lora_rank)
     attention_dtype = ATTENTION_DTYPE.get(lay.dtype, lay.dtype)
     attention_rate = peak_flops(gpu, attention_dtype) * _fraction(model, gpu, lay, attention_dtype)
+    # the vocabulary projection, at the 16-bit rate under FP8 (see ATTENTION_DTYPE), on the last stage only
     head_mb = models.head_training_flops_per_step(model, lay.micro_batch, lay.seq, 2.0 if lora else 3.0)
-    shards = lay.tp * lay.cp * model.layers / stage_layers(model, lay)  # the busiest stage's share of the layers
-    sixteen_bit_mb = attention_mb + head_mb  # at the 16-bit rate under FP8 (see ATTENTION_DTYPE)
-    compute_mb = ((hw_flops_mb - sixteen_bit_mb) / (peak * fraction) + sixteen_bit_mb / attention_rate) / shards
-    compute_mb = compute_mb + _score_traffic_s(model, gpu, lay)
+    head_compute = head_mb / attention_rate / (lay.tp * lay.cp)
+    layers = stage_layers(model, lay)  # the layers the parts of one micro-batch below are computed for
+    shards = lay.tp * lay.cp * model.layers / layers
+    layer_compute = ((hw_flops_mb - attention_mb - head_mb) / (peak * fraction) + attention_mb / attention_rate) / shards
+    layer_compute = layer_compute + _score_traffic_s(model, gpu, lay)
+    backward_share = LORA_BACKWARD_SHARE if lora else BACKWARD_SHARE
     tp_fwd, tp_bwd = _tp_comm_s(model, system, lay, cal)
-    tp_mb = tp_fwd + np.maximum(0.0, tp_bwd - (LORA_WGRAD_SHARE if lora else WGRAD_SHARE) * compute_mb)
+    if TRAINING_STACKS[lay.stack].tp_comm_overlap:  # each pass's collectives behind that pass's own GEMMs
+        tp_mb = (np.maximum(0.0, tp_fwd - (1.0 - backward_share) * layer_compute)
+                 + np.maximum(0.0, tp_bwd - backward_share * layer_compute))
+    else:
+        tp_mb = tp_fwd + np.maximum(0.0, tp_bwd - (LORA_WGRAD_SHARE if lora else WGRAD_SHARE) * layer_compute)
     ep_mb = _ep_comm_s(model, system, lay, cal)
     cp_mb = _cp_comm_s(model, system, lay, cal, attention_mb / attention_rate / shards)
+    per_layer = (layer_compute + tp_mb + ep_mb + cp_mb) / layers
+    lay = _balanced(model, lay, per_layer, head_compute)
+    busy_layers, busy_head, total_mb = _pipeline(model, lay, per_layer, head_compute)
+    busy = busy_layers / layers  # the busiest stage's parts against those of ``layers`` layers
+    compute_mb = busy * layer_compute + busy_head * head_compute
+    tp_mb, ep_mb, cp_mb = busy * tp_mb, busy * ep_mb, busy * cp_mb
     per_mb = compute_mb + tp_mb + ep_mb + cp_mb
     m = lay.microbatches
-    bubble = (lay.pp - 1) / lay.interleave * per_mb
+    bubble = (total_mb - per_mb) / lay.interleave
     pp_s = _pp_comm_s(model, system, lay, cal)
-    backward_share = LORA_BACKWARD_SHARE if lora else BACKWARD_SHARE
-    dp_s = _exposed_dp_s(model, system, lay, cal, compute_mb, backward_share)
+    # the first stage finishes its backward passes last, so its own compute is what its reduction hides behind
+    first_layers = lay.stage_layers(model.layers)[0]
+    first_compute = first_layers / layers * layer_compute + np.where(np.asarray(lay.pp) == 1, head_compute, 0.0)
+    dp_s = _exposed_dp_s(model, system, lay, cal, first_compute, backward_share)
     step_s = m * per_mb + bubble + pp_s + dp_s
     model_flops, _, _ = training_flops(model, lay.global_batch, lay.seq, lay.recompute, lay.method, lay.lora_rank)
     memory = models.memory_per_gpu_bytes(model, lay)
@@ -502,6 +591,7 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layout,
         "mfu": model_flops / step_s / gpus / peak, "compute_s": m * compute_mb, "compute_fraction_of_peak": fraction,
         "bubble_s": bubble, "tp_s": m * tp_mb, "pp_s": pp_s, "dp_s": dp_s, "ep_s": m * ep_mb, "cp_s": m * cp_mb,
         "memory_per_gpu_GB": memory_GB, "fits": memory_GB <= gpu.usable_memory_GB,
+        "pp_last_layers": np.asarray(lay.pp_last_layers) + np.zeros(np.shape(step_s)),
     }
 
 
@@ -553,6 +643,10 @@ class TrainingStep:
     fits: bool
     cp: int = 1  #: context-parallel degree
     ep_dispatch: str = EP_DISPATCH_DTYPES[0]  #: MoE dispatch precision (:data:`EP_DISPATCH_DTYPES`)
+    #: transformer layers on the first, a middle and the last pipeline stage (:meth:`Layout.stage_layers`)
+    stage_layers: tuple[int, int, int] = (0, 0, 0)
+    attention: str = "flash"  #: attention kernel (:data:`multigpu.compute.layout.ATTENTION_KERNELS`)
+    stack: str = DEFAULT_TRAINING_STACK  #: training framework (:data:`multigpu.compute.layout.TRAINING_STACKS`)
 
     def to_dict(self) -> dict[str, Any]:
         """The step as a flat dict (``exposed_comm_s`` a dict of tp, pp, dp, ep), for JSON and CSV."""
@@ -565,7 +659,9 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
 
     ``options``: seq, recompute, sequence_parallel, interleave, dtype, zero_stage, ep, etp (expert tensor
     parallelism, 0 = tp, or 1), attention, cp, method (:data:`METHODS`), lora_rank, grad_dtype
-    (:data:`GRAD_DTYPES`), fp8_recipe (:data:`FP8_RECIPES`), ep_dispatch (:data:`EP_DISPATCH_DTYPES`).
+    (:data:`GRAD_DTYPES`), fp8_recipe (:data:`FP8_RECIPES`), ep_dispatch (:data:`EP_DISPATCH_DTYPES`),
+    pp_first_layers and pp_last_layers (transformer layers on the first and last stages, 0 = an even split),
+    stack (:data:`multigpu.compute.layout.TRAINING_STACKS`).
     """
     model = models.model(model_id)
     system = catalog.system(system_id)
@@ -580,4 +676,11 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
         lay.microbatches, lay.recompute, lay.sequence_parallel, lay.interleave, lay.dtype, r["step_time_s"],
         r["model_tflops_per_gpu"], r["mfu"], r["compute_s"], r["compute_fraction_of_peak"], r["bubble_s"],
         ExposedComm(r["tp_s"], r["pp_s"], r["dp_s"], r["ep_s"], r["cp_s"]), r["memory_per_gpu_GB"], gpu.usable_memory_GB,
-        bool(r["fits"]), lay.cp, lay.ep_dispatch)
+        bool(r["fits"]), lay.cp, lay.ep_dispatch, _stage_counts(model, replace(lay, pp_last_layers=int(r["pp_last_layers"]))),
+        lay.attention, lay.stack)
+
+
+def _stage_counts(model: models.Model, lay: Layout) -> tuple[int, int, int]:
+    """(first, middle, last): the transformer layers a GPU of each pipeline stage holds (0 where there is no
+    such stage)."""
+    return tuple(int(np.asarray(n).item()) for n in lay.batched().stage_layers(model.layers))  # type: ignore[return-value]

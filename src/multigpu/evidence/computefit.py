@@ -9,7 +9,10 @@ Its two constants, ``eta_max`` and ``k``, are fitted on the four A100 runs of Ko
 175B, 530B and 1T iterations of Table 5 (:data:`multigpu.evidence.trainingruns.K22_RUNS`). For each run the
 compute-only time is the measured time without
 
-- the analytic pipeline bubble ``(p - 1) / (v m)``,
+- the analytic pipeline bubble ``(p - 1) / (v m)``, with the output layer's work spread evenly over the
+  stages (the step model now runs it on the last stage, :func:`multigpu.compute.training.evaluate`; fitted
+  with that structure, these runs give ``eta_max`` 0.77, which makes every A100 run outside the fit faster,
+  where the model is already too fast: the fit is to move off these step times),
 - the forward tensor-parallel all-gathers and reduce-scatters (4 per layer and micro-batch, ``2 s b h`` bytes
   each at :data:`BUSBW_A100_Bps`; the backward ones overlap, as the paper says),
 - the materialised attention scores' memory traffic

@@ -52,7 +52,7 @@ from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.compute import models, training
-from multigpu.compute.layout import DEFAULT_FP8_RECIPE, DEFAULT_GRAD_DTYPE
+from multigpu.compute.layout import DEFAULT_FP8_RECIPE, DEFAULT_GRAD_DTYPE, DEFAULT_TRAINING_STACK
 from multigpu.hardware import catalog
 
 RUNS_CSV = DATA_DIR / "training_runs.csv"
@@ -187,6 +187,8 @@ class ModelCall:
     etp: int = 0  #: expert tensor parallelism: the notes' ``ETP n``; 0 (unpublished) is tp, Megatron's default
     grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient precision of the framework's recipe (:func:`grad_dtype`)
     fp8_recipe: str = DEFAULT_FP8_RECIPE  #: FP8 scaling recipe the row names (:func:`fp8_recipe`)
+    stack: str = DEFAULT_TRAINING_STACK  #: the framework's training stack (:func:`stack`)
+    end_layers: int = 0  #: layers on the first and on the last stage (:func:`end_stage_layers`), 0 = even
     assumed: tuple[str, ...] = field(default=())  #: layout values not published, taken by the rules of the module
 
     @property
@@ -228,6 +230,25 @@ def fp8_recipe(row: TrainingRunRow) -> str:
     source names per-tensor current scaling (``FP8-CS``), else Transformer Engine's default, delayed scaling."""
     notes = row.notes.lower()
     return "current" if "current scaling" in notes or "fp8-cs" in notes else DEFAULT_FP8_RECIPE
+
+
+def stack(row: TrainingRunRow) -> str:
+    """The training stack of ``row`` (:data:`multigpu.compute.layout.TRAINING_STACKS`): ``nemo`` for NVIDIA's
+    NeMo and Megatron-Bridge performance recipes (the DGX Cloud benchmarks run them), else ``megatron``."""
+    return "nemo" if row.framework.startswith(("NeMo", "Megatron-Bridge")) else DEFAULT_TRAINING_STACK
+
+
+def end_stage_layers(m: models.Model, pp: int, interleave: int) -> int:
+    """Transformer layers on the first and on the last pipeline stage where Megatron-Core must count the input
+    embedding and the loss as one layer each to split the model (``account_for_embedding_in_pipeline_split`` and
+    ``account_for_loss_in_pipeline_split``, which Megatron-Bridge's Llama 3.1 405B recipe sets:
+    ``src/megatron/bridge/recipes/llama/llama31_405b.py``): ``(L + 2) / pp - 1`` when the ``L`` layers do not
+    divide into ``pp x interleave`` chunks and ``L + 2`` do (126 layers on 8 x 8 chunks: 15); else 0, an even
+    split."""
+    chunks = pp * interleave
+    if pp > 1 and m.layers % chunks and (m.layers + 2) % chunks == 0:
+        return (m.layers + 2) // pp - 1
+    return 0
 
 
 def flop_convention(row: TrainingRunRow) -> str | None:
@@ -322,7 +343,7 @@ def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
     call = ModelCall(row.id, m.id, row.system_id, row.gpus, tp, pp, dp, row.global_batch, row.micro_batch, row.seq,
                      recompute, sp, vp, row.dtype, ep=ep, zero_stage=_zero_stage(row, fsdp), cp=cp,
                      attention=_attention(row), etp=_etp(row, 0), grad_dtype=grad_dtype(row), fp8_recipe=fp8_recipe(row),
-                     assumed=assumed)
+                     stack=stack(row), end_layers=end_stage_layers(m, pp, vp), assumed=assumed)
     return call, []
 
 
@@ -332,7 +353,8 @@ def model_step(call: ModelCall, cal: Calibration | None = None) -> training.Trai
                          call.micro_batch, dp=call.dp, cal=cal, seq=call.seq, recompute=call.recompute,
                          sequence_parallel=call.sequence_parallel, interleave=call.interleave, dtype=call.dtype,
                          zero_stage=call.zero_stage, ep=call.ep, cp=call.cp, attention=call.attention,
-                         etp=call.etp, grad_dtype=call.grad_dtype, fp8_recipe=call.fp8_recipe)
+                         etp=call.etp, grad_dtype=call.grad_dtype, fp8_recipe=call.fp8_recipe, stack=call.stack,
+                         pp_first_layers=call.end_layers, pp_last_layers=call.end_layers)
 
 
 # ----------------------------------------------------------------------------- units

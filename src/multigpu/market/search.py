@@ -55,6 +55,8 @@ RECOMPUTE = ("none", "selective", "full")
 ZERO_STAGES = (1, 3)
 #: Largest micro-batch (sequences) and interleaving tried.
 MAX_MICRO_BATCH, MAX_INTERLEAVE = 16, 8
+#: Most layers taken off the last pipeline stage, which also runs the output layer, and spread over the others.
+MAX_LAST_STAGE_SHIFT = 3
 #: Largest in-flight batch tried when serving.
 MAX_BATCH = 256
 Progress = Callable[[int, int], None]
@@ -190,13 +192,16 @@ class TrainingLayout:
     pp_s: float
     dp_s: float
     ep_s: float
+    pp_last_layers: int = 0  #: transformer layers on the last pipeline stage, 0 = an even split
 
     @property
     def label(self) -> str:
-        """A short name, e.g. ``tp2 pp4 dp8 mb1 v2 selective-recompute SP ZeRO-3``: interleaving, recompute,
-        sequence parallelism and a ZeRO stage other than 1 only when used."""
+        """A short name, e.g. ``tp2 pp4 dp8 mb1 v2 selective-recompute SP ZeRO-3``: interleaving, the last
+        stage's layers (``last3``), recompute, sequence parallelism and a ZeRO stage other than 1 only when
+        used."""
         text = f"tp{self.tp} pp{self.pp} dp{self.dp} mb{self.micro_batch}"
         text += f" v{self.interleave}" if self.interleave > 1 else ""
+        text += f" last{self.pp_last_layers}" if self.pp_last_layers else ""
         text += f" {self.recompute}-recompute" if self.recompute != "none" else ""
         text += " SP" if self.sequence_parallel else ""
         return text + (f" ZeRO-{self.zero_stage}" if self.zero_stage != 1 else "")
@@ -263,12 +268,15 @@ def _divisors(n: int) -> list[int]:
 
 def layouts(model: models.Model, system: catalog.System, gpus: int, global_batch: int, *,
             max_micro_batch: int = MAX_MICRO_BATCH, max_interleave: int = MAX_INTERLEAVE) -> pd.DataFrame:
-    """Every (tp, pp, dp, micro_batch, interleave) that divides, as integer columns of a DataFrame.
+    """Every (tp, pp, dp, micro_batch, interleave, pp_last_layers) that divides, as integer columns of a DataFrame.
 
     ``tp`` divides the heads and fits in a node; ``pp`` divides the layers and
     the GPUs left by ``tp``; ``dp`` is what remains; ``micro_batch`` divides
     the batch of a data-parallel rank (up to ``max_micro_batch``);
-    ``interleave`` divides the layers of a stage (only with ``pp > 1``).
+    ``interleave`` divides the layers of a stage (only with ``pp > 1``);
+    ``pp_last_layers`` is 0 (an even split) or, without interleaving, the even
+    share less 1 to :data:`MAX_LAST_STAGE_SHIFT` layers, which the other stages
+    take, since the last stage also runs the output layer.
     """
     rows = []
     for tp in _divisors(min(system.gpus_per_node, gpus)):
@@ -282,8 +290,11 @@ def layouts(model: models.Model, system: catalog.System, gpus: int, global_batch
                 continue
             micro = [b for b in _divisors(global_batch // dp) if b <= max_micro_batch]
             inter = [v for v in _divisors(model.layers // pp) if v <= max_interleave] if pp > 1 else [1]
-            rows.extend((tp, pp, dp, b, v) for b in micro for v in inter)
-    return pd.DataFrame(rows, columns=["tp", "pp", "dp", "micro_batch", "interleave"], dtype=int)
+            share = model.layers // pp
+            lasts = [0] + [share - k for k in range(1, MAX_LAST_STAGE_SHIFT + 1) if share - k >= 1] if pp > 1 else [0]
+            rows.extend((tp, pp, dp, b, v, last) for b in micro for v in inter for last in lasts
+                        if v == 1 or not last)
+    return pd.DataFrame(rows, columns=["tp", "pp", "dp", "micro_batch", "interleave", "pp_last_layers"], dtype=int)
 
 
 def _options(tp: np.ndarray, zero_stages: Iterable[int]) -> list[tuple[str, bool, int, np.ndarray]]:
@@ -314,7 +325,7 @@ def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int
     for done, (recompute, sp, stage, mask) in enumerate(option_list, start=1):
         part = {c: v[mask] for c, v in base_columns.items()}
         n = int(mask.sum())
-        arrays = Layout(**{c: part[c] for c in ("tp", "pp", "dp", "micro_batch", "interleave")},
+        arrays = Layout(**{c: part[c] for c in ("tp", "pp", "dp", "micro_batch", "interleave", "pp_last_layers")},
                         ep=np.ones(n, dtype=int), global_batch=global_batch, seq=seq,
                         recompute=recompute, sequence_parallel=sp, dtype=dtype, zero_stage=stage,
                         method=method, lora_rank=lora_rank, grad_dtype=grad_dtype)

@@ -9,11 +9,14 @@ from multigpu.cli import args as types
 from multigpu.common.errors import InputError
 from multigpu.compute import inference, training
 from multigpu.compute.layout import (
+    ATTENTION_KERNELS,
     DEFAULT_FP8_RECIPE,
     DEFAULT_GRAD_DTYPE,
+    DEFAULT_TRAINING_STACK,
     EP_DISPATCH_DTYPES,
     FP8_RECIPES,
     GRAD_DTYPES,
+    TRAINING_STACKS,
 )
 
 
@@ -28,6 +31,23 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     train.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
     train.add_argument("--sequence-parallel", action="store_true")
     train.add_argument("--interleave", type=types.count, default=1, help="virtual pipeline stages per GPU")
+    train.add_argument("--pp-first-layers", type=types.count, default=0, metavar="N",
+                       help="transformer layers on the first pipeline stage (default: an even split); the other "
+                            "layers split evenly over the other stages (Megatron-Core's "
+                            "decoder_first_pipeline_num_layers)")
+    train.add_argument("--pp-last-layers", type=types.count, default=0, metavar="N",
+                       help="transformer layers on the last pipeline stage, which also runs the output layer "
+                            "(default: an even split; Megatron-Core's decoder_last_pipeline_num_layers)")
+    train.add_argument("--stack", choices=tuple(TRAINING_STACKS), default=DEFAULT_TRAINING_STACK,
+                       help="training stack, named in the output as stack: megatron (default: Megatron-LM and "
+                            "Megatron-Core defaults, layers split evenly, the output layer on the last stage), nemo "
+                            "(NeMo and Megatron-Bridge performance recipes: tensor-parallel communication overlapped "
+                            "with the GEMMs), nanotron (pipeline stages balanced by compute cost: the last stage "
+                            "holds fewer layers)")
+    train.add_argument("--attention", choices=ATTENTION_KERNELS, default=ATTENTION_KERNELS[0],
+                       help="attention kernel: flash (default, FlashAttention: the score matrix never reaches "
+                            "memory) or materialised (the score matrix and its softmax go through memory, as "
+                            "Megatron's fused softmax kernels do)")
     train.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=1,
                        help="ZeRO stage of the data-parallel group (default 1: distributed optimizer)")
     train.add_argument("--ep", type=types.count, default=1, help="expert-parallel degree (MoE models)")
@@ -114,7 +134,8 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
                          dp=args.dp, seq=args.seq, recompute=args.recompute, sequence_parallel=args.sequence_parallel,
                          interleave=args.interleave, dtype=args.dtype, zero_stage=args.zero, ep=args.ep,
                          etp=args.etp, cp=args.cp, grad_dtype=args.grad_dtype, fp8_recipe=args.fp8_recipe,
-                         ep_dispatch=args.ep_dispatch).to_dict()
+                         ep_dispatch=args.ep_dispatch, pp_first_layers=args.pp_first_layers,
+                         pp_last_layers=args.pp_last_layers, attention=args.attention, stack=args.stack).to_dict()
     return out if args.interval is None else {**out, **_interval(out, "training step time", args.interval,
                                                                    ("step_time_s",), ("model_tflops_per_gpu", "mfu"))}
 
