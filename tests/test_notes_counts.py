@@ -192,7 +192,7 @@ def test_file_headings_count_their_rows(name):
     for heading in FILE_HEADING.finditer(_text(name)):
         assert _int(heading["n"]) == len(_csv(heading["file"])), heading.group()
     if name == RUNS_NOTES:
-        assert len(FILE_HEADING.findall(_text(name))) == 4
+        assert len(FILE_HEADING.findall(_text(name))) == 5
 
 
 #: each table row of RUNS-NOTES.md, by a text its source cell holds -> a text of the rows' ``source`` URL
@@ -297,6 +297,11 @@ RUNS_TEXT: dict[str, tuple[re.Pattern, Callable[[re.Match], list[int]]]] = {
                      lambda m: [int((_csv("decode_latency.csv")["split"] == s).sum())
                                 for s in ("fit", "holdout", "sealed")]),
 }
+
+
+RUNS_TEXT["layout sweeps by split"] = (
+    re.compile(r"as the training runs are: (\d+) fit, (\d+) held out and (\d+) sealed sweeps"),
+    lambda m: [int((_csv("layout_sweeps_index.csv")["split"] == s).sum()) for s in ("fit", "holdout", "sealed")])
 
 
 @pytest.mark.parametrize("what", RUNS_TEXT)

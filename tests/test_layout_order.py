@@ -1,0 +1,79 @@
+"""Published layout sweeps against the training model's order of the layouts (data/layout_sweeps*.csv,
+multigpu.evidence.layoutorder): the data's own rules, and what the held-out sweeps show."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+from multigpu.common.errors import InputError
+from multigpu.compute import models
+from multigpu.evidence import layoutorder
+from multigpu.hardware import catalog
+
+
+def test_every_sweep_is_one_job_of_at_least_five_layouts_split_by_its_hash():
+    counts = collections.Counter(row.sweep for row in layoutorder.layouts())
+    assert set(counts) == set(layoutorder.sweeps())
+    for sid, job in layoutorder.sweeps().items():
+        distinct = {(r.tp, r.pp, r.micro_batch, r.sequence_parallel, r.zero_stage)
+                    for r in layoutorder.layouts() if r.sweep == sid}
+        assert len(distinct) >= 5, sid
+        assert job.split == layoutorder.split_of(sid)
+        assert job.model_id in models.models() and job.system_id in catalog.systems()
+        assert job.source.startswith("https://")
+    for row in layoutorder.layouts():
+        assert row.tp * row.pp * row.dp == layoutorder.sweeps()[row.sweep].gpus
+
+
+def test_a_third_of_the_sweeps_stays_sealed_and_is_never_scored_by_default():
+    splits = collections.Counter(job.split for job in layoutorder.sweeps().values())
+    assert splits["sealed"] >= 10 and splits["holdout"] >= 20
+    assert not set(layoutorder.scores()["sweep"]) & set(layoutorder.selected("sealed"))
+    with pytest.raises(InputError, match="unknown split"):
+        layoutorder.selected("test")
+
+
+def test_layouts_within_the_noise_are_ties():
+    values = np.array([10.0, 10.05, 10.5, 12.0, 12.1])
+    assert list(layoutorder.tied(values)) == [10.0, 10.0, 10.5, 12.0, 12.0]
+    assert list(layoutorder.tied(values, noise=0.0)) == list(values)
+
+
+def test_a_sweep_in_the_model_s_own_order_scores_one():
+    """A sweep the model ordered exactly would score 1 with its best layout first; checked on the score's parts."""
+    score = layoutorder.SweepScore("s", 5, 0, 1.0, 1, 0.0)
+    assert score.meets_goal
+    assert not layoutorder.SweepScore("s", 5, 0, 0.9, 3, 0.0).meets_goal
+
+
+#: What the first look at the 23 held-out sweeps found (2026-12-05), with the output layer on the last pipeline
+#: stage, nanotron's balanced stages and the nemo stack in the model: the issue's goal (rank correlation >= 0.8
+#: on every sweep, the measured best in the model's top 2) holds on 6 of them. Before those changes the same
+#: sweeps gave a median correlation of 0.61 and 7 sweeps meeting the goal (without ties for noise). The misses:
+#: Hagemann et al.'s 30B on 256 A100s is measured slower the more memory a layout takes (35 s at tp 4 pp 1 against
+#: 23 s at tp 2 pp 4), which the model, pricing no allocator pressure, puts within 10 % of each other; nanotron's
+#: sweeps on 128 GPUs and more put tensor-parallel groups across nodes, which the model refuses.
+FIRST_LOOK = {"sweeps": 23, "median_spearman": 0.63, "meets_goal": 6, "best_in_top": 10}
+
+
+@pytest.fixture(scope="module")
+def held_out():
+    return layoutorder.scores("holdout")
+
+
+def test_the_held_out_sweeps_keep_at_least_their_first_look(held_out):
+    assert len(held_out) == FIRST_LOOK["sweeps"]
+    assert held_out["spearman"].median() >= FIRST_LOOK["median_spearman"] - 0.01
+    assert held_out["meets_goal"].sum() >= FIRST_LOOK["meets_goal"]
+    assert (held_out["best_rank"] <= layoutorder.TOP).sum() >= FIRST_LOOK["best_in_top"]
+
+
+def test_small_jobs_on_few_nodes_are_ordered_best(held_out):
+    """Where memory is not tight and tensor parallelism stays in a node, the order holds: Hagemann et al.'s 13B
+    on 64 A100s (sequence-parallel study) and 65B on 128, nanotron's 1B on one node."""
+    good = held_out.set_index("sweep")
+    for sid in ("AA_13B_8k_64gpu_fa2rms_nockpt_SPstudy", "AA_65B_2k_128gpu_fa1_ckpt", "USP_1B_8gpu"):
+        assert good.loc[sid, "spearman"] >= layoutorder.GOAL_RHO and good.loc[sid, "best_rank"] <= layoutorder.TOP
