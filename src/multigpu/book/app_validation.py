@@ -30,13 +30,14 @@ from multigpu.book.lang import N_, _
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
 from multigpu.common import units
-from multigpu.compute import efficiency, inference
+from multigpu.compute import efficiency, inference, models
 from multigpu.evidence import (
     bottlenecks,
     decodefit,
     deployment,
     health,
     intervals,
+    layoutorder,
     pcieside,
     fitquality,
     runs,
@@ -88,6 +89,8 @@ TABLE_HEADERS = (
     N_("Vendor (GB/s)"), N_("Difference (%)"),
     # the PCIe side, apart
     N_("Side"), N_("Effect"), N_("Pairs"),
+    # the order of layouts
+    N_("Layouts"), N_("Refused"), N_("Stack"), N_("Rank correlation"), N_("Model rank of best"), N_("Meets goal"),
     # how sure: prediction intervals
     N_("Scope"), N_("Calibration points"), N_("From (%)"), N_("To (%)"), N_("Sweeps or sources"), N_("Inside"),
     N_("Expected inside"), N_("Inside (%)"), N_("Inside by group (%)"), N_("Half width (%)"),
@@ -564,6 +567,33 @@ def interval_table(coverage: pd.DataFrame) -> pd.DataFrame:
                                                           "interval_score": 2})
 
 
+def layout_order_table(scores: pd.DataFrame) -> pd.DataFrame:
+    """:func:`multigpu.evidence.layoutorder.scores` for print, by sweep: the model, GPUs and training stack, the
+    layouts the model expressed and refused, the rank correlation, the model's rank of the layout measured
+    fastest, the median |error| of the step times (%), and whether the sweep meets the goal."""
+    names = {mid: models.model(mid).name for mid in scores["model_id"].unique()}
+    out = pd.DataFrame({"sweep": scores["sweep"], "model": scores["model_id"].map(names), "gpus": scores["gpus"],
+                        "stack": scores["stack"], "layouts": scores["layouts"], "refused": scores["refused"],
+                        "rank_correlation": scores["spearman"], "model_rank_of_best": scores["best_rank"],
+                        "median_error_pct": scores["median_error_pct"],
+                        "meets_goal": scores["meets_goal"].map({True: _("yes"), False: _("no")})})
+    return out.set_index("sweep").round({"rank_correlation": 2, "median_error_pct": 0})
+
+
+def layout_order_facts(scores: pd.DataFrame) -> Facts:
+    """The order of layouts in figures, from ``scores`` (:func:`multigpu.evidence.layoutorder.scores` of the
+    held-out sweeps): ``lo_sweeps``, ``lo_meets`` (sweeps meeting the goal), ``lo_best_top`` (sweeps whose
+    measured best is in the model's top), ``lo_median_rho``, ``lo_refused`` (layouts refused), the goal
+    (``lo_goal_rho``, ``lo_top``), the noise taken as ties (``lo_noise_pct``, %) and the other splits' sweeps
+    (``lo_fit``, ``lo_sealed``)."""
+    return _values({
+        "lo_sweeps": len(scores), "lo_meets": int(scores["meets_goal"].sum()),
+        "lo_best_top": int((scores["best_rank"] <= layoutorder.TOP).sum()),
+        "lo_median_rho": float(scores["spearman"].median()), "lo_refused": int(scores["refused"].sum()),
+        "lo_goal_rho": layoutorder.GOAL_RHO, "lo_top": layoutorder.TOP, "lo_noise_pct": 100 * layoutorder.NOISE,
+        "lo_fit": len(layoutorder.selected("fit")), "lo_sealed": len(layoutorder.selected("sealed"))})
+
+
 def interval_rows() -> pd.DataFrame:
     """The held-out coverage of every interval: the collectives' regimes, then the published runs'."""
     return pd.concat([intervals.coverage(), intervals.run_coverage()], ignore_index=True)
@@ -689,7 +719,7 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
 H200 = "hgx-h200"
 #: The comparisons the prose discusses one by one: their errors are glued as ``e_<ref>`` (``#10`` -> ``e_10``).
 DISCUSSED = ("#9", "#10", "#11", "#63", "#65", "#66", "#67", "#73", "O2", "O6", "O7", "O9", "O10", "O11", "O12", "O13", "K4",
-             "K6", "K8", "K9")
+             "K6", "K7", "K8", "K9")
 #: Rows of data/measurements.csv whose busbw miss the prose also states as a time gap (``gap<id>``, us).
 GAP_ROWS = (10, 11)
 #: The prose lists the comparisons off by more than this (%).
@@ -832,4 +862,5 @@ def facts(cal: Calibration | None = None) -> Facts:
             **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
             **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal)),
             **pcie_side_facts(pcieside.comparisons(("holdout",), cal), pcieside.comparisons(("fit", "holdout"), cal)),
-            **_in_both(functools.partial(interval_facts, interval_rows()))}
+            **_in_both(functools.partial(interval_facts, interval_rows())),
+            **layout_order_facts(layoutorder.scores())}
