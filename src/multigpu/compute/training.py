@@ -4,10 +4,17 @@ One step of a Megatron-style 3D-parallel layout (tensor ``tp`` x pipeline
 ``pp`` x data ``dp`` GPUs; ranks ordered tp, then dp, then pp, so that a
 tensor-parallel group sits inside a node) is::
 
-    step = m * (t_compute + t_tp + t_ep)        # m micro-batches per pipeline stage
-         + (pp - 1) / v * (t_compute + t_tp + t_ep)   # 1F1B bubble, v interleaved stages
+    step = m * t_busiest                        # m micro-batches, paced by the busiest stage
+         + (sum of the stages' t - t_busiest) / v      # 1F1B bubble, v interleaved stages
          + t_pp                                 # stage-to-stage send/recv on the critical path
          + t_dp                                 # gradient reduction not hidden by the backward pass
+
+where a stage's ``t`` is ``t_compute + t_tp + t_ep + t_cp`` of its transformer layers
+(:meth:`multigpu.compute.layout.Layout.stage_layers`: an even split, or the first and last stages' stated
+counts), and the last stage also runs the output layer's GEMMs (:func:`_pipeline`). With layers split evenly
+and no output layer this is ``(m + (pp - 1) / v) x t``. The training stack (:data:`TRAINING_STACKS`) sets
+two switches: ``nemo`` overlaps each pass's TP collectives with that pass's GEMMs, and ``nanotron`` takes
+layers off the last stage until the step is fastest (:func:`_balanced`).
 
 - ``t_compute``: hardware FLOPs of one micro-batch on one stage over the
   achievable FLOP/s (:func:`multigpu.compute.efficiency.achievable_fraction`, carried
@@ -676,8 +683,8 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
         lay.microbatches, lay.recompute, lay.sequence_parallel, lay.interleave, lay.dtype, r["step_time_s"],
         r["model_tflops_per_gpu"], r["mfu"], r["compute_s"], r["compute_fraction_of_peak"], r["bubble_s"],
         ExposedComm(r["tp_s"], r["pp_s"], r["dp_s"], r["ep_s"], r["cp_s"]), r["memory_per_gpu_GB"], gpu.usable_memory_GB,
-        bool(r["fits"]), lay.cp, lay.ep_dispatch, _stage_counts(model, replace(lay, pp_last_layers=int(r["pp_last_layers"]))),
-        lay.attention, lay.stack)
+        bool(r["fits"]), lay.cp, lay.ep_dispatch,
+        _stage_counts(model, replace(lay, pp_last_layers=int(r["pp_last_layers"]))), lay.attention, lay.stack)
 
 
 def _stage_counts(model: models.Model, lay: Layout) -> tuple[int, int, int]:
