@@ -51,11 +51,12 @@ def test_a_sweep_in_the_model_s_own_order_scores_one():
 
 #: What the first look at the 23 held-out sweeps found (2026-12-05), with the output layer on the last pipeline
 #: stage, nanotron's balanced stages and the nemo stack in the model: the issue's goal (rank correlation >= 0.8
-#: on every sweep, the measured best in the model's top 2) holds on 6 of them. Before those changes the same
-#: sweeps gave a median correlation of 0.61 and 7 sweeps meeting the goal (without ties for noise). The misses:
-#: Hagemann et al.'s 30B on 256 A100s is measured slower the more memory a layout takes (35 s at tp 4 pp 1 against
-#: 23 s at tp 2 pp 4), which the model, pricing no allocator pressure, puts within 10 % of each other; nanotron's
-#: sweeps on 128 GPUs and more put tensor-parallel groups across nodes, which the model refuses.
+#: on every sweep, the measured best in the model's top 2) holds on 6 of them, at a median correlation of 0.63
+#: (0.65 since tensor-parallel groups wider than a node are modelled, not refused: nanotron's sweeps over 128
+#: GPUs and more run some). Before those changes the same sweeps gave a median correlation of 0.61 and 7 sweeps
+#: meeting the goal (without ties for noise). The misses: Hagemann et al.'s 30B on 256 A100s is measured slower
+#: the more memory a layout takes (35 s at tp 4 pp 1 against 23 s at tp 2 pp 4), which the model, pricing no
+#: allocator pressure, puts within 10 % of each other.
 FIRST_LOOK = {"sweeps": 23, "median_spearman": 0.63, "meets_goal": 6, "best_in_top": 10}
 
 
@@ -71,9 +72,14 @@ def test_the_held_out_sweeps_keep_at_least_their_first_look(held_out):
     assert (held_out["best_rank"] <= layoutorder.TOP).sum() >= FIRST_LOOK["best_in_top"]
 
 
-def test_small_jobs_on_few_nodes_are_ordered_best(held_out):
-    """Where memory is not tight and tensor parallelism stays in a node, the order holds: Hagemann et al.'s 13B
-    on 64 A100s (sequence-parallel study) and 65B on 128, nanotron's 1B on one node."""
-    good = held_out.set_index("sweep")
-    for sid in ("AA_13B_8k_64gpu_fa2rms_nockpt_SPstudy", "AA_65B_2k_128gpu_fa1_ckpt", "USP_1B_8gpu"):
-        assert good.loc[sid, "spearman"] >= layoutorder.GOAL_RHO and good.loc[sid, "best_rank"] <= layoutorder.TOP
+def test_the_appendix_s_account_of_where_the_order_holds(held_out):
+    """The validation appendix says where the order holds (Hagemann et al.'s 65B sweeps and 13B sequence-parallel
+    study, nanotron's 1B on one node) and where it is lost (their 30B on 256 A100s, measured slower the more
+    memory a layout takes), and that the model is too fast on almost every layout: kept true here."""
+    by = held_out.set_index("sweep")
+    for sid in ("AA_13B_8k_64gpu_fa2rms_nockpt_SPstudy", "AA_65B_2k_128gpu_fa1_ckpt", "AA_65B_2k_128gpu_fa2_ckpt",
+                "AA_65B_2k_128gpu_fa2_nockpt", "USP_1B_8gpu"):
+        assert by.loc[sid, "spearman"] >= layoutorder.GOAL_RHO and by.loc[sid, "best_rank"] <= layoutorder.TOP
+    thirty = by[by.index.str.startswith("AA_30B_2k_256gpu")]
+    assert len(thirty) == 3 and (thirty["spearman"] < 0).all()
+    assert (held_out["median_error_pct"] < 0).all()

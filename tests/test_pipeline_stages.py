@@ -122,3 +122,13 @@ def test_the_train_command_takes_and_names_the_stack_and_the_stages(capsys):
     assert main([*args, "--pp-last-layers", "2", "--attention", "materialised"]) == 0
     out = capsys.readouterr().out
     assert '"attention": "materialised"' in out and '"stack": "megatron"' in out
+
+
+def test_a_tensor_parallel_group_wider_than_a_node_is_priced_not_refused():
+    """nanotron's published sweeps run TP 16 and 32 over several nodes: the model prices their all-reduces over
+    the network, so TP 16 across two H100 nodes is slower than TP 8 in each node with 2-way data parallelism."""
+    job = dict(model_id="llama3.1-70b", system_id="hgx-h100", gpus=16, pp=1, global_batch=32, micro_batch=1,
+               seq=4096, sequence_parallel=True)
+    wide, inside = training.step(**job, tp=16), training.step(**job, tp=8)
+    assert wide.exposed_comm_s.tp > 2 * inside.exposed_comm_s.tp
+    assert wide.step_time_s > inside.step_time_s

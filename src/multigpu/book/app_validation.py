@@ -570,7 +570,8 @@ def interval_table(coverage: pd.DataFrame) -> pd.DataFrame:
 def layout_order_table(scores: pd.DataFrame) -> pd.DataFrame:
     """:func:`multigpu.evidence.layoutorder.scores` for print, by sweep: the model, GPUs and training stack, the
     layouts the model expressed and refused, the rank correlation, the model's rank of the layout measured
-    fastest, the median |error| of the step times (%), and whether the sweep meets the goal."""
+    fastest, the median error of the step times (%, negative: the model too fast), and whether the sweep meets
+    the goal."""
     names = {mid: models.model(mid).name for mid in scores["model_id"].unique()}
     out = pd.DataFrame({"sweep": scores["sweep"], "model": scores["model_id"].map(names), "gpus": scores["gpus"],
                         "stack": scores["stack"], "layouts": scores["layouts"], "refused": scores["refused"],
@@ -585,13 +586,22 @@ def layout_order_facts(scores: pd.DataFrame) -> Facts:
     held-out sweeps): ``lo_sweeps``, ``lo_meets`` (sweeps meeting the goal), ``lo_best_top`` (sweeps whose
     measured best is in the model's top), ``lo_median_rho``, ``lo_refused`` (layouts refused), the goal
     (``lo_goal_rho``, ``lo_top``), the noise taken as ties (``lo_noise_pct``, %) and the other splits' sweeps
-    (``lo_fit``, ``lo_sealed``)."""
+    (``lo_fit``, ``lo_sealed``); how many times the model's step time the runs take (the median over sweeps of
+    their median measured / predicted): ``lo_megatron_slower`` on the sweeps run as Megatron (Hagemann et
+    al.'s), and on nanotron's ``lo_nanotron_slower_small`` at the fewest GPUs (``lo_nanotron_small_gpus``) and
+    ``lo_nanotron_slower_large`` at the most (``lo_nanotron_large_gpus``)."""
+    slower = lambda part: 1 / (1 + float(part["median_error_pct"].median()) / 100)  # noqa: E731
+    nano = scores[scores["stack"] == "nanotron"]
+    small, large = nano["gpus"].min(), nano["gpus"].max()
     return _values({
         "lo_sweeps": len(scores), "lo_meets": int(scores["meets_goal"].sum()),
         "lo_best_top": int((scores["best_rank"] <= layoutorder.TOP).sum()),
-        "lo_median_rho": float(scores["spearman"].median()), "lo_refused": int(scores["refused"].sum()),
+        "lo_median_rho": float(scores["spearman"].median()),
         "lo_goal_rho": layoutorder.GOAL_RHO, "lo_top": layoutorder.TOP, "lo_noise_pct": 100 * layoutorder.NOISE,
-        "lo_fit": len(layoutorder.selected("fit")), "lo_sealed": len(layoutorder.selected("sealed"))})
+        "lo_fit": len(layoutorder.selected("fit")), "lo_sealed": len(layoutorder.selected("sealed")),
+        "lo_megatron_slower": slower(scores[scores["stack"] == "megatron"]),
+        "lo_nanotron_slower_small": slower(nano[nano["gpus"] == small]), "lo_nanotron_small_gpus": small,
+        "lo_nanotron_slower_large": slower(nano[nano["gpus"] == large]), "lo_nanotron_large_gpus": large})
 
 
 def interval_rows() -> pd.DataFrame:

@@ -674,8 +674,6 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     system = catalog.system(system_id)
     gpu = catalog.gpu(system.gpu)
     lay = make_layout(model, gpus, tp, pp, dp, global_batch, micro_batch, **options)
-    if lay.tp > system.gpus_per_node:
-        raise InputError(f"tp {lay.tp} is larger than the {system.gpus_per_node} GPUs of a {system.id} node")
     nodes_spanned(system, gpus)
     r = {k: np.asarray(v).item() for k, v in evaluate(model, system, lay.batched(), cal).items()}
     return TrainingStep(

@@ -15,7 +15,7 @@ The score of a sweep (:func:`score`): the Spearman rank correlation between the 
 times, layouts measured within :data:`NOISE` of each other counting as ties, and whether a layout measured
 fastest (or tied with it) is among the model's :data:`TOP` fastest. The goal: a correlation of at least
 :data:`GOAL_RHO` on every held-out sweep, and the measured best in the model's top :data:`TOP`. Layouts the model
-refuses (a tensor-parallel group wider than a node) are left out and counted.
+refuses are left out and counted.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ class SweepScore:
     refused: int  #: layouts it refused
     spearman: float  #: rank correlation of measured (ties within :data:`NOISE`) and predicted step times
     best_rank: int  #: the model's rank (1 = fastest) of the best-ranked layout measured fastest or tied with it
-    median_error_pct: float  #: median |predicted / measured - 1| of the step times, %
+    median_error_pct: float  #: median of predicted / measured - 1 of the step times, % (negative: model too fast)
 
     @property
     def meets_goal(self) -> bool:
@@ -183,7 +183,7 @@ def score(sweep: str) -> SweepScore:
     best = measured == measured.min()
     model_rank = stats.rankdata(predicted, method="min")
     return SweepScore(sweep, len(ok), len(table) - len(ok), float(stats.spearmanr(measured, predicted).statistic),
-                      int(model_rank[best].min()), float(100 * np.median(np.abs(predicted / ok["measured_s"] - 1))))
+                      int(model_rank[best].min()), float(100 * np.median(predicted / ok["measured_s"] - 1)))
 
 
 def scores(split: str = "holdout") -> pd.DataFrame:
