@@ -132,3 +132,15 @@ def test_a_tensor_parallel_group_wider_than_a_node_is_priced_not_refused():
     wide, inside = training.step(**job, tp=16), training.step(**job, tp=8)
     assert wide.exposed_comm_s.tp > 2 * inside.exposed_comm_s.tp
     assert wide.step_time_s > inside.step_time_s
+
+
+def test_the_search_takes_the_stack_and_overlapping_tp_communication_never_slows_its_best(capsys):
+    args = ("llama3.1-70b", "hgx-h100", 16, 64, 4096)
+    plain, nemo = search.train(*args), search.train(*args, stack="nemo")
+    assert (plain.stack, nemo.stack) == ("megatron", "nemo")
+    assert nemo.best.step_time_s <= plain.best.step_time_s
+    assert main(["search", "--model", "llama3.1-8b", "--system", "hgx-h100", "--gpus", "8", "--global-batch", "64",
+                 "--stack", "nanotron", "--format", "json"]) == 0
+    assert '"stack": "nanotron"' in capsys.readouterr().out
+    with pytest.raises(InputError, match="unknown training stack"):
+        search.evaluate_layouts("llama3.1-8b", "hgx-h100", 8, 64, stack="colossal")

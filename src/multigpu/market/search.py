@@ -47,7 +47,7 @@ from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.common.findings import Finding, Number, msg, say
 from multigpu.compute import inference, models, training
-from multigpu.compute.layout import DEFAULT_GRAD_DTYPE, Layout
+from multigpu.compute.layout import DEFAULT_GRAD_DTYPE, DEFAULT_TRAINING_STACK, Layout
 from multigpu.hardware import catalog
 
 RECOMPUTE = ("none", "selective", "full")
@@ -250,6 +250,7 @@ class TrainingSearch:
     method: str = "pretrain"  #: training method: pretrain, full (fine-tune) or lora
     lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
     grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient buffer and reduction precision (:data:`layout.GRAD_DTYPES`)
+    stack: str = DEFAULT_TRAINING_STACK  #: training stack (:data:`layout.TRAINING_STACKS`)
 
     @property
     def best(self) -> TrainingLayout | None:
@@ -306,14 +307,17 @@ def _options(tp: np.ndarray, zero_stages: Iterable[int]) -> list[tuple[str, bool
 def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int = 2048, *,
                      dtype: str = "bf16", zero_stages: Iterable[int] = ZERO_STAGES, cal: Calibration | None = None,
                      progress: Progress | None = None, method: str = "pretrain",
-                     lora_rank: int = 0, grad_dtype: str = DEFAULT_GRAD_DTYPE) -> pd.DataFrame:
+                     lora_rank: int = 0, grad_dtype: str = DEFAULT_GRAD_DTYPE,
+                     stack: str = DEFAULT_TRAINING_STACK) -> pd.DataFrame:
     """Every layout of the job evaluated: one row per layout and option set, with the columns of
     :class:`TrainingLayout` and ``fits``. ``method``: pretrain, full (fine-tune) or lora with adapters of rank
     ``lora_rank`` (:mod:`multigpu.compute.training`); ``grad_dtype``: the gradients' precision
-    (:data:`multigpu.compute.layout.GRAD_DTYPES`). Raises :class:`InputError` when the job cannot be split."""
+    (:data:`multigpu.compute.layout.GRAD_DTYPES`); ``stack``: the training stack
+    (:data:`multigpu.compute.layout.TRAINING_STACKS`). Raises :class:`InputError` when the job cannot be split."""
     model, system = models.model(model_id), catalog.system(system_id)
     training.check_method(method, lora_rank)
     training.check_grad_dtype(grad_dtype)
+    training.check_stack(stack)
     training.nodes_spanned(system, gpus)
     base = layouts(model, system, gpus, global_batch)
     if base.empty:
@@ -328,7 +332,7 @@ def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int
         arrays = Layout(**{c: part[c] for c in ("tp", "pp", "dp", "micro_batch", "interleave", "pp_last_layers")},
                         ep=np.ones(n, dtype=int), global_batch=global_batch, seq=seq,
                         recompute=recompute, sequence_parallel=sp, dtype=dtype, zero_stage=stage,
-                        method=method, lora_rank=lora_rank, grad_dtype=grad_dtype)
+                        method=method, lora_rank=lora_rank, grad_dtype=grad_dtype, stack=stack)
         result = training.evaluate(model, system, arrays, cal)
         extra = {"recompute": np.full(n, recompute, dtype=object), "sequence_parallel": np.full(n, sp),
                  "zero_stage": np.full(n, stage), "microbatches": arrays.microbatches}
@@ -347,7 +351,8 @@ def _layout(record: dict[str, Any]) -> TrainingLayout:
 def train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int = 2048, *, dtype: str = "bf16",
           zero_stages: Iterable[int] = ZERO_STAGES, top: int = 1, cal: Calibration | None = None,
           keep_table: bool = False, progress: Progress | None = None, method: str = "pretrain",
-          lora_rank: int = 0, grad_dtype: str = DEFAULT_GRAD_DTYPE) -> TrainingSearch:
+          lora_rank: int = 0, grad_dtype: str = DEFAULT_GRAD_DTYPE,
+          stack: str = DEFAULT_TRAINING_STACK) -> TrainingSearch:
     """The fastest layouts of a training job of ``gpus`` GPUs on a system, over the ZeRO stages given.
 
     Ranked by step time (seconds; then fewer tensor and pipeline ranks, smaller
@@ -358,10 +363,11 @@ def train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int 
     (default), full (fine-tuning: the same maths) or lora, with adapters of
     rank ``lora_rank`` (:mod:`multigpu.compute.training`); ``grad_dtype``
     the gradients' precision (fp32, or bf16 as NVIDIA's performance recipes);
-    all are part of the memo's key.
+    ``stack`` the training stack (:data:`multigpu.compute.layout.TRAINING_STACKS`); all are part of the memo's
+    key.
     """
     key = (models.memo_key(model_id), system_id, gpus, global_batch, seq, dtype, tuple(zero_stages), max(top, 1),
-           method, int(lora_rank or 0), grad_dtype, calibration.resolve(cal))
+           method, int(lora_rank or 0), grad_dtype, stack, calibration.resolve(cal))
     if keep_table or progress:
         return _train(*key, keep_table=keep_table, progress=progress)
     return _train_cached(*key)
@@ -373,11 +379,12 @@ def _train_cached(*key: Any) -> TrainingSearch:
 
 
 def _train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int, dtype: str,
-           zero_stages: tuple[int, ...], top: int, method: str, lora_rank: int, grad_dtype: str, cal: Calibration,
-           keep_table: bool = False, progress: Progress | None = None) -> TrainingSearch:
+           zero_stages: tuple[int, ...], top: int, method: str, lora_rank: int, grad_dtype: str, stack: str,
+           cal: Calibration, keep_table: bool = False, progress: Progress | None = None) -> TrainingSearch:
     start = time.perf_counter()
     table = evaluate_layouts(model_id, system_id, gpus, global_batch, seq, dtype=dtype, zero_stages=zero_stages,
-                             cal=cal, progress=progress, method=method, lora_rank=lora_rank, grad_dtype=grad_dtype)
+                             cal=cal, progress=progress, method=method, lora_rank=lora_rank, grad_dtype=grad_dtype,
+                             stack=stack)
     valid = table[table["fits"]].sort_values(["step_time_s", "tp", "pp", "micro_batch", "zero_stage"],
                                              kind="stable")
     reason = ""
@@ -388,7 +395,8 @@ def _train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int
     best = tuple(_layout(r) for r in valid.head(top).to_dict("records"))
     return TrainingSearch(models.model(model_id).id, system_id, gpus, global_batch, seq, dtype, zero_stages,
                           len(table), len(valid), time.perf_counter() - start, best, reason,
-                          table if keep_table else None, method=method, lora_rank=lora_rank, grad_dtype=grad_dtype)
+                          table if keep_table else None, method=method, lora_rank=lora_rank, grad_dtype=grad_dtype,
+                          stack=stack)
 
 
 # ------------------------------------------------------------------- serving

@@ -38,12 +38,7 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     train.add_argument("--pp-last-layers", type=types.count, default=0, metavar="N",
                        help="transformer layers on the last pipeline stage, which also runs the output layer "
                             "(default: an even split; Megatron-Core's decoder_last_pipeline_num_layers)")
-    train.add_argument("--stack", choices=tuple(TRAINING_STACKS), default=DEFAULT_TRAINING_STACK,
-                       help="training stack, named in the output as stack: megatron (default: Megatron-LM and "
-                            "Megatron-Core defaults, layers split evenly, the output layer on the last stage), nemo "
-                            "(NeMo and Megatron-Bridge performance recipes: tensor-parallel communication overlapped "
-                            "with the GEMMs), nanotron (pipeline stages balanced by compute cost: the last stage "
-                            "holds fewer layers)")
+    add_training_stack(train)
     train.add_argument("--attention", choices=ATTENTION_KERNELS, default=ATTENTION_KERNELS[0],
                        help="attention kernel: flash (default, FlashAttention: the score matrix never reaches "
                             "memory) or materialised (the score matrix and its softmax go through memory, as "
@@ -119,6 +114,16 @@ def add_training_job(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--global-batch", type=types.count, required=True, help="sequences per step")
     parser.add_argument("--seq", type=types.count, default=2048, help="tokens per sequence (default 2048)")
     parser.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
+
+
+def add_training_stack(parser: argparse.ArgumentParser) -> None:
+    """``--stack``: the training framework, as the switches its source gives."""
+    parser.add_argument("--stack", choices=tuple(TRAINING_STACKS), default=DEFAULT_TRAINING_STACK,
+                        help="training stack, named in the output as stack: megatron (default: Megatron-LM and "
+                             "Megatron-Core defaults, layers split evenly, the output layer on the last stage), nemo "
+                             "(NeMo and Megatron-Bridge performance recipes: tensor-parallel communication overlapped "
+                             "with the GEMMs), nanotron (pipeline stages balanced by compute cost: the last stage "
+                             "holds fewer layers)")
 
 
 def add_grad_dtype(parser: argparse.ArgumentParser) -> None:
