@@ -144,3 +144,9 @@ def test_the_search_takes_the_stack_and_overlapping_tp_communication_never_slows
     assert '"stack": "nanotron"' in capsys.readouterr().out
     with pytest.raises(InputError, match="unknown training stack"):
         search.evaluate_layouts("llama3.1-8b", "hgx-h100", 8, 64, stack="colossal")
+
+
+def test_published_frameworks_are_named_without_versions():
+    names = {runs.framework(row) for row in runs.runs()}
+    assert {"Megatron-Bridge", "NeMo", "Megatron-LM", "PyTorch DDP"} <= names
+    assert not [name for name in names if name[-1].isdigit() or "(" in name]

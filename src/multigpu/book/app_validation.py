@@ -89,8 +89,8 @@ TABLE_HEADERS = (
     N_("Vendor (GB/s)"), N_("Difference (%)"),
     # the PCIe side, apart
     N_("Side"), N_("Effect"), N_("Pairs"),
-    # the order of layouts
-    N_("Layouts"), N_("Refused"), N_("Stack"), N_("Rank correlation"), N_("Model rank of best"), N_("Meets goal"),
+    # the held-out training runs by stack and scale; the order of layouts
+    N_("Group"), N_("Runs"), N_("Layouts"), N_("Refused"), N_("Stack"), N_("Rank correlation"), N_("Model rank of best"), N_("Meets goal"),
     # how sure: prediction intervals
     N_("Scope"), N_("Calibration points"), N_("From (%)"), N_("To (%)"), N_("Sweeps or sources"), N_("Inside"),
     N_("Expected inside"), N_("Inside (%)"), N_("Inside by group (%)"), N_("Half width (%)"),
@@ -114,6 +114,8 @@ CELL_WORDS = (
     # the regimes of the intervals (multigpu.evidence.intervals: FAMILIES, RUN_KINDS, ALL_RUNS)
     N_("within a node"), N_("across nodes"), N_("large messages"), N_("small messages"), N_("training step time"),
     N_("serving throughput"), N_("all runs"),
+    # the groups of the held-out training runs (training_groups_table)
+    N_("framework"), N_("GPUs per run"),
     # what a fit's data say of a constant (multigpu.comm.calibration.FIT_STATUSES)
     N_("determined"), N_("loose"), N_("at bound"),
     # units (calibration constants, serving metrics, comparisons)
@@ -501,6 +503,34 @@ def training_runs_table(comparison: pd.DataFrame) -> pd.DataFrame:
     table = table.sort_values(["split", "id"])
     return table[["id", "split", "gpu", "dtype", "gpus", "layout", "measured_step_s", "predicted_step_s",
                   "error_pct"]].set_index("id").round(2)
+
+
+#: The scales the training runs are grouped by: the most GPUs a run of the group uses.
+RUN_SCALES = (8, 64, 512)
+
+
+def _scale(gpus: int) -> str:
+    """The group of a run of ``gpus`` GPUs, by :data:`RUN_SCALES`: ``1-8``, ``9-64``, ``65-512`` or ``513+``."""
+    low = 1
+    for high in RUN_SCALES:
+        if gpus <= high:
+            return f"{low}-{high}"
+        low = high + 1
+    return f"{low}+"
+
+
+def training_groups_table(comparison: pd.DataFrame) -> pd.DataFrame:
+    """The held-out runs of :func:`multigpu.evidence.runs.compare` by framework (as published) and by GPUs per
+    run (:data:`RUN_SCALES`): runs, median |error| and signed median error of the step time (%, positive: the
+    model slower), and the worst (%)."""
+    held = comparison[comparison["split"] == "holdout"].assign(error_pct=100 * comparison["rel_error"])
+    scales = held["gpus"].map(_scale)
+    order = sorted(set(scales), key=lambda g: int(g.split("-")[0].rstrip("+")))
+    groups = [("framework", held["framework"]), ("GPUs per run", pd.Categorical(scales, order, ordered=True))]
+    rows = [{"kind": kind, "group": name, "runs": len(part), "median_abs_error_pct": part["error_pct"].abs().median(),
+             "median_error_pct": part["error_pct"].median(), "worst_abs_error_pct": part["error_pct"].abs().max()}
+            for kind, keys in groups for name, part in held.groupby(keys, sort=True, observed=True)]
+    return pd.DataFrame(rows).set_index(["kind", "group"]).round(1)
 
 
 def serving_runs_table(comparison: pd.DataFrame) -> pd.DataFrame:

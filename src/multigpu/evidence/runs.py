@@ -238,6 +238,13 @@ def stack(row: TrainingRunRow) -> str:
     return "nemo" if row.framework.startswith(("NeMo", "Megatron-Bridge")) else DEFAULT_TRAINING_STACK
 
 
+def framework(row: TrainingRunRow) -> str:
+    """The framework ``row`` names, without its version or the source in brackets: ``Megatron-Bridge (NeMo 25.11
+    container)`` is ``Megatron-Bridge``, ``NeMo 24.07`` is ``NeMo``."""
+    name = re.sub(r"\s*\(.*$", "", row.framework)
+    return re.sub(r"\s+v?\d[\d.]*$", "", name) or "not stated"
+
+
 def end_stage_layers(m: models.Model, pp: int, interleave: int) -> int:
     """Transformer layers on the first and on the last pipeline stage where Megatron-Core must count the input
     embedding and the loss as one layer each to split the model (``account_for_embedding_in_pipeline_split`` and
@@ -428,14 +435,15 @@ def _evaluate(splits: Iterable[str], cal: Calibration | None) -> tuple[list[dict
             "gpu": row.gpu, "gpu_family": gpu_family(row.gpu), "dtype": row.dtype, "gpus": row.gpus,
             "layout": call.layout(), "measured": row.measured, "predicted": in_unit(row, call, step_s),
             "unit": row.unit, "measured_step_s": measured_step_s(row, call), "predicted_step_s": step_s,
-            "rel_error": time_error(row, call, step_s), "fits": bool(result.fits),
+            "rel_error": time_error(row, call, step_s), "fits": bool(result.fits), "stack": call.stack,
+            "framework": framework(row),
             "assumed": ", ".join(call.assumed), "source": row.source})
     return compared, skipped
 
 
 COMPARE_COLUMNS = ("id", "split", "model_id", "system_id", "gpu", "gpu_family", "dtype", "gpus", "layout",
                    "measured", "predicted", "unit", "measured_step_s", "predicted_step_s", "rel_error", "fits",
-                   "assumed", "source")
+                   "stack", "framework", "assumed", "source")
 
 
 def compare(splits: Iterable[str] = DEFAULT_SPLITS, cal: Calibration | None = None) -> pd.DataFrame:
@@ -444,7 +452,9 @@ def compare(splits: Iterable[str] = DEFAULT_SPLITS, cal: Calibration | None = No
     Columns: ``id, split, model_id, system_id, gpu, gpu_family, dtype, gpus, layout``; ``measured`` and
     ``predicted`` in the row's ``unit``; ``measured_step_s`` (the step time, s, the measurement implies)
     and ``predicted_step_s`` (the model's, s); ``rel_error`` = predicted / measured step time - 1
-    (positive: the model is slower); ``fits`` (the model's memory estimate fits the GPU); ``assumed``
+    (positive: the model is slower); ``fits`` (the model's memory estimate fits the GPU); ``stack`` (the
+    training stack the run is modelled with, :func:`stack`); ``framework`` (as published, :func:`framework`);
+    ``assumed``
     (layout values not published, see the module docstring); ``source``. ``cal``: a calibration for
     the model (None: the shipped one).
     """
