@@ -54,19 +54,20 @@ class TrainingStack:
 
 #: Training stacks by the name ``train --stack`` takes, the default first:
 #:
-#: - ``megatron``: Megatron-LM and Megatron-Core as their defaults run (``tp_comm_overlap`` off; layers split
-#:   evenly over the stages, the output layer on the last);
+#: - ``megatron``: Megatron-LM and Megatron-Core as their defaults run (``--tp-comm-overlap`` is off unless given,
+#:   ``megatron/training/arguments.py``; layers split evenly over the stages, the output layer on the last);
 #: - ``nemo``: NeMo 2 and Megatron-Bridge performance recipes, which turn on ``tp_comm_overlap`` with
 #:   userbuffers (Megatron-Bridge ``src/megatron/bridge/recipes/llama/llama3_70b.py`` and ``llama31_405b.py``;
 #:   NeMo ``nemo/collections/llm/recipes/llama31_405b.py``, ``pretrain_performance_optimizations``);
 #: - ``nanotron``: Hugging Face nanotron, which assigns the pipeline's blocks to stages by their compute cost,
 #:   the output layer counted as a block (``src/nanotron/models/llama.py``, ``get_block_compute_costs``).
 TRAINING_STACKS = {stack.name: stack for stack in (
-    TrainingStack("megatron", False, False, "https://github.com/NVIDIA/Megatron-LM"),
-    TrainingStack("nemo", True, False, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/main/src/megatron/"
-                  "bridge/recipes/llama/llama3_70b.py"),
-    TrainingStack("nanotron", False, True, "https://github.com/huggingface/nanotron/blob/main/src/nanotron/models/"
-                  "llama.py"),
+    TrainingStack("megatron", False, False, "https://github.com/NVIDIA/Megatron-LM/blob/307dcf37f03d44da131ba2199"
+                  "9278abe4112d2ad/megatron/training/arguments.py"),
+    TrainingStack("nemo", True, False, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/203599bf3f798a01f2e5e"
+                  "7dcf01cffc2c22e7bc6/src/megatron/bridge/recipes/llama/llama3_70b.py"),
+    TrainingStack("nanotron", False, True, "https://github.com/huggingface/nanotron/blob/4796d2d9107a1f04d4ee70b09d3"
+                  "df22aca3a1d45/src/nanotron/models/llama.py"),
 )}
 DEFAULT_TRAINING_STACK = "megatron"
 

@@ -23,7 +23,10 @@ How a row becomes a call of :func:`multigpu.compute.training.step` (:func:`plan`
   ``sequence_parallel`` as "on when tp > 1" (the Megatron/NeMo recipe
   default). The ``assumed`` column of :func:`compare` names the values taken
   this way;
-- Megatron's distributed optimizer (ZeRO stage 1) is the model's default and is kept.
+- Megatron's distributed optimizer (ZeRO stage 1) is the model's default and is kept;
+- NVIDIA's NeMo and Megatron-Bridge runs take the ``nemo`` training stack (:func:`stack`), the others the
+  default; a pipeline whose layers divide into its chunks only with the embedding and the loss counted as
+  layers takes the split that counting gives (:func:`end_stage_layers`).
 
 A row the model cannot express keeps one line of reasons instead of a guess
 (:func:`not_modelled`): a model outside the catalogue, an unpublished layout,
