@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from multigpu.common.errors import InputError
@@ -42,11 +43,18 @@ def test_layouts_within_the_noise_are_ties():
     assert list(layoutorder.tied(values, noise=0.0)) == list(values)
 
 
-def test_a_sweep_in_the_model_s_own_order_scores_one():
-    """A sweep the model ordered exactly would score 1 with its best layout first; checked on the score's parts."""
-    score = layoutorder.SweepScore("s", 5, 0, 1.0, 1, 0.0)
-    assert score.meets_goal
-    assert not layoutorder.SweepScore("s", 5, 0, 0.9, 3, 0.0).meets_goal
+def test_a_sweep_in_the_model_s_own_order_scores_one_and_a_reversed_one_minus_one(monkeypatch):
+    """score() on predictions made up for the purpose: the model's times as measured (one refused layout left
+    out), then in the reverse order; ties within the noise do not break the order."""
+    measured = [10.0, 10.05, 11.0, 12.0, 13.0, 14.0]
+    table = pd.DataFrame({"measured_s": measured, "predicted_s": [1.0, 1.0, 2.0, 3.0, 4.0, float("nan")]})
+    monkeypatch.setattr(layoutorder, "predictions", lambda sweep: table)
+    same = layoutorder.score("s")
+    assert (same.layouts, same.refused, same.best_rank) == (5, 1, 1) and same.spearman == pytest.approx(1.0)
+    assert same.meets_goal
+    table["predicted_s"] = [5.0, 5.0, 4.0, 3.0, 2.0, 1.0]
+    reversed_ = layoutorder.score("s")
+    assert reversed_.spearman == pytest.approx(-1.0) and reversed_.best_rank == 5 and not reversed_.meets_goal
 
 
 #: What the first look at the 23 held-out sweeps found (2026-12-05), with the output layer on the last pipeline
