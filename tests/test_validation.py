@@ -35,8 +35,8 @@ def test_error_is_predicted_over_measured_minus_one(table):
     expected = 100 * (table["predicted"] / table["measured"] - 1)
     assert (table["error_pct"] - expected).abs().max() < 1e-9
     row75 = table.set_index("ref").loc["#75"]
-    # [MLM] 138 TFLOP/s per GPU -> ~32 s per iteration; the model is faster, so the time error is negative
-    assert row75["unit"] == "s per iteration" and 31 < row75["measured"] < 33 and row75["error_pct"] < 0
+    # [MLM] 138 TFLOP/s per GPU -> ~32 s per iteration; the model, at the megatron stack's kernels, within 5 %
+    assert row75["unit"] == "s per iteration" and 31 < row75["measured"] < 33 and abs(row75["error_pct"]) < 5
 
 
 def test_sets_follow_the_fits(table):
@@ -45,7 +45,8 @@ def test_sets_follow_the_fits(table):
     for i in measurements.compare()["id"]:
         assert (refs.loc[f"#{i}", "set"] == "fitted on") == (i in fitted_ids), i
     training = refs[refs["kind"] == "training"]
-    assert (training["set"] == "fitted on").sum() == len(trainingruns.K22_RUNS)
+    assert not (training["set"] == "fitted on").any()  # Korthikanti et al.'s runs are in no fit
+    assert (training["set"] == "out of sample").sum() == 2 * len(trainingruns.K22_RUNS) + 1
     assert set(refs[refs.index.str.startswith("O")]["set"]) == {"out of sample"}
 
 
@@ -66,12 +67,11 @@ def test_coverage_refuses_an_unexplained_row(monkeypatch):
 
 #: |error| bounds (%) per set and kind: what the appendix reports, with the documented misses apart. Held-out
 #: collectives: #9 (1 MiB through torch.distributed, -27 %) is the worst since the harness cost is fitted on sweeps;
-#: held-out training: row 75, about -10 %.
-#: ("fitted on", "training"): 13 %, the 1T run over 64 stages (K7, +12.5 %), since the fit spreads the output layer
-#: over the stages and the model runs it on the last one (multigpu.evidence.computefit).
-BOUNDS = {("fitted on", "collective"): 10, ("fitted on", "copy"): 8, ("fitted on", "training"): 13,
-          ("held out", "collective"): 30, ("held out", "copy"): 20, ("held out", "training"): 10.5,
-          ("out of sample", "collective"): 20, ("out of sample", "training"): 20}
+#: held-out training: row 75, +0.4 %; out-of-sample training: Korthikanti et al.'s runs, the worst the 530B run
+#: with 8-way data parallelism (K9, -9.8 %).
+BOUNDS = {("fitted on", "collective"): 10, ("fitted on", "copy"): 8,
+          ("held out", "collective"): 30, ("held out", "copy"): 20, ("held out", "training"): 5,
+          ("out of sample", "collective"): 20, ("out of sample", "training"): 11}
 
 
 def test_error_bounds_by_set_and_kind(table):

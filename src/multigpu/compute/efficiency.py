@@ -5,8 +5,11 @@ work per GPU fitted on published runs (its constants, with their sources and fit
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
-from dataclasses import dataclass, fields
+from collections.abc import Iterator
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -55,8 +58,104 @@ def rows(path: Path = EFFICIENCY_CSV) -> dict[str, EfficiencyRow]:
     return {row.parameter: row for _, row in datafiles.read(path, EfficiencyRow, unique=("parameter",))}
 
 
+@dataclass(frozen=True)
+class StackKernels:
+    """How a training stack's kernels run against the reference line (:func:`stack_kernels`)."""
+
+    share: float  #: its GEMMs' efficiency as a share of ``gemm_efficiency_max``
+    traffic_per_hidden: float  #: its ``k``: non-GEMM memory traffic per FLOP, as k / (h/t) bytes (fusion lowers it)
+
+
+#: The parameters of :class:`StackKernels`, one row each per stack in ``data/stack_efficiency.csv``.
+STACK_PARAMETERS = tuple(f.name for f in fields(StackKernels))
+
+
+class StackEfficiencyRow(datafiles.Row):
+    """Schema of ``data/stack_efficiency.csv``: one constant of one training stack's :class:`StackKernels`."""
+
+    stack: datafiles.Text
+    parameter: one_of(STACK_PARAMETERS)  # type: ignore[valid-type]
+    value: NonNegative
+    std_error: NonNegative | None = None
+    fit_status: one_of(FIT_STATUSES) | None = None  # type: ignore[valid-type]
+    fit_runs: int  #: fit-split runs it was fitted on
+    holdout_runs: int  #: held-out runs of the stack, which the fit never saw
+    fitted_on: str | None = None
+    source: str | None = None
+    notes: str | None = None
+
+    NOUN = "stack constant"
+
+
+#: Each training stack's kernels against the reference line (:func:`stack_kernels`).
+STACK_EFFICIENCY_CSV = DATA_DIR / "stack_efficiency.csv"
+#: Fit-split and held-out runs a stack needs for constants of its own (fewer: it takes the default stack's).
+MIN_FIT_RUNS, MIN_HOLDOUT_RUNS = 3, 2
+
+
 @functools.cache
+def stack_rows(path: Path = STACK_EFFICIENCY_CSV) -> dict[tuple[str, str], StackEfficiencyRow]:
+    """Every row of the stack-efficiency file by (stack, parameter)."""
+    return {(row.stack, row.parameter): row
+            for _, row in datafiles.read(path, StackEfficiencyRow, unique=("stack", "parameter"))}
+
+
+@functools.cache
+def _stacks(path: Path = STACK_EFFICIENCY_CSV) -> dict[str, StackKernels]:
+    table = stack_rows(path)
+    names = sorted({stack for stack, _ in table})
+    for name in names:
+        missing = [p for p in STACK_PARAMETERS if (name, p) not in table]
+        if missing:
+            raise InputError(f"stack '{name}' has no row for {', '.join(missing)}", file=str(path))
+    return {name: StackKernels(**{p: table[(name, p)].value for p in STACK_PARAMETERS}) for name in names}
+
+
+#: Constants and stack kernels that replace the files' while a fit tries them (:func:`trying`).
+_TRIAL: contextvars.ContextVar[tuple[EfficiencyConstants, dict[str, StackKernels]] | None] = contextvars.ContextVar(
+    "efficiency_trial", default=None)
+
+
+@contextlib.contextmanager
+def trying(stacks: dict[str, StackKernels] | None = None, **values: float) -> Iterator[EfficiencyConstants]:
+    """Within the block, :func:`constants` returns the constants in force (the file's, or an enclosing block's)
+    with ``values`` in place of theirs, and :func:`stack_kernels` the ``stacks`` given (a fit tries its candidates
+    through the whole model this way, :mod:`multigpu.evidence.computefit`)."""
+    outer = _TRIAL.get()
+    trial = replace(constants(), **values)
+    token = _TRIAL.set((trial, {**(outer[1] if outer else {}), **(stacks or {})}))
+    try:
+        yield trial
+    finally:
+        _TRIAL.reset(token)
+
+
+def reference_kernels() -> StackKernels:
+    """The reference line itself: Megatron-LM's kernels as Korthikanti et al. 2022 timed its layers."""
+    return StackKernels(1.0, constants().traffic_per_hidden)
+
+
+def stack_kernels(stack: str, default: str) -> StackKernels:
+    """How ``stack``'s runs use the GPU against the reference line: its rows of ``data/stack_efficiency.csv``, or
+    the ``default`` stack's where it has none (too few runs to fit its own)."""
+    trial = _TRIAL.get()
+    if trial is not None and stack in trial[1]:
+        return trial[1][stack]
+    table = _stacks()
+    kernels = table.get(stack) or table.get(default)
+    if kernels is None:
+        raise InputError(f"no rows for the training stack '{default}'", file=str(STACK_EFFICIENCY_CSV))
+    return kernels
+
+
 def constants(path: Path = EFFICIENCY_CSV) -> EfficiencyConstants:
+    """The constants of :func:`achievable_fraction`: the file's, or those a fit is trying (:func:`trying`)."""
+    trial = _TRIAL.get()
+    return trial[0] if trial is not None and path == EFFICIENCY_CSV else _read(path)
+
+
+@functools.cache
+def _read(path: Path = EFFICIENCY_CSV) -> EfficiencyConstants:
     """Read the constants of :func:`achievable_fraction` (``parameter,value,unit,...`` rows)."""
     values = {name: row.value for name, row in rows(path).items()}
     missing = [f.name for f in fields(EfficiencyConstants) if f.name not in values]
@@ -67,7 +166,7 @@ def constants(path: Path = EFFICIENCY_CSV) -> EfficiencyConstants:
 
 def achievable_fraction(gpu_flops_peak: ArrayLike, hidden_per_gpu: ArrayLike, tokens_per_microbatch: ArrayLike,
                         mem_bw_Bps: ArrayLike | None = None, ceiling_scale: ArrayLike = 1.0,
-                        weight_bw_Bps: ArrayLike | None = None) -> Number:
+                        weight_bw_Bps: ArrayLike | None = None, traffic_per_hidden: float | None = None) -> Number:
     """Fraction of dense peak FLOP/s a transformer layer's compute reaches on one GPU (communication excluded).
 
     An additive roofline: time per FLOP is the GEMM time at its best efficiency
@@ -92,8 +191,9 @@ def achievable_fraction(gpu_flops_peak: ArrayLike, hidden_per_gpu: ArrayLike, to
     ``weight_bw_Bps`` (default ``mem_bw_Bps``) prices the weight reads apart:
     weights held in 8 bits (FP8 serving) stream twice the elements per byte,
     while activations, norms and residuals stay 16-bit (``mem_bw_Bps``).
-    Communication, the pipeline bubble and the optimizer step are not in this
-    fraction.
+    ``traffic_per_hidden`` replaces the file's ``k`` (a training stack's own,
+    :func:`stack_kernels`). Communication, the pipeline bubble and the
+    optimizer step are not in this fraction.
     """
     c = constants()
     peak = np.asarray(gpu_flops_peak, dtype=float)
@@ -105,5 +205,6 @@ def achievable_fraction(gpu_flops_peak: ArrayLike, hidden_per_gpu: ArrayLike, to
         raise InputError("gpu_flops_peak, hidden_per_gpu and tokens_per_microbatch must be positive")
     eta = c.gemm_efficiency_max * np.asarray(ceiling_scale, dtype=float)
     weight_balance = balance if weight_bw_Bps is None else peak / np.asarray(weight_bw_Bps, dtype=float)
-    inverse = 1.0 / eta + weight_balance / tokens + balance * c.traffic_per_hidden / hidden
+    k = c.traffic_per_hidden if traffic_per_hidden is None else traffic_per_hidden
+    inverse = 1.0 / eta + weight_balance / tokens + balance * k / hidden
     return as_number(1.0 / inverse)

@@ -112,6 +112,9 @@ class Layout:
     pp_first_layers: Any = 0
     pp_last_layers: Any = 0
     stack: str = DEFAULT_TRAINING_STACK  #: training framework (:data:`TRAINING_STACKS`)
+    #: the layers run at the reference line itself (Korthikanti et al. 2022's software, whose layers their Table 4
+    #: times), not at the stack's fitted kernels (``data/stack_efficiency.csv``)
+    reference_kernels: bool = False
 
     @property
     def gpus(self) -> Any:

@@ -480,7 +480,8 @@ def memory_per_gpu_bytes(model: Model | str, layout: Layout) -> dict[str, Number
 
     Returns ``weights_bytes``, ``gradients_bytes``, ``optimizer_bytes``,
     ``activations_bytes`` and ``total_bytes`` of the pipeline stage (first or
-    last) with the larger total. Not counted: CUDA context, communication
+    last) with the larger total, and ``largest_optimizer_bytes``, the larger
+    of the two stages' optimizer states. Not counted: CUDA context, communication
     buffers, allocator fragmentation (typically a few GB). A context-parallel
     rank holds 1/cp of each sequence and shards the model states like a
     data-parallel rank, so ``cp`` divides the sequence and multiplies ``dp``.
@@ -508,7 +509,10 @@ def memory_per_gpu_bytes(model: Model | str, layout: Layout) -> dict[str, Number
     parts = [_stage_memory(m, layout, lay, acts, first) for first in (True, False)]
     first_part, last_part = parts
     pick_first = first_part["total_bytes"] >= last_part["total_bytes"]
-    return {k: as_number(np.where(pick_first, first_part[k], last_part[k])) for k in first_part}
+    out = {k: as_number(np.where(pick_first, first_part[k], last_part[k])) for k in first_part}
+    #: the larger of the end stages' optimizer states (the stage whose optimizer step ends last), bytes
+    out["largest_optimizer_bytes"] = as_number(np.maximum(first_part["optimizer_bytes"], last_part["optimizer_bytes"]))
+    return out
 
 
 def _checked_layout(m: Model, layout: Layout) -> dict[str, np.ndarray]:

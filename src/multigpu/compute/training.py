@@ -8,6 +8,7 @@ tensor-parallel group sits inside a node) is::
          + (sum of the stages' t - t_busiest) / v      # 1F1B bubble, v interleaved stages
          + t_pp                                 # stage-to-stage send/recv on the critical path
          + t_dp                                 # gradient reduction not hidden by the backward pass
+         + t_opt                                # the optimizer step
 
 where a stage's ``t`` is ``t_compute + t_tp + t_ep + t_cp`` of its transformer layers
 (:meth:`multigpu.compute.layout.Layout.stage_layers`: an even split, or the first and last stages' stated
@@ -41,6 +42,15 @@ layers off the last stage until the step is fastest (:func:`_balanced`).
   step's first forward pass; with ZeRO-3 (FSDP) also a parameter all-gather
   per pass of each micro-batch, prefetched during that pass's compute, so
   only what outlasts the compute shows.
+
+- ``t_opt``: the mixed-precision Adam step over the parameters this GPU updates
+  (its ZeRO shard), memory-bound: :data:`ADAM_STEP_BYTES` per parameter at the
+  GPU's memory bandwidth (:func:`_optimizer_s`).
+
+The compute's efficiency is a reference line (:mod:`multigpu.compute.efficiency`, Megatron-LM's kernels as
+Korthikanti et al. 2022 timed them) with two constants of the training stack's own: its share of the GEMM
+ceiling and its non-GEMM memory traffic (``data/stack_efficiency.csv``,
+:func:`multigpu.compute.efficiency.stack_kernels`).
 
 Collective times come from :mod:`multigpu.comm.collectives` on the system's
 topology, so a slower interconnect shows up here, and only here.
@@ -115,6 +125,13 @@ FP8_DISPATCH_BYTES = 1.0 + 4.0 / 128
 WGRAD_SHARE = 1.0 / 3.0
 #: Share of a micro-batch's compute that is its backward pass, which the DP reduction can hide behind.
 BACKWARD_SHARE = 2.0 / 3.0
+#: Bytes of optimizer state per parameter (FP32 master weight, Adam's two FP32 moments).
+ADAM_STATE_BYTES = 12.0
+#: Bytes one mixed-precision Adam step moves per parameter it updates: the three FP32 states read and written
+#: (24), the FP32 gradient read for the gradient-norm clipping and again for the update (8), the 16-bit weight
+#: written (2). Megatron-LM clips at norm 1.0 by default (``--clip-grad``); Kingma & Ba 2015, Micikevicius et al.
+#: 2018 (https://arxiv.org/abs/1710.03740) for the mixed-precision master copy.
+ADAM_STEP_BYTES = 34.0
 #: LoRA's backward pass is the activation-gradient GEMMs only (forward : backward = 1 : 1 of the weight GEMMs):
 #: the share of a micro-batch's compute the DP reduction can hide behind, and none for backward TP traffic.
 LORA_BACKWARD_SHARE = 1.0 / 2.0
@@ -467,8 +484,11 @@ def _lora_dp_comm_s(model: models.Model, system: catalog.System, lay: Layout, ca
 
 
 def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layout, dtype: str) -> np.ndarray:
-    """Achievable fraction of ``gpu``'s dense ``dtype`` peak for the layouts' GEMMs: the A100 fit carried over by
-    the GPU's measured matmul ceiling (:func:`multigpu.compute.gemm.relative_ceiling`).
+    """Achievable fraction of ``gpu``'s dense ``dtype`` peak for the layouts' GEMMs: the reference line (A100,
+    Megatron-LM's kernels) carried over by the GPU's measured matmul ceiling
+    (:func:`multigpu.compute.gemm.relative_ceiling`), with the training stack's share of that ceiling and its
+    non-GEMM traffic (:func:`multigpu.compute.efficiency.stack_kernels`; the reference line itself where the
+    layout says ``reference_kernels``).
 
     The memory traffic is priced at 16 bits per element in every precision: FP8 training (Transformer Engine)
     keeps weights, activations, norms and residuals in BF16. Under FP8 the quantization of each GEMM operand
@@ -476,11 +496,22 @@ def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layout, dtype: str) ->
     bandwidth."""
     peak = peak_flops(gpu, dtype)
     mem_bw = gpu.mem_bw_GBps * 1e9
-    fraction = np.asarray(efficiency.achievable_fraction(peak, model.hidden / lay.tp, lay.micro_batch * lay.seq / lay.cp,
-                                                     mem_bw, ceiling_scale=gemm.relative_ceiling(gpu.id, dtype)))
+    kernels = (efficiency.reference_kernels() if lay.reference_kernels
+               else efficiency.stack_kernels(lay.stack, DEFAULT_TRAINING_STACK))
+    fraction = np.asarray(efficiency.achievable_fraction(
+        peak, model.hidden / lay.tp, lay.micro_batch * lay.seq / lay.cp, mem_bw,
+        ceiling_scale=gemm.relative_ceiling(gpu.id, dtype) * kernels.share,
+        traffic_per_hidden=kernels.traffic_per_hidden))
     if dtype != "fp8":
         return fraction
     return 1.0 / (1.0 / fraction + peak / mem_bw * fp8_cast_bytes_per_flop(model, lay.fp8_recipe))
+
+
+def _optimizer_s(optimizer_bytes: ArrayLike, gpu: catalog.Gpu) -> np.ndarray:
+    """The optimizer step on one GPU, seconds: a memory-bound pass over the parameters it updates (its share of
+    the FP32 master weights and Adam moments, ``optimizer_bytes`` at :data:`ADAM_STATE_BYTES` per parameter),
+    moving :data:`ADAM_STEP_BYTES` per parameter at the GPU's memory bandwidth."""
+    return np.asarray(optimizer_bytes, dtype=float) / ADAM_STATE_BYTES * ADAM_STEP_BYTES / (gpu.mem_bw_GBps * 1e9)
 
 
 def _score_traffic_s(model: models.Model, gpu: catalog.Gpu, lay: Layout) -> np.ndarray:
@@ -538,14 +569,11 @@ def _balanced(model: models.Model, lay: Layout, per_layer: np.ndarray, head: np.
     return replace(lay, pp_last_layers=best.astype(int))
 
 
-def evaluate(model: models.Model, system: catalog.System, lay: Layout,
-             cal: Calibration | None = None) -> dict[str, np.ndarray]:
-    """Step time and its parts for every layout in ``lay`` (arrays, seconds); no validity checks.
-
-    This is the whole model: :func:`step` calls it for one layout and
-    :mod:`multigpu.market.search` for thousands, so both agree by construction.
-    """
-    cal = calibration.resolve(cal)
+def _layer_parts(model: models.Model, system: catalog.System, lay: Layout,
+                 cal: Calibration) -> dict[str, np.ndarray]:
+    """One micro-batch's parts on ``layers`` transformer layers (:func:`stage_layers`), seconds: ``compute``
+    (GEMMs, attention and score traffic), the exposed ``tp``, ``ep`` and ``cp`` communication, and ``head``,
+    the vocabulary projection's GEMMs (on the last stage only)."""
     gpu = catalog.gpu(system.gpu)
     peak = peak_flops(gpu, lay.dtype)
     fraction = _fraction(model, gpu, lay, lay.dtype)
@@ -568,8 +596,36 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layout,
                  + np.maximum(0.0, tp_bwd - backward_share * layer_compute))
     else:
         tp_mb = tp_fwd + np.maximum(0.0, tp_bwd - (LORA_WGRAD_SHARE if lora else WGRAD_SHARE) * layer_compute)
-    ep_mb = _ep_comm_s(model, system, lay, cal)
-    cp_mb = _cp_comm_s(model, system, lay, cal, attention_mb / attention_rate / shards)
+    return {"layers": layers, "compute": layer_compute, "head": head_compute, "tp": tp_mb,
+            "ep": _ep_comm_s(model, system, lay, cal),
+            "cp": _cp_comm_s(model, system, lay, cal, attention_mb / attention_rate / shards)}
+
+
+def layer_time_s(model: models.Model, system: catalog.System, lay: Layout,
+                 cal: Calibration | None = None) -> np.ndarray:
+    """Forward and backward pass of one transformer layer for one micro-batch on one GPU, seconds: its compute
+    and its exposed tensor-, expert- and context-parallel communication, as :func:`evaluate` charges them
+    (Korthikanti et al. 2022's Table 4 measures this)."""
+    parts = _layer_parts(model, system, lay, calibration.resolve(cal))
+    return (parts["compute"] + parts["tp"] + parts["ep"] + parts["cp"]) / parts["layers"]
+
+
+def evaluate(model: models.Model, system: catalog.System, lay: Layout,
+             cal: Calibration | None = None) -> dict[str, np.ndarray]:
+    """Step time and its parts for every layout in ``lay`` (arrays, seconds); no validity checks.
+
+    This is the whole model: :func:`step` calls it for one layout and
+    :mod:`multigpu.market.search` for thousands, so both agree by construction.
+    """
+    cal = calibration.resolve(cal)
+    gpu = catalog.gpu(system.gpu)
+    peak = peak_flops(gpu, lay.dtype)
+    fraction = _fraction(model, gpu, lay, lay.dtype)
+    lora = lay.method == "lora"
+    parts = _layer_parts(model, system, lay, cal)
+    layers, layer_compute, head_compute = parts["layers"], parts["compute"], parts["head"]
+    tp_mb, ep_mb, cp_mb = parts["tp"], parts["ep"], parts["cp"]
+    backward_share = LORA_BACKWARD_SHARE if lora else BACKWARD_SHARE
     per_layer = (layer_compute + tp_mb + ep_mb + cp_mb) / layers
     lay = _balanced(model, lay, per_layer, head_compute)
     busy_layers, busy_head, total_mb = _pipeline(model, lay, per_layer, head_compute)
@@ -584,9 +640,10 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layout,
     first_layers = lay.stage_layers(model.layers)[0]
     first_compute = first_layers / layers * layer_compute + np.where(np.asarray(lay.pp) == 1, head_compute, 0.0)
     dp_s = _exposed_dp_s(model, system, lay, cal, first_compute, backward_share)
-    step_s = m * per_mb + bubble + pp_s + dp_s
-    model_flops, _, _ = training_flops(model, lay.global_batch, lay.seq, lay.recompute, lay.method, lay.lora_rank)
     memory = models.memory_per_gpu_bytes(model, lay)
+    optimizer_s = 0.0 if lora else _optimizer_s(memory["largest_optimizer_bytes"], gpu)
+    step_s = m * per_mb + bubble + pp_s + dp_s + optimizer_s
+    model_flops, _, _ = training_flops(model, lay.global_batch, lay.seq, lay.recompute, lay.method, lay.lora_rank)
     total_bytes = np.asarray(memory["total_bytes"], dtype=float)
     if lora:  # frozen 16-bit weights and the activations; FP32 adapters, their gradients and Adam moments
         total_bytes = (np.asarray(memory["weights_bytes"], dtype=float)
@@ -596,7 +653,8 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layout,
     return {
         "step_time_s": step_s, "model_tflops_per_gpu": model_flops / step_s / gpus / 1e12,
         "mfu": model_flops / step_s / gpus / peak, "compute_s": m * compute_mb, "compute_fraction_of_peak": fraction,
-        "bubble_s": bubble, "tp_s": m * tp_mb, "pp_s": pp_s, "dp_s": dp_s, "ep_s": m * ep_mb, "cp_s": m * cp_mb,
+        "bubble_s": bubble, "optimizer_s": optimizer_s + np.zeros(np.shape(step_s)), "tp_s": m * tp_mb,
+        "pp_s": pp_s, "dp_s": dp_s, "ep_s": m * ep_mb, "cp_s": m * cp_mb,
         "memory_per_gpu_GB": memory_GB, "fits": memory_GB <= gpu.usable_memory_GB,
         "pp_last_layers": np.asarray(lay.pp_last_layers) + np.zeros(np.shape(step_s)),
     }
@@ -654,6 +712,7 @@ class TrainingStep:
     stage_layers: tuple[int, int, int] = (0, 0, 0)
     attention: str = "flash"  #: attention kernel (:data:`multigpu.compute.layout.ATTENTION_KERNELS`)
     stack: str = DEFAULT_TRAINING_STACK  #: training framework (:data:`multigpu.compute.layout.TRAINING_STACKS`)
+    optimizer_s: float = 0.0  #: the optimizer step (Adam over this GPU's parameters, memory-bound), seconds
 
     def to_dict(self) -> dict[str, Any]:
         """The step as a flat dict (``exposed_comm_s`` a dict of tp, pp, dp, ep), for JSON and CSV."""
@@ -682,7 +741,8 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
         r["model_tflops_per_gpu"], r["mfu"], r["compute_s"], r["compute_fraction_of_peak"], r["bubble_s"],
         ExposedComm(r["tp_s"], r["pp_s"], r["dp_s"], r["ep_s"], r["cp_s"]), r["memory_per_gpu_GB"], gpu.usable_memory_GB,
         bool(r["fits"]), lay.cp, lay.ep_dispatch,
-        _stage_counts(model, replace(lay, pp_last_layers=int(r["pp_last_layers"]))), lay.attention, lay.stack)
+        _stage_counts(model, replace(lay, pp_last_layers=int(r["pp_last_layers"]))), lay.attention, lay.stack,
+        r["optimizer_s"])
 
 
 def _stage_counts(model: models.Model, lay: Layout) -> tuple[int, int, int]:

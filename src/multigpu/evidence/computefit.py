@@ -1,101 +1,200 @@
-"""Fitting the compute-efficiency constants (``data/compute_efficiency.csv``) on Korthikanti et al. 2022.
+"""Fitting the compute-efficiency line (``data/compute_efficiency.csv``) and the training stacks' shares of it
+(``data/stack_efficiency.csv``), with Korthikanti et al. 2022's Table 5 out of every fit.
 
 :func:`multigpu.compute.efficiency.achievable_fraction` prices a transformer layer's compute as::
 
     1 / f = 1 / eta_max + B * (1 / tokens + k / (h / t))
 
-Its two constants, ``eta_max`` and ``k``, are fitted on the four A100 runs of Korthikanti et al. 2022
-(arXiv:2205.05198) with sequence parallelism and selective recomputation: the 22B layer of Table 4 and the
-175B, 530B and 1T iterations of Table 5 (:data:`multigpu.evidence.trainingruns.K22_RUNS`). For each run the
-compute-only time is the measured time without
+- ``eta_max`` is measured, not fitted: the A100's best matrix multiply over its dense peak
+  (:func:`multigpu.compute.gemm.ceiling`, ``data/gemm_throughput.csv``), what a layer's GEMMs reach as they grow.
+- ``k`` is fitted on a layer microbenchmark: Korthikanti et al.'s Table 4 times one layer of their 22B model,
+  forward and backward, in five settings of recomputation and sequence parallelism (``data/layer_timings.csv``).
+  Each is priced by :func:`multigpu.compute.training.layer_time_s`, the layer time the step model charges
+  (compute, materialised attention scores, exposed tensor-parallel collectives), and ``k`` minimises the squared
+  log errors (:func:`fit_traffic`).
 
-- the analytic pipeline bubble ``(p - 1) / (v m)``, with the output layer's work spread evenly over the
-  stages (the step model now runs it on the last stage, :func:`multigpu.compute.training.evaluate`; fitted
-  with that structure, these runs give ``eta_max`` 0.77, which makes every A100 run outside the fit faster,
-  where the model is already too fast: the fit is to move off these step times),
-- the forward tensor-parallel all-gathers and reduce-scatters (4 per layer and micro-batch, ``2 s b h`` bytes
-  each at :data:`BUSBW_A100_Bps`; the backward ones overlap, as the paper says),
-- the materialised attention scores' memory traffic
-  (:func:`multigpu.compute.models.score_traffic_bytes`, at the A100's memory bandwidth),
+That line is the reference: the kernels of Megatron-LM as Korthikanti et al. ran it on A100s. A training stack
+has two constants of its own (:func:`fit_stack`, :class:`~multigpu.compute.efficiency.StackKernels`): its
+share of the GEMM ceiling, and its ``k`` (kernel fusion, as Transformer Engine's, moves less non-GEMM traffic).
+Both are fitted on the stack's fit-split runs of ``data/training_runs.csv`` through the whole step model, with a
+soft-L1 loss in log space (errors beyond :data:`LOSS_SCALE` count linearly, so one run that the model cannot
+explain does not set them). A stack gets constants of its own only with
+:data:`~multigpu.compute.efficiency.MIN_FIT_RUNS` fit-split and
+:data:`~multigpu.compute.efficiency.MIN_HOLDOUT_RUNS` held-out runs; otherwise it takes the default stack's.
+The runs are decoder language models: encoder fine-tuning (BERT, :data:`ENCODER_FAMILIES`) is scored in the
+validation appendix's PCIe section and fitted on by nothing.
 
-and ``f`` is the run's hardware FLOPs over peak x that time. A straight line through
-``(B / (h / t), 1 / f - B / tokens)`` gives ``1 / eta_max`` (intercept) and ``k`` (slope).
-:func:`fit` recomputes them; ``tests/test_computefit.py`` checks the shipped file against it.
+Table 5's iteration times (175B, 530B and 1T, each with two recomputation settings, and 22B) are then out of
+sample: their layers run at the reference share (Table 4 timed the same software), and what the step model adds
+(the pipeline, the output layer on the last stage, the optimizer step, the exposed communication) is what they
+test. ``tests/test_computefit.py`` checks the shipped files against :func:`fit_result` and :func:`stack_fits`.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
 
-from multigpu.compute import efficiency, models
-from multigpu.evidence import fitquality
-from multigpu.evidence.trainingruns import K22_RUNS, RUN_SEQ
+from multigpu.common import datafiles
+from multigpu.common.datafiles import DATA_DIR, Positive
+from multigpu.compute import efficiency, gemm, models, training
+from multigpu.compute.layout import TRAINING_STACKS, Layout
+from multigpu.evidence import fitquality, runs
+from multigpu.hardware import catalog
 
-#: Ring all-gather / reduce-scatter bus bandwidth on a DGX A100 node (nccl-tests issue 149), bytes/s.
-BUSBW_A100_Bps = 230e9
-#: Korthikanti et al. Table 4: one 22B layer, selective recompute + sequence parallelism, TP 8, micro-batch 4.
-LAYER_22B = ("megatron-22b", 8, 4, 20.3e-3)
+#: Korthikanti et al. 2022's Table 4: one layer's forward and backward time in five settings.
+LAYER_TIMINGS_CSV = DATA_DIR / "layer_timings.csv"
+#: Model families the efficiency line is not fitted on: encoders (bidirectional attention, no LM head).
+ENCODER_FAMILIES = ("bert",)
+#: The soft-L1 loss's scale in log space: a run's error counts quadratically up to about 10 %, linearly beyond.
+LOSS_SCALE = 0.1
+#: The bounds of ``k`` (dimensionless) and of a stack's share of the GEMM ceiling.
+TRAFFIC_BOUNDS = (0.0, 20.0)
+SHARE_BOUNDS = (0.3, 1.0)
+
+
+class LayerTiming(datafiles.Row):
+    """Schema of ``data/layer_timings.csv``: one transformer layer's measured forward and backward time."""
+
+    id: datafiles.Text
+    model: datafiles.Text
+    system: datafiles.Text
+    tp: int
+    micro_batch: int
+    seq: int
+    recompute: str
+    sequence_parallel: datafiles.Flag
+    attention: str
+    forward_ms: Positive
+    backward_ms: Positive
+    source: datafiles.Text
+    notes: str | None = None
+
+    NOUN = "layer timing"
 
 
 @dataclass(frozen=True)
-class FitPoint:
-    """One run, reduced to the compute-only fraction of peak ``f`` at ``hidden_per_gpu`` and ``tokens``."""
+class StackFit:
+    """One stack's constants (:data:`~multigpu.compute.efficiency.STACK_PARAMETERS`), with the runs they rest on."""
 
-    run: str
-    hidden_per_gpu: float
-    tokens: float  #: tokens per micro-batch
-    fraction: float  #: hardware FLOP/s over peak, compute only
+    stack: str
+    constants: dict[str, fitquality.Estimate]
+    fit_runs: tuple[str, ...]
+    holdout_runs: tuple[str, ...]
 
-
-def _tp_forward_s(m: models.Model, tp: int, micro_batch: int) -> float:
-    """The four forward tensor-parallel collectives of one layer and micro-batch, seconds."""
-    return 4 * (tp - 1) / tp * 2 * RUN_SEQ * micro_batch * m.hidden / BUSBW_A100_Bps
-
-
-def _scores_s(m: models.Model, tp: int, micro_batch: int, bandwidth: float) -> float:
-    """Materialised attention scores of one layer and micro-batch under selective recompute, seconds."""
-    return float(models.score_traffic_bytes(m, micro_batch, RUN_SEQ, tp, "selective", "materialised")) / bandwidth
+    @property
+    def kernels(self) -> efficiency.StackKernels:
+        """The fitted values."""
+        return efficiency.StackKernels(**{name: e.value for name, e in self.constants.items()})
 
 
-def points() -> list[FitPoint]:
-    """The four runs the constants are fitted on, as compute-only fractions of the reference peak."""
-    c = efficiency.constants()
-    peak, bandwidth = c.reference_flops_peak, c.reference_mem_bw_Bps
-    model_id, tp, b, seconds = LAYER_22B
-    m, h, s = models.model(model_id), models.model(model_id).hidden, RUN_SEQ
-    flops = (3 * (24 * b * s * h**2 + 4 * b * s**2 * h) + 4 * b * s**2 * h) / tp
-    gemm_s = seconds - _tp_forward_s(m, tp, b) - _scores_s(m, tp, b, bandwidth)
-    out = [FitPoint(f"{model_id} layer", h / tp, b * s, flops / peak / gemm_s)]
-    for model_id, gpus, tp, pp, batch, mb, v, selective, _full in K22_RUNS[1:]:
-        m = models.model(model_id)
-        _, hardware = models.training_flops_per_step(m, batch, RUN_SEQ, recompute="selective")
-        microbatches = batch / mb
-        per_microbatch = m.layers / pp * (_tp_forward_s(m, tp, mb) + _scores_s(m, tp, mb, bandwidth))
-        gemm_s = selective / (1 + (pp - 1) / (v * microbatches)) - microbatches * per_microbatch
-        out.append(FitPoint(model_id, m.hidden / tp, mb * RUN_SEQ, float(hardware) / gpus / peak / gemm_s))
-    return out
+@functools.cache
+def layer_timings() -> tuple[LayerTiming, ...]:
+    """The rows of ``data/layer_timings.csv``."""
+    return tuple(row for _, row in datafiles.read(LAYER_TIMINGS_CSV, LayerTiming, unique=("id",)))
 
 
-def fit() -> dict[str, float]:
-    """``gemm_efficiency_max`` and ``traffic_per_hidden`` fitted on :func:`points` by least squares."""
-    return {name: e.value for name, e in fit_result().items()}
+def _layer_layout(row: LayerTiming) -> tuple[models.Model, catalog.System, Layout]:
+    m = models.model(row.model)
+    lay = training.make_layout(m, row.tp, row.tp, 1, 1, row.micro_batch, row.micro_batch, seq=row.seq,
+                               recompute=row.recompute, sequence_parallel=row.sequence_parallel,
+                               attention=row.attention, reference_kernels=True)
+    return m, catalog.system(row.system), lay.batched()
+
+
+def layer_errors() -> pd.DataFrame:
+    """Each layer timing beside the model's: ``id``, ``measured_ms`` (forward + backward), ``model_ms`` and
+    ``error_pct`` (model / measured - 1, in per cent)."""
+    out = []
+    for row in layer_timings():
+        m, system, lay = _layer_layout(row)
+        model_ms = 1e3 * np.asarray(training.layer_time_s(m, system, lay)).item()
+        measured = row.forward_ms + row.backward_ms
+        out.append({"id": row.id, "measured_ms": measured, "model_ms": model_ms,
+                    "error_pct": 100 * (model_ms / measured - 1)})
+    return pd.DataFrame(out)
+
+
+def reference_ceiling() -> float:
+    """``eta_max``: the reference GPU's best measured matrix multiply over its dense peak."""
+    return gemm.ceiling(*gemm.REFERENCE)
+
+
+def fit_traffic() -> fitquality.Estimate:
+    """``k`` fitted on the layer timings at ``eta_max`` = :func:`reference_ceiling` (squared log errors)."""
+    eta = reference_ceiling()
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        with efficiency.trying(gemm_efficiency_max=eta, traffic_per_hidden=float(x[0])):
+            return np.log1p(layer_errors()["error_pct"].to_numpy() / 100)
+
+    return _solve(residuals, [1.0], [TRAFFIC_BOUNDS], "linear")[0]
 
 
 def fit_result() -> dict[str, fitquality.Estimate]:
-    """:func:`fit` with each constant's standard error (:mod:`multigpu.evidence.fitquality`: the straight line's
-    Gauss-Newton covariance, two constants on four runs; ``eta_max`` = 1 / intercept carries its error as
-    se(intercept) / intercept^2)."""
-    c = efficiency.constants()
-    balance = c.reference_flops_peak / c.reference_mem_bw_Bps
-    fitted = points()
-    x = np.array([balance / p.hidden_per_gpu for p in fitted])
-    y = np.array([1 / p.fraction - balance / p.tokens for p in fitted])
-    design = np.column_stack([np.ones_like(x), x])
-    (intercept, slope), *_ = np.linalg.lstsq(design, y, rcond=None)
-    rss = float(np.sum((design @ [intercept, slope] - y) ** 2))
-    var_intercept, var_slope = fitquality.covariance_diagonal(design, rss / 2)
-    return {"gemm_efficiency_max": fitquality.Estimate(float(1 / intercept),
-                                                       float(np.sqrt(var_intercept) / intercept**2)),
-            "traffic_per_hidden": fitquality.Estimate(float(slope), float(np.sqrt(var_slope)))}
+    """The line's two constants: ``gemm_efficiency_max`` (measured: no standard error) and
+    ``traffic_per_hidden`` (:func:`fit_traffic`)."""
+    return {"gemm_efficiency_max": fitquality.Estimate(reference_ceiling(), None),
+            "traffic_per_hidden": fit_traffic()}
+
+
+def fit() -> dict[str, float]:
+    """:func:`fit_result`'s values."""
+    return {name: e.value for name, e in fit_result().items()}
+
+
+def _decoder_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    families = frame["model_id"].map(lambda m: models.model(m).family)
+    return frame[~families.isin(ENCODER_FAMILIES)]
+
+
+def compared(split: str) -> pd.DataFrame:
+    """The model beside the published decoder training runs of ``split`` (:func:`multigpu.evidence.runs.compare`)."""
+    return _decoder_runs(runs.compare((split,)))
+
+
+def stack_runs(stack: str, split: str) -> tuple[str, ...]:
+    """The ids of ``stack``'s decoder runs in ``split`` of ``data/training_runs.csv``."""
+    frame = compared(split)
+    return tuple(frame.loc[frame["stack"] == stack, "id"])
+
+
+def fit_stack(stack: str, keep: Callable[[str], bool] | None = None) -> StackFit | None:
+    """``stack``'s share of the GEMM ceiling and its ``k``, fitted on its fit-split runs (those ``keep`` takes,
+    by id: a cross-validation fold's complement) at the file's line constants; None where it has too few runs
+    for constants of its own."""
+    fit_ids, holdout_ids = stack_runs(stack, "fit"), stack_runs(stack, "holdout")
+    fit_ids = tuple(i for i in fit_ids if keep is None or keep(i))
+    if len(fit_ids) < efficiency.MIN_FIT_RUNS or len(holdout_ids) < efficiency.MIN_HOLDOUT_RUNS:
+        return None
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        with efficiency.trying(stacks={stack: efficiency.StackKernels(*map(float, x))}):
+            frame = compared("fit")
+            return np.log1p(frame.loc[frame["id"].isin(fit_ids), "rel_error"].to_numpy())
+
+    estimates = _solve(residuals, [0.9, 1.0], [SHARE_BOUNDS, TRAFFIC_BOUNDS], "soft_l1")
+    return StackFit(stack, dict(zip(efficiency.STACK_PARAMETERS, estimates)), fit_ids, holdout_ids)
+
+
+def stack_fits() -> dict[str, StackFit]:
+    """:func:`fit_stack` for every training stack with runs enough."""
+    fits = {name: fit_stack(name) for name in TRAINING_STACKS}
+    return {name: f for name, f in fits.items() if f is not None}
+
+
+def _solve(residuals: Callable[[np.ndarray], np.ndarray], start: list[float], bounds: list[tuple[float, float]],
+           loss: str) -> list[fitquality.Estimate]:
+    """Constants by least squares (``loss``: linear or soft_l1 at :data:`LOSS_SCALE`), each with its standard
+    error and the bound it stopped at (:mod:`multigpu.evidence.fitquality`)."""
+    low, high = zip(*bounds)
+    r = least_squares(residuals, start, bounds=(low, high), loss=loss, f_scale=LOSS_SCALE, **fitquality.SOLVER_TOL)
+    variances = fitquality.covariance_diagonal(r.jac, float(r.cost))
+    return [fitquality.Estimate(float(x), float(np.sqrt(v)) if np.isfinite(v) else None,
+                                fitquality.bound_side(float(x), lo, hi, grad=float(g)))
+            for x, v, (lo, hi), g in zip(r.x, variances, bounds, r.grad)]

@@ -193,6 +193,7 @@ class TrainingLayout:
     dp_s: float
     ep_s: float
     pp_last_layers: int = 0  #: transformer layers on the last pipeline stage, 0 = an even split
+    optimizer_s: float = 0.0  #: the optimizer step
 
     @property
     def label(self) -> str:
@@ -213,11 +214,11 @@ class TrainingLayout:
 
     @property
     def noncomm_s(self) -> float:
-        """Compute of one step and the compute share of the pipeline bubble, seconds."""
+        """Compute of one step, the compute share of the pipeline bubble and the optimizer step, seconds."""
         compute_mb = self.compute_s / self.microbatches
         comm_mb = (self.tp_s + self.ep_s) / self.microbatches
         bubble_comm = self.bubble_s * comm_mb / (compute_mb + comm_mb)
-        return self.compute_s + self.bubble_s - bubble_comm
+        return self.compute_s + self.bubble_s - bubble_comm + self.optimizer_s
 
     @property
     def comm_s(self) -> float:

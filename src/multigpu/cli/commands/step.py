@@ -64,6 +64,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                        help="also give the prediction interval at level P (such as 0.9) of step_time_s, "
                             "model_tflops_per_gpu and mfu (<field>_lo, <field>_hi), with interval_level and "
                             "interval_regime; calibrated on published training runs (a few seconds)")
+    train.epilog = TRAIN_FIELDS
+    train.formatter_class = argparse.RawDescriptionHelpFormatter
     train.set_defaults(handler=_train)
 
     infer = add_command(subparsers, "infer", "latency and throughput of serving under tensor parallelism, "
@@ -89,6 +91,17 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     infer.epilog = INFER_FIELDS
     infer.formatter_class = argparse.RawDescriptionHelpFormatter
     infer.set_defaults(handler=_infer)
+
+
+#: the fields of ``train``'s output, defined (``--help``)
+TRAIN_FIELDS = """fields (seconds unless named otherwise):
+  step_time_s            one training step: compute_s + bubble_s + optimizer_s + the exposed communication
+  compute_s              the busiest pipeline stage's compute over the step's micro-batches
+  bubble_s               the pipeline bubble
+  optimizer_s            the optimizer step: Adam over the parameters this GPU updates, memory-bound
+  exposed_comm_s         tp, pp, dp, ep and cp communication not hidden behind compute
+  stack                  the training stack; its kernels (share of the best measured matmul, traffic outside
+                         the GEMMs) are fitted on its published runs: data/stack_efficiency.csv"""
 
 
 #: the fields of ``infer``'s output, defined (``--help``)
@@ -122,8 +135,9 @@ def add_training_stack(parser: argparse.ArgumentParser) -> None:
                         help="training stack, named in the output as stack: megatron (default: Megatron-LM and "
                              "Megatron-Core defaults, layers split evenly, the output layer on the last stage), nemo "
                              "(NeMo and Megatron-Bridge performance recipes: tensor-parallel communication overlapped "
-                             "with the GEMMs), nanotron (pipeline stages balanced by compute cost: the last stage "
-                             "holds fewer layers)")
+                             "with the GEMMs, Transformer Engine's fused kernels), nanotron (pipeline stages balanced "
+                             "by compute cost: the last stage holds fewer layers; megatron's kernels). Each stack's "
+                             "kernels are fitted on its published runs (data/stack_efficiency.csv)")
 
 
 def add_grad_dtype(parser: argparse.ArgumentParser) -> None:
