@@ -34,6 +34,28 @@ def test_the_stored_residuals_are_what_today_s_model_predicts_with_each_fold_s_c
     assert np.abs(again["log_ratio"].to_numpy() - stored["log_ratio"].to_numpy()).max() < 2e-6
 
 
+def test_the_runs_fold_kernels_come_from_today_s_data():
+    """``data/run_folds.csv`` (each stack's kernels refitted without each fold of the published runs) was computed
+    from the runs, the stacks' fit and the compute line as they are now (else: run
+    ``python -m multigpu.evidence.intervals write``), for every fold and every stack with kernels of its own."""
+    assert intervals.stored_digest(intervals.RUN_FOLDS_CSV) == intervals.inputs_digest(intervals.RUN_INPUTS)
+    stored = intervals.stored_run_kernels()
+    assert set(stored) == set(range(intervals.FOLDS))
+    assert all(set(k) == {"megatron", "nemo"} for k in stored.values())
+
+
+def test_a_fold_s_runs_are_predicted_without_their_own_fit():
+    """A run of the fit split is predicted with kernels refitted without its source: its cross-validated
+    residual differs from its in-sample one, and the calibration set is the whole fit split, each run once."""
+    cross = intervals.run_residuals(("fit",), ("training step time",))
+    from multigpu.evidence import runs
+
+    shipped = runs.compare(splits=("fit",))
+    assert sorted(cross["id"]) == sorted(shipped["id"])
+    merged = cross.merge(shipped.assign(in_sample=-np.log1p(shipped["rel_error"]))[["id", "in_sample"]], on="id")
+    assert (merged["log_ratio"] - merged["in_sample"]).abs().max() > 0.01
+
+
 def test_the_folds_keep_a_source_together():
     """A deployment's sweeps are in one fold, so a residual says how the model transfers to an unseen one."""
     by_address = {}
@@ -77,9 +99,9 @@ def test_held_out_coverage_by_point_is_as_first_seen():
 
 
 def test_published_runs_are_calibrated_on_the_fit_split_and_scored_on_the_held_out_one():
-    """Training step time and serving throughput: one regime each, calibrated on the fit split's runs (no
-    constant is fitted on them), scored on the held-out runs, by run and by source within binomial limits; time
-    to first token has too few fit rows for a 90 % interval."""
+    """Training step time and serving throughput: one regime each, calibrated on the fit split's runs
+    (cross-validated: each stack's kernels refitted without the run's source), scored on the held-out runs, by
+    run and by source within binomial limits; time to first token has too few fit rows for a 90 % interval."""
     table = intervals.run_coverage()
     assert list(table["size"]) == list(intervals.RUN_KINDS) and (table["calibration_points"] >= 19).all()
     for row in table.itertuples():

@@ -26,9 +26,12 @@ both ranks fall among the n, that is where n is at least 2 / (1 - L) - 1 (:func:
 sweep (each sweep counts once, by the share of its points inside), with the median half log-width, log(hi/lo)/2,
 and the mean interval (Winkler) score in log units.
 
-**Published training and serving runs** (:func:`run_coverage`) are validation only: no constant is fitted on
-them, so the ``fit`` split's residuals, log(measured / predicted), are already out of fit and calibrate the
-intervals directly, and the ``holdout`` split scores them (by run, and by source). A regime needs
+**Published training and serving runs** (:func:`run_coverage`): each stack's kernels are fitted on its ``fit``
+runs (:mod:`multigpu.evidence.computefit`), so the intervals are calibrated on cross-validated residuals of that
+split, log(measured / predicted): the runs are grouped in :data:`FOLDS` folds by a hash of their source's
+address, and each fold is predicted with the stacks' kernels refitted without it (:func:`run_fold_kernels`,
+stored in ``data/run_folds.csv`` by :func:`write`; a stack with too few runs left is priced at the reference
+line). The ``holdout`` split scores them (by run, and by source). A regime needs
 :func:`least_points` calibration runs for a level, so each kind is one regime: training step time (the fit
 split's 34 runs: 16 on one node and 18 across nodes, each too few alone) and serving throughput per GPU (97 rows).
 Time to first token and time per output token (12 and 2 fit rows) have no interval yet.
@@ -58,6 +61,12 @@ FOLDS_CSV = sweeps.DATA_DIR / "interval_folds.csv"
 #: The files the residuals are computed from; their digest is stored with them (:func:`inputs_digest`).
 INPUTS = (sweeps.INDEX_CSV, sweeps.POINTS_CSV, calibration.CALIBRATION_CSV)
 FOLDS = 5
+#: The stacks' kernels refitted without each fold of the published runs (:func:`run_fold_kernels`).
+RUN_FOLDS_CSV = sweeps.DATA_DIR / "run_folds.csv"
+#: The files the runs' fold kernels come from; their digest is stored with them.
+RUN_INPUTS = (sweeps.DATA_DIR / "training_runs.csv", sweeps.DATA_DIR / "serving_runs.csv",
+              sweeps.DATA_DIR / "compute_efficiency.csv", sweeps.DATA_DIR / "stack_efficiency.csv",
+              sweeps.DATA_DIR / "layer_timings.csv", sweeps.DATA_DIR / "gemm_throughput.csv")
 #: The default level of an interval.
 LEVEL = 0.90
 SIZES = ("large", "small")
@@ -88,12 +97,18 @@ def fold_of(sweep: sweeps.Sweep) -> int:
     return int(hashlib.sha256(address.encode("utf-8")).hexdigest(), 16) % FOLDS
 
 
-def inputs_digest() -> str:
+def inputs_digest(inputs: tuple[Path, ...] = INPUTS) -> str:
     """sha256 (12 hex digits) of the files the residuals come from (:data:`INPUTS`), in order."""
     digest = hashlib.sha256()
-    for path in INPUTS:
+    for path in inputs:
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
+
+
+def run_fold_of(source: str) -> int:
+    """The cross-validation fold of a published run: a hash of its source's address (the first word)."""
+    address = (source or "").split()[0] if (source or "").split() else ""
+    return int(hashlib.sha256(address.encode("utf-8")).hexdigest(), 16) % FOLDS
 
 
 # ---------------------------------------------------------------- calibration residuals
@@ -135,6 +150,7 @@ def cross_validated(constants: dict[int, dict[calibration.Key, float]]) -> pd.Da
 def write(path: Path = RESIDUALS_CSV, folds_path: Path = FOLDS_CSV) -> pd.DataFrame:
     """Refit each fold (:func:`fold_constants`), store the constants and the calibration residuals
     (:func:`cross_validated`), each file with the inputs' digest."""
+    write_run_folds()
     constants = fold_constants(progress=True)
     frame = cross_validated(constants)
     head = (f"# {{what}}; inputs sha256 {inputs_digest()}; python -m multigpu.evidence.intervals write\n")
@@ -331,14 +347,80 @@ RUN_GOALS = {"training step time": 0.20, "serving throughput": 0.30}
 ALL_RUNS = "all runs"
 
 
-def run_residuals(splits: tuple[str, ...], kinds: tuple[str, ...] = RUN_KINDS) -> pd.DataFrame:
-    """Published runs of ``splits`` against the model: ``kind`` (of ``kinds``, :data:`RUN_KINDS`), ``id, split,
-    source, log_ratio`` = log(measured / predicted) of the step time or of the throughput per GPU."""
+def run_fold_kernels(progress: bool = False) -> dict[int, dict[str, object]]:
+    """For each fold, the kernels of every stack with constants of its own, refitted on its fit-split runs
+    outside the fold (:func:`multigpu.evidence.computefit.fit_stack`); the reference line where too few are
+    left."""
+    from multigpu.compute import efficiency
+    from multigpu.evidence import computefit
+
+    stacks = tuple(computefit.stack_fits())
+    sources = {}
+    for stack in stacks:
+        frame = computefit.compared("fit")
+        sources.update(dict(zip(frame["id"], frame["source"])))
+    out = {}
+    for fold in range(FOLDS):
+        if progress:
+            print(f"intervals: runs, fold {fold + 1} of {FOLDS}", file=sys.stderr)
+        fits = {stack: computefit.fit_stack(stack, keep=lambda i: run_fold_of(sources.get(i, "")) != fold)
+                for stack in stacks}
+        out[fold] = {stack: f.kernels if f else efficiency.reference_kernels() for stack, f in fits.items()}
+    return out
+
+
+def write_run_folds(path: Path = RUN_FOLDS_CSV) -> None:
+    """Refit the stacks' kernels without each fold (:func:`run_fold_kernels`) and store them with the inputs'
+    digest."""
+    out = io.StringIO()
+    out.write(f"# the stacks' kernels refitted without each fold of the published runs; inputs sha256 "
+              f"{inputs_digest(RUN_INPUTS)}; python -m multigpu.evidence.intervals write\n")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["fold", "stack", "share", "traffic_per_hidden"])
+    for fold, kernels in run_fold_kernels(progress=True).items():
+        writer.writerows([fold, stack, repr(k.share), repr(k.traffic_per_hidden)] for stack, k in kernels.items())
+    path.write_text(out.getvalue(), encoding="utf-8")
+
+
+def stored_run_kernels(path: Path = RUN_FOLDS_CSV) -> dict[int, dict[str, object]]:
+    """The stored kernels of each fold (:func:`write_run_folds`)."""
+    from multigpu.compute import efficiency
+
+    table = pd.read_csv(path, comment="#")
+    return {int(fold): {r.stack: efficiency.StackKernels(float(r.share), float(r.traffic_per_hidden))
+                        for r in part.itertuples()} for fold, part in table.groupby("fold")}
+
+
+def _run_frame(kind: str, splits: tuple[str, ...]) -> pd.DataFrame:
     from multigpu.evidence import runs, serving
 
-    compared = {"training step time": lambda: runs.compare(splits=splits),
-                "serving throughput": lambda: serving.compare(splits=splits).query("metric == 'throughput'")}
-    frames = [frame.assign(kind=kind) for kind, frame in ((k, compared[k]()) for k in kinds)]
+    if kind == "training step time":
+        return runs.compare(splits=splits)
+    return serving.compare(splits=splits).query("metric == 'throughput'")
+
+
+def _cross_validated_runs(kind: str) -> pd.DataFrame:
+    """The fit split's runs of ``kind``, each predicted with the kernels refitted without its fold."""
+    from multigpu.compute import efficiency
+
+    parts = []
+    for fold, kernels in stored_run_kernels().items():
+        with efficiency.trying(stacks=kernels):
+            frame = _run_frame(kind, ("fit",))
+        parts.append(frame[frame["source"].map(run_fold_of) == fold])
+    return pd.concat(parts, ignore_index=True)
+
+
+def run_residuals(splits: tuple[str, ...], kinds: tuple[str, ...] = RUN_KINDS) -> pd.DataFrame:
+    """Published runs of ``splits`` against the model: ``kind`` (of ``kinds``, :data:`RUN_KINDS`), ``id, split,
+    source, log_ratio`` = log(measured / predicted) of the step time or of the throughput per GPU. The fit
+    split's are cross-validated (:func:`_cross_validated_runs`), the others' predicted as shipped."""
+    frames = []
+    for kind in kinds:
+        others = tuple(s for s in splits if s != "fit")
+        parts = ([_cross_validated_runs(kind)] if "fit" in splits else []) + (
+            [_run_frame(kind, others)] if others else [])
+        frames.append(pd.concat(parts, ignore_index=True).assign(kind=kind))
     return pd.concat([pd.DataFrame({"kind": f["kind"], "id": f["id"], "split": f["split"], "source": f["source"],
                                     "log_ratio": -np.log1p(f["rel_error"].to_numpy(dtype=float))})
                       for f in frames], ignore_index=True)
