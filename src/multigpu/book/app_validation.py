@@ -33,6 +33,7 @@ from multigpu.common import units
 from multigpu.compute import efficiency, inference, models
 from multigpu.evidence import (
     bottlenecks,
+    computefit,
     decodefit,
     deployment,
     health,
@@ -370,6 +371,8 @@ def fit_status_facts(cal: Calibration | None = None) -> Facts:
     ``fit_loose`` (the others, loose or at a bound, as code names, in the current language's list)."""
     status = {f"{c.name}/{c.key}": c.fit_status for c in calibration.resolve(cal).constants if c.fit_status}
     status |= {name: row.fit_status for name, row in efficiency.rows().items() if row.fit_status}
+    status |= {f"{stack}/{name}": row.fit_status for (stack, name), row in efficiency.stack_rows().items()
+               if row.fit_status}
     loose = [f"`{name}`" for name, s in status.items() if s != calibration.DETERMINED]
     return _values({"fit_constants_n": len(status), "fit_determined_n": len(status) - len(loose),
                     "fit_determined_pct": 100 * fitquality.DETERMINED_REL_SE, "fit_loose": _(", ").join(loose)})
@@ -715,6 +718,35 @@ def sealed_peer_facts(training: pd.DataFrame) -> Facts:
             "tr_peer_error": 100 * float(training.loc[peer, "rel_error"])}
 
 
+def table5_facts(cal: Calibration | None = None) -> Facts:
+    """Korthikanti et al.'s Table 5 out of sample, and what the compute line rests on instead
+    (:mod:`multigpu.evidence.computefit`): ``t5_n``, ``t5_mean`` and ``t5_worst`` (mean and largest absolute
+    error, %), ``t5_fast_n`` (runs the model makes faster than measured), ``calc_mean`` and ``calc_worst``
+    (Calculon's, in sample, %); ``lt_n`` and ``lt_worst`` (the layer timings and the largest error on them, %),
+    ``eta_ref_pct`` (the A100's best matmul over its peak, %), ``k_ref``; per training stack with constants of
+    its own (``-`` in its name written ``_``), ``share_<stack>_pct`` (its share of the GEMM ceiling, %),
+    ``k_<stack>`` and ``fit_n_<stack>`` (the fit-split runs or serving rows it rests on); ``dp8_measured_s``
+    and ``dp8_model_s`` (what 8-way data parallelism adds to the 530B iteration, measured and in the model, s)."""
+    errors = trainingruns.table5_errors(cal)["error_pct"]
+    layers = computefit.layer_errors()["error_pct"].abs()
+    runs_ = trainingruns.training_validation(cal).set_index("run")
+    alone, with_dp = (runs_.loc[f"{models.model('turing-530b').name}, SP + selective{tail}"] for tail in ("", ", DP 8"))
+    out: dict[str, object] = {
+        "t5_n": len(errors), "t5_mean": float(errors.abs().mean()), "t5_worst": float(errors.abs().max()),
+        "t5_fast_n": int((errors < 0).sum()), "calc_mean": trainingruns.CALCULON_TABLE5_PCT["mean"],
+        "calc_worst": trainingruns.CALCULON_TABLE5_PCT["worst"], "lt_n": len(layers), "lt_worst": float(layers.max()),
+        "eta_ref_pct": 100 * efficiency.constants().gemm_efficiency_max,
+        "k_ref": efficiency.constants().traffic_per_hidden,
+        "dp8_measured_s": float(with_dp["measured_s"] - alone["measured_s"]),
+        "dp8_model_s": float(with_dp["model_s"] - alone["model_s"])}
+    for (stack, parameter), row in efficiency.stack_rows().items():
+        name = stack.replace("-", "_")
+        key = f"share_{name}_pct" if parameter == "share" else f"k_{name}"
+        out[key] = 100 * row.value if parameter == "share" else row.value
+        out[f"fit_n_{name}"] = row.fit_runs
+    return _values(out)
+
+
 def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     """Published runs against the model. Training (``training``: :func:`multigpu.evidence.runs.compare`):
     ``tr_<split>_n``, ``tr_<split>_median``, ``tr_<split>_worst`` (%), ``tr_not`` (fit and held-out runs the
@@ -758,8 +790,7 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
 #: The system most reference rows come from, named in the prose.
 H200 = "hgx-h200"
 #: The comparisons the prose discusses one by one: their errors are glued as ``e_<ref>`` (``#10`` -> ``e_10``).
-DISCUSSED = ("#9", "#10", "#11", "#63", "#65", "#66", "#67", "#73", "O2", "O6", "O7", "O9", "O10", "O11", "O12", "O13", "K4",
-             "K6", "K7", "K8", "K9")
+DISCUSSED = ("#9", "#10", "#11", "#63", "#65", "#66", "#67", "#73", "O2", "O6", "O7", "O9", "O10", "O11", "O12", "O13")
 #: Rows of data/measurements.csv whose busbw miss the prose also states as a time gap (``gap<id>``, us).
 GAP_ROWS = (10, 11)
 #: The prose lists the comparisons off by more than this (%).
@@ -903,4 +934,4 @@ def facts(cal: Calibration | None = None) -> Facts:
             **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal)),
             **pcie_side_facts(pcieside.comparisons(("holdout",), cal), pcieside.comparisons(("fit", "holdout"), cal)),
             **_in_both(functools.partial(interval_facts, interval_rows())),
-            **layout_order_facts(layoutorder.scores())}
+            **layout_order_facts(layoutorder.scores()), **table5_facts(cal)}

@@ -46,7 +46,7 @@ SETUP_LABELS = (N_("8x A100, PCIe"), N_("8x A100, NVSwitch"), N_("8x H200, NVLin
 #: The layouts of :data:`multigpu.evidence.bottlenecks.LAYOUTS` and the parts of a training step
 #: (:data:`multigpu.evidence.bottlenecks.PART_NAMES`).
 LAYOUT_LABELS = (N_("DP only"), N_("TP 8"), N_("TP 2 x PP 2"))
-PART_LABELS = (N_("compute"), N_("pipeline bubble"), N_("exposed TP communication"), N_("exposed PP communication"),
+PART_LABELS = (N_("compute"), N_("pipeline bubble"), N_("optimizer step"), N_("exposed TP communication"), N_("exposed PP communication"),
                N_("exposed DP communication"))
 #: The cases of :func:`multigpu.evidence.bottlenecks.sensitivity` and the rows of ``transfer_times``.
 CASE_LABELS = (N_("training, DP 8"), N_("training, TP 8"), N_("decode, TP 8"))
@@ -446,20 +446,19 @@ def measured_run_facts(cal: Calibration | None = None) -> Facts:
 
     ``v75_model``, ``v75_measured`` (s per iteration of measurement 75, Megatron-LM's GPT-3 175B run),
     ``v75_err`` (model / measured - 1, %), ``v75_tflops`` (the TFLOP/s per GPU the model's time implies);
-    ``v_out_n`` (runs the model was not fitted on), ``v_out_max`` and ``v_in_max`` (largest absolute error on
-    those and on the fitted runs, %), ``v_out_worst`` (the name of the worst unfitted run, text; in Chinese
-    ``v_out_worst_zh``).
+    ``v_out_n`` (runs compared, none of them in a fit), ``v_out_max`` (largest absolute error, %),
+    ``v_fast_n`` (runs the model makes faster than measured), ``v_out_worst`` (the name of the worst run, text;
+    in Chinese ``v_out_worst_zh``).
     """
     validation = trainingruns.training_validation(cal=cal)
     row75 = validation.iloc[0]
     reported = float(trainingruns.training_measurements().set_index("id").loc[75, "value"])  # TFLOP/s per GPU
     out = validation[~validation["fitted"]]
-    ins = validation[validation["fitted"]]
     worst = out.loc[out["error_pct"].abs().idxmax(), "run"]
     return glue.per_language(lambda: {"v_out_worst": lang.label(worst)}) | _values({
         "v75_model": row75["model_s"], "v75_measured": row75["measured_s"], "v75_err": row75["error_pct"],
         "v75_tflops": reported * row75["measured_s"] / row75["model_s"],
-        "v_out_max": out["error_pct"].abs().max(), "v_in_max": ins["error_pct"].abs().max(),
+        "v_out_max": out["error_pct"].abs().max(), "v_fast_n": int((out["error_pct"] < 0).sum()),
         "v_out_n": len(out)})
 
 
