@@ -1,6 +1,8 @@
 """How much of a GPU's peak FLOP/s a transformer's GEMMs achieve: :func:`achievable_fraction`, a function of the
-work per GPU fitted on published runs (its constants, with their sources and fit status, are
-``data/compute_efficiency.csv``: :func:`constants`, :func:`rows`), and the fixed time per decode layer.
+work per GPU. Its reference line is the A100's measured matmul ceiling and a memory-traffic constant fitted on
+one layer's timings (``data/compute_efficiency.csv``: :func:`constants`, :func:`rows`; the fit is
+:mod:`multigpu.evidence.computefit`); a training stack's kernels reach their own share of it, with their own
+traffic (``data/stack_efficiency.csv``: :func:`stack_kernels`). Also the fixed time per decode layer.
 """
 
 from __future__ import annotations
@@ -184,10 +186,12 @@ def achievable_fraction(gpu_flops_peak: ArrayLike, hidden_per_gpu: ArrayLike, to
 
     ``gpu_flops_peak`` is dense FLOP/s of the precision used; ``hidden_per_gpu``
     the hidden size over the tensor-parallel degree; ``tokens_per_microbatch``
-    micro-batch x sequence length. ``eta_max`` and ``k`` are fitted (see
-    ``data/compute_efficiency.csv``) on A100 runs; ``ceiling_scale`` carries
-    ``eta_max`` to another GPU and precision, as its measured matmul ceiling
-    over the A100's (:func:`multigpu.compute.gemm.relative_ceiling`).
+    micro-batch x sequence length. ``eta_max`` is the A100's measured matmul
+    ceiling and ``k`` is fitted on one layer's timings on A100s (see
+    ``data/compute_efficiency.csv``); ``ceiling_scale`` carries ``eta_max`` to
+    another GPU and precision, as its measured matmul ceiling over the A100's
+    (:func:`multigpu.compute.gemm.relative_ceiling`), and to a training stack
+    (its share).
     ``weight_bw_Bps`` (default ``mem_bw_Bps``) prices the weight reads apart:
     weights held in 8 bits (FP8 serving) stream twice the elements per byte,
     while activations, norms and residuals stay 16-bit (``mem_bw_Bps``).
