@@ -97,6 +97,9 @@ class Layout:
     global_batch: int | None = None
     seq: Any = 2048  #: tokens per sequence
     recompute: str = "none"  #: activation recomputation (:data:`RECOMPUTE`)
+    #: with ``recompute`` full, the layers of each virtual stage fully recomputed, the others not recomputed
+    #: (Megatron's ``--recompute-num-layers`` with ``--recompute-method block``); 0 = every layer
+    recompute_layers: Any = 0
     sequence_parallel: bool = False
     dtype: str = "bf16"  #: the GEMMs' precision
     zero_stage: Any = 1  #: ZeRO stage of the data-parallel sharding (0 to 3)
@@ -151,6 +154,13 @@ class Layout:
         first = np.where(first_n > 0, first_n, share)
         last = np.where(pp > 1, np.where(last_n > 0, last_n, share), 0.0)
         return first, np.where(pp > 2, share, 0.0), last
+
+    def recomputed_share(self, layers: int) -> np.ndarray:
+        """The share of a GPU's transformer layers that ``recompute`` applies to (arrays, broadcast over the
+        layouts): all of them, or ``recompute_layers`` of the ``L / (pp v)`` of each virtual stage."""
+        n = np.asarray(self.recompute_layers, dtype=float)
+        per_chunk = layers / (np.asarray(self.pp) * np.asarray(self.interleave))
+        return np.where(n > 0, np.minimum(n / per_chunk, 1.0), 1.0)
 
     def batched(self) -> Layout:
         """The same layout with each degree a one-element array (the shape the vectorised step model takes)."""

@@ -500,7 +500,9 @@ def memory_per_gpu_bytes(model: Model | str, layout: Layout) -> dict[str, Number
       embedding dropout mask (``sbhp/t``). The stage holding the vocabulary
       projection adds ``4sbh/t (1 + v/h)`` (last norm, projection input, FP32
       logits). Full recomputation adds one layer's full activations,
-      re-materialised during its backward pass. ``attention``: the kernel
+      re-materialised during its backward pass; with ``recompute_layers``, only
+      that share of the layers is recomputed and the others keep everything.
+      ``attention``: the kernel
       (:func:`activation_bytes_per_layer`).
     """
     m = _resolve(model)
@@ -543,9 +545,15 @@ def _activation_parts(m: Model, layout: Layout, lay: dict[str, np.ndarray]) -> d
     tp, b, s = lay["tp"], lay["b"], lay["s"]
     sp_div = tp if layout.sequence_parallel else 1.0
     kw = dict(tp=tp, sequence_parallel=layout.sequence_parallel, attention=layout.attention)
-    dense = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=False, recompute=layout.recompute, **kw))
-    moe = (np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=True, recompute=layout.recompute, **kw))
-           if m.is_moe else dense)
+    share = layout.recomputed_share(m.layers) if layout.recompute == "full" else 1.0
+
+    def per_layer(moe_layer: bool) -> np.ndarray:  # recomputed layers and kept ones, in proportion
+        done = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=moe_layer, recompute=layout.recompute, **kw))
+        kept = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=moe_layer, recompute="none", **kw))
+        return share * done + (1 - share) * kept
+
+    dense = per_layer(False)
+    moe = per_layer(True) if m.is_moe else dense
     working = (np.asarray(activation_bytes_per_layer(m, b, s, recompute="none", **kw))
                if layout.recompute == "full" else 0.0)
     tokens = b * s

@@ -177,6 +177,7 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
                          f"{' or '.join(EP_DISPATCH_DTYPES)}")
     check_stage_layers(model, pp, interleave, options.get("pp_first_layers", 0), options.get("pp_last_layers", 0))
     check_stack(options.get("stack", DEFAULT_TRAINING_STACK))
+    check_recompute_layers(model, pp, interleave, options.get("recompute", "none"), options.get("recompute_layers", 0))
     return Layout(tp=tp, pp=pp, dp=dp, global_batch=global_batch, micro_batch=micro_batch, **options)
 
 
@@ -196,6 +197,20 @@ def check_stage_layers(model: models.Model, pp: int, interleave: int, first: int
                          f"{model.layers - sum(stated)} layers; each stage needs at least one"
                          if others else f"first- and last-stage layers {first} + {last} are not the "
                          f"{model.layers} layers of '{model.id}'")
+
+
+def check_recompute_layers(model: models.Model, pp: int, interleave: int, recompute: str, n: int) -> None:
+    """An InputError unless ``n`` (layers recomputed per virtual stage, 0 = all) goes with full recomputation
+    and is at most the layers of a virtual stage."""
+    if n < 0:
+        raise InputError(f"--recompute-layers {n} is negative")
+    if n and recompute != "full":
+        raise InputError(f"--recompute-layers {n} needs --recompute full (it says how many layers of each "
+                         f"virtual stage are fully recomputed)")
+    per_chunk = -(-model.layers // (pp * interleave))
+    if n > per_chunk:
+        raise InputError(f"--recompute-layers {n} is more than the {per_chunk} layers of a virtual stage "
+                         f"(pp {pp} x interleave {interleave} over {model.layers} layers)")
 
 
 def check_stack(stack: str) -> None:
@@ -573,7 +588,15 @@ def _layer_parts(model: models.Model, system: catalog.System, lay: Layout,
                  cal: Calibration) -> dict[str, np.ndarray]:
     """One micro-batch's parts on ``layers`` transformer layers (:func:`stage_layers`), seconds: ``compute``
     (GEMMs, attention and score traffic), the exposed ``tp``, ``ep`` and ``cp`` communication, and ``head``,
-    the vocabulary projection's GEMMs (on the last stage only)."""
+    the vocabulary projection's GEMMs (on the last stage only). Where full recomputation covers only
+    ``recompute_layers`` of each virtual stage, the parts are the recomputed layers' and the others' in
+    proportion (:meth:`Layout.recomputed_share`)."""
+    if lay.recompute == "full" and np.any(np.asarray(lay.recompute_layers) > 0):
+        share = lay.recomputed_share(model.layers)
+        full = _layer_parts(model, system, replace(lay, recompute_layers=0), cal)
+        kept = _layer_parts(model, system, replace(lay, recompute="none", recompute_layers=0), cal)
+        return {k: share * full[k] + (1 - share) * kept[k] if k not in ("layers", "head") else full[k]
+                for k in full}
     gpu = catalog.gpu(system.gpu)
     peak = peak_flops(gpu, lay.dtype)
     fraction = _fraction(model, gpu, lay, lay.dtype)
@@ -713,6 +736,7 @@ class TrainingStep:
     attention: str = "flash"  #: attention kernel (:data:`multigpu.compute.layout.ATTENTION_KERNELS`)
     stack: str = DEFAULT_TRAINING_STACK  #: training framework (:data:`multigpu.compute.layout.TRAINING_STACKS`)
     optimizer_s: float = 0.0  #: the optimizer step (Adam over this GPU's parameters, memory-bound), seconds
+    recompute_layers: int = 0  #: with full recomputation, the layers of each virtual stage it covers (0 = all)
 
     def to_dict(self) -> dict[str, Any]:
         """The step as a flat dict (``exposed_comm_s`` a dict of tp, pp, dp, ep), for JSON and CSV."""
@@ -727,6 +751,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     parallelism, 0 = tp, or 1), attention, cp, method (:data:`METHODS`), lora_rank, grad_dtype
     (:data:`GRAD_DTYPES`), fp8_recipe (:data:`FP8_RECIPES`), ep_dispatch (:data:`EP_DISPATCH_DTYPES`),
     pp_first_layers and pp_last_layers (transformer layers on the first and last stages, 0 = an even split),
+    recompute_layers (with recompute full, the layers of each virtual stage recomputed, 0 = all),
     stack (:data:`multigpu.compute.layout.TRAINING_STACKS`).
     """
     model = models.model(model_id)
@@ -742,7 +767,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
         ExposedComm(r["tp_s"], r["pp_s"], r["dp_s"], r["ep_s"], r["cp_s"]), r["memory_per_gpu_GB"], gpu.usable_memory_GB,
         bool(r["fits"]), lay.cp, lay.ep_dispatch,
         _stage_counts(model, replace(lay, pp_last_layers=int(r["pp_last_layers"]))), lay.attention, lay.stack,
-        r["optimizer_s"])
+        r["optimizer_s"], int(lay.recompute_layers))
 
 
 def _stage_counts(model: models.Model, lay: Layout) -> tuple[int, int, int]:

@@ -29,6 +29,10 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     train.add_argument("--dp", type=types.count, help="data-parallel degree (default: gpus / (tp x pp))")
     train.add_argument("--micro-batch", type=types.count, required=True, help="sequences per micro-batch")
     train.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
+    train.add_argument("--recompute-layers", type=types.count, default=0, metavar="N",
+                       help="with --recompute full: the layers of each virtual pipeline stage fully recomputed, the "
+                            "others keeping their activations (Megatron's --recompute-num-layers N with "
+                            "--recompute-method block; default: every layer); output recompute_layers")
     train.add_argument("--sequence-parallel", action="store_true")
     train.add_argument("--interleave", type=types.count, default=1, help="virtual pipeline stages per GPU")
     train.add_argument("--pp-first-layers", type=types.count, default=0, metavar="N",
@@ -154,7 +158,8 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
                          interleave=args.interleave, dtype=args.dtype, zero_stage=args.zero, ep=args.ep,
                          etp=args.etp, cp=args.cp, grad_dtype=args.grad_dtype, fp8_recipe=args.fp8_recipe,
                          ep_dispatch=args.ep_dispatch, pp_first_layers=args.pp_first_layers,
-                         pp_last_layers=args.pp_last_layers, attention=args.attention, stack=args.stack).to_dict()
+                         pp_last_layers=args.pp_last_layers, attention=args.attention, stack=args.stack,
+                         recompute_layers=args.recompute_layers).to_dict()
     return out if args.interval is None else {**out, **_interval(out, "training step time", args.interval,
                                                                    ("step_time_s",), ("model_tflops_per_gpu", "mfu"))}
 
