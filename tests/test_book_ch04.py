@@ -444,7 +444,7 @@ def test_the_landscape_in_cny_is_the_usd_one_converted(tables):
 
 def test_the_notebook_stores_every_figure_and_table_in_both_editions():
     pages, figures = editions.stored_pages(NOTEBOOK)
-    assert len(figures) == 5 and len(pages) == 5 + 11 + 1  # five figures, eleven tables, the price calculator
+    assert len(figures) == 5 and len(pages) == 5 + 12 + 1  # five figures, twelve tables, the price calculator
     assert sum("CNY" in p.split('<div class="mg-lang-zh"')[1] for p in figures) == 2  # landscape, cheapest offers
     assert not any("CNY" in p.split('<div class="mg-lang-zh"')[0] for p in figures)
 

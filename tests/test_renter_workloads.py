@@ -188,8 +188,8 @@ def test_fine_tune_gpu_hours_scale_with_tokens():
     w = workloads.workload("lora-llama3.1-8b")
     double = dataclasses.replace(w, train_tokens=2e9)
     system = catalog.system("dgx-a100")
-    one = cost._plan_train(w, system, 8, calibration.resolve(None))
-    two = cost._plan_train(double, system, 8, calibration.resolve(None))
+    one = cost._plan_train(w, system, 8, calibration.resolve(None), "megatron")
+    two = cost._plan_train(double, system, 8, calibration.resolve(None), "megatron")
     assert two.training == one.training
     assert two.time_h() == pytest.approx(2 * one.time_h(), rel=1e-12)
 

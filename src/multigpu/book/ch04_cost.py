@@ -91,6 +91,11 @@ VOCABULARY = (
     N_("same-provider pairs"), N_("pairs with the cheapest comparable PCIe offer"),
     N_("unbounded (PCIe misses the floor)"),
 )
+#: The models the stack comparison calls small: up to Qwen2.5 14B, the largest that one node trains without
+#: tensor parallelism in the book's workloads.
+SMALL_PARAMS = 15e9
+#: The training stacks the stack table compares (:data:`multigpu.evidence.answer.COMPARED_STACKS`), for people.
+STACK_NAMES = {"megatron": N_("Megatron-LM defaults"), "nemo": N_("NeMo recipes")}
 #: The introduction's verdicts (:data:`multigpu.evidence.answer.VERDICTS`), as messages.
 ANSWER_VERDICTS = (N_("NVLink-class cheaper"), N_("PCIe cheaper"), N_("too close to call"), N_("PCIe cannot run it"),
                    N_("neither runs it"), N_("no pair to price"))
@@ -123,7 +128,7 @@ def _joined(items: Iterable[str]) -> str:
 
 #: Columns whose cells are words of :data:`VOCABULARY` (or verdicts), translated in Chinese; the rest is data.
 LABEL_COLUMNS = claim_values.label_columns("kind", "pricing", "interconnect_class", "cheapest_class",
-                                           "provider_type", "factor", "verdict")
+                                           "provider_type", "factor", "verdict", "stack")
 #: The headers of the chapter's tables (:func:`multigpu.book.tables.header` of their columns), as messages:
 #: the Chinese edition's headers (a header missing here fails the notebook, not just the catalog check).
 TABLE_HEADERS = (
@@ -142,7 +147,7 @@ TABLE_HEADERS = (
     N_("Community: NVLink / PCIe cost"), N_("Price (CNY per GPU-hour)"), N_("Price (USD per GPU-hour)"),
     N_("train-llama3.1-8b (CNY per job)"), N_("serve-llama3.1-70b-30tps (CNY per 1M tokens)"), N_("Factor"),
     N_("Low"), N_("High"), N_("Ratio low"), N_("Ratio base"), N_("Ratio high"), N_("ID"), N_("Verdict"),
-    N_("Seed value"), N_("Model value"), N_("Confidence"),
+    N_("Seed value"), N_("Model value"), N_("Confidence"), N_("Stack"),
 )
 #: A cost's unit (:func:`job_summary`'s ``cost_unit``) in the Chinese table, whose headers name the currencies.
 COST_UNITS = {"USD per job": N_("per job"), "USD per 1M output tokens": N_("per 1M output tokens")}
@@ -206,6 +211,35 @@ def break_even_html(value: pd.DataFrame) -> str:
                                                    "nvlink_gpu_hours", "pcie_gpu_hours", "break_even_premium_pct",
                                                    "unit"],
                  csv_name="ch4-break-even", digits={"break_even_premium_pct": 1})
+
+
+def stack_html(table: PriceTable, cal: Calibration | None = None) -> str:
+    """:func:`multigpu.evidence.answer.stack_effect`: each training workload under each compared stack, with the
+    PCIe server's layout, the break-even premium (%) and the verdict."""
+    frame = answer.stack_effect(table, cal)
+    frame = frame.assign(stack=[STACK_NAMES[s] for s in frame["stack"]])
+    return _html(frame, key=["workload", "stack"], csv_name="ch4-stacks", digits={"break_even_premium_pct": 0})
+
+
+def stack_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
+    """How the training stack moves the answer (:func:`multigpu.evidence.answer.stack_effect`): ``st_n``
+    (training workloads), ``st_nv_<stack>`` (those NVLink-class cheaper under each compared stack), ``st_same``
+    (those whose verdict is the same under both), ``st_70b_<stack>`` (the 70B pre-training job's break-even
+    premium, %), ``st_small_max`` (the largest change of the break-even premium of a job of a model of at most
+    ``st_small_b`` billion parameters, :data:`SMALL_PARAMS`, points)."""
+    frame = answer.stack_effect(table, cal)
+    wide = frame.pivot(index="workload", columns="stack")
+    verdicts, premiums = wide["verdict"], wide["break_even_premium_pct"]
+    stacks = answer.COMPARED_STACKS
+    small = [w for w in premiums.index if models.model(workloads.workload(w).model).params_total <= SMALL_PARAMS]
+    out: dict[str, object] = {"st_n": len(wide), "st_same": int((verdicts[stacks[0]] == verdicts[stacks[1]]).sum()),
+                              "st_small_max": float((premiums.loc[small, stacks[0]]
+                                                     - premiums.loc[small, stacks[1]]).abs().max()),
+                              "st_small_b": SMALL_PARAMS / 1e9}
+    for stack in stacks:
+        out[f"st_nv_{stack}"] = int((verdicts[stack] == "NVLink-class cheaper").sum())
+        out[f"st_70b_{stack}"] = float(premiums.loc[TRAIN_70B, stack])
+    return out
 
 
 def job_summary_html(table: PriceTable, cal: Calibration | None = None) -> str:
@@ -604,5 +638,5 @@ def facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
     """Every fact the chapter's prose cites (the union of the section functions above), by glue name: numbers
     once, text in English and, as ``<name>_zh``, in Chinese (dates, GPU names and layouts once, for both)."""
     return {**intro_facts(table, cal), **landscape_facts(table), **charged_facts(table), **break_even_facts(table, cal),
-            **job_facts(table, cal), **market_facts(table), **tornado_facts(table, cal),
+            **stack_facts(table, cal), **job_facts(table, cal), **market_facts(table), **tornado_facts(table, cal),
             **claims_facts(table, cal), **exercise_facts(cal, table)}

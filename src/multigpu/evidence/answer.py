@@ -149,6 +149,30 @@ def decision_table(table: PriceTable | None = None, cal: Calibration | None = No
     return pd.DataFrame(rows)
 
 
+#: The training stacks the stack comparison sets side by side (:func:`stack_effect`): those with kernels of
+#: their own (``data/stack_efficiency.csv``).
+COMPARED_STACKS = ("megatron", "nemo")
+
+
+def stack_effect(table: PriceTable | None = None, cal: Calibration | None = None) -> pd.DataFrame:
+    """How the training stack moves each training workload's answer, on the decision table's pair of systems:
+    one row per workload and stack of :data:`COMPARED_STACKS`: ``workload``, ``stack``, ``pcie_layout`` (the
+    fastest layout on the PCIe server under that stack), ``break_even_premium_pct`` and ``verdict`` (against
+    the premium charged and the error band, as :func:`decision_table` weighs them)."""
+    table = prices.resolve(table)
+    chosen = pair(table)
+    band = pcieside.verdict_errors()[BAND["train"]].band_pct
+    ids = [w for w in workloads.workloads_table() if workloads.workload(w).kind == "train"]
+    rows = []
+    for stack in COMPARED_STACKS:
+        value = premium.interconnect_value(chosen.nvlink_system, chosen.pcie_system, ids, cal=cal, stack=stack)
+        for r in value.to_dict("records"):
+            be = float(r["break_even_premium_pct"])
+            rows.append({"workload": r["workload"], "stack": stack, "pcie_layout": r["pcie_layout"],
+                         "break_even_premium_pct": be, "verdict": verdict(be, chosen.median_pct, band)})
+    return pd.DataFrame(rows)
+
+
 #: What a workload does, as the bottom line names it: (kind, training method) -> activity.
 ACTIVITY = {("train", "pretrain"): msg("pre-training"), ("train", "full"): msg("fine-tuning"),
             ("train", "lora"): msg("fine-tuning"), ("serve", "pretrain"): msg("serving")}

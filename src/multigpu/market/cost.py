@@ -52,6 +52,7 @@ from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
 from multigpu.common.findings import Sentence, Word, msg, say
+from multigpu.compute.layout import DEFAULT_TRAINING_STACK
 from multigpu.hardware import catalog
 from multigpu.market import prices, search
 from multigpu.market.prices import PriceTable
@@ -129,23 +130,25 @@ class WorkloadPlan:
 
 
 def plan(workload_id: str | Workload, system_id: str, gpus_per_instance: int,
-         cal: Calibration | None = None) -> WorkloadPlan:
+         cal: Calibration | None = None, stack: str = DEFAULT_TRAINING_STACK) -> WorkloadPlan:
     """The best layout of a workload on ``system_id`` rented in instances of ``gpus_per_instance`` GPUs.
 
     Training uses the workload's GPUs (whole instances; a job larger than one
     instance needs instances that are whole catalogue nodes, since the network
     between smaller instances is not modelled) and the fastest layout of
     :func:`multigpu.market.search.train`. Serving uses
-    :func:`multigpu.market.search.serve` on one instance.
+    :func:`multigpu.market.search.serve` on one instance. ``stack``: the training stack a training job runs
+    (:data:`multigpu.compute.layout.TRAINING_STACKS`).
     """
-    return _plan(workload(workload_id).id, system_id, gpus_per_instance, calibration.resolve(cal))
+    return _plan(workload(workload_id).id, system_id, gpus_per_instance, calibration.resolve(cal), stack)
 
 
 @functools.lru_cache(maxsize=4096)
-def _plan(workload_id: str, system_id: str, gpus_per_instance: int, cal: Calibration) -> WorkloadPlan:
+def _plan(workload_id: str, system_id: str, gpus_per_instance: int, cal: Calibration,
+          stack: str = DEFAULT_TRAINING_STACK) -> WorkloadPlan:
     w, system = workload(workload_id), catalog.system(system_id)
     if w.kind == "train":
-        return _plan_train(w, system, gpus_per_instance, cal)
+        return _plan_train(w, system, gpus_per_instance, cal, stack)
     found = search.serve(w.model, system.id, gpus_per_instance, w.input_tokens, w.output_tokens,
                          w.min_tokens_per_s_per_user, dtype=w.dtype, max_ttft_s=w.max_ttft_s, cal=cal)
     if found.best is None:
@@ -153,7 +156,8 @@ def _plan(workload_id: str, system_id: str, gpus_per_instance: int, cal: Calibra
     return WorkloadPlan(w.id, system.id, gpus_per_instance, True, "", found.best.tp, serving=found.best)
 
 
-def _plan_train(w: Workload, system: catalog.System, gpus_per_instance: int, cal: Calibration) -> WorkloadPlan:
+def _plan_train(w: Workload, system: catalog.System, gpus_per_instance: int, cal: Calibration,
+                stack: str) -> WorkloadPlan:
     gpus, node = w.gpus, system.gpus_per_node
 
     def infeasible(reason: str) -> WorkloadPlan:
@@ -172,7 +176,7 @@ def _plan_train(w: Workload, system: catalog.System, gpus_per_instance: int, cal
                           f"the instance is not modelled (pin a 'system' in the price file)")
     try:
         found = search.train(w.model, system.id, gpus, w.global_batch, w.seq, dtype=w.dtype, cal=cal,
-                             method=w.method, lora_rank=w.lora_rank or 0)
+                             method=w.method, lora_rank=w.lora_rank or 0, stack=stack)
     except InputError as exc:
         return infeasible(exc.message)
     if found.best is None:

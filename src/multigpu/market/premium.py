@@ -17,6 +17,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from multigpu.comm.calibration import Calibration
+from multigpu.compute.layout import DEFAULT_TRAINING_STACK
 from multigpu.hardware import catalog
 from multigpu.market import prices
 from multigpu.market.cost import NVLINK_CLASSES, PCIE_CLASS, offer_costs, offers, plan
@@ -142,18 +143,19 @@ def break_even(workload_id: str, table: PriceTable | None = None, utilisation: f
 
 def interconnect_value(nvlink_system: str = "dgx-a100", pcie_system: str = "pcie-a100-8",
                        workload_ids: Iterable[str] | None = None, gpus_per_instance: int = 8,
-                       cal: Calibration | None = None) -> pd.DataFrame:
+                       cal: Calibration | None = None, stack: str = DEFAULT_TRAINING_STACK) -> pd.DataFrame:
     """What the interconnect alone is worth, from the model only (no prices): per workload, the
     GPU-hours per job (serving: per million output tokens) of two systems with comparable GPUs, their
     ratio, and the break-even premium it allows, ``100 x (ratio - 1)`` %: an NVLink instance may charge
     that much more per GPU-hour than the PCIe one and still cost the same per job. Infinite when the
-    PCIe system cannot run the workload (``pcie_reason`` says why)."""
+    PCIe system cannot run the workload (``pcie_reason`` says why). ``stack``: the training stack training
+    jobs run (:data:`multigpu.compute.layout.TRAINING_STACKS`)."""
     rows = []
     for wid in (list(workload_ids) if workload_ids is not None else list(workloads_table())):
         w = workload(wid)
         hours = {}
         for side, system in (("nvlink", nvlink_system), ("pcie", pcie_system)):
-            p = plan(wid, system, gpus_per_instance, cal)
+            p = plan(wid, system, gpus_per_instance, cal, stack)
             gpu_hours = p.time_h() * (w.gpus if w.kind == "train" else 1) if p.feasible else math.nan
             hours[side] = (p, gpu_hours)
         (nv, nv_h), (pc, pc_h) = hours["nvlink"], hours["pcie"]

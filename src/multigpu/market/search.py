@@ -202,7 +202,7 @@ class TrainingLayout:
         used."""
         text = f"tp{self.tp} pp{self.pp} dp{self.dp} mb{self.micro_batch}"
         text += f" v{self.interleave}" if self.interleave > 1 else ""
-        text += f" last{self.pp_last_layers}" if self.pp_last_layers else ""
+        text += f" last{int(self.pp_last_layers)}" if self.pp_last_layers else ""
         text += f" {self.recompute}-recompute" if self.recompute != "none" else ""
         text += " SP" if self.sequence_parallel else ""
         return text + (f" ZeRO-{self.zero_stage}" if self.zero_stage != 1 else "")
