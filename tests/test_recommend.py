@@ -224,3 +224,28 @@ def test_cli_pricing_filter_keeps_one_pricing_type():
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert rows and {row["pricing"] for row in rows} == {"on-demand"}
+
+
+def test_a_training_stack_searches_the_layouts_under_it(table):
+    """``recommend.train(stack=...)``: every row names the stack, and the best option's step time is the training
+    model's own evaluation under that stack (NeMo's overlap and fitted kernels)."""
+    nemo = recommend.train(MODEL, TOKENS, table, max_gpus=MAX_GPUS, stack="nemo")
+    assert set(nemo["stack"]) == {"nemo"} and nemo.attrs["stack"] == "nemo"
+    best = recommend.best(nemo)
+    r = training.step(MODEL, best["system"], best["gpus"], best["tp"], best["pp"], best["global_batch"],
+                      best["micro_batch"], seq=best["seq"], recompute=best["recompute"],
+                      sequence_parallel=best["sequence_parallel"], interleave=best["interleave"],
+                      zero_stage=best["zero_stage"], stack="nemo")
+    assert best["step_time_s"] == pytest.approx(r.step_time_s, rel=1e-12)
+    with pytest.raises(InputError, match="unknown training stack|stack"):
+        recommend.train(MODEL, TOKENS, table, max_gpus=MAX_GPUS, stack="vllm")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--train", MODEL, "--tokens", "2.5e10", "--stack", "vllm"], "is a serving stack"),
+    (["--serve", "llama3.1-8b", "--tokens-per-s-per-user", "20", "--requests-per-s", "1", "--stack", "nemo"],
+     "is a training stack"),
+])
+def test_recommend_refuses_a_stack_of_the_other_kind(args, message, capsys):
+    assert main(["recommend", "--prices", str(GOOD), *args]) == 2
+    assert message in capsys.readouterr().err

@@ -54,6 +54,7 @@ from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
 from multigpu.common.findings import Finding, Items, Sentence, Word, msg, say
 from multigpu.compute import inference, models, training
+from multigpu.compute.layout import DEFAULT_TRAINING_STACK
 from multigpu.hardware import catalog
 from multigpu.market import cost, search
 from multigpu.market.prices import PriceTable
@@ -78,7 +79,7 @@ FEASIBLE, MISSES_LIMIT, CANNOT_RUN = 0, 1, 2
 TRAIN_COLUMNS = (
     "rank", "offer", "provider", "instance", "gpu", "interconnect", "interconnect_class", "system", "pricing",
     "instances", "gpus_per_instance", "gpus", "layout", "tp", "pp", "dp", "micro_batch", "interleave", "recompute",
-    "sequence_parallel", "zero_stage", "global_batch", "seq", "step_time_s", "mfu", "exposed_comm_pct",
+    "sequence_parallel", "zero_stage", "global_batch", "seq", "stack", "step_time_s", "mfu", "exposed_comm_pct",
     "memory_per_gpu_GB", "time_h", "price_per_gpu_hour_usd", "cost_usd", "feasible", "reason")
 #: Columns of :func:`serve`, in order (the CLI's JSON fields).
 SERVE_COLUMNS = (
@@ -160,8 +161,9 @@ def train(model_id: str, tokens: float | str, table: PriceTable | None = None, *
           global_batch: int | None = None, dtype: str = "bf16", rank_by: str = "cost",
           zero_stages: tuple[int, ...] = ZERO_STAGES, cal: Calibration | None = None,
           progress: Callable[[int, int], None] | None = None, method: str = "pretrain",
-          lora_rank: int = 0) -> pd.DataFrame:
-    """Every (offer, instance count) for training ``model_id`` on ``tokens`` tokens, ranked.
+          lora_rank: int = 0, stack: str = DEFAULT_TRAINING_STACK) -> pd.DataFrame:
+    """Every (offer, instance count) for training ``model_id`` on ``tokens`` tokens, ranked, with the training
+    ``stack`` (:data:`multigpu.compute.layout.TRAINING_STACKS`) the layouts are searched under.
 
     ``table``: the price table (default: the packaged one). ``max_gpus``: the most GPUs an option may rent. ``deadline_h`` (hours) and ``budget_usd`` (USD per
     job): options past either stay in the table, ``feasible`` False, ranked after the feasible ones.
@@ -176,6 +178,7 @@ def train(model_id: str, tokens: float | str, table: PriceTable | None = None, *
     model = models.model(model_id)
     tokens = parse_amount(tokens, "tokens")
     lora_rank = _check_method(method, lora_rank)
+    training.check_stack(stack)
     _check_common(max_gpus, rank_by, deadline_h, budget_usd)
     if seq < 1:
         raise InputError(f"sequence length {seq} must be at least 1")
@@ -192,9 +195,9 @@ def train(model_id: str, tokens: float | str, table: PriceTable | None = None, *
     records = listed.to_dict("records")
     for i, offer in enumerate(records):
         found = _train_offer(model, offer, steps, global_batch, seq, dtype, max_gpus, zero_stages, cal,
-                             method, lora_rank)
+                             method, lora_rank, stack)
         for row, n in found:
-            row.update(global_batch=global_batch, seq=seq)
+            row.update(global_batch=global_batch, seq=seq, stack=stack)
             rows.append(row)
             evaluated += n
         if progress is not None:
@@ -205,7 +208,7 @@ def train(model_id: str, tokens: float | str, table: PriceTable | None = None, *
     frame = rank(frame, rank_by, "cost_usd", "time_h")
     frame.attrs.update(kind="train", model=model.id, tokens=tokens, steps=steps, global_batch=global_batch, seq=seq,
                        deadline_h=deadline_h, budget_usd=budget_usd, max_gpus=max_gpus, rank_by=rank_by,
-                       method=method, lora_rank=lora_rank, evaluated=evaluated, seconds=time.perf_counter() - start, offers=len(records),
+                       method=method, lora_rank=lora_rank, stack=stack, evaluated=evaluated, seconds=time.perf_counter() - start, offers=len(records),
                        path=listed.attrs.get("path"))
     return frame
 
@@ -224,7 +227,8 @@ def _check_method(method: str, lora_rank: int | None) -> int:
 
 def _train_offer(model: models.Model, offer: dict[str, Any], steps: float, global_batch: int, seq: int,
                  dtype: str, max_gpus: int, zero_stages: tuple[int, ...], cal: Calibration | None,
-                 method: str = "pretrain", lora_rank: int = 0) -> list[tuple[dict[str, Any], int]]:
+                 method: str = "pretrain", lora_rank: int = 0,
+                 stack: str = DEFAULT_TRAINING_STACK) -> list[tuple[dict[str, Any], int]]:
     """Rows (with the layouts each evaluated) for one offer: one per runnable instance count, or one row
     saying why none runs; on an offer with ``scale_out`` ``none``, one more (no numbers, cannot run) per
     instance count above one."""
@@ -255,7 +259,7 @@ def _train_offer(model: models.Model, offer: dict[str, Any], steps: float, globa
             continue
         try:
             found = search.train(model, system.id, gpus, global_batch, seq, dtype=dtype,
-                                 zero_stages=zero_stages, cal=cal, method=method, lora_rank=lora_rank)
+                                 zero_stages=zero_stages, cal=cal, method=method, lora_rank=lora_rank, stack=stack)
         except InputError as exc:
             why = exc.message
             continue

@@ -29,6 +29,7 @@ _DECIMALS = {"time_h": 1, "cost_usd": 0, "capacity_tokens_per_s": 0, "cost_per_h
 
 from multigpu.cli import args as types
 from multigpu.compute import inference
+from multigpu.compute.layout import DEFAULT_TRAINING_STACK, TRAINING_STACKS
 
 
 def register(subparsers: argparse._SubParsersAction, add_command) -> None:
@@ -45,9 +46,11 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--requests-per-s", metavar="Q", type=types.positive, help="queries per second to carry (with --serve)")
     parser.add_argument("--max-ttft-s", metavar="S", type=types.positive,
                         help="the longest time to first token a user may wait, seconds (with --serve; default: none)")
-    parser.add_argument("--stack", choices=tuple(inference.STACKS), default=None,
-                        help="serving stack, which decides the tensor-parallel all-reduce kernels (with --serve; "
-                             f"default {inference.DEFAULT_STACK}; see infer --help)")
+    parser.add_argument("--stack", choices=(*TRAINING_STACKS, *inference.STACKS), default=None,
+                        help="with --train, the training stack the layouts are searched under (default "
+                             f"{DEFAULT_TRAINING_STACK}; see train --help); with --serve, the serving stack, which "
+                             f"decides the tensor-parallel all-reduce kernels (default {inference.DEFAULT_STACK}; see "
+                             "infer --help); output stack")
     parser.add_argument("--max-gpus", metavar="N", type=types.count, default=None,
                         help="the most GPUs an option may rent (default 1024)")
     parser.add_argument("--deadline-h", metavar="H", type=types.positive, help="training must finish within H hours")
@@ -75,7 +78,7 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--top", metavar="K", type=types.nonnegative_count, default=0, help="print only the K first options (0: all)")
     parser.epilog = ("Fields (training): rank, offer, provider, instance, gpu, interconnect, interconnect_class, "
                      "system, pricing, instances, gpus_per_instance, gpus, layout, tp, pp, dp, micro_batch, "
-                     "interleave, recompute, sequence_parallel, zero_stage, global_batch, seq, step_time_s, mfu, "
+                     "interleave, recompute, sequence_parallel, zero_stage, global_batch, seq, stack, step_time_s, mfu, "
                      "exposed_comm_pct, memory_per_gpu_GB, time_h, price_per_gpu_hour_usd, cost_usd, feasible, "
                      "reason. Serving: ... layout, tp, batch, replicas, tokens_per_s_per_user, tpot_ms, "
                      "capacity_tokens_per_s, capacity_requests_per_s, load_pct, price_per_gpu_hour_usd, "
@@ -93,7 +96,7 @@ def _check(args: argparse.Namespace) -> None:
                   "--global-batch": args.global_batch, "--method": args.method, "--lora-rank": args.lora_rank}
     serve_only = {"--tokens-per-s-per-user": args.tokens_per_s_per_user, "--requests-per-s": args.requests_per_s,
                   "--input-tokens": args.input_tokens, "--output-tokens": args.output_tokens,
-                  "--max-ttft-s": args.max_ttft_s, "--stack": args.stack}
+                  "--max-ttft-s": args.max_ttft_s}
     if args.train:
         if args.tokens is None:
             raise InputError("recommend: --train needs --tokens T (e.g. 2e11)")
@@ -102,7 +105,13 @@ def _check(args: argparse.Namespace) -> None:
         if args.method != "lora" and args.lora_rank is not None:
             raise InputError(f"recommend: --lora-rank needs --method lora (method is {args.method or 'pretrain'})")
         wrong = [k for k, v in serve_only.items() if v is not None]
+        if args.stack is not None and args.stack not in TRAINING_STACKS:
+            raise InputError(f"recommend: --stack {args.stack} is a serving stack; with --train give one of "
+                             f"{', '.join(TRAINING_STACKS)}")
     else:
+        if args.stack is not None and args.stack not in inference.STACKS:
+            raise InputError(f"recommend: --stack {args.stack} is a training stack; with --serve give one of "
+                             f"{', '.join(inference.STACKS)}")
         missing = [k for k in ("--tokens-per-s-per-user", "--requests-per-s") if serve_only[k] is None]
         if missing:
             raise InputError(f"recommend: --serve needs {' and '.join(missing)}")
@@ -142,7 +151,7 @@ def _options(args: argparse.Namespace, recommend: Any, table: Any, max_gpus: int
         return recommend.train(args.train, args.tokens, table, max_gpus=max_gpus, deadline_h=args.deadline_h,
                                budget_usd=args.budget, seq=seq, global_batch=args.global_batch, dtype=args.dtype,
                                rank_by=args.rank_by, progress=update, method=args.method or "pretrain",
-                               lora_rank=args.lora_rank or 0)
+                               lora_rank=args.lora_rank or 0, stack=args.stack or DEFAULT_TRAINING_STACK)
     input_tokens = recommend.DEFAULT_INPUT_TOKENS if args.input_tokens is None else args.input_tokens
     output_tokens = recommend.DEFAULT_OUTPUT_TOKENS if args.output_tokens is None else args.output_tokens
     return recommend.serve(args.serve, args.tokens_per_s_per_user, args.requests_per_s, table,
@@ -163,7 +172,8 @@ def _header(options: Any) -> str:
         return (f"{what} {a['model']} on {a['tokens']:.3g} tokens: {a['steps']:,.0f} steps of {a['global_batch']} x "
                 f"{a['seq']} tokens, up to {a['max_gpus']} GPUs"
                 + (f", {', '.join(limits)}" if limits else "")
-                + f"; ranked by {'USD per job' if a['rank_by'] == 'cost' else 'hours'}; {counted}.")
+                + f"; {a['stack']} stack; ranked by {'USD per job' if a['rank_by'] == 'cost' else 'hours'}; "
+                f"{counted}.")
     budget = (f", budget USD {a['budget_usd_per_hour']:,.2f} per hour" if a["budget_usd_per_hour"] is not None
               else "")
     return (f"Serve {a['model']}: {a['requests_per_s']:g} queries/s of {a['input_tokens']} in / {a['output_tokens']} "
