@@ -726,7 +726,8 @@ def table5_facts(cal: Calibration | None = None) -> Facts:
     ``eta_ref_pct`` (the A100's best matmul over its peak, %), ``k_ref``; per training stack with constants of
     its own (``-`` in its name written ``_``), ``share_<stack>_pct`` (its share of the GEMM ceiling, %),
     ``k_<stack>`` and ``fit_n_<stack>`` (the fit-split runs or serving rows it rests on); ``dp8_measured_s``
-    and ``dp8_model_s`` (what 8-way data parallelism adds to the 530B iteration, measured and in the model, s)."""
+    and ``dp8_model_s`` (what 8-way data parallelism adds to the 530B iteration, measured and in the model, s),
+    ``dp8_gpus`` (the GPUs of that run)."""
     errors = trainingruns.table5_errors(cal)["error_pct"]
     layers = computefit.layer_errors()["error_pct"].abs()
     runs_ = trainingruns.training_validation(cal).set_index("run")
@@ -738,7 +739,7 @@ def table5_facts(cal: Calibration | None = None) -> Facts:
         "eta_ref_pct": 100 * efficiency.constants().gemm_efficiency_max,
         "k_ref": efficiency.constants().traffic_per_hidden,
         "dp8_measured_s": float(with_dp["measured_s"] - alone["measured_s"]),
-        "dp8_model_s": float(with_dp["model_s"] - alone["model_s"])}
+        "dp8_model_s": float(with_dp["model_s"] - alone["model_s"]), "dp8_gpus": int(with_dp["gpus"])}
     for (stack, parameter), row in efficiency.stack_rows().items():
         name = stack.replace("-", "_")
         key = f"share_{name}_pct" if parameter == "share" else f"k_{name}"

@@ -367,13 +367,13 @@ def _assess(splits: Sequence[str], cal: Calibration | None,
                          "tp": call.tp, "pp": call.pp, "batch": pred.batch, "input_tokens": call.input_tokens,
                          "output_tokens": call.output_tokens, "dtype": call.dtype, "measured": call.measured,
                          "predicted": pred.value, "unit": call.unit, "rel_error": pred.value / call.measured - 1,
-                         "assumption": call.assumption, "source": call.source, "stack": call.stack})
+                         "assumption": call.assumption, "source": call.source})
     return compared, missing
 
 
 COMPARE_COLUMNS = ["id", "kind", "split", "metric", "model_id", "stand_in", "system_id", "tp", "pp", "batch",
                    "input_tokens", "output_tokens", "dtype", "measured", "predicted", "unit", "rel_error",
-                   "assumption", "source", "stack"]
+                   "assumption", "source"]
 
 
 def compare(splits: Sequence[str] = DEFAULT_SPLITS, cal: Calibration | None = None,
@@ -383,7 +383,7 @@ def compare(splits: Sequence[str] = DEFAULT_SPLITS, cal: Calibration | None = No
     Columns: ``id, kind, split, metric`` (ttft, tpot, throughput), ``model_id, stand_in, system_id, tp, pp,
     batch`` (the batch used), ``input_tokens, output_tokens, dtype``, ``measured`` and ``predicted`` in
     ``unit`` (s, or output tokens/s per GPU), ``rel_error`` = predicted / measured - 1, ``assumption``
-    (what was assumed; "" if nothing), ``source`` and ``stack`` (the serving stack it is modelled with).
+    (what was assumed; "" if nothing) and ``source``.
     """
     compared, _ = _assess(splits, cal, max_load_batch)
     return pd.DataFrame(compared, columns=COMPARE_COLUMNS)
