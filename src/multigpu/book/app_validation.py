@@ -36,6 +36,7 @@ from multigpu.evidence import (
     computefit,
     decodefit,
     deployment,
+    diagnosis,
     health,
     intervals,
     layoutorder,
@@ -677,6 +678,23 @@ def interval_facts(coverage: pd.DataFrame) -> Facts:
     return _values(out)
 
 
+def diagnosis_facts(scored: pd.DataFrame) -> Facts:
+    """How ``validate``'s diagnosis does on published logs (``scored``:
+    :func:`multigpu.evidence.diagnosis.evidence`): per split ``fit`` and ``holdout``, ``dg_<split>_known`` (logs
+    whose cause is known), ``dg_<split>_right``, ``dg_<split>_wrong`` and ``dg_<split>_none`` (the fault named is
+    one of the causes, another, none), ``dg_<split>_healthy`` (logs with no known cause) and
+    ``dg_<split>_false`` (of them, given a fault); ``dg_variants``, the faults the model draws."""
+    out: dict[str, object] = {"dg_variants": len(diagnosis.VARIANTS)}
+    for split in ("fit", "holdout"):
+        part = scored[scored["split"] == split]
+        known = part[part["causes"] != ""]
+        out[f"dg_{split}_known"], out[f"dg_{split}_healthy"] = len(known), len(part) - len(known)
+        for outcome, name in (("right", "right"), ("wrong", "wrong"), ("none named", "none"),
+                              ("false alarm", "false")):
+            out[f"dg_{split}_{name}"] = int((part["outcome"] == outcome).sum())
+    return _values(out)
+
+
 def pcie_side_facts(held: pd.DataFrame, open_points: pd.DataFrame) -> Facts:
     """The PCIe side's figures: ``ps_<kind>_<side>`` (median |error|, %, NaN without a point) and
     ``ps_<kind>_<side>_n`` for every kind and side of the held-out points ``held``; of the pairs of the open
@@ -935,4 +953,5 @@ def facts(cal: Calibration | None = None) -> Facts:
             **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal)),
             **pcie_side_facts(pcieside.comparisons(("holdout",), cal), pcieside.comparisons(("fit", "holdout"), cal)),
             **_in_both(functools.partial(interval_facts, interval_rows())),
-            **layout_order_facts(layoutorder.scores()), **table5_facts(cal)}
+            **layout_order_facts(layoutorder.scores()), **table5_facts(cal),
+            **diagnosis_facts(diagnosis.evidence())}

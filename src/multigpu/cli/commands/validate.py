@@ -1,7 +1,8 @@
 """``python -m multigpu validate --system ID --nccl-tests LOG``: your cluster's nccl-tests output against the
 model, size by size (see :mod:`multigpu.evidence.nccltests`), and a health check: each size inside the model's
 90 % interval, slower or faster, one line for the cluster, and with ``--strict`` exit status 1 when large messages
-are consistently slower (:mod:`multigpu.evidence.health`)."""
+are consistently slower (:mod:`multigpu.evidence.health`); and a diagnosis: the named fault whose curve explains
+the log clearly better than the system as configured, if one does (:mod:`multigpu.evidence.diagnosis`)."""
 
 from __future__ import annotations
 
@@ -41,8 +42,10 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                      "measured_busbw_GBps, predicted_busbw_GBps (GB/s = 1e9 B/s, out-of-place), algorithm and "
                      "protocol (the model's pick), error_pct (predicted / measured time - 1, %), expected_low_us "
                      "and expected_high_us (the model's 90 % interval of the time), expected (inside, slower or "
-                     "faster than that interval); with "
-                     "--fit-latency also latency_factor (x the model's latencies), fitted_time_us, "
+                     "faster than that interval), diagnosis (the fault whose curve explains the log clearly "
+                     "better than the system as configured: nvls-off, p2p-off, half-nics, no-gdr, tcp, pcie-lower "
+                     "or one-process; empty when none does) and diagnosis_time_us (the model's time at this size "
+                     "with that fault; null when none is named); with --fit-latency also latency_factor (x the model's latencies), fitted_time_us, "
                      "fitted_error_pct and fitted_on (the factor was fitted on this size: every size, or with "
                      "--anchor the N smallest).")
     parser.set_defaults(handler=_validate)
@@ -50,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
 
 def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
     from multigpu.cli.output import Failed, render
-    from multigpu.evidence import deployment, health, nccltests
+    from multigpu.evidence import deployment, diagnosis, health, nccltests
     from multigpu.hardware import catalog
 
     catalog.system(args.system)
@@ -60,11 +63,14 @@ def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
                                   nvls=args.nvls)
     checks = health.check(np.array([r.bytes for r in rows], dtype=float), np.array([r.measured_time_us for r in rows]),
                           np.array([r.predicted_time_us for r in rows]), log.nodes)
-    out = [{**r.to_dict(), "expected_low_us": c.low_us, "expected_high_us": c.high_us, "expected": c.status}
-           for r, c in zip(rows, checks)]
+    setup, found = _diagnosis(log, args, rows)
+    named = (diagnosis.times_us(setup, np.array([r.bytes for r in rows], dtype=float), found.named).tolist()
+             if found.named else [None] * len(rows))
+    out = [{**r.to_dict(), "expected_low_us": c.low_us, "expected_high_us": c.high_us, "expected": c.status,
+            "diagnosis": found.named or "", "diagnosis_time_us": t} for r, c, t in zip(rows, checks, named)]
     head = (f"{log.op} on {log.ranks} GPUs over {log.nodes} node(s) of {args.system}: median |error| "
             f"{_median_abs(rows)}, worst {max(abs(r.error_pct) for r in rows):.1f} % over {len(rows)} sizes\n"
-            f"health: {health.summary(checks)}")
+            f"health: {health.summary(checks)}\ndiagnosis: {diagnosis.finding(found)}")
     if log.settings.changed:
         head += "\nas the log says the run set NCCL: " + ", ".join(f"{k}={v}" for k, v in log.settings.changed)
     if log.gpus_per_thread > 1:
@@ -88,10 +94,23 @@ def _validate(args: argparse.Namespace) -> list[dict[str, Any]] | str:
     failed = args.strict and health.fails(checks)
     if args.format != "table":
         return Failed(out) if failed else out
-    shown = [{k: f"{v:+.1f}" if k.endswith("error_pct") else v for k, v in row.items() if k != "latency_factor"}
-             for row in out]  # the factor is in the heading
+    hidden = {"latency_factor", "diagnosis"} | (set() if found.named else {"diagnosis_time_us"})
+    shown = [{k: f"{v:+.1f}" if k.endswith("error_pct") else v for k, v in row.items() if k not in hidden}
+             for row in out]  # the factor and the diagnosis are in the heading
     text = f"{head}\n\n{render(shown, 'table')}"
     return Failed(text) if failed else text
+
+
+def _diagnosis(log, args: argparse.Namespace, rows: list):
+    """(the setup the log was meant to run, the diagnosis of its sizes) (:mod:`multigpu.evidence.diagnosis`)."""
+    from multigpu.evidence import diagnosis
+
+    settings = log.settings
+    setup = diagnosis.Setup(args.system, log.op, log.ranks, log.nodes or 1,
+                            settings.algorithm if settings.algorithm in collectives.VALID[log.op] else "auto",
+                            settings.protocol, args.nvls and settings.nvls, log.gpus_per_thread)
+    return setup, diagnosis.diagnose(setup, np.array([r.bytes for r in rows], dtype=float),
+                                     np.array([r.measured_time_us for r in rows], dtype=float))
 
 
 def _anchors(log, anchor: int | None, path: str) -> np.ndarray:
