@@ -47,6 +47,12 @@ def significant(value: float, figures: int = ESTIMATE_FIGURES) -> str:
     return _no_negative_zero(f"{round(x, decimals):,.{max(decimals, 0)}f}")
 
 
+def range_text(value: float, low: float, high: float, figures: int = ESTIMATE_FIGURES) -> str:
+    """An estimate with its interval, as the book's tables print one: "x (lo–hi)", each to ``figures``
+    significant figures (:func:`significant`), joined by an en dash."""
+    return f"{significant(value, figures)} ({significant(low, figures)}–{significant(high, figures)})"
+
+
 def number_text(value: float, spec: str) -> str:
     """``format(value, spec)``, except that :data:`ESTIMATE` (``sigN``) gives N significant figures
     (:func:`significant`), a non-zero finite number a fixed-point spec prints as zero ("0.0", "-0") is shown to two
