@@ -126,7 +126,8 @@ def data_digest() -> str:
     is valid only for the same digest (so an edited checkout never reads results of other code)."""
     digest = hashlib.sha256(__version__.encode())
     for path in sorted(DATA_DIR.glob("*.csv")):
-        if path.name not in ("prices.csv", "fx_rates.csv", "claims.csv", "measurements.csv", "out_of_sample.csv"):
+        if path.name not in ("prices.csv", "fx_rates.csv", "claims.csv", "measurements.csv", "out_of_sample.csv",
+                             "predictions.csv", "prediction_outcomes.csv"):
             digest.update(path.name.encode() + path.read_bytes())
     package = Path(__file__).resolve().parents[1]
     for layer in MODEL_LAYERS:
