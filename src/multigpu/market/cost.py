@@ -328,18 +328,39 @@ def _offer_row(w: Workload, offer: dict[str, Any], utilisation: float, table: Pr
     if not p.feasible:
         return row
     hours = p.time_h()
+    instances = math.ceil(w.gpus / per_instance) if w.kind == "train" else 1
+    billed, billed_h = billing(w.kind, hours, utilisation, lease, instances, per_instance)
     if w.kind == "train":
-        instances = math.ceil(w.gpus / per_instance)
-        billed_h = max(hours / utilisation, lease)  # hours each instance is paid for
-        billed = billed_h * utilisation * instances * per_instance
-        row.update(instances=instances, mfu=p.training.mfu, billed_h=billed_h)
+        row.update(mfu=p.training.mfu, billed_h=billed_h)
     else:
-        instances, billed = 1, hours
         row.update(tokens_per_s_per_gpu=p.serving.tokens_per_s_per_gpu, batch=p.serving.batch)
     cost_usd = billed * offer["price_per_gpu_hour_usd"] / utilisation
     row.update(instances=instances, time_h=hours, gpu_hours=billed, cost_usd=cost_usd,
                cost=table.from_usd(cost_usd, offer["currency"]))
     return row
+
+
+def billing(kind: str, hours: float, utilisation: float, lease: float, instances: int,
+            per_instance: int) -> tuple[float, float]:
+    """(GPU-hours paid for, hours each instance is paid for) of a job the model times at ``hours``: a training
+    job (``kind`` ``train``) pays each instance for its wall-clock hours over ``utilisation``, at least the minimum
+    ``lease``; a serving target's ``hours`` are already GPU-hours per million tokens (NaN for the second)."""
+    if kind != "train":
+        return hours, math.nan
+    billed_h = max(hours / utilisation, lease)
+    return billed_h * utilisation * instances * per_instance, billed_h
+
+
+def scaled_costs(row: dict[str, Any], kind: str, factor: float, utilisation: float = 1.0) -> dict[str, float]:
+    """``time_h``, ``gpu_hours``, ``cost_usd`` and ``cost`` of a feasible :func:`offer_costs` row if the job took
+    ``factor`` times the hours the model gives it, billed as :func:`billing` bills: a prediction interval of the
+    time carried to the money (a minimum lease is still paid for)."""
+    lease = 0.0 if pd.isna(row.get("min_lease_h")) else float(row["min_lease_h"])
+    hours = row["time_h"] * factor
+    billed, _ = billing(kind, hours, utilisation, lease, int(row["instances"]), int(row["gpus"]))
+    cost_usd = billed * row["price_per_gpu_hour_usd"] / utilisation
+    return {"time_h": hours, "gpu_hours": billed, "cost_usd": cost_usd,
+            "cost": cost_usd * (row["cost"] / row["cost_usd"]) if row["cost_usd"] else math.nan}
 
 
 def cost_table(workload_ids: Iterable[str] | None = None, table: PriceTable | None = None,

@@ -30,10 +30,17 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--utilisation", type=types.fraction, default=1.0,
                         help="fraction of rented time doing useful work, in (0, 1] (default 1)")
     parser.add_argument("--list-workloads", action="store_true", help="list the workload ids and exit")
+    parser.add_argument("--interval", type=types.level, metavar="P",
+                        help="also give the prediction interval at level P (such as 0.9) of time_h, gpu_hours, "
+                             "cost_usd and cost (<field>_lo, <field>_hi), with interval_level and interval_regime: "
+                             "a training job's from the interval of a step time, a serving target's from that of a "
+                             "throughput per GPU, both calibrated on published runs (a minimum lease is still paid)")
     parser.epilog = ("Fields: offer, provider, instance, gpu, gpus (per instance), interconnect, interconnect_class, "
                      "system, pricing, price_per_gpu_hour_usd, feasible, reason, layout, job_gpus, instances, time_h "
                      "(training: wall-clock hours of the job; serving: GPU-hours per million output tokens), "
-                     "gpu_hours, cost_usd, cost (in the offer's currency), cost_unit, rank.")
+                     "gpu_hours, cost_usd, cost (in the offer's currency), cost_unit, rank; with --interval P "
+                     "also time_h_lo, time_h_hi, gpu_hours_lo, gpu_hours_hi, cost_usd_lo, cost_usd_hi, cost_lo, "
+                     "cost_hi, interval_level and interval_regime (empty for an offer that cannot run it).")
     parser.set_defaults(handler=_cost)
 
 
@@ -57,6 +64,8 @@ def _cost(args: argparse.Namespace) -> list[dict[str, Any]] | str:
     frame = frame.assign(_order=frame["rank"].fillna(len(frame) + 1).astype(int)).sort_values(
         ["_order", "offer"], kind="stable").drop(columns="_order")
     rows = [{key: _plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
+    if args.interval is not None:
+        rows = _with_interval(rows, workload.kind, args.interval, args.utilisation)
     if args.format != "table":
         return rows
     shown = [{c: row[c] for c in _TABLE_COLUMNS} for row in rows]
@@ -67,6 +76,30 @@ def _cost(args: argparse.Namespace) -> list[dict[str, Any]] | str:
             f"{workload.cost_unit}, time_h = " + ("wall-clock hours of the job" if workload.kind == "train"
                                                   else "GPU-hours per million output tokens")
             + f".\n\n{render(shown, 'table')}{notes}")
+
+
+def _with_interval(rows: list[dict[str, Any]], kind: str, level: float, utilisation: float) -> list[dict[str, Any]]:
+    """``rows`` with the prediction interval of their hours and costs (see ``--interval``)."""
+    from multigpu.common.errors import InputError
+    from multigpu.evidence import intervals  # the published runs, only when asked
+    from multigpu.market import cost
+
+    regime = "training step time" if kind == "train" else "serving throughput"
+    try:
+        band = intervals.run_band(regime, level)
+    except ValueError as exc:
+        raise InputError(f"--interval {level:g}: {exc}") from None
+    # a serving target's hours per million tokens go as the inverse of its throughput
+    factors = (band.low, band.high) if kind == "train" else (1 / band.high, 1 / band.low)
+    out = []
+    for row in rows:
+        fields: dict[str, Any] = {f"{f}_{end}": None for f in ("time_h", "gpu_hours", "cost_usd", "cost")
+                                  for end in ("lo", "hi")}
+        if row["feasible"]:
+            for end, factor in zip(("lo", "hi"), factors):
+                fields.update({f"{f}_{end}": v for f, v in cost.scaled_costs(row, kind, factor, utilisation).items()})
+        out.append({**row, **fields, "interval_level": level, "interval_regime": regime})
+    return out
 
 
 def _plain(value: Any) -> Any:
