@@ -102,3 +102,13 @@ def test_the_searches_kept_on_disk_are_found_by_a_new_process(written):
     result = subprocess.run([sys.executable, "-c", code, str(out / ".cache")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert int(result.stdout) > 0
+
+
+def test_every_cost_carries_its_prediction_interval(written):
+    """The costs table brackets each feasible cost by the 90 % interval its workload kind's time carries."""
+    out, _ = written
+    costs = [r for r in rows(out / "costs.csv") if r["cost_usd"]]
+    assert costs and {r["interval_level"] for r in costs} == {"0.9"}
+    for r in costs:
+        assert float(r["cost_usd_lo"]) <= float(r["cost_usd"]) <= float(r["cost_usd_hi"])
+        assert r["interval_regime"] in ("training step time", "serving throughput")

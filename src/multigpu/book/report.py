@@ -4,8 +4,10 @@
 PRICES=FILE``) writes, for the price table it is given:
 
 - chapter 4's tables: the offers, the price landscape, the premiums charged,
-  every workload's cost on every offer, the cheapest offer per class, the job
-  summary, the break-even premiums, the market in CNY and the sensitivity;
+  every workload's cost on every offer (with its 90 % prediction interval:
+  ``cost_usd_lo``, ``cost_usd_hi`` and the like), the cheapest offer per class,
+  the job summary, the break-even premiums, the market in CNY and the
+  sensitivity;
 - chapter 5's tables: the guide's decisions, size lines and flip scales, and
   its summaries;
 - the claims whose verdicts read prices (C24, C26), with the cases they count.
@@ -35,7 +37,7 @@ from multigpu import __version__
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
 from multigpu.common.csvout import csv_cell
-from multigpu.evidence import claims, guide
+from multigpu.evidence import claims, guide, intervals
 from multigpu.evidence import cost as cost_analysis
 from multigpu.evidence.claims import cost as cost_claims
 from multigpu.market import cost, premium, prices, workloads
@@ -74,7 +76,7 @@ def chapter4(table: PriceTable, cal: Calibration | None = None) -> Tables:
         "landscape_by_gpu": cost_analysis.landscape_summary(table),
         "landscape_by_provider_type": cost_analysis.landscape_summary(table, by=("provider_type", "interconnect_class")),
         "charged_premiums": premium.charged_premiums(table),
-        "costs": cost.cost_table(ids, table, cal=cal),
+        "costs": _bounded(cost.cost_table(ids, table, cal=cal)),
         "cheapest_by_class": cost_analysis.best_by_class(ids, table, cal=cal),
         "job_summary": cost_analysis.job_summary(ids, table, cal=cal),
         "break_even": pd.concat([b for b in break_even if not b.empty] or [break_even[0]], ignore_index=True),
@@ -82,6 +84,12 @@ def chapter4(table: PriceTable, cal: Calibration | None = None) -> Tables:
         "market_cny": cost_analysis.market_table("CNY", ids, table, cal=cal),
         "sensitivity": pd.concat(tornados, ignore_index=True) if tornados else pd.DataFrame(),
     }
+
+
+def _bounded(costs: pd.DataFrame) -> pd.DataFrame:
+    """Every workload's costs with the 90 % prediction interval of each (``cost_usd_lo``, ``cost_usd_hi``, ...:
+    :func:`multigpu.evidence.intervals.cost_bounds`)."""
+    return intervals.cost_bounds(costs, [workloads.workload(w).kind for w in costs["workload"]])
 
 
 def chapter5(table: PriceTable, cal: Calibration | None = None) -> Tables:

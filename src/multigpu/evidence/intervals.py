@@ -44,6 +44,7 @@ import hashlib
 import io
 import math
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -430,6 +431,34 @@ def run_band(kind: str, level: float = LEVEL) -> Band:
     """The interval of a published-run kind of :data:`RUN_KINDS` at ``level``, calibrated on the fit split."""
     data = run_residuals(("fit",), (kind,))
     return conformal(data["log_ratio"].to_numpy(), level, Regime(kind, ALL_RUNS), kind)
+
+
+#: The published-run kind whose interval a workload kind's cost carries (:func:`cost_bounds`).
+COST_REGIME = {"train": "training step time", "serve": "serving throughput"}
+#: The columns :func:`cost_bounds` brackets.
+COST_FIELDS = ("time_h", "gpu_hours", "cost_usd", "cost")
+
+
+def cost_bounds(frame: pd.DataFrame, kinds: Sequence[str], level: float = LEVEL,
+                utilisation: float = 1.0) -> pd.DataFrame:
+    """``frame`` (rows of :func:`multigpu.market.cost.offer_costs`, one workload kind of ``kinds`` per row) with
+    the prediction interval of each feasible row's hours and cost at ``level``: ``<field>_lo`` and ``<field>_hi``
+    for :data:`COST_FIELDS` (NaN where the offer cannot run it), ``interval_level`` and ``interval_regime``. A
+    training job's hours go as its step time, a serving target's GPU-hours per million tokens as the inverse of
+    its throughput; both are billed as the cost is (:func:`multigpu.market.cost.scaled_costs`). ValueError where
+    the level needs more calibration runs than there are."""
+    from multigpu.market import cost
+
+    bands = {kind: run_band(regime, level) for kind, regime in COST_REGIME.items()}
+    columns: dict[str, list[float]] = {f"{f}_{end}": [] for f in COST_FIELDS for end in ("lo", "hi")}
+    for row, kind in zip(frame.to_dict("records"), kinds):
+        band = bands[kind]
+        factors = (band.low, band.high) if kind == "train" else (1 / band.high, 1 / band.low)
+        for end, factor in zip(("lo", "hi"), factors):
+            values = cost.scaled_costs(row, kind, factor, utilisation) if row["feasible"] else {}
+            for f in COST_FIELDS:
+                columns[f"{f}_{end}"].append(values.get(f, math.nan))
+    return frame.assign(**columns, interval_level=level, interval_regime=[COST_REGIME[k] for k in kinds])
 
 
 def run_coverage(level: float = LEVEL) -> pd.DataFrame:

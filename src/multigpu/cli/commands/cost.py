@@ -63,9 +63,9 @@ def _cost(args: argparse.Namespace) -> list[dict[str, Any]] | str:
         frame = cost.offer_costs(workload.id, table, utilisation=args.utilisation, progress=update)
     frame = frame.assign(_order=frame["rank"].fillna(len(frame) + 1).astype(int)).sort_values(
         ["_order", "offer"], kind="stable").drop(columns="_order")
-    rows = [{key: _plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
     if args.interval is not None:
-        rows = _with_interval(rows, workload.kind, args.interval, args.utilisation)
+        frame = _with_interval(frame, workload.kind, args.interval, args.utilisation)
+    rows = [{key: _plain(value) for key, value in row.items()} for row in frame.to_dict("records")]
     if args.format != "table":
         return rows
     shown = [{c: row[c] for c in _TABLE_COLUMNS} for row in rows]
@@ -78,28 +78,15 @@ def _cost(args: argparse.Namespace) -> list[dict[str, Any]] | str:
             + f".\n\n{render(shown, 'table')}{notes}")
 
 
-def _with_interval(rows: list[dict[str, Any]], kind: str, level: float, utilisation: float) -> list[dict[str, Any]]:
-    """``rows`` with the prediction interval of their hours and costs (see ``--interval``)."""
+def _with_interval(frame, kind: str, level: float, utilisation: float):
+    """``frame`` with the prediction interval of its hours and costs (see ``--interval``)."""
     from multigpu.common.errors import InputError
     from multigpu.evidence import intervals  # the published runs, only when asked
-    from multigpu.market import cost
 
-    regime = "training step time" if kind == "train" else "serving throughput"
     try:
-        band = intervals.run_band(regime, level)
+        return intervals.cost_bounds(frame, [kind] * len(frame), level, utilisation)
     except ValueError as exc:
         raise InputError(f"--interval {level:g}: {exc}") from None
-    # a serving target's hours per million tokens go as the inverse of its throughput
-    factors = (band.low, band.high) if kind == "train" else (1 / band.high, 1 / band.low)
-    out = []
-    for row in rows:
-        fields: dict[str, Any] = {f"{f}_{end}": None for f in ("time_h", "gpu_hours", "cost_usd", "cost")
-                                  for end in ("lo", "hi")}
-        if row["feasible"]:
-            for end, factor in zip(("lo", "hi"), factors):
-                fields.update({f"{f}_{end}": v for f, v in cost.scaled_costs(row, kind, factor, utilisation).items()})
-        out.append({**row, **fields, "interval_level": level, "interval_regime": regime})
-    return out
 
 
 def _plain(value: Any) -> Any:
