@@ -15,7 +15,7 @@ meets on the first day of a lease (:data:`VARIANTS`):
 - ``one-process``: one process drives all the GPUs of a node, launching their kernels one after another
   (nccl-tests ``-g N``).
 
-**The rule** (:func:`diagnose`), fixed before any log of :func:`evidence` was scored. Residuals are
+**The rule** (:func:`diagnose`). Residuals are
 r = log(measured / predicted time), each less the centre of its regime's 90 % interval
 (:func:`multigpu.evidence.intervals.band`: the model's typical miss there). A variant is judged only on the sizes
 where its curve and the expected one differ by at least :data:`DISCERNIBLE` (log units); it needs
@@ -25,8 +25,8 @@ the same median with the expected curve. A variant explains the log *clearly bet
 that do, the one named has the smallest mean |r| over every size where any of them differs from the expected
 curve; where none does, nothing is named.
 
-The rule was fixed before the published logs were scored, and changed once after the first count, for a reason
-the mechanism test gave, not the count: it had named the variant whose own sizes showed the largest gain, and
+The rule was fixed before the published logs of :func:`evidence` were scored, and changed once after the first
+count, for a reason the mechanism test gave, not the count: it had named the variant whose own sizes showed the largest gain, and
 gains over different sizes do not compare (a log drawn from the NVLS-off curve of two nodes was named "half the
 NICs"). The counts under both rules are in ``tests/test_diagnosis.py``.
 """
