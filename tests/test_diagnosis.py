@@ -45,7 +45,7 @@ def test_a_log_drawn_from_a_fault_s_curve_is_named_for_it_and_one_from_the_expec
     """The mechanism only: a log the model draws is no evidence that the diagnosis works on real clusters (that
     is the next test's). Where two faults draw the same curve at every size that tells them from the expected
     one, either may be named."""
-    setup = SETUPS[name]
+    setup, told = SETUPS[name], 0
     assert diagnosis.diagnose(setup, SIZES, diagnosis.typical_us(setup, SIZES)).named is None
     for variant in diagnosis.applicable(setup):
         curve = diagnosis.typical_us(setup, SIZES, variant)
@@ -54,6 +54,8 @@ def test_a_log_drawn_from_a_fault_s_curve_is_named_for_it_and_one_from_the_expec
             continue  # too close to the expected curve to be told apart (fewer than MIN_SIZES sizes differ)
         twins = {f.variant for f in found.fits if np.allclose(diagnosis.typical_us(setup, SIZES, f.variant), curve)}
         assert found.named in twins | {variant}, (variant, found)
+        told += 1
+    assert told, f"{name}: no fault told apart from the expected curve"
 
 
 #: The first count (2026-12-05), the rule fixed before it; the rule revised after the mechanism test above (see
@@ -90,6 +92,8 @@ def test_healthy_published_logs_are_rarely_given_a_fault(scored, split):
 
 def test_the_sealed_sweeps_are_not_read(scored):
     assert set(scored["split"]) == {"fit", "holdout"}
+    with pytest.raises(ValueError):
+        diagnosis.evidence(("holdout", "sealed"))
 
 
 def _log(path, sizes: np.ndarray, times_us: np.ndarray) -> str:

@@ -105,10 +105,11 @@ def exercise_facts() -> Facts:
     """The first exercise: on two nodes at :data:`EXERCISE_BYTES`, the interval's ends ``lab_ex_lo`` and
     ``lab_ex_hi`` and the model's ``lab_ex_busbw`` (GB/s), and a measurement of half the lower end,
     ``lab_ex_measured`` (GB/s, whole), with ``lab_ex_size``; ``lab_strict_sizes``, the slow large sizes
-    ``--strict`` needs."""
+    ``--strict`` needs, and ``lab_large``, the least size the health check counts as large."""
     busbw, low, high = busbw_band(SYSTEM, *RUNS[1], EXERCISE_BYTES)
     return {"lab_ex_size": format_size(EXERCISE_BYTES), "lab_ex_busbw": busbw, "lab_ex_lo": low, "lab_ex_hi": high,
-            "lab_ex_measured": float(round(low / 2)), "lab_strict_sizes": health.STRICT_SIZES}
+            "lab_ex_measured": float(round(low / 2)), "lab_strict_sizes": health.STRICT_SIZES,
+            "lab_large": format_size(sweeps.LARGE_BYTES)}
 
 
 def example_facts() -> Facts:

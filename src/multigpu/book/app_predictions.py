@@ -11,7 +11,7 @@ import pandas as pd
 from multigpu.book import glue, lang, tables, vocabulary
 from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
-from multigpu.common.numtext import range_text
+from multigpu.common.numtext import range_text, significant
 from multigpu.common.units import format_size
 from multigpu.compute import models
 from multigpu.evidence import intervals, predictions
@@ -45,7 +45,7 @@ def record_table(scored: pd.DataFrame) -> pd.DataFrame:
         "Predicted (90 % interval)": [range_text(p, lo, hi) for p, lo, hi in
                                       zip(scored["predicted"], scored["low"], scored["high"])],
         "Recorded": scored["recorded"],
-        "Measured": ["—" if math.isnan(m) else f"{m:.3g}" for m in scored["measured"]]})
+        "Measured": ["—" if math.isnan(m) else significant(m) for m in scored["measured"]]})
 
 
 def show_record(scored: pd.DataFrame) -> None:

@@ -108,10 +108,9 @@ class Fit:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """Every applicable variant's :class:`Fit` (best first), the expected configuration's median centred |log
-    residual| over all sizes, and the variant named (None: nothing explains the log clearly better)."""
+    """Every applicable variant's :class:`Fit` (the named one first, then by gain) and the variant named (None:
+    nothing explains the log clearly better)."""
 
-    expected_error: float
     fits: tuple[Fit, ...]
     named: str | None
 
@@ -120,11 +119,16 @@ class Diagnosis:
         return self.fits[0] if self.fits else None
 
 
+def _fabric(system: catalog.System) -> str | None:
+    """The scale-out fabric of ``system`` as catalogued (its NIC's default where the row names none)."""
+    return system.fabric or catalog.default_fabric(catalog.link(system.nic) if system.nic else None)
+
+
 def applicable(setup: Setup) -> tuple[str, ...]:
     """The variants that change something for ``setup``."""
     system = catalog.system(setup.system)
     per_node = math.ceil(setup.gpus / setup.nodes)
-    fabric = system.fabric or catalog.default_fabric(catalog.link(system.nic) if system.nic else None)
+    fabric = _fabric(system)
     nvlink = system.topology != "pcie-tree"
     checks = {"nvls-off": system.in_switch_reduction and setup.nvls and setup.algorithm in ("auto", "nvls"),
               "p2p-off": per_node > 1 and (nvlink or system.pcie_p2p),
@@ -217,7 +221,7 @@ def diagnose(setup: Setup, sizes: np.ndarray, measured_us: np.ndarray, cal: Cali
         union = np.any([masks[v] for v in better], axis=0)
         named = min(better, key=lambda v: float(np.mean(misses[v][union])))
     fits.sort(key=lambda f: (f.variant != named, -f.gain))
-    return Diagnosis(float(np.median(r_expected)) if len(sizes) else math.nan, tuple(fits), named)
+    return Diagnosis(tuple(fits), named)
 
 
 def _pct(log_error: float) -> Number:
@@ -245,9 +249,8 @@ def causes(sweep) -> tuple[str, ...]:
     source records: TCP on a system whose NICs do RDMA, NVLS left out on a system that has it (switched off, or
     an algorithm forced), one thread driving several GPUs (``-g N``)."""
     system = catalog.system(sweep.system.partition("@")[0])
-    fabric = system.fabric or catalog.default_fabric(catalog.link(system.nic) if system.nic else None)
     found = []
-    if sweep.nodes > 1 and sweep.fabric == "tcp" and fabric in RDMA:
+    if sweep.nodes > 1 and sweep.fabric == "tcp" and _fabric(system) in RDMA:
         found.append("tcp")
     if not sweep.nvls and system.in_switch_reduction:
         found.append("nvls-off")
@@ -274,9 +277,12 @@ def evidence(splits: tuple[str, ...] = ("fit", "holdout")) -> pd.DataFrame:
     """Every published sweep of ``splits`` the model reproduces, diagnosed: ``sweep, split, causes`` (its known
     variants, comma-separated, "" for none), ``named`` ("" for none), ``error`` and ``expected_error`` (the named
     or best variant's fit, log units) and ``outcome`` (:data:`OUTCOMES`: with a cause, the variant named is one
-    of them, another, or none is named; without, a variant is named or not)."""
+    of them, another, or none is named; without, a variant is named or not). The sealed splits are not read
+    here: ValueError."""
     from multigpu.evidence import sweeps
 
+    if not set(splits) <= set(sweeps.OPEN_SPLITS):
+        raise ValueError(f"the diagnosis is scored on the open splits {sweeps.OPEN_SPLITS}, not {splits}")
     points, rows = sweeps.points(), []
     for sweep in sweeps.sweeps():
         if sweep.split not in splits or sweep.reason:

@@ -186,9 +186,9 @@ def scored(predictions: pd.DataFrame | None = None, measured: pd.DataFrame | Non
 
 
 def _rows_of(config: Configuration, today: str, digest: str) -> list[dict[str, object]]:
-    rows = predict(config)
-    return [{"id": config.id if len(rows) == 1 else f"{config.id}-{format_size(s).lower()}", "recorded": today,
-             "model_digest": digest, **row} for row, s in zip(rows, SIZES if len(rows) > 1 else (None,))]
+    """``config``'s rows as recorded: a collective's ids end in their size (``b300-allreduce-1gib``)."""
+    return [{"id": config.id + (f"-{format_size(row['bytes']).lower()}" if row["bytes"] != "" else ""),
+             "recorded": today, "model_digest": digest, **row} for row in predict(config)]
 
 
 def record(today: str | None = None, path: Path = PREDICTIONS_CSV) -> list[str]:
