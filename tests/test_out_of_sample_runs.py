@@ -63,9 +63,11 @@ def test_the_pcie_side_s_sealed_third_stays_closed():
 
 
 def test_held_out_serving_throughput():
-    """Throughput per GPU on 8 held-out vendor rows: median 7.5 % (11.6 % before each layer had its fixed kernel
-    time and decode read at the measured read-only bandwidth), within the issue's 15 %."""
+    """Throughput per GPU on 8 held-out vendor rows in 16 bits and FP8: median 7.5 % (11.6 % before each layer had
+    its fixed kernel time and decode read at the measured read-only bandwidth), within the issue's 15 %. FP4 rows,
+    compared since the model takes FP4, are a regime of their own, scored apart (tests/test_fp4_serving.py)."""
     data = _earlier(serving.compare(), "kind")
+    data = data[data["dtype"] != "fp4"]
     held = data[(data["split"] == "holdout") & (data["metric"] == "throughput")]["rel_error"].abs()
     assert len(held) >= 8 and held.median() <= 0.10
 
@@ -94,12 +96,14 @@ def test_sealed_rows_opened_once_stay_where_they_were_found():
     Since the compute line moved to the A100's matmul ceiling and Table 4's layer timings, and each training
     stack's kernels were fitted on its fit split (2026-12-05): training 4.0 %, serving throughput 9.9 %, TTFT
     14.3 %, TPOT 2.8 %; these rows are no longer a blind test. The bounds keep a later change from
-    losing that quietly; the sealed collective sweeps stay sealed."""
+    losing that quietly; the sealed collective sweeps stay sealed. FP4 rows, compared since the model takes FP4
+    (2026-12-05), are not among those found then: tests/test_fp4_serving.py scores FP4 apart."""
     trained = runs.compare(splits=("sealed",))  # the later runs' sealed third stays sealed (runs.unopened)
     errors = trained["rel_error"].abs()
     assert len(trained) >= 18 and errors.median() <= 0.05
     assert (errors > 0.30).sum() <= 1  # the NeMo 25.05 DeepSeek-V3 run only
     served = serving.compare(splits=("sealed",))
+    served = served[served["dtype"] != "fp4"]
     for metric, rows, bound in (("throughput", 16, 0.10), ("ttft", 4, 0.15), ("tpot", 2, 0.07)):
         part = served[served["metric"] == metric]["rel_error"].abs()
         assert len(part) >= rows and part.median() <= bound, metric

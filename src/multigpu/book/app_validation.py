@@ -766,12 +766,24 @@ def table5_facts(cal: Calibration | None = None) -> Facts:
     return _values(out)
 
 
+def _fp4_facts(served: pd.DataFrame) -> dict[str, object]:
+    """FP4 serving against its published rows: ``sv_fp4_n``, ``sv_fp4_median`` (%) and ``sv_fp4_fast`` (rows
+    predicted too fast) of the held-out FP4 rows, and ``sv_fp4_page_fp8_median`` (%), the held-out FP8 rows of
+    the same TensorRT-LLM performance page, measured the same way on Hopper."""
+    held = served[served["split"] == "holdout"]
+    fp4 = held[held["dtype"] == "fp4"]["rel_error"]
+    pages = set(held.loc[held["dtype"] == "fp4", "source"])
+    fp8 = held[(held["dtype"] == "fp8") & held["source"].isin(pages)]["rel_error"]
+    return {"sv_fp4_n": len(fp4), "sv_fp4_median": 100 * float(fp4.abs().median()),
+            "sv_fp4_fast": int((fp4 > 0).sum()), "sv_fp4_page_fp8_median": 100 * float(fp8.abs().median())}
+
+
 def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     """Published runs against the model. Training (``training``: :func:`multigpu.evidence.runs.compare`):
     ``tr_<split>_n``, ``tr_<split>_median``, ``tr_<split>_worst`` (%), ``tr_not`` (fit and held-out runs the
     model cannot express), ``tr_sealed``; serving (``served``: :func:`multigpu.evidence.serving.compare`):
     ``sv_<split>_<metric>_n``/``_median`` (%) for throughput, ttft and tpot, ``sv_mlperf`` (MLPerf rows
-    compared), ``sv_not``, ``sv_sealed``; the decode step's memory kernels
+    compared), ``sv_not``, ``sv_sealed``, FP4 (:func:`_fp4_facts`); the decode step's memory kernels
     (:func:`multigpu.compute.inference.measured_hbm_fractions`): ``hbm_gpus``,
     ``hbm_write_min_pct``/``_max_pct`` (kernels that write) and ``hbm_read_min_pct``/``_max_pct`` (dot); the
     layers' fixed kernel time (:mod:`multigpu.evidence.decodefit`): ``layer_us``, ``dec_fit_n``,
@@ -786,6 +798,7 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
             part = served[(served["split"] == split) & (served["metric"] == metric)]["rel_error"].abs()
             out[f"sv_{split}_{metric}_n"] = len(part)
             out[f"sv_{split}_{metric}_median"] = 100 * float(part.median()) if len(part) else float("nan")
+    out.update(_fp4_facts(served))
     out.update({"tr_not": len(runs.not_modelled()), "tr_sealed": len(runs.selected(("sealed",))),
                 "sv_mlperf": int((served["kind"] == "mlperf").sum()), "sv_not": len(serving.not_modelled()),
                 "sv_sealed": len(serving.load(("sealed",)))})

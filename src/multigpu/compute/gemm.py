@@ -62,9 +62,9 @@ def _ceilings(path: Path = GEMM_CSV) -> dict[tuple[str, str], float]:
 
 
 def ceiling(gpu_id: str, dtype: str) -> float:
-    """Best measured matmul throughput over dense peak for ``gpu_id`` in ``dtype`` (fp16 reads as bf16), with the
-    fall-backs of the module docstring."""
-    dtype = "bf16" if dtype == "fp16" else dtype
+    """Best measured matmul throughput over dense peak for ``gpu_id`` in ``dtype`` (fp16 reads as bf16, mxfp4 as
+    fp4), with the fall-backs of the module docstring."""
+    dtype = {"fp16": "bf16", "mxfp4": "fp4"}.get(dtype, dtype)
     table = _ceilings()
     if (gpu_id, dtype) in table:
         return table[(gpu_id, dtype)]

@@ -42,6 +42,21 @@
   KV cache held and read in 8 bits, GEMMs at the 16-bit rate
   (https://docs.vllm.ai/en/stable/features/quantization/fp8/). Whether the
   model fits is then decided by its memory alone.
+- **FP4** (``fp4``: NVFP4; ``mxfp4``: the OCP format; :data:`FP4_FORMATS`):
+  weights held and read at their width with their block scales
+  (:data:`multigpu.compute.shapes.DTYPE_BYTES`), the vocabulary projection in
+  16 bits (quantizers exclude ``lm_head``), the linear GEMMs at the GPU's
+  dense FP4 rate (Blackwell), attention at the 16-bit rate, and the KV cache
+  in FP8 with TensorRT-LLM (NVIDIA Model Optimizer's NVFP4 checkpoints set
+  ``kv_cache_quant_algo`` FP8; https://nvidia.github.io/TensorRT-LLM/features/quantization.html),
+  16-bit with vLLM's default. On a GPU with no FP4 rate (Hopper and older)
+  they are served weight-only (W4A16) as vLLM's FP4 Marlin kernels do ("for
+  GPUs that lack FP4 hardware support", ``marlin_utils_fp4.py``,
+  https://docs.vllm.ai/en/v0.10.2/api/vllm/model_executor/layers/quantization/utils/marlin_utils_fp4.html):
+  GEMMs at the 16-bit rate, so a prefill gains nothing and a decode step
+  only its fewer bytes.
+- **On the wire**: tensor-parallel all-reduces carry 16-bit activations
+  whatever the weights' format (:func:`wire_dtype`).
 
 Sizes in elements, times in seconds, bytes as bytes, GB = 1e9 bytes.
 """
@@ -61,8 +76,12 @@ from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.compute import efficiency, gemm, models
-from multigpu.compute.training import WIRE_DTYPE, peak_flops
+from multigpu.compute.shapes import FP4_FORMATS
+from multigpu.compute.training import peak_flops
 from multigpu.hardware import catalog
+
+#: The weight formats ``infer --dtype`` takes: 16-bit, FP8, and the 4-bit floating-point formats.
+DTYPES = ("bf16", "fp16", "fp8") + FP4_FORMATS
 
 #: The STREAM-style kernel (``data/hbm_bandwidth.csv``) whose access pattern a decode step's memory traffic
 #: follows: its GEMVs and attention stream weights and KV cache and write almost nothing, as ``dot`` reads two
@@ -139,8 +158,11 @@ class Stack:
     memory_of_free: bool = False  #: the memory share is of what the weights leave free (TensorRT-LLM), else of all
 
     def kv_dtype(self, dtype: str) -> str:
-        """The KV cache's precision when serving weights of ``dtype``."""
-        return "bf16" if self.kv_cache_16_bit and dtype == "fp8" else dtype
+        """The KV cache's precision when serving weights of ``dtype``: FP8 under FP8 or FP4 weights, or the 16-bit
+        type where the stack keeps it unless asked (:attr:`kv_cache_16_bit`)."""
+        if dtype == "fp8" or dtype in FP4_FORMATS:
+            return "bf16" if self.kv_cache_16_bit else "fp8"
+        return dtype
 
     def memory_budget_GB(self, usable_GB: float, weights_GB: Any) -> Any:
         """What weights and KV cache may take on a GPU with ``usable_GB`` (GB = 1e9 bytes): the engine's default
@@ -206,9 +228,17 @@ def _allreduce_cached(system_id: str, tp: int, sizes: tuple[float, ...], cal: Ca
     return tuple(np.where(nbytes < run_as.custom_max_bytes, custom, nccl).tolist())
 
 
+def wire_dtype(dtype: str) -> str:
+    """The precision tensor-parallel all-reduces carry when serving weights of ``dtype``: the activations' 16-bit
+    type (fp16 under fp16, else bf16), since FP8 and FP4 apply to weights and GEMM inputs, not to the layers'
+    outputs that are summed."""
+    return "fp16" if dtype == "fp16" else "bf16"
+
+
 def tp_bytes_per_query_per_gpu(model_id: str, tp: int, input_tokens: int, output_tokens: int,
                                dtype: str = "bf16") -> float:
-    """Bytes each GPU sends for tensor parallelism over one query (prefill + decode).
+    """Bytes each GPU sends for tensor parallelism over one query (prefill + decode), with activations of
+    ``dtype`` on the wire (:func:`wire_dtype` gives it for a weight format).
 
     Two all-reduces per layer per token of ``hidden`` elements; a ring or
     two-shot all-reduce sends ``2 (tp-1)/tp`` of the buffer per GPU.
@@ -221,9 +251,13 @@ def tp_bytes_per_query_per_gpu(model_id: str, tp: int, input_tokens: int, output
 
 
 def compute_dtype(gpu: catalog.Gpu, dtype: str) -> str:
-    """The precision the GEMMs run in when serving weights of ``dtype``: ``dtype`` itself, or bf16 for FP8
-    weights on a GPU with no FP8 tensor-core rate (weight-only W8A16, vLLM's FP8 Marlin path)."""
-    if dtype == "fp8" and not gpu.fp8_dense_TFLOPS:
+    """The precision the GEMMs run in when serving weights of ``dtype``: ``dtype`` itself, or the 16-bit type for
+    FP8 weights on a GPU with no FP8 tensor-core rate (weight-only W8A16, vLLM's FP8 Marlin path) and for FP4
+    weights on a GPU with no FP4 rate (W4A16, vLLM's FP4 Marlin path)."""
+    if dtype not in DTYPES:
+        raise InputError(f"unknown dtype '{dtype}'; expected {', '.join(DTYPES)}")
+    lacking = (dtype == "fp8" and not gpu.fp8_dense_TFLOPS) or (dtype in FP4_FORMATS and not gpu.fp4_dense_TFLOPS)
+    if lacking:
         return "bf16" if gpu.bf16_dense_TFLOPS else "fp16"
     return dtype
 
@@ -252,8 +286,10 @@ class ServingRun:
     batch: Any  #: queries in flight (int, or an array)
     input_tokens: int
     output_tokens: int
-    dtype: str
+    dtype: str  #: the weights' format (:data:`DTYPES`)
     stack: str  #: the serving stack whose all-reduce kernels the tensor-parallel traffic runs on (:data:`STACKS`)
+    gemm_dtype: str  #: the precision the linear GEMMs run in (:func:`compute_dtype`): 16-bit where the GPU lacks dtype's
+    kv_cache_dtype: str  #: the KV cache's precision (:meth:`Stack.kv_dtype`)
     ttft_s: Any  #: time to first token: the prefill of the user's prompt (no queueing)
     tpot_s: Any  #: time per output token a user sees: one decode step of the batch (decode only)
     tokens_per_s_per_user: Any  #: 1 / tpot_s
@@ -309,7 +345,9 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
         "ttft_s": ttft * np.ones_like(b), "tpot_s": tpot, "tokens_per_s_per_user": 1.0 / tpot,
         "tokens_per_s_per_gpu": b * output_tokens / cycle / gpus, "decode_step_s": decode_step,
         "query_time_s": ttft + output_tokens * tpot, "cycle_s": cycle,
-        "tp_bytes_per_query_per_gpu": tp_bytes_per_query_per_gpu(model, tp, input_tokens, output_tokens, dtype),
+        "gemm_dtype": at.math_dtype, "kv_cache_dtype": kv_dtype,
+        "tp_bytes_per_query_per_gpu": tp_bytes_per_query_per_gpu(model, tp, input_tokens, output_tokens,
+                                                                  wire_dtype(dtype)),
         "comm_fraction": comm / cycle,
         "decode_comm_s": decode_comm, "decode_compute_s": decode_compute, "decode_fixed_s": fixed,
         "memory_per_gpu_GB": memory_GB, "gpu_memory_GB": at.gpu.usable_memory_GB, "fits": fits,
@@ -350,16 +388,16 @@ class _Deployment:
     @property
     def weight_bw_Bps(self) -> float:
         """HBM bandwidth in bytes/s of 16-bit-equivalent weights: weights held in 8 bits stream twice the elements
-        per byte (else FP8 decode re-reads weights at BF16 width); activations, norms and residuals stay 16-bit,
+        per byte, in 4 bits (with their scales) 16 / 4.5 times (else FP8 decode re-reads weights at BF16 width); activations, norms and residuals stay 16-bit,
         as achievable_fraction prices them."""
         return self.activation_bw_Bps * models.dtype_bytes("bf16") / models.dtype_bytes(self.dtype)
 
 
 def _allreduces_s(at: _Deployment, elements: Any) -> np.ndarray:
     """Seconds of one pass's tensor-parallel all-reduces: two per layer of ``elements`` activations each, on the
-    stack's kernels; every layer's all-reduces are on the token's path, whatever ``pp``. FP8 serving still
-    all-reduces 16-bit activations (:data:`WIRE_DTYPE`)."""
-    wire = models.dtype_bytes(WIRE_DTYPE.get(at.dtype, at.dtype))
+    stack's kernels; every layer's all-reduces are on the token's path, whatever ``pp``. FP8 and FP4 serving
+    still all-reduce 16-bit activations (:func:`wire_dtype`)."""
+    wire = models.dtype_bytes(wire_dtype(at.dtype))
     nbytes = np.asarray(elements * wire, dtype=float)
     return 2 * at.model.layers * _allreduce_us(at.system.id, at.tp, nbytes, at.cal, at.stack_name) * 1e-6
 

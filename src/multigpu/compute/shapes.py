@@ -22,10 +22,16 @@ from multigpu.common.datafiles import (
 )
 from multigpu.common.errors import InputError
 
-#: Bytes per element of each number format.
+#: Bytes per element of each number format. The 4-bit floating-point formats carry their block scales:
+#: ``fp4`` is NVFP4 (E2M1 values and one FP8 E4M3 scale per 16, 4.5 bits; its one FP32 scale per tensor is left
+#: out) and ``mxfp4`` the OCP microscaling format (E2M1 values and one power-of-two E8M0 scale per 32, 4.25 bits)
+#: (https://developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-precision-inference, table 1).
 DTYPE_BYTES: dict[str, float] = {
-    "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5, "int4": 0.5,
+    "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": (4 + 8 / 16) / 8,
+    "mxfp4": (4 + 8 / 32) / 8, "int4": 0.5,
 }
+#: The 4-bit floating-point weight formats (:data:`DTYPE_BYTES`): NVFP4 (``fp4``) and MXFP4.
+FP4_FORMATS = ("fp4", "mxfp4")
 ATTENTION_KINDS = ("mha", "gqa", "mla")
 RECOMPUTE = ("none", "selective", "full")
 #: attention kernels: FlashAttention (scores never stored) or the score matrix materialised (Megatron before 2022)

@@ -246,11 +246,13 @@ def _lora_states_bytes(model: models.Model, lay: Layout) -> Any:
 
 
 def peak_flops(gpu: catalog.Gpu, dtype: str) -> float:
-    """Dense peak FLOP/s of ``gpu`` in ``dtype`` (bf16, fp16 or fp8)."""
-    tflops = {"bf16": gpu.bf16_dense_TFLOPS or gpu.fp16_dense_TFLOPS, "fp16": gpu.fp16_dense_TFLOPS,
-              "fp8": gpu.fp8_dense_TFLOPS}.get(dtype)
-    if dtype not in ("bf16", "fp16", "fp8"):
-        raise InputError(f"unknown dtype '{dtype}'; expected bf16, fp16 or fp8")
+    """Dense peak FLOP/s of ``gpu`` in ``dtype`` (bf16, fp16, fp8, or fp4 / mxfp4: both run at the GPU's one
+    dense FP4 tensor-core rate)."""
+    rates = {"bf16": gpu.bf16_dense_TFLOPS or gpu.fp16_dense_TFLOPS, "fp16": gpu.fp16_dense_TFLOPS,
+             "fp8": gpu.fp8_dense_TFLOPS, "fp4": gpu.fp4_dense_TFLOPS, "mxfp4": gpu.fp4_dense_TFLOPS}
+    if dtype not in rates:
+        raise InputError(f"unknown dtype '{dtype}'; expected {', '.join(rates)}")
+    tflops = rates[dtype]
     if not tflops:
         raise InputError(f"{gpu.name} has no published dense {dtype} rate")
     return tflops * 1e12

@@ -81,7 +81,11 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     infer.add_argument("--batch", type=types.count, required=True, help="queries in flight")
     infer.add_argument("--input-tokens", type=types.count, required=True)
     infer.add_argument("--output-tokens", type=types.count, required=True)
-    infer.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
+    infer.add_argument("--dtype", choices=inference.DTYPES, default="bf16",
+                       help="the weights' format: bf16 (default), fp16, fp8, fp4 (NVFP4: E2M1 values and an FP8 "
+                            "scale per 16, 4.5 bits a weight) or mxfp4 (an E8M0 scale per 32, 4.25 bits). FP8 and "
+                            "FP4 GEMMs run at the GPU's FP8 or FP4 rate where it has one, else at the 16-bit rate "
+                            "(weight-only, as vLLM's Marlin kernels); named in the output as gemm_dtype")
     infer.add_argument("--interval", type=types.level, metavar="P",
                        help="also give the prediction interval at level P (such as 0.9) of tokens_per_s_per_gpu "
                             "(tokens_per_s_per_gpu_lo, _hi), with interval_level and interval_regime; calibrated "
@@ -90,7 +94,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     infer.add_argument("--stack", choices=tuple(inference.STACKS), default=inference.DEFAULT_STACK,
                        help="serving stack, which decides the tensor-parallel all-reduce kernels: tensorrt-llm "
                             "(the fastest of NCCL, one-shot and two-shot), vllm (its custom kernels below 8 MiB, "
-                            "NCCL above; under fp8 a BF16 KV cache, its --kv-cache-dtype auto), nccl (NCCL only); "
+                            "NCCL above; under fp8 or fp4 a BF16 KV cache, its --kv-cache-dtype auto), nccl (NCCL "
+                            "only); "
                             "default %(default)s")
     infer.epilog = INFER_FIELDS
     infer.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -120,7 +125,14 @@ INFER_FIELDS = """fields (seconds unless named otherwise):
   query_time_s           what one user waits for the whole answer: ttft_s + output tokens x tpot_s
   cycle_s                steady state of in-flight batching: the GPUs' time to serve the batch's queries,
                          their prefills and decode steps
-  tokens_per_s_per_gpu   batch x output tokens / cycle_s / GPUs: the prefill work is counted"""
+  tokens_per_s_per_gpu   batch x output tokens / cycle_s / GPUs: the prefill work is counted
+  gemm_dtype             the precision the linear GEMMs run in: the weights' format, or bf16 where the GPU has
+                         no FP8 (fp8) or FP4 (fp4, mxfp4) rate and the weights are dequantized (weight-only)
+  kv_cache_dtype         the KV cache's precision: fp8 under fp8 or FP4 weights with tensorrt-llm (Model
+                         Optimizer's checkpoints), bf16 with vllm's default
+  tp_bytes_per_query_per_gpu
+                         bytes each GPU sends for tensor parallelism over one query: 16-bit activations,
+                         whatever the weights' format"""
 
 
 def add_training_job(parser: argparse.ArgumentParser) -> None:
