@@ -3,7 +3,7 @@
 ``batch`` queries are in flight at once, as TensorRT-LLM and vLLM serve them:
 
 - **Prefill** of one prompt of ``input_tokens`` is compute-bound: its FLOPs
-  over the achievable FLOP/s of the ``tp x pp`` GPUs, plus two
+  over the achievable FLOP/s of a stage's ``tp`` GPUs (the stages in turn), plus two
   tensor-parallel all-reduces per layer of ``input_tokens x hidden``
   elements. Time to first token (TTFT) is that prefill time.
 - **A decode step** produces one token for each of the ``batch`` queries. It
@@ -17,6 +17,21 @@
   The stack also decides the KV cache's precision under FP8 weights: FP8
   with TensorRT-LLM (its FP8 checkpoints carry an FP8 KV cache; assumed),
   BF16 with vLLM (its ``--kv-cache-dtype auto`` default).
+- **Pipeline stages** (``pp``): the layers are split over ``pp`` stages of
+  ``tp`` GPUs and the batch into ``pp`` micro-batches of up to
+  ``ceil(batch / pp)`` queries, each stage working on one micro-batch at a time, as vLLM's and
+  TensorRT-LLM's pipeline parallelism run. A user's token passes every stage:
+  the time per output token is ``pp`` stage steps, each reading the stage's
+  weights and its micro-batch's KV cache, so the weights are read once per
+  micro-batch and a token is never faster than the weights over ``tp`` GPUs'
+  bandwidth; a prompt's prefill runs its stages one after another. Between
+  stages each micro-batch's activations (``tokens x hidden``, 16-bit) are
+  sent once per stage boundary.
+- **Across nodes**: a tensor-parallel group wider than a node runs its
+  all-reduces over the nodes' NICs (NCCL; the serving stacks' one-shot and
+  two-shot kernels work within a node only), and a stage boundary between two
+  nodes sends over them; nodes are rented whole, and a tensor-parallel group
+  never straddles two nodes.
 - **What a user sees**: the time to first token (TTFT, the prefill of their
   prompt, no queueing) and then one token per decode step: the time per
   output token is the decode step (``tpot_s``; decode only) and
@@ -77,7 +92,7 @@ from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.compute import efficiency, gemm, models
 from multigpu.compute.shapes import FP4_FORMATS
-from multigpu.compute.training import peak_flops
+from multigpu.compute.training import nodes_spanned, peak_flops
 from multigpu.hardware import catalog
 
 #: The weight formats ``infer --dtype`` takes: 16-bit, FP8, and the 4-bit floating-point formats.
@@ -202,20 +217,22 @@ def stack(name: str) -> Stack:
 
 
 def _allreduce_us(system_id: str, tp: int, nbytes: np.ndarray, cal: Calibration,
-                  stack_name: str = DEFAULT_STACK) -> np.ndarray:
-    """One tensor-parallel all-reduce as ``stack_name`` runs it, microseconds per size (bytes)."""
+                  stack_name: str = DEFAULT_STACK, nodes: int = 1) -> np.ndarray:
+    """One tensor-parallel all-reduce of ``tp`` ranks over ``nodes`` nodes as ``stack_name`` runs it,
+    microseconds per size (bytes)."""
     if tp < 2:
         return np.zeros(np.atleast_1d(nbytes).shape)
-    return np.asarray(_allreduce_cached(system_id, tp, tuple(np.atleast_1d(nbytes).tolist()), cal, stack_name))
+    return np.asarray(_allreduce_cached(system_id, tp, tuple(np.atleast_1d(nbytes).tolist()), cal, stack_name,
+                                        nodes))
 
 
 @lru_cache(maxsize=4096)
 def _allreduce_cached(system_id: str, tp: int, sizes: tuple[float, ...], cal: Calibration,
-                      stack_name: str) -> tuple[float, ...]:
+                      stack_name: str, nodes: int = 1) -> tuple[float, ...]:
     run_as = stack(stack_name)
     nbytes = np.array(sizes)
-    nccl = collectives.time_us("allreduce", system_id, tp, nbytes, cal=cal)
-    usable = run_as.custom and (run_as.custom_ranks is None or tp in run_as.custom_ranks) and \
+    nccl = collectives.time_us("allreduce", system_id, tp, nbytes, nodes=nodes, cal=cal)
+    usable = run_as.custom and nodes == 1 and (run_as.custom_ranks is None or tp in run_as.custom_ranks) and \
         "direct" in collectives.available("allreduce", system_id, tp, cal=cal)
     if not usable:
         return tuple(np.atleast_1d(nccl).tolist())
@@ -262,15 +279,19 @@ def compute_dtype(gpu: catalog.Gpu, dtype: str) -> str:
     return dtype
 
 
-def _check(model: models.Model, system: catalog.System, tp: int, pp: int, batch: Any) -> None:
+def _check(model: models.Model, system: catalog.System, tp: int, pp: int, batch: Any) -> tuple[int, int]:
+    """(nodes the tp x pp GPUs span, nodes one tensor-parallel group spans), or :class:`InputError`."""
     if tp < 1 or pp < 1 or np.any(np.asarray(batch) < 1):
         raise InputError("tp, pp and batch must be positive")
     if model.heads % tp:
         raise InputError(f"tp {tp} does not divide the {model.heads} heads of '{model.id}'")
     if model.layers % pp:
         raise InputError(f"pp {pp} does not divide the {model.layers} layers of '{model.id}'")
-    if tp * pp > system.gpus_per_node:
-        raise InputError(f"tp x pp = {tp * pp} is more than the {system.gpus_per_node} GPUs of a {system.id} node")
+    nodes, group_nodes = nodes_spanned(system, tp * pp), nodes_spanned(system, tp)
+    if group_nodes == 1 and nodes > 1 and system.gpus_per_node % tp:
+        raise InputError(f"tensor-parallel groups of {tp} GPUs would straddle the {system.gpus_per_node}-GPU nodes "
+                         f"of {system.id}")
+    return nodes, group_nodes
 
 
 @dataclass(frozen=True)
@@ -288,6 +309,7 @@ class ServingRun:
     output_tokens: int
     dtype: str  #: the weights' format (:data:`DTYPES`)
     stack: str  #: the serving stack whose all-reduce kernels the tensor-parallel traffic runs on (:data:`STACKS`)
+    nodes: int  #: the nodes (or NVLink racks) the tp x pp GPUs span
     gemm_dtype: str  #: the precision the linear GEMMs run in (:func:`compute_dtype`): 16-bit where the GPU lacks dtype's
     kv_cache_dtype: str  #: the KV cache's precision (:meth:`Stack.kv_dtype`)
     ttft_s: Any  #: time to first token: the prefill of the user's prompt (no queueing)
@@ -320,28 +342,31 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     fitted ``decode_layer_overhead_s`` of ``data/compute_efficiency.csv``)."""
     run_as = stack(stack_name)
     model, system = models.model(model_id), catalog.system(system_id)
-    _check(model, system, tp, pp, batch)
-    at = _Deployment(model, system, catalog.gpu(system.gpu), tp, pp, dtype, calibration.resolve(cal), stack_name)
+    nodes, group_nodes = _check(model, system, tp, pp, batch)
+    at = _Deployment(model, system, catalog.gpu(system.gpu), tp, pp, dtype, calibration.resolve(cal), stack_name,
+                     nodes, group_nodes)
     b = np.asarray(batch, dtype=float)
-    # the fixed time of each layer's kernels (launches, small kernels, tails), on a pipeline stage's layers
-    fixed = model.layers / pp * (efficiency.constants().decode_layer_overhead_s
-                                 if layer_overhead_s is None else layer_overhead_s)
+    micro = np.ceil(b / pp)  # the queries of the largest pipeline micro-batch (a query is not split)
+    # the fixed time of each layer's kernels (launches, small kernels, tails): a token passes every layer
+    fixed = model.layers * (efficiency.constants().decode_layer_overhead_s
+                            if layer_overhead_s is None else layer_overhead_s)
     prefill_compute, prefill_comm = _prefill_s(at, input_tokens)
     ttft = prefill_compute + prefill_comm + fixed
     kv_dtype = run_as.kv_dtype(dtype)
-    decode_compute = _decode_compute_s(at, b, input_tokens + output_tokens / 2, kv_dtype) + fixed
-    decode_comm = _allreduces_s(at, b * model.hidden)
+    decode_compute = _decode_compute_s(at, micro, input_tokens + output_tokens / 2, kv_dtype) + fixed
+    decode_comm = _allreduces_s(at, micro * model.hidden) + _stage_sends_s(at, micro * model.hidden)
     decode_step = decode_compute + decode_comm
 
-    # what a user sees (decode only between tokens), and the steady-state cycle of in-flight batching
+    # what a user sees (decode only between tokens), and the steady-state cycle of in-flight batching, where
+    # the stages work on different prompts' prefills at once
     tpot = decode_step
-    cycle = b * ttft + output_tokens * decode_step
-    comm = b * prefill_comm + output_tokens * decode_comm
+    cycle = b * ttft / pp + output_tokens * decode_step
+    comm = b * prefill_comm / pp + output_tokens * decode_comm
     memory_GB, fits = _memory(at, run_as, b * (input_tokens + output_tokens), kv_dtype)
     gpus = tp * pp
     out = {
         "model": model.id, "system": system.id, "tp": tp, "pp": pp, "batch": b, "input_tokens": input_tokens,
-        "output_tokens": output_tokens, "dtype": dtype, "stack": stack_name,
+        "output_tokens": output_tokens, "dtype": dtype, "stack": stack_name, "nodes": nodes,
         "ttft_s": ttft * np.ones_like(b), "tpot_s": tpot, "tokens_per_s_per_user": 1.0 / tpot,
         "tokens_per_s_per_gpu": b * output_tokens / cycle / gpus, "decode_step_s": decode_step,
         "query_time_s": ttft + output_tokens * tpot, "cycle_s": cycle,
@@ -370,10 +395,20 @@ class _Deployment:
     dtype: str
     cal: Calibration
     stack_name: str
+    nodes: int = 1  #: nodes the tp x pp GPUs span
+    group_nodes: int = 1  #: nodes one tensor-parallel group spans
 
     @property
     def gpus(self) -> int:
         return self.tp * self.pp
+
+    @property
+    def crossing_boundaries(self) -> int:
+        """Stage boundaries between two nodes: every one where a stage fills a node or more, else one between
+        each pair of nodes (the stages of a node are consecutive)."""
+        if self.pp < 2:
+            return 0
+        return self.pp - 1 if self.group_nodes > 1 else self.nodes - 1
 
     @property
     def math_dtype(self) -> str:
@@ -399,27 +434,49 @@ def _allreduces_s(at: _Deployment, elements: Any) -> np.ndarray:
     still all-reduce 16-bit activations (:func:`wire_dtype`)."""
     wire = models.dtype_bytes(wire_dtype(at.dtype))
     nbytes = np.asarray(elements * wire, dtype=float)
-    return 2 * at.model.layers * _allreduce_us(at.system.id, at.tp, nbytes, at.cal, at.stack_name) * 1e-6
+    return 2 * at.model.layers * _allreduce_us(at.system.id, at.tp, nbytes, at.cal, at.stack_name,
+                                               at.group_nodes) * 1e-6
+
+
+def _stage_sends_s(at: _Deployment, elements: Any) -> Any:
+    """Seconds of a pass's sends between pipeline stages: one per stage boundary of ``elements`` 16-bit
+    activations (each tensor-parallel rank to its peer of the next stage, the pairs at once), within a node or
+    across two (:attr:`_Deployment.crossing_boundaries`); 0 without pipeline stages."""
+    if at.pp < 2:
+        return np.zeros(np.shape(elements))
+    nbytes = np.atleast_1d(np.asarray(elements, dtype=float)) * models.dtype_bytes(wire_dtype(at.dtype))
+    crossing = at.crossing_boundaries
+    inside = at.pp - 1 - crossing
+    total = np.zeros(nbytes.shape)
+    for count, nodes in ((inside, 1), (crossing, 2)):
+        if count:
+            total = total + count * collectives.time_us("sendrecv", at.system.id, 2, nbytes, nodes=nodes,
+                                                        cal=at.cal) * 1e-6
+    return total.reshape(np.shape(elements)) if np.ndim(elements) else float(total[0])
 
 
 def _prefill_s(at: _Deployment, input_tokens: int) -> tuple[float, float]:
-    """(compute, all-reduce) seconds of one prompt's prefill; the A100 fit carried over by the GPU's matmul
+    """(compute, communication) seconds of one prompt's prefill, its pipeline stages one after another on ``tp``
+    GPUs each: its all-reduces and the sends between stages; the A100 fit carried over by the GPU's matmul
     ceiling."""
     peak = peak_flops(at.gpu, at.math_dtype)
     ceiling = gemm.relative_ceiling(at.gpu.id, at.math_dtype)
     fraction = efficiency.achievable_fraction(peak, at.model.hidden / at.tp, input_tokens, at.activation_bw_Bps,
                                               ceiling, at.weight_bw_Bps)
-    compute = models.prefill_flops(at.model, input_tokens) / at.gpus / (peak * fraction)
-    return compute, float(_allreduces_s(at, np.asarray(input_tokens * at.model.hidden))[0])
+    compute = models.prefill_flops(at.model, input_tokens) / at.tp / (peak * fraction)
+    elements = np.asarray(input_tokens * at.model.hidden, dtype=float)
+    return compute, float(_allreduces_s(at, elements)[0]) + float(_stage_sends_s(at, elements))
 
 
 def _decode_compute_s(at: _Deployment, b: np.ndarray, kv_len: float, kv_dtype: str) -> np.ndarray:
-    """Seconds of one decode step of ``b`` queries at KV length ``kv_len`` (the mean over the output), before
-    the layers' fixed time: the slower of reading the weights and KV cache, and the FLOPs."""
+    """Seconds between a user's tokens, before the layers' fixed time, with micro-batches of ``b`` queries at KV
+    length ``kv_len`` (the mean over the output): ``pp`` stage steps, each the slower of reading its stage's
+    weights and its micro-batch's KV cache on ``tp`` GPUs, and the FLOPs, i.e. the whole model's for ``b``
+    queries over ``tp`` GPUs (the whole batch when ``pp`` is 1)."""
     model, gpu = at.model, at.gpu
     read = models.decode_bytes_per_step(model, b, kv_len, at.dtype, kv_dtype)
     read_Bps = gpu.mem_bw_GBps * 1e9 * hbm_read_efficiency(gpu.id)
-    memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / at.gpus / read_Bps
+    memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / at.tp / read_Bps
     peak = peak_flops(gpu, at.math_dtype)
     fraction = efficiency.achievable_fraction(peak, model.hidden / at.tp, b, at.activation_bw_Bps,
                                               gemm.relative_ceiling(gpu.id, at.math_dtype), at.weight_bw_Bps)
@@ -429,7 +486,7 @@ def _decode_compute_s(at: _Deployment, b: np.ndarray, kv_len: float, kv_dtype: s
     peak16 = peak_flops(gpu, "bf16")
     attention_fraction = efficiency.achievable_fraction(peak16, model.hidden / at.tp, b, at.activation_bw_Bps,
                                                         gemm.relative_ceiling(gpu.id, "bf16"), np.inf)
-    flops_s = b * (linear / (peak * fraction) + attention / (peak16 * attention_fraction)) / at.gpus
+    flops_s = b * (linear / (peak * fraction) + attention / (peak16 * attention_fraction)) / at.tp
     return np.maximum(memory_s, flops_s)
 
 

@@ -72,12 +72,14 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     train.formatter_class = argparse.RawDescriptionHelpFormatter
     train.set_defaults(handler=_train)
 
-    infer = add_command(subparsers, "infer", "latency and throughput of serving under tensor parallelism, "
-                        "with in-flight batching (times in s)")
+    infer = add_command(subparsers, "infer", "latency and throughput of serving under tensor and pipeline "
+                        "parallelism, inside a node or across nodes, with in-flight batching (times in s)")
     infer.add_argument("--model", required=True, help=types.MODEL_HELP)
     infer.add_argument("--system", required=True, help="system id (python -m multigpu systems)")
-    infer.add_argument("--tp", type=types.count, required=True)
-    infer.add_argument("--pp", type=types.count, default=1)
+    infer.add_argument("--tp", type=types.count, required=True,
+                       help="tensor-parallel GPUs; wider than a node, its all-reduces run over the NICs")
+    infer.add_argument("--pp", type=types.count, default=1,
+                       help="pipeline stages of tp GPUs each (default 1), filling nodes in turn")
     infer.add_argument("--batch", type=types.count, required=True, help="queries in flight")
     infer.add_argument("--input-tokens", type=types.count, required=True)
     infer.add_argument("--output-tokens", type=types.count, required=True)
@@ -126,6 +128,10 @@ INFER_FIELDS = """fields (seconds unless named otherwise):
   cycle_s                steady state of in-flight batching: the GPUs' time to serve the batch's queries,
                          their prefills and decode steps
   tokens_per_s_per_gpu   batch x output tokens / cycle_s / GPUs: the prefill work is counted
+  nodes                  the nodes (or NVLink racks) the tp x pp GPUs span: a tensor-parallel group wider than a
+                         node all-reduces over the NICs; pipeline stages take whole nodes in turn, and the
+                         batch is split into pp micro-batches (a token passes every stage, so tpot_s is pp stage
+                         steps)
   gemm_dtype             the precision the linear GEMMs run in: the weights' format, or bf16 where the GPU has
                          no FP8 (fp8) or FP4 (fp4, mxfp4) rate and the weights are dequantized (weight-only)
   kv_cache_dtype         the KV cache's precision: fp8 under fp8 or FP4 weights with tensorrt-llm (Model
