@@ -23,6 +23,12 @@ from multigpu.compute.shapes import ATTENTION_KERNELS, RECOMPUTE
 #: FP8 recipes; ``grad_reduce_in_fp32 = False``).
 GRAD_DTYPES = ("fp32", "bf16")
 DEFAULT_GRAD_DTYPE = GRAD_DTYPES[0]
+#: The precisions a training layout takes (``train --dtype``), the default first: BF16, FP16, FP8 (Transformer
+#: Engine: FP8 GEMMs, BF16 elsewhere), TF32 (FP32 weights and activations, GEMMs on TF32 tensor cores, as
+#: PyTorch's ``torch.backends.cuda.matmul.allow_tf32 = True`` runs them) and FP32 (GEMMs without TF32:
+#: PyTorch's default for matrix multiplies since 1.12, https://docs.pytorch.org/docs/stable/notes/cuda.html,
+#: "TensorFloat-32 (TF32) on Ampere (and later) devices").
+TRAINING_DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32")
 #: Precision of the MoE dispatch all-to-all, the default first: BF16, as Megatron-Core and NeMo send it; ``fp8``
 #: is DeepSeek-V3's low-precision communication (DeepSeek-V3 Technical Report, arXiv:2412.19437, section 3.3.3):
 #: the activations before the experts' up-projections are quantized to FP8 before dispatch, and so are the

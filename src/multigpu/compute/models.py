@@ -541,8 +541,11 @@ def _checked_layout(m: Model, layout: Layout) -> dict[str, np.ndarray]:
 
 def _activation_parts(m: Model, layout: Layout, lay: dict[str, np.ndarray]) -> dict[str, Any]:
     """Activation bytes of one micro-batch: per dense and per MoE layer, the full-recompute working layer, the
-    vocabulary projection's and the embedding dropout mask's (all micro-batches in flight)."""
+    vocabulary projection's and the embedding dropout mask's (all micro-batches in flight). Activations are
+    16-bit (BF16 under FP8) unless the layout trains in a 32-bit type (tf32, fp32), which doubles them (the
+    1-byte dropout masks too, an over-count of at most 2h of 34h bytes per token and layer)."""
     tp, b, s = lay["tp"], lay["b"], lay["s"]
+    width = max(dtype_bytes(layout.dtype), dtype_bytes("bf16")) / dtype_bytes("bf16")
     sp_div = tp if layout.sequence_parallel else 1.0
     kw = dict(tp=tp, sequence_parallel=layout.sequence_parallel, attention=layout.attention)
     share = layout.recomputed_share(m.layers) if layout.recompute == "full" else 1.0
@@ -552,13 +555,13 @@ def _activation_parts(m: Model, layout: Layout, lay: dict[str, np.ndarray]) -> d
         kept = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=moe_layer, recompute="none", **kw))
         return share * done + (1 - share) * kept
 
-    dense = per_layer(False)
-    moe = per_layer(True) if m.is_moe else dense
-    working = (np.asarray(activation_bytes_per_layer(m, b, s, recompute="none", **kw))
+    dense = width * per_layer(False)
+    moe = width * per_layer(True) if m.is_moe else dense
+    working = (width * np.asarray(activation_bytes_per_layer(m, b, s, recompute="none", **kw))
                if layout.recompute == "full" else 0.0)
     tokens = b * s
     return {"dense": dense, "moe": moe, "working": working,
-            "output_layer": tokens * (4 * m.hidden / sp_div + 4 * m.vocab / tp),
+            "output_layer": width * tokens * (4 * m.hidden / sp_div + 4 * m.vocab / tp),
             "embed_dropout": tokens * m.hidden * lay["in_flight"] / sp_div if m.dropout else 0.0}
 
 

@@ -96,6 +96,7 @@ from multigpu.compute.layout import (
     FP8_RECIPES,
     GRAD_DTYPES,
     METHODS,
+    TRAINING_DTYPES,
     TRAINING_STACKS,
     Layout,
 )
@@ -109,14 +110,14 @@ from multigpu.hardware import catalog
 #: Bytes per gradient element in the default data-parallel reduction (FP32 main gradients).
 GRAD_REDUCE_BYTES = models.dtype_bytes(DEFAULT_GRAD_DTYPE)
 #: What frameworks send between GPUs for each training precision: FP8 training (Transformer Engine) keeps BF16
-#: activations and parameters on the wire; only the GEMMs run in FP8.
-WIRE_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
+#: activations and parameters on the wire; only the GEMMs run in FP8. TF32 and FP32 training hold and send FP32.
+WIRE_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16", "tf32": "fp32", "fp32": "fp32"}
 #: The precision of the work FP8 does not reach, for each training precision: 16-bit under FP8. FP8 applies to
 #: the transformer layers' linear GEMMs (Transformer Engine modules) only. Attention (FlashAttention) runs in 16
 #: bits, and so does the vocabulary projection: Megatron-Core's output layer is a ``ColumnParallelLinear``
 #: (``megatron/core/models/gpt/gpt_model.py``), not a Transformer Engine module, so ``fp8_autocast`` leaves it
 #: in BF16.
-ATTENTION_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
+ATTENTION_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16", "tf32": "tf32", "fp32": "fp32"}
 #: Bytes per element of an FP8 dispatch: one byte plus one FP32 scale per 128 elements (DeepSeek-V3's 1 x 128
 #: tile-wise activation scaling, section 3.3.2).
 FP8_DISPATCH_BYTES = 1.0 + 4.0 / 128
@@ -170,6 +171,8 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
     if options.get("etp", 0) not in (0, 1, tp):
         raise InputError(f"expert tensor parallelism {options['etp']} is neither 1 nor tp {tp}")
     check_grad_dtype(options.get("grad_dtype", DEFAULT_GRAD_DTYPE))
+    if options.get("dtype", TRAINING_DTYPES[0]) not in TRAINING_DTYPES:
+        raise InputError(f"unknown training precision '{options['dtype']}'; expected {', '.join(TRAINING_DTYPES)}")
     if options.get("fp8_recipe", DEFAULT_FP8_RECIPE) not in FP8_RECIPES:
         raise InputError(f"unknown FP8 recipe '{options['fp8_recipe']}'; expected {' or '.join(FP8_RECIPES)}")
     if options.get("ep_dispatch", EP_DISPATCH_DTYPES[0]) not in EP_DISPATCH_DTYPES:
@@ -246,10 +249,11 @@ def _lora_states_bytes(model: models.Model, lay: Layout) -> Any:
 
 
 def peak_flops(gpu: catalog.Gpu, dtype: str) -> float:
-    """Dense peak FLOP/s of ``gpu`` in ``dtype`` (bf16, fp16, fp8, or fp4 / mxfp4: both run at the GPU's one
-    dense FP4 tensor-core rate)."""
+    """Dense peak FLOP/s of ``gpu`` in ``dtype`` (bf16, fp16, fp8, fp4 / mxfp4: both run at the GPU's one
+    dense FP4 tensor-core rate, tf32: its TF32 tensor rate, fp32: what an FP32 GEMM gets without TF32)."""
     rates = {"bf16": gpu.bf16_dense_TFLOPS or gpu.fp16_dense_TFLOPS, "fp16": gpu.fp16_dense_TFLOPS,
-             "fp8": gpu.fp8_dense_TFLOPS, "fp4": gpu.fp4_dense_TFLOPS, "mxfp4": gpu.fp4_dense_TFLOPS}
+             "fp8": gpu.fp8_dense_TFLOPS, "fp4": gpu.fp4_dense_TFLOPS, "mxfp4": gpu.fp4_dense_TFLOPS,
+             "tf32": gpu.tf32_dense_TFLOPS, "fp32": gpu.fp32_TFLOPS}
     if dtype not in rates:
         raise InputError(f"unknown dtype '{dtype}'; expected {', '.join(rates)}")
     tflops = rates[dtype]
@@ -507,12 +511,12 @@ def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layout, dtype: str) ->
     non-GEMM traffic (:func:`multigpu.compute.efficiency.stack_kernels`; the reference line itself where the
     layout says ``reference_kernels``).
 
-    The memory traffic is priced at 16 bits per element in every precision: FP8 training (Transformer Engine)
-    keeps weights, activations, norms and residuals in BF16. Under FP8 the quantization of each GEMM operand
-    adds its own traffic (:func:`fp8_cast_bytes_per_flop`, by ``lay.fp8_recipe``), at the GPU's memory
-    bandwidth."""
+    The memory traffic is priced at the width of what is on the wire (:data:`WIRE_DTYPE`): 16 bits under FP8
+    (Transformer Engine keeps weights, activations, norms and residuals in BF16), 32 under TF32 and FP32, where
+    the same traffic takes twice the bytes. Under FP8 the quantization of each GEMM operand adds its own traffic
+    (:func:`fp8_cast_bytes_per_flop`, by ``lay.fp8_recipe``), at the GPU's memory bandwidth."""
     peak = peak_flops(gpu, dtype)
-    mem_bw = gpu.mem_bw_GBps * 1e9
+    mem_bw = gpu.mem_bw_GBps * 1e9 * models.dtype_bytes("bf16") / _wire_bytes(dtype)
     kernels = (efficiency.reference_kernels() if lay.reference_kernels
                else efficiency.stack_kernels(lay.stack, DEFAULT_TRAINING_STACK))
     fraction = np.asarray(efficiency.achievable_fraction(

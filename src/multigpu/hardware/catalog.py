@@ -165,6 +165,11 @@ class Gpu(_Record):
     fp4_peak_TFLOPS: float | None = field(default=None, metadata={"optional": True})
     """The vendor's headline FP4 rate (2:4 sparsity on Blackwell, adaptive compression on
     Rubin); the one column that is not dense. None if no FP4 or not published."""
+    tf32_dense_TFLOPS: float | None = field(default=None, metadata={"optional": True})
+    """Dense TF32 tensor rate (FP32 storage, 10-bit mantissa products); None before Ampere or not published."""
+    fp32_TFLOPS: float | None = field(default=None, metadata={"optional": True})
+    """What an FP32 GEMM gets without TF32: the CUDA-core rate on NVIDIA, the FP32 matrix rate on AMD; None if
+    not published."""
 
     _derived = ("nvlink_GBps_bidir",)
 

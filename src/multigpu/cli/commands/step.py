@@ -16,6 +16,7 @@ from multigpu.compute.layout import (
     EP_DISPATCH_DTYPES,
     FP8_RECIPES,
     GRAD_DTYPES,
+    TRAINING_DTYPES,
     TRAINING_STACKS,
 )
 
@@ -148,7 +149,11 @@ def add_training_job(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus", type=types.count, required=True, help="total GPUs (= tp x pp x dp)")
     parser.add_argument("--global-batch", type=types.count, required=True, help="sequences per step")
     parser.add_argument("--seq", type=types.count, default=2048, help="tokens per sequence (default 2048)")
-    parser.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
+    parser.add_argument("--dtype", choices=TRAINING_DTYPES, default="bf16",
+                        help="training precision: bf16 (default), fp16, fp8 (Transformer Engine: FP8 GEMMs, BF16 "
+                             "elsewhere), tf32 (FP32 weights and activations, GEMMs at the TF32 tensor rate: "
+                             "PyTorch with allow_tf32) or fp32 (FP32 GEMMs without TF32, PyTorch's default for "
+                             "matrix multiplies)")
 
 
 def add_training_stack(parser: argparse.ArgumentParser) -> None:
