@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import guide
+from multigpu.evidence import guide, intervals
 from multigpu.market import cost, premium, prices, sensitivity, workloads
 from multigpu.market.prices import PriceTable
 
@@ -43,7 +43,8 @@ def best_by_class(workload_ids: Iterable[str] | None = None, table: PriceTable |
     only): its price (USD per GPU-hour), layout, time (hours; serving: GPU-hours per million output tokens)
     and cost (``cost_usd`` in ``cost_unit``: USD per job or per million output tokens)."""
     table = prices.resolve(table)
-    rows = []
+    rows: list[dict] = []
+    tops: list[tuple[int, pd.Series, str]] = []  # (row, the cheapest offer's cost row, workload kind)
     for wid in (list(workload_ids) if workload_ids is not None else list(workloads.workloads_table())):
         costs = cost.offer_costs(wid, table, cal=cal)
         if pricing is not None:
@@ -93,12 +94,14 @@ def job_summary(workload_ids: Iterable[str] | None = None, table: PriceTable | N
     ``cheapest``, "provider: instance (pricing)") with its cost, time and layout, and the most expensive
     feasible cost of the same pricing type (the spread a buyer can lose by choosing blind). ``cost_usd`` and
     ``max_cost_usd`` are in ``cost_unit`` (USD per job, or per million output tokens); ``time_h`` is the job's
-    wall-clock hours (serving: GPU-hours per million output tokens). Offers of different pricing types are
-    never compared with each other."""
+    wall-clock hours (serving: GPU-hours per million output tokens). ``cost_usd_lo`` and ``cost_usd_hi`` bracket
+    the cheapest cost with its 90 % prediction interval (:func:`multigpu.evidence.intervals.cost_bounds`).
+    Offers of different pricing types are never compared with each other."""
     table = prices.resolve(table)
     labels = cost.offers(table).set_index("offer")["label"]
     types = [pricing] if pricing is not None else guide.pricing_types(table)
-    rows = []
+    rows: list[dict] = []
+    tops: list[tuple[int, pd.Series, str]] = []  # (row, the cheapest offer's cost row, workload kind)
     for wid in (list(workload_ids) if workload_ids is not None else list(workloads.workloads_table())):
         costs = cost.offer_costs(wid, table, cal=cal)
         for kind in types:
@@ -114,8 +117,15 @@ def job_summary(workload_ids: Iterable[str] | None = None, table: PriceTable | N
                            cheapest_gpu=top["gpu"], cheapest_class=top["interconnect_class"], layout=top["layout"],
                            time_h=float(top["time_h"]), cost_usd=float(top["cost_usd"]),
                            max_cost_usd=float(ok["cost_usd"].max()))
+                tops.append((len(rows), top, workloads.workload(wid).kind))
             rows.append(row)
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows).assign(cost_usd_lo=math.nan, cost_usd_hi=math.nan)
+    if tops:
+        bounds = intervals.cost_bounds(pd.DataFrame([t for _, t, _ in tops]), [k for _, _, k in tops])
+        at = [i for i, _, _ in tops]
+        out.loc[at, "cost_usd_lo"] = bounds["cost_usd_lo"].to_numpy()
+        out.loc[at, "cost_usd_hi"] = bounds["cost_usd_hi"].to_numpy()
+    return out
 
 
 def size_table(table: PriceTable, cal: Calibration | None = None) -> pd.DataFrame:
