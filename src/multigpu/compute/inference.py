@@ -310,7 +310,7 @@ class ServingRun:
     dtype: str  #: the weights' format (:data:`DTYPES`)
     stack: str  #: the serving stack whose all-reduce kernels the tensor-parallel traffic runs on (:data:`STACKS`)
     nodes: int  #: the nodes (or NVLink racks) the tp x pp GPUs span
-    gemm_dtype: str  #: the precision the linear GEMMs run in (:func:`compute_dtype`): 16-bit where the GPU lacks dtype's
+    gemm_dtype: str  #: the linear GEMMs' precision (:func:`compute_dtype`): 16-bit where the GPU lacks dtype's
     kv_cache_dtype: str  #: the KV cache's precision (:meth:`Stack.kv_dtype`)
     ttft_s: Any  #: time to first token: the prefill of the user's prompt (no queueing)
     tpot_s: Any  #: time per output token a user sees: one decode step of the batch (decode only)
@@ -423,8 +423,8 @@ class _Deployment:
     @property
     def weight_bw_Bps(self) -> float:
         """HBM bandwidth in bytes/s of 16-bit-equivalent weights: weights held in 8 bits stream twice the elements
-        per byte, in 4 bits (with their scales) 16 / 4.5 times (else FP8 decode re-reads weights at BF16 width); activations, norms and residuals stay 16-bit,
-        as achievable_fraction prices them."""
+        per byte, NVFP4's (4.5 bits with their scales) 16 / 4.5 times (else FP8 decode re-reads weights at BF16
+        width); activations, norms and residuals stay 16-bit, as achievable_fraction prices them."""
         return self.activation_bw_Bps * models.dtype_bytes("bf16") / models.dtype_bytes(self.dtype)
 
 

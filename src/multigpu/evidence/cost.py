@@ -43,8 +43,7 @@ def best_by_class(workload_ids: Iterable[str] | None = None, table: PriceTable |
     only): its price (USD per GPU-hour), layout, time (hours; serving: GPU-hours per million output tokens)
     and cost (``cost_usd`` in ``cost_unit``: USD per job or per million output tokens)."""
     table = prices.resolve(table)
-    rows: list[dict] = []
-    tops: list[tuple[int, pd.Series, str]] = []  # (row, the cheapest offer's cost row, workload kind)
+    rows = []
     for wid in (list(workload_ids) if workload_ids is not None else list(workloads.workloads_table())):
         costs = cost.offer_costs(wid, table, cal=cal)
         if pricing is not None:
