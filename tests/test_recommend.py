@@ -245,7 +245,10 @@ def test_a_training_stack_searches_the_layouts_under_it(table):
     (["--train", MODEL, "--tokens", "2.5e10", "--stack", "vllm"], "is a serving stack"),
     (["--serve", "llama3.1-8b", "--tokens-per-s-per-user", "20", "--requests-per-s", "1", "--stack", "nemo"],
      "is a training stack"),
+    (["--train", MODEL, "--tokens", "2.5e10", "--dtype", "fp4"], "is a serving format"),
+    (["--serve", "llama3.1-8b", "--tokens-per-s-per-user", "20", "--requests-per-s", "1", "--dtype", "tf32"],
+     "is a training precision"),
 ])
-def test_recommend_refuses_a_stack_of_the_other_kind(args, message, capsys):
+def test_recommend_refuses_a_stack_or_precision_of_the_other_kind(args, message, capsys):
     assert main(["recommend", "--prices", str(GOOD), *args]) == 2
     assert message in capsys.readouterr().err

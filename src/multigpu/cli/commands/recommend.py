@@ -29,7 +29,7 @@ _DECIMALS = {"time_h": 1, "cost_usd": 0, "capacity_tokens_per_s": 0, "cost_per_h
 
 from multigpu.cli import args as types
 from multigpu.compute import inference
-from multigpu.compute.layout import DEFAULT_TRAINING_STACK, TRAINING_STACKS
+from multigpu.compute.layout import DEFAULT_TRAINING_STACK, TRAINING_DTYPES, TRAINING_STACKS
 
 
 def register(subparsers: argparse._SubParsersAction, add_command) -> None:
@@ -69,7 +69,9 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--seq", type=types.count, default=None, help="tokens per training sequence (default 4096)")
     parser.add_argument("--global-batch", type=types.count, default=None,
                         help="sequences per training step (default: ~1M, 2M or 4M tokens by model size)")
-    parser.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default="bf16")
+    parser.add_argument("--dtype", choices=tuple(dict.fromkeys((*TRAINING_DTYPES, *inference.DTYPES))), default="bf16",
+                        help="with --train, the training precision (train --dtype: bf16, fp16, fp8, tf32, fp32); with "
+                             "--serve, the weights' format (infer --dtype: bf16, fp16, fp8, fp4, mxfp4); default bf16")
     parser.add_argument("--pricing", choices=("on-demand", "spot", "reserved", "community"),
                         help="only offers of this pricing type (default: all; prices of different types are "
                              "not like for like)")
@@ -108,10 +110,16 @@ def _check(args: argparse.Namespace) -> None:
         if args.stack is not None and args.stack not in TRAINING_STACKS:
             raise InputError(f"recommend: --stack {args.stack} is a serving stack; with --train give one of "
                              f"{', '.join(TRAINING_STACKS)}")
+        if args.dtype not in TRAINING_DTYPES:
+            raise InputError(f"recommend: --dtype {args.dtype} is a serving format; with --train give one of "
+                             f"{', '.join(TRAINING_DTYPES)}")
     else:
         if args.stack is not None and args.stack not in inference.STACKS:
             raise InputError(f"recommend: --stack {args.stack} is a training stack; with --serve give one of "
                              f"{', '.join(inference.STACKS)}")
+        if args.dtype not in inference.DTYPES:
+            raise InputError(f"recommend: --dtype {args.dtype} is a training precision; with --serve give one of "
+                             f"{', '.join(inference.DTYPES)}")
         missing = [k for k in ("--tokens-per-s-per-user", "--requests-per-s") if serve_only[k] is None]
         if missing:
             raise InputError(f"recommend: --serve needs {' and '.join(missing)}")
