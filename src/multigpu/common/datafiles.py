@@ -188,6 +188,16 @@ class DataFile:
     comments: int  #: lines starting with '#', skipped
 
 
+def wanted_splits(splits: Iterable[str], known: Iterable[str]) -> set[str]:
+    """The set of ``splits`` (of published rows: fit, holdout, sealed ...), or :class:`InputError` naming any that
+    is not one of ``known``."""
+    wanted, known = set(splits), tuple(known)
+    unknown = wanted - set(known)
+    if unknown:
+        raise InputError(f"unknown split(s) {', '.join(sorted(unknown))}; expected {', '.join(known)}")
+    return wanted
+
+
 def read(path: str | Path, schema: type[Row], context: Mapping[str, Any] | None = None, *,
          unique: Iterable[str] = (), allow_empty: bool = False) -> list[tuple[int, Any]]:
     """Read ``path`` and validate each row with ``schema``: ``[(line, row)]`` in file order (see :func:`read_file`)."""

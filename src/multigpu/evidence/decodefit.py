@@ -70,9 +70,7 @@ class DecodeRow(datafiles.Row):
 
 def load(splits: Iterable[str] = OPEN_SPLITS, path: str | Path = DECODE_CSV) -> list[DecodeRow]:
     """The rows whose split is in ``splits``, in file order (ids checked unique)."""
-    wanted = set(splits)
-    if wanted - set(SPLITS):
-        raise InputError(f"unknown split(s) {', '.join(sorted(wanted - set(SPLITS)))}; expected {', '.join(SPLITS)}")
+    wanted = datafiles.wanted_splits(splits, SPLITS)
     rows = []
     for line, row in datafiles.read(path, DecodeRow, unique=("id",)):
         if row.unit != METRIC_UNITS[row.metric]:

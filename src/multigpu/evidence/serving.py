@@ -150,10 +150,7 @@ def load(splits: Iterable[str] = DEFAULT_SPLITS, path: str | Path = SERVING_CSV,
          include_unopened: bool = False) -> list[ServingRow]:
     """The rows of ``serving_runs.csv`` whose split is in ``splits``, in file order (ids checked unique); the
     sealed rows not opened yet (:func:`unopened`) only with ``include_unopened``."""
-    wanted = set(splits)
-    unknown = wanted - set(SPLITS)
-    if unknown:
-        raise InputError(f"unknown split(s) {', '.join(sorted(unknown))}; expected {', '.join(SPLITS)}")
+    wanted = datafiles.wanted_splits(splits, SPLITS)
     return [row for _, row in datafiles.read(path, ServingRow, unique=("id",))
             if row.split in wanted and (include_unopened or not unopened(row))]
 
