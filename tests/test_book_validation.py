@@ -24,7 +24,7 @@ from multigpu.book import app_validation, app_validation_figures, lang, plotting
 from multigpu.book.lang import text_width
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import (bottlenecks, deployment, layoutorder, pcieside, runs, serving, sweepchecks, sweeps, topology,
+from multigpu.evidence import (bottlenecks, deployment, epfit, layoutorder, pcieside, runs, serving, sweepchecks, sweeps, topology,
                                trainingruns, validation)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,6 +191,7 @@ def shown_tables(table) -> list:
             app_validation.training_runs_table(runs.compare(splits=("sealed",))),
             app_validation.serving_runs_table(serving.compare(splits=("sealed",))),
             app_validation.layout_order_table(layoutorder.scores()),
+            app_validation.ep_table(epfit.compare(("holdout",))),
             app_validation.pcie_side_table(pcieside.comparisons(("holdout",))),
             app_validation.pcie_pairs_table(pcieside.pairs(pcieside.comparisons(("fit", "holdout")))),
             app_validation.interval_table(app_validation.interval_rows()), app_validation.coverage_table(), validation.reference_table(table).set_index("ref"),

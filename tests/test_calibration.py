@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from multigpu.comm import calibration, collectives
-from multigpu.evidence import fitquality, fitting, measurements, sweepfit, sweeps
+from multigpu.evidence import epfit, fitquality, fitting, measurements, sweepfit, sweeps
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "measurements.csv"
 
@@ -18,12 +18,16 @@ def test_every_constant_says_where_it_came_from():
     assert table["source"].str.len().gt(0).all()
     measured = set(measurements.measurements().query("kind == 'measured'")["id"])
     fit_sweeps = {s.sweep for s in sweeps.sweeps() if s.split == "fit"}
+    ep_fit_rows = {r.id for r in epfit.load(("fit",))}
     for constant in calibration.default().constants:
+        if (constant.name, constant.key) in epfit.CONSTANTS:  # fitted on DeepEP's tables, never on held-out rows
+            assert set(constant.fitted_on.split(",")) <= ep_fit_rows, (constant.name, constant.key)
+            continue
         assert set(constant.fitted_ids) <= measured, (constant.name, constant.key)  # fitted only on measured rows
         assert set(constant.fitted_sweeps) <= fit_sweeps, (constant.name, constant.key)  # never on held-out sweeps
     fitted = {(r.name, r.key) for r in table.itertuples() if r.fitted_on}
     judged = {("bounce", "hop_latency_us")}  # set from a fit sweep by reading it, not by a fit
-    assert fitted == set(fitting.FITTED) | {p.ident for p in sweepfit.FITTED} | judged
+    assert fitted == set(fitting.FITTED) | {p.ident for p in sweepfit.FITTED} | set(epfit.CONSTANTS) | judged
 
 
 def test_fitted_constants_are_reproduced_by_fit():

@@ -12,6 +12,7 @@ TRAIN = ("train", *M, *S, "--gpus", "8", "--tp", "1", "--pp", "2", "--global-bat
 INFER = ("infer", *M, *S, "--tp", "1", "--batch", "1", "--input-tokens", "128", "--output-tokens", "16")
 SEARCH = ("search", *M, *S, "--gpus", "8", "--global-batch", "64")
 COLL = ("collective", "--op", "allreduce", *S, "--gpus", "8", "--bytes", "1GiB")
+EP = ("ep", "--model", "deepseek-v3", "--system", "hgx-h800", "--gpus", "16", "--nodes", "2", "--tokens", "128")
 REC_T = ("recommend", "--train", "llama3.2-1b", "--tokens", "2e10", "--max-gpus", "8")
 REC_S = ("recommend", "--serve", "llama3.1-8b", "--tokens-per-s-per-user", "30", "--requests-per-s", "1")
 
@@ -62,6 +63,10 @@ BAD = [
     (swap(TRAIN, "--model", "gpt-9"), "unknown model"),
     (swap(TRAIN, "--system", "nope"), "nope"),
     (swap(COLL, "--op", "allsum"), "--op:"),
+    (swap(EP, "--kernel", "pplx"), "--kernel:"),
+    (swap(EP, "--model", "llama3.1-8b"), "no experts"),
+    (swap(EP, "--nodes", "3"), "evenly"),
+    (swap(EP, "--imbalance", "0.5"), "imbalance"),
     (("cost", "--workload", "train-nothing"), "unknown workload"),
     (("claims", "C99"), "C99"),
     (("gpus", "--format", "xml"), "--format:"),
@@ -96,7 +101,7 @@ def test_every_sub_command_is_in_the_table():
     assert commands - tried <= {"links", "systems", "size"} | {"models"}, commands - tried
 
 
-@pytest.mark.parametrize("args", [TRAIN, INFER, SEARCH, COLL, ("models",), ("size", "1GiB")])
+@pytest.mark.parametrize("args", [TRAIN, INFER, SEARCH, COLL, EP, ("models",), ("size", "1GiB")])
 def test_the_good_versions_of_the_table_run(capsys, args):
     assert main(list(args)) == 0
     assert capsys.readouterr().err == ""

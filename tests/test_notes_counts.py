@@ -192,7 +192,7 @@ def test_file_headings_count_their_rows(name):
     for heading in FILE_HEADING.finditer(_text(name)):
         assert _int(heading["n"]) == len(_csv(heading["file"])), heading.group()
     if name == RUNS_NOTES:
-        assert len(FILE_HEADING.findall(_text(name))) == 6
+        assert len(FILE_HEADING.findall(_text(name))) == 7
 
 
 #: each table row of RUNS-NOTES.md, by a text its source cell holds -> a text of the rows' ``source`` URL
@@ -211,6 +211,8 @@ RUNS_TABLES = {
                           "DeepSeek-V3": "deepseek-ai/DeepSeek-V3",
                           "Lambda's": "lambdal/deeplearning-benchmark"},
     "decode_latency.csv": {"lmdeploy": "InternLM/lmdeploy", "gpt-fast": "pytorch-labs/gpt-fast"},
+    "ep_kernels.csv": {"Normal kernels": "Normal kernels", "Low-latency kernels": "Low-latency kernels",
+                       "`README.md`": "README.md"},
 }
 
 
@@ -299,6 +301,9 @@ RUNS_TEXT: dict[str, tuple[re.Pattern, Callable[[re.Match], list[int]]]] = {
 }
 
 
+RUNS_TEXT["expert-parallel rows by split"] = (
+    re.compile(r"`int\(sha256\(id\)\) % 3`: (\d+) fit, (\d+) holdout and (\d+) sealed rows"),
+    lambda m: [int((_csv("ep_kernels.csv")["split"] == s).sum()) for s in ("fit", "holdout", "sealed")])
 RUNS_TEXT["layout sweeps by split"] = (
     re.compile(r"as the training runs are: (\d+) fit, (\d+) held out and (\d+) sealed sweeps"),
     lambda m: [int((_csv("layout_sweeps_index.csv")["split"] == s).sum()) for s in ("fit", "holdout", "sealed")])

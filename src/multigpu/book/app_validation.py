@@ -27,7 +27,7 @@ import pandas as pd
 from multigpu.book import lang, vocabulary
 from multigpu.book.glue import Facts, plain
 from multigpu.book.lang import N_, _
-from multigpu.comm import calibration
+from multigpu.comm import calibration, expert
 from multigpu.comm.calibration import Calibration
 from multigpu.common import units
 from multigpu.compute import efficiency, inference, models
@@ -37,6 +37,7 @@ from multigpu.evidence import (
     decodefit,
     deployment,
     diagnosis,
+    epfit,
     health,
     intervals,
     layoutorder,
@@ -52,6 +53,7 @@ from multigpu.evidence import (
     validation,
 )
 from multigpu.evidence.sweeps import SMALL_SIDE, WIDE_MISS
+from multigpu.hardware import catalog
 
 
 def fixed_batch_table(fixed: pd.DataFrame) -> pd.DataFrame:
@@ -97,12 +99,16 @@ TABLE_HEADERS = (
     N_("Scope"), N_("Calibration points"), N_("From (%)"), N_("To (%)"), N_("Sweeps or sources"), N_("Inside"),
     N_("Expected inside"), N_("Inside (%)"), N_("Inside by group (%)"), N_("Half width (%)"),
     N_("Goal half width (%)"), N_("Interval score"),
+    # expert-parallel dispatch and combine
+    N_("Kernel"), N_("Release"), N_("Phase"), N_("Measured (µs)"), N_("Predicted (µs)"), N_("Limited by"),
+    N_("SMs"),
 )
 
 #: The tables' columns whose cells are words of a fixed vocabulary (:data:`CELL_WORDS`), translated in the
 #: Chinese edition; the other cells are data (ids, names, benchmarks, layouts), as they are.
 LABEL_COLUMNS = ("split", "size_class", "scope", "set", "kind", "side", "effect", "compared", "metric", "regime",
-                 "unit", "what", "check", "known_miss", "source", "note", "fit_status")
+                 "unit", "what", "check", "known_miss", "source", "note", "fit_status", "kernel", "phase",
+                 "limited_by")
 
 #: The words of :data:`LABEL_COLUMNS` as the evidence layer writes them, as messages ("no" is the shared
 #: catalog's). A word missing here fails the notebook's Chinese edition (LookupError naming it).
@@ -118,6 +124,9 @@ CELL_WORDS = (
     N_("serving throughput"), N_("all runs"),
     # the groups of the held-out training runs (training_groups_table)
     N_("framework"), N_("GPUs per run"),
+    # expert-parallel kernels, their phases and what limits them (ep_table)
+    N_("normal"), N_("low-latency"), N_("dispatch"), N_("combine"), N_("NVLink fabric"), N_("network"),
+    N_("fixed time"),
     # what a fit's data say of a constant (multigpu.comm.calibration.FIT_STATUSES)
     N_("determined"), N_("loose"), N_("at bound"),
     # units (calibration constants, serving metrics, comparisons)
@@ -615,6 +624,48 @@ def layout_order_table(scores: pd.DataFrame) -> pd.DataFrame:
     return out.set_index("sweep").round({"rank_correlation": 2, "median_error_pct": 0})
 
 
+def ep_table(compared: pd.DataFrame) -> pd.DataFrame:
+    """:func:`multigpu.evidence.epfit.compare` for print, one row per published dispatch or combine, by system:
+    the kernel (normal or low-latency), its release, GPUs and nodes, the SMs it ran on (where published), the
+    phase, the measured and predicted time (microseconds), the side the model finds limiting, and the error (%,
+    negative: the model too fast)."""
+    kind = {"deepep": "normal", "deepep-ll": "low-latency"}
+    side = {"nvlink": "NVLink fabric", "network": "network", "latency": "fixed time"}
+    out = pd.DataFrame({"system": compared["system_id"].map(lambda s: catalog.system(s).name),
+                        "kernel": compared["kernel"].map(kind), "release": compared["release"],
+                        "gpus": compared["gpus"], "nodes": compared["nodes"],
+                        "SMs": compared["sms"].map(lambda n: "" if pd.isna(n) else str(int(n))),
+                        "phase": compared["phase"],
+                        "measured_us": compared["measured_us"], "predicted_us": compared["predicted_us"],
+                        "limited_by": compared["bottleneck"].map(side),
+                        "error_pct": 100 * compared["rel_error"]})
+    return out.set_index("system").round({"measured_us": 0, "predicted_us": 0, "error_pct": 0})
+
+
+def ep_facts(cal: Calibration | None = None) -> Facts:
+    """Expert-parallel dispatch and combine against DeepEP's tables (:mod:`multigpu.evidence.epfit`): ``ep_rows``
+    and, by split, ``ep_fit``, ``ep_holdout`` and ``ep_sealed``; held out, the normal kernels' ``ep_normal_n``
+    rows and median error ``ep_normal_median`` (%), the low-latency kernels' ``ep_ll_n`` and ``ep_ll_median``, and
+    the worst row ``ep_worst`` (%); the fitted shares of line rate ``ep_nvl_pct`` and ``ep_net_pct``; and one
+    DeepSeek-V3 layer's dispatch on 4 nodes of HGX H100 (4,096 tokens per GPU, at most 4 nodes per token):
+    ``ep_bytes_x`` (the network bytes of an all-to-all of one copy per expert over DeepEP's) and ``ep_time_x``
+    (its time over DeepEP's)."""
+    cal = calibration.resolve(cal)
+    every = epfit.load(epfit.SPLITS)
+    held = epfit.compare(("holdout",), cal=cal)
+    normal, ll = held[held["kernel"] == "deepep"], held[held["kernel"] == "deepep-ll"]
+    m = models.model("deepseek-v3")
+    routing = expert.Routing(4096, m.hidden, m.experts_per_token, m.experts, node_limit=4)
+    deepep, nccl = (expert.phase(routing, "hgx-h100", 32, 4, kernel=k, cal=cal) for k in ("deepep", "nccl"))
+    return _values({
+        "ep_rows": len(every), **{f"ep_{s}": sum(r.split == s for r in every) for s in epfit.SPLITS},
+        "ep_normal_n": len(normal), "ep_normal_median": 100 * float(normal["rel_error"].abs().median()),
+        "ep_ll_n": len(ll), "ep_ll_median": 100 * float(ll["rel_error"].abs().median()),
+        "ep_worst": 100 * float(held["rel_error"].abs().max()),
+        "ep_nvl_pct": 100 * cal.value("ep_efficiency", "nvlink"), "ep_net_pct": 100 * cal.value("ep_efficiency", "net"),
+        "ep_bytes_x": nccl.network_bytes / deepep.network_bytes, "ep_time_x": nccl.time_us / deepep.time_us})
+
+
 def layout_order_facts(scores: pd.DataFrame) -> Facts:
     """The order of layouts in figures, from ``scores`` (:func:`multigpu.evidence.layoutorder.scores` of the
     held-out sweeps): ``lo_sweeps``, ``lo_meets`` (sweeps meeting the goal), ``lo_best_top`` (sweeps whose
@@ -966,5 +1017,5 @@ def facts(cal: Calibration | None = None) -> Facts:
             **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal)),
             **pcie_side_facts(pcieside.comparisons(("holdout",), cal), pcieside.comparisons(("fit", "holdout"), cal)),
             **_in_both(functools.partial(interval_facts, interval_rows())),
-            **layout_order_facts(layoutorder.scores()), **table5_facts(cal),
+            **layout_order_facts(layoutorder.scores()), **table5_facts(cal), **ep_facts(cal),
             **diagnosis_facts(diagnosis.evidence())}
