@@ -50,8 +50,19 @@
   shards each expert), each token's FLOPs count only its
   ``experts_per_token`` routed (and shared) experts, and a decode step reads
   the distinct experts its batch touches
-  (:func:`multigpu.compute.models.decode_bytes_per_step`). Expert
-  parallelism (all-to-all) is not modelled for serving.
+  (:func:`multigpu.compute.models.decode_bytes_per_step`).
+- **Expert parallelism** (``ep`` > 1, wide EP with DP-attention as SGLang,
+  vLLM and DeepSeek's own service run it): the ``ep`` GPUs hold the routed
+  experts, ``experts / ep`` each and whole; attention and the dense layers
+  run ``tp``-way tensor-parallel in ``ep / tp`` data-parallel groups, each
+  serving its share of the batch (so an MLA latent cache is held once per
+  group, not once per GPU). Every MoE layer dispatches each GPU's tokens to
+  their experts and combines the outputs back
+  (:mod:`multigpu.comm.expert`): DeepEP's low-latency kernels in a decode
+  step and its normal kernels in a prefill, an NCCL all-to-all with the
+  ``nccl`` stack or where there is no NVLink. A decode step reads the
+  group's dense weights over ``tp`` GPUs and the experts the whole batch
+  touches over ``ep`` GPUs; one pipeline stage.
 - **FP8 on a GPU without FP8 tensor cores** (A100, other Ampere): served
   weight-only (W8A16) as vLLM does with its FP8 Marlin kernels, weights and
   KV cache held and read in 8 bits, GEMMs at the 16-bit rate
@@ -85,7 +96,7 @@ from typing import Any
 
 import numpy as np
 
-from multigpu.comm import calibration, collectives
+from multigpu.comm import calibration, collectives, expert
 from multigpu.comm.calibration import Calibration
 from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
@@ -253,17 +264,20 @@ def wire_dtype(dtype: str) -> str:
 
 
 def tp_bytes_per_query_per_gpu(model_id: str, tp: int, input_tokens: int, output_tokens: int,
-                               dtype: str = "bf16") -> float:
+                               dtype: str = "bf16", ep: int = 1) -> float:
     """Bytes each GPU sends for tensor parallelism over one query (prefill + decode), with activations of
     ``dtype`` on the wire (:func:`wire_dtype` gives it for a weight format).
 
-    Two all-reduces per layer per token of ``hidden`` elements; a ring or
-    two-shot all-reduce sends ``2 (tp-1)/tp`` of the buffer per GPU.
+    Two all-reduces per layer per token of ``hidden`` elements (under expert
+    parallelism, ``ep`` > 1, one per layer and one more per dense layer: the
+    combine sums a MoE layer's outputs); a ring or two-shot all-reduce sends
+    ``2 (tp-1)/tp`` of the buffer per GPU.
     """
     model = models.model(model_id)
     if tp < 2:
         return 0.0
-    per_token = 2 * model.layers * model.hidden * models.dtype_bytes(dtype)
+    count = 2 * model.layers if ep == 1 else model.layers + model.dense_layers
+    per_token = count * model.hidden * models.dtype_bytes(dtype)
     return per_token * (input_tokens + output_tokens) * 2 * (tp - 1) / tp
 
 
@@ -279,19 +293,33 @@ def compute_dtype(gpu: catalog.Gpu, dtype: str) -> str:
     return dtype
 
 
-def _check(model: models.Model, system: catalog.System, tp: int, pp: int, batch: Any) -> tuple[int, int]:
-    """(nodes the tp x pp GPUs span, nodes one tensor-parallel group spans), or :class:`InputError`."""
-    if tp < 1 or pp < 1 or np.any(np.asarray(batch) < 1):
-        raise InputError("tp, pp and batch must be positive")
+def _check(model: models.Model, system: catalog.System, tp: int, pp: int, batch: Any,
+           ep: int = 1) -> tuple[int, int]:
+    """(nodes the GPUs span, nodes one tensor-parallel group spans), or :class:`InputError`."""
+    if tp < 1 or pp < 1 or ep < 1 or np.any(np.asarray(batch) < 1):
+        raise InputError("tp, pp, ep and batch must be positive")
+    if ep > 1:
+        _check_ep(model, system, tp, pp, batch, ep)
     if model.heads % tp:
         raise InputError(f"tp {tp} does not divide the {model.heads} heads of '{model.id}'")
     if model.layers % pp:
         raise InputError(f"pp {pp} does not divide the {model.layers} layers of '{model.id}'")
-    nodes, group_nodes = nodes_spanned(system, tp * pp), nodes_spanned(system, tp)
+    nodes, group_nodes = nodes_spanned(system, ep if ep > 1 else tp * pp), nodes_spanned(system, tp)
     if group_nodes == 1 and nodes > 1 and system.gpus_per_node % tp:
         raise InputError(f"tensor-parallel groups of {tp} GPUs would straddle the {system.gpus_per_node}-GPU nodes "
                          f"of {system.id}")
     return nodes, group_nodes
+
+
+def _check_ep(model: models.Model, system: catalog.System, tp: int, pp: int, batch: Any, ep: int) -> None:
+    if not model.is_moe:
+        raise InputError(f"ep {ep}: '{model.id}' has no experts")
+    if pp > 1:
+        raise InputError("expert parallelism is modelled with one pipeline stage (pp 1)")
+    if ep % tp or model.experts % ep:
+        raise InputError(f"ep {ep} must be a multiple of tp {tp} and divide the {model.experts} experts")
+    if np.any(np.asarray(batch) < ep // tp):
+        raise InputError(f"a batch of fewer than {ep // tp} queries leaves a data-parallel attention group idle")
 
 
 @dataclass(frozen=True)
@@ -309,7 +337,8 @@ class ServingRun:
     output_tokens: int
     dtype: str  #: the weights' format (:data:`DTYPES`)
     stack: str  #: the serving stack whose all-reduce kernels the tensor-parallel traffic runs on (:data:`STACKS`)
-    nodes: int  #: the nodes (or NVLink racks) the tp x pp GPUs span
+    nodes: int  #: the nodes (or NVLink racks) the tp x pp (or ep) GPUs span
+    ep: int  #: GPUs the routed experts are spread over (1: none; else ep / tp data-parallel attention groups)
     gemm_dtype: str  #: the linear GEMMs' precision (:func:`compute_dtype`): 16-bit where the GPU lacks dtype's
     kv_cache_dtype: str  #: the KV cache's precision (:meth:`Stack.kv_dtype`)
     ttft_s: Any  #: time to first token: the prefill of the user's prompt (no queueing)
@@ -321,7 +350,8 @@ class ServingRun:
     cycle_s: Any  #: steady state: the GPU time to serve ``batch`` queries (their prefills and decode steps)
     tp_bytes_per_query_per_gpu: float  #: bytes each GPU sends for tensor parallelism over one query
     comm_fraction: Any  #: share of the cycle spent in tensor-parallel all-reduces
-    decode_comm_s: Any  #: all-reduces of one decode step
+    decode_comm_s: Any  #: all-reduces (and expert-parallel dispatches and combines) of one decode step
+    decode_ep_comm_s: Any  #: the expert-parallel dispatches and combines of one decode step (0 without ep)
     decode_compute_s: Any  #: weights and KV cache read (or FLOPs) of one decode step, with its layers' fixed time
     decode_fixed_s: float  #: the fixed kernel time of one decode step's layers (part of decode_compute_s)
     memory_per_gpu_GB: Any
@@ -335,16 +365,17 @@ class ServingRun:
 
 def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, output_tokens: int,
         pp: int = 1, dtype: str = "bf16", cal: Calibration | None = None,
-        stack_name: str = DEFAULT_STACK, layer_overhead_s: float | None = None) -> ServingRun:
+        stack_name: str = DEFAULT_STACK, layer_overhead_s: float | None = None, ep: int = 1) -> ServingRun:
     """Latency and throughput of serving ``batch`` concurrent queries (``batch`` may be an array) with the
     all-reduce kernels of the serving stack ``stack_name`` (:data:`STACKS`): a :class:`ServingRun`.
     ``layer_overhead_s``: fixed time of one layer's kernels in a prefill or a decode step, seconds (default: the
-    fitted ``decode_layer_overhead_s`` of ``data/compute_efficiency.csv``)."""
+    fitted ``decode_layer_overhead_s`` of ``data/compute_efficiency.csv``); ``ep``: expert parallelism over that
+    many GPUs, with ``ep / tp`` data-parallel attention groups (module doc)."""
     run_as = stack(stack_name)
     model, system = models.model(model_id), catalog.system(system_id)
-    nodes, group_nodes = _check(model, system, tp, pp, batch)
+    nodes, group_nodes = _check(model, system, tp, pp, batch, ep)
     at = _Deployment(model, system, catalog.gpu(system.gpu), tp, pp, dtype, calibration.resolve(cal), stack_name,
-                     nodes, group_nodes)
+                     nodes, group_nodes, ep)
     b = np.asarray(batch, dtype=float)
     micro = np.ceil(b / pp)  # the queries of the largest pipeline micro-batch (a query is not split)
     # the fixed time of each layer's kernels (launches, small kernels, tails): a token passes every layer
@@ -354,27 +385,30 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     ttft = prefill_compute + prefill_comm + fixed
     kv_dtype = run_as.kv_dtype(dtype)
     decode_compute = _decode_compute_s(at, micro, input_tokens + output_tokens / 2, kv_dtype) + fixed
-    decode_comm = _allreduces_s(at, micro * model.hidden) + _stage_sends_s(at, micro * model.hidden)
+    group = micro / at.dp  # the queries of one data-parallel attention group
+    ep_comm = _ep_comm_s(at, b, decode=True)
+    decode_comm = _allreduces_s(at, group * model.hidden) + _stage_sends_s(at, micro * model.hidden) + ep_comm
     decode_step = decode_compute + decode_comm
 
     # what a user sees (decode only between tokens), and the steady-state cycle of in-flight batching, where
-    # the stages work on different prompts' prefills at once
+    # the stages (or the data-parallel groups) work on different prompts' prefills at once
     tpot = decode_step
-    cycle = b * ttft / pp + output_tokens * decode_step
-    comm = b * prefill_comm / pp + output_tokens * decode_comm
-    memory_GB, fits = _memory(at, run_as, b * (input_tokens + output_tokens), kv_dtype)
-    gpus = tp * pp
+    cycle = b * ttft / (pp * at.dp) + output_tokens * decode_step
+    comm = b * prefill_comm / (pp * at.dp) + output_tokens * decode_comm
+    memory_GB, fits = _memory(at, run_as, b / at.dp * (input_tokens + output_tokens), kv_dtype)
+    gpus = at.gpus
     out = {
         "model": model.id, "system": system.id, "tp": tp, "pp": pp, "batch": b, "input_tokens": input_tokens,
-        "output_tokens": output_tokens, "dtype": dtype, "stack": stack_name, "nodes": nodes,
+        "output_tokens": output_tokens, "dtype": dtype, "stack": stack_name, "nodes": nodes, "ep": ep,
         "ttft_s": ttft * np.ones_like(b), "tpot_s": tpot, "tokens_per_s_per_user": 1.0 / tpot,
         "tokens_per_s_per_gpu": b * output_tokens / cycle / gpus, "decode_step_s": decode_step,
         "query_time_s": ttft + output_tokens * tpot, "cycle_s": cycle,
         "gemm_dtype": at.math_dtype, "kv_cache_dtype": kv_dtype,
         "tp_bytes_per_query_per_gpu": tp_bytes_per_query_per_gpu(model, tp, input_tokens, output_tokens,
-                                                                  wire_dtype(dtype)),
+                                                                  wire_dtype(dtype), ep),
         "comm_fraction": comm / cycle,
-        "decode_comm_s": decode_comm, "decode_compute_s": decode_compute, "decode_fixed_s": fixed,
+        "decode_comm_s": decode_comm, "decode_ep_comm_s": ep_comm * np.ones_like(b),
+        "decode_compute_s": decode_compute, "decode_fixed_s": fixed,
         "memory_per_gpu_GB": memory_GB, "gpu_memory_GB": at.gpu.usable_memory_GB, "fits": fits,
     }
     if np.ndim(batch) == 0:
@@ -395,12 +429,18 @@ class _Deployment:
     dtype: str
     cal: Calibration
     stack_name: str
-    nodes: int = 1  #: nodes the tp x pp GPUs span
+    nodes: int = 1  #: nodes the tp x pp (or ep) GPUs span
     group_nodes: int = 1  #: nodes one tensor-parallel group spans
+    ep: int = 1  #: GPUs the routed experts are spread over
 
     @property
     def gpus(self) -> int:
-        return self.tp * self.pp
+        return self.ep if self.ep > 1 else self.tp * self.pp
+
+    @property
+    def dp(self) -> int:
+        """Data-parallel attention groups of ``tp`` GPUs (1 without expert parallelism)."""
+        return self.ep // self.tp if self.ep > 1 else 1
 
     @property
     def crossing_boundaries(self) -> int:
@@ -434,8 +474,35 @@ def _allreduces_s(at: _Deployment, elements: Any) -> np.ndarray:
     still all-reduce 16-bit activations (:func:`wire_dtype`)."""
     wire = models.dtype_bytes(wire_dtype(at.dtype))
     nbytes = np.asarray(elements * wire, dtype=float)
-    return 2 * at.model.layers * _allreduce_us(at.system.id, at.tp, nbytes, at.cal, at.stack_name,
-                                               at.group_nodes) * 1e-6
+    # under expert parallelism a MoE layer's combine sums the experts' outputs: attention's all-reduce remains
+    count = 2 * at.model.layers if at.ep == 1 else at.model.layers + at.model.dense_layers
+    return count * _allreduce_us(at.system.id, at.tp, nbytes, at.cal, at.stack_name, at.group_nodes) * 1e-6
+
+
+def _ep_kernel(at: _Deployment, decode: bool) -> str:
+    """The dispatch-and-combine kernel: DeepEP's low-latency kernels in a decode step and its normal kernels in a
+    prefill; NCCL's all-to-all with the nccl stack or on a system without NVLink."""
+    if at.stack_name == "nccl" or not at.system.nvlink_GBps_per_dir:
+        return "nccl"
+    return "deepep-ll" if decode else "deepep"
+
+
+def _ep_comm_s(at: _Deployment, tokens: Any, decode: bool) -> Any:
+    """Seconds of a pass's expert-parallel dispatches and combines (one of each per MoE layer) when the ``ep``
+    GPUs hold ``tokens`` tokens in all (an array of counts, or one); 0 without expert parallelism."""
+    if at.ep == 1:
+        return np.zeros(np.shape(tokens)) if np.ndim(tokens) else 0.0
+    m = at.model
+
+    @lru_cache(maxsize=None)
+    def one(per_gpu: int) -> float:
+        routing = expert.Routing(per_gpu, m.hidden, m.experts_per_token, m.experts)
+        phases = expert.layer(routing, at.system.id, at.ep, at.nodes, kernel=_ep_kernel(at, decode), cal=at.cal)
+        return m.moe_layers * sum(p.time_us for p in phases) * 1e-6
+
+    per_gpu = np.ceil(np.atleast_1d(np.asarray(tokens, dtype=float)) / at.ep).astype(int)
+    out = np.array([one(int(n)) for n in per_gpu])
+    return out.reshape(np.shape(tokens)) if np.ndim(tokens) else float(out[0])
 
 
 def _stage_sends_s(at: _Deployment, elements: Any) -> Any:
@@ -463,9 +530,15 @@ def _prefill_s(at: _Deployment, input_tokens: int) -> tuple[float, float]:
     ceiling = gemm.relative_ceiling(at.gpu.id, at.math_dtype)
     fraction = efficiency.achievable_fraction(peak, at.model.hidden / at.tp, input_tokens, at.activation_bw_Bps,
                                               ceiling, at.weight_bw_Bps)
-    compute = models.prefill_flops(at.model, input_tokens) / at.tp / (peak * fraction)
+    flops = models.prefill_flops(at.model, input_tokens)
+    routed = 2.0 * input_tokens * at.model.moe_layers * at.model.experts_per_token * at.model.expert_params
+    # the routed experts' FLOPs run on the ep GPUs that hold them, the rest on the prompt's tp GPUs
+    spread = (flops - routed) / at.tp + routed / at.ep if at.ep > 1 else flops / at.tp
+    compute = spread / (peak * fraction)
     elements = np.asarray(input_tokens * at.model.hidden, dtype=float)
-    return compute, float(_allreduces_s(at, elements)[0]) + float(_stage_sends_s(at, elements))
+    # the prompt's tokens sit on its tp GPUs: the busiest of them dispatches input_tokens / tp
+    ep_comm = _ep_comm_s(at, np.ceil(input_tokens / at.tp) * at.ep, decode=False)
+    return compute, float(_allreduces_s(at, elements)[0]) + float(_stage_sends_s(at, elements)) + ep_comm
 
 
 def _decode_compute_s(at: _Deployment, b: np.ndarray, kv_len: float, kv_dtype: str) -> np.ndarray:
@@ -477,6 +550,8 @@ def _decode_compute_s(at: _Deployment, b: np.ndarray, kv_len: float, kv_dtype: s
     read = models.decode_bytes_per_step(model, b, kv_len, at.dtype, kv_dtype)
     read_Bps = gpu.mem_bw_GBps * 1e9 * hbm_read_efficiency(gpu.id)
     memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / at.tp / read_Bps
+    if at.ep > 1:
+        memory_s = _ep_decode_read_bytes(at, b, kv_len, kv_dtype) / read_Bps
     peak = peak_flops(gpu, at.math_dtype)
     fraction = efficiency.achievable_fraction(peak, model.hidden / at.tp, b, at.activation_bw_Bps,
                                               gemm.relative_ceiling(gpu.id, at.math_dtype), at.weight_bw_Bps)
@@ -486,14 +561,27 @@ def _decode_compute_s(at: _Deployment, b: np.ndarray, kv_len: float, kv_dtype: s
     peak16 = peak_flops(gpu, "bf16")
     attention_fraction = efficiency.achievable_fraction(peak16, model.hidden / at.tp, b, at.activation_bw_Bps,
                                                         gemm.relative_ceiling(gpu.id, "bf16"), np.inf)
-    flops_s = b * (linear / (peak * fraction) + attention / (peak16 * attention_fraction)) / at.tp
+    # each GPU computes 1 / tp of its group's tokens: b / tp, or b / ep with ep / tp groups
+    flops_s = b * (linear / (peak * fraction) + attention / (peak16 * attention_fraction)) / (at.tp * at.dp)
     return np.maximum(memory_s, flops_s)
+
+
+def _ep_decode_read_bytes(at: _Deployment, b: np.ndarray, kv_len: float, kv_dtype: str) -> np.ndarray:
+    """Bytes one GPU reads in a decode step under expert parallelism: its group's dense weights (1 / tp of them),
+    its share (1 / ep) of the experts the whole batch touches, and its group's KV cache (1 / tp of it; all of an
+    MLA latent, which every tensor-parallel rank holds)."""
+    m = at.model
+    whole = models.decode_bytes_per_step(m, b, kv_len, at.dtype, kv_dtype)
+    dense = models.decode_bytes_per_step(m, 0, kv_len, at.dtype, kv_dtype)["weights_bytes"]
+    kv_split = 1 if m.attention == "mla" else at.tp
+    return (dense / at.tp + (whole["weights_bytes"] - dense) / at.ep
+            + whole["kv_cache_bytes"] / at.dp / kv_split)
 
 
 def _memory(at: _Deployment, run_as: Stack, kv_tokens: np.ndarray, kv_dtype: str) -> tuple[Any, Any]:
     """(GB per GPU, whether it fits) for weights and ``kv_tokens`` tokens of KV cache. FP8 weights on a GPU
     without FP8 tensor cores run on vLLM's Marlin kernels (:func:`compute_dtype`): its memory rule applies."""
-    memory = models.inference_memory_per_gpu_bytes(at.model, tp=at.tp, pp=at.pp, kv_tokens=kv_tokens,
+    memory = models.inference_memory_per_gpu_bytes(at.model, tp=at.tp, pp=at.pp, ep=at.dp, kv_tokens=kv_tokens,
                                                    weight_dtype=at.dtype, kv_dtype=kv_dtype)
     memory_GB = np.asarray(memory["total_bytes"], dtype=float) / 1e9
     engine = STACKS["vllm"] if at.math_dtype != at.dtype else run_as

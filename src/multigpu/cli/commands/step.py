@@ -81,6 +81,11 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                        help="tensor-parallel GPUs; wider than a node, its all-reduces run over the NICs")
     infer.add_argument("--pp", type=types.count, default=1,
                        help="pipeline stages of tp GPUs each (default 1), filling nodes in turn")
+    infer.add_argument("--ep", type=types.count, default=1,
+                       help="expert parallelism for a MoE model: its routed experts spread over this many GPUs, "
+                            "with attention in ep / tp data-parallel groups of tp GPUs (DP-attention; default 1, "
+                            "none); dispatch and combine on DeepEP's kernels, or NCCL's all-to-all with --stack "
+                            "nccl")
     infer.add_argument("--batch", type=types.count, required=True, help="queries in flight")
     infer.add_argument("--input-tokens", type=types.count, required=True)
     infer.add_argument("--output-tokens", type=types.count, required=True)
@@ -133,6 +138,10 @@ INFER_FIELDS = """fields (seconds unless named otherwise):
                          node all-reduces over the NICs; pipeline stages take whole nodes in turn, and the
                          batch is split into pp micro-batches (a token passes every stage, so tpot_s is pp stage
                          steps)
+  ep                     GPUs the routed experts are spread over (1: none); with ep > 1 the run takes ep GPUs,
+                         attention runs in ep / tp data-parallel groups and batch is the queries of all of them
+  decode_ep_comm_s       the expert-parallel dispatches and combines of one decode step (part of
+                         decode_comm_s): DeepEP's low-latency kernels, or NCCL's all-to-all with --stack nccl
   gemm_dtype             the precision the linear GEMMs run in: the weights' format, or bf16 where the GPU has
                          no FP8 (fp8) or FP4 (fp4, mxfp4) rate and the weights are dequantized (weight-only)
   kv_cache_dtype         the KV cache's precision: fp8 under fp8 or FP4 weights with tensorrt-llm (Model
@@ -189,7 +198,7 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
 
 def _infer(args: argparse.Namespace) -> dict[str, Any]:
     out = inference.run(args.model, args.system, args.tp, args.batch, args.input_tokens, args.output_tokens,
-                        pp=args.pp, dtype=args.dtype, stack_name=args.stack).to_dict()
+                        pp=args.pp, dtype=args.dtype, stack_name=args.stack, ep=args.ep).to_dict()
     return out if args.interval is None else {**out, **_interval(out, "serving throughput", args.interval,
                                                                    ("tokens_per_s_per_gpu",), ())}
 
