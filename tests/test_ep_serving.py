@@ -92,3 +92,15 @@ def test_the_infer_command_takes_ep_and_names_its_fields(capsys):
     from multigpu.cli.commands.step import INFER_FIELDS
 
     assert "decode_ep_comm_s" in INFER_FIELDS and "\n  ep " in INFER_FIELDS  # --help defines the new fields
+
+
+def test_every_tensor_parallel_rank_reads_the_whole_mla_latent():
+    """An MLA latent is not split by heads: at TP 8 each decode step reads all of the batch's latent on every
+    GPU (memory-bound steps, every expert touched by both batches)."""
+    def per_query_s(model: str, batches: tuple[int, int]) -> float:
+        a, b = (inference.run(model, "hgx-h200", 8, n, 2048, 512, dtype="fp8").decode_compute_s for n in batches)
+        kv = models.kv_cache_bytes_per_token(models.model(model), "fp8") * (2048 + 256)
+        gpu = inference.catalog.gpu("h200-sxm")
+        read_Bps = gpu.mem_bw_GBps * 1e9 * inference.hbm_read_efficiency(gpu.id)
+        return (b - a) / (batches[1] - batches[0]) * read_Bps / kv
+    assert per_query_s(V3, (512, 1024)) == pytest.approx(1.0, rel=1e-4)

@@ -51,6 +51,10 @@
   ``experts_per_token`` routed (and shared) experts, and a decode step reads
   the distinct experts its batch touches
   (:func:`multigpu.compute.models.decode_bytes_per_step`).
+- **KV cache under tensor parallelism**: each GPU holds and reads its KV
+  heads; an MLA latent (DeepSeek-V3) is not split by heads, so every
+  tensor-parallel rank holds and reads all of it
+  (:func:`multigpu.compute.models.kv_share_per_gpu`).
 - **Expert parallelism** (``ep`` > 1, wide EP with DP-attention as SGLang,
   vLLM and DeepSeek's own service run it): the ``ep`` GPUs hold the routed
   experts, ``experts / ep`` each and whole; attention and the dense layers
@@ -544,14 +548,12 @@ def _prefill_s(at: _Deployment, input_tokens: int) -> tuple[float, float]:
 def _decode_compute_s(at: _Deployment, b: np.ndarray, kv_len: float, kv_dtype: str) -> np.ndarray:
     """Seconds between a user's tokens, before the layers' fixed time, with micro-batches of ``b`` queries at KV
     length ``kv_len`` (the mean over the output): ``pp`` stage steps, each the slower of reading its stage's
-    weights and its micro-batch's KV cache on ``tp`` GPUs, and the FLOPs, i.e. the whole model's for ``b``
-    queries over ``tp`` GPUs (the whole batch when ``pp`` is 1)."""
+    weights and its micro-batch's KV cache on ``tp`` GPUs (:func:`_decode_read_bytes`: each holds all of an MLA
+    latent), and the FLOPs, i.e. the whole model's for ``b`` queries over ``tp`` GPUs (the whole batch when
+    ``pp`` is 1)."""
     model, gpu = at.model, at.gpu
-    read = models.decode_bytes_per_step(model, b, kv_len, at.dtype, kv_dtype)
     read_Bps = gpu.mem_bw_GBps * 1e9 * hbm_read_efficiency(gpu.id)
-    memory_s = (read["weights_bytes"] + read["kv_cache_bytes"]) / at.tp / read_Bps
-    if at.ep > 1:
-        memory_s = _ep_decode_read_bytes(at, b, kv_len, kv_dtype) / read_Bps
+    memory_s = _decode_read_bytes(at, b, kv_len, kv_dtype) / read_Bps
     peak = peak_flops(gpu, at.math_dtype)
     fraction = efficiency.achievable_fraction(peak, model.hidden / at.tp, b, at.activation_bw_Bps,
                                               gemm.relative_ceiling(gpu.id, at.math_dtype), at.weight_bw_Bps)
@@ -566,16 +568,18 @@ def _decode_compute_s(at: _Deployment, b: np.ndarray, kv_len: float, kv_dtype: s
     return np.maximum(memory_s, flops_s)
 
 
-def _ep_decode_read_bytes(at: _Deployment, b: np.ndarray, kv_len: float, kv_dtype: str) -> np.ndarray:
-    """Bytes one GPU reads in a decode step under expert parallelism: its group's dense weights (1 / tp of them),
-    its share (1 / ep) of the experts the whole batch touches, and its group's KV cache (1 / tp of it; all of an
-    MLA latent, which every tensor-parallel rank holds)."""
+def _decode_read_bytes(at: _Deployment, b: np.ndarray, kv_len: float, kv_dtype: str) -> np.ndarray:
+    """Bytes one GPU reads in a decode step of ``b`` queries (the whole model's, over its stages): 1 / tp of the
+    weights, or under expert parallelism 1 / tp of the dense weights and 1 / ep of the experts the whole batch
+    touches; and its share of its group's KV cache (:func:`multigpu.compute.models.kv_share_per_gpu`: its KV
+    heads, or all of an MLA latent, which every tensor-parallel rank holds and reads)."""
     m = at.model
     whole = models.decode_bytes_per_step(m, b, kv_len, at.dtype, kv_dtype)
+    kv = whole["kv_cache_bytes"] / at.dp * models.kv_share_per_gpu(m, at.tp)
+    if at.ep == 1:
+        return whole["weights_bytes"] / at.tp + kv
     dense = models.decode_bytes_per_step(m, 0, kv_len, at.dtype, kv_dtype)["weights_bytes"]
-    kv_split = 1 if m.attention == "mla" else at.tp
-    return (dense / at.tp + (whole["weights_bytes"] - dense) / at.ep
-            + whole["kv_cache_bytes"] / at.dp / kv_split)
+    return dense / at.tp + (whole["weights_bytes"] - dense) / at.ep + kv
 
 
 def _memory(at: _Deployment, run_as: Stack, kv_tokens: np.ndarray, kv_dtype: str) -> tuple[Any, Any]:

@@ -627,14 +627,19 @@ def kv_cache_bytes_per_token(model: Model | str, dtype: str = "bf16") -> float:
     return float(m.layers * width * dtype_bytes(dtype))
 
 
+def kv_share_per_gpu(model: Model | str, tp: ArrayLike = 1) -> Number:
+    """The share of a layer's KV cache one of ``tp`` tensor-parallel GPUs holds and reads: its KV heads (a head
+    is replicated when tp exceeds the KV heads), or all of an MLA latent, which is not split by heads and is
+    replicated on every TP rank."""
+    m = _resolve(model)
+    tp = np.asarray(tp, dtype=float)
+    return as_number(np.ones_like(tp) if m.attention == "mla" else np.ceil(m.kv_heads / tp) / m.kv_heads)
+
+
 def kv_cache_bytes_per_token_per_gpu(model: Model | str, tp: ArrayLike = 1, pp: ArrayLike = 1,
                                      dtype: str = "bf16") -> Number:
-    """KV-cache bytes per token on one GPU of a tp x pp group.
-
-    KV heads split across ``tp`` (a head is replicated when tp exceeds the KV
-    heads); MLA's latent is not split by heads and is replicated on every TP
-    rank. Layers split across ``pp`` (first stage: ceil(L/pp)).
-    """
+    """KV-cache bytes per token on one GPU of a tp x pp group: :func:`kv_share_per_gpu` of each layer's, the
+    layers split across ``pp`` (first stage: ceil(L/pp))."""
     m = _resolve(model)
     tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
     _check_positive(tp=tp, pp=pp)

@@ -167,7 +167,7 @@ def decode_breakdown(cases: Sequence[tuple[Cluster, int]] = DECODE_CASES, batche
                           cal=cal)
         read = models.decode_bytes_per_step(model, np.asarray(batches), kv_len, dtype, dtype)
         weights = np.asarray(read["weights_bytes"]) / tp / hbm_Bps * np.ones(len(batches))
-        kv = np.asarray(read["kv_cache_bytes"]) / tp / hbm_Bps
+        kv = np.asarray(read["kv_cache_bytes"]) * models.kv_share_per_gpu(model, tp) / hbm_Bps
         for i, batch in enumerate(batches):
             compute, comm = r.decode_compute_s[i], r.decode_comm_s[i]
             other = compute - weights[i] - kv[i] - r.decode_fixed_s
