@@ -210,8 +210,49 @@ def test_ids_names_and_paths(tmp_path):
     assert (local.id, local.name) == ("llama-3.1-8b", "Llama-3.1-8B")
 
 
+#: gpt-oss (OpenAI, gpt-oss-120b and gpt-oss-20b model card, arXiv 2508.10925, Table 1: total and active parameters,
+#: the active ones counting the unembedding but not the embedding) and GLM-4.5 (Zhipu, arXiv 2508.06471, Table 1:
+#: 355B and 106B total); shape keys of https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json,
+#: .../openai/gpt-oss-20b, .../zai-org/GLM-4.5 and .../zai-org/GLM-4.5-Air
+_GPT_OSS = dict(model_type="gpt_oss", hidden_size=2880, intermediate_size=2880, num_attention_heads=64,
+                num_key_value_heads=8, head_dim=64, vocab_size=201088, num_experts_per_tok=4, attention_bias=True,
+                sliding_window=128, max_position_embeddings=131072, tie_word_embeddings=False)
+_GLM = dict(model_type="glm4_moe", num_attention_heads=96, num_key_value_heads=8, head_dim=128, vocab_size=151552,
+            n_shared_experts=1, num_experts_per_tok=8, attention_bias=True, num_nextn_predict_layers=1,
+            max_position_embeddings=131072, tie_word_embeddings=False)
+NEW_MOE_TYPES = {
+    "gpt-oss-120b": (_GPT_OSS | dict(num_hidden_layers=36, num_local_experts=128), 116.83, 5.13),
+    "gpt-oss-20b": (_GPT_OSS | dict(num_hidden_layers=24, num_local_experts=32), 20.91, 3.61),
+    "glm-4.5": (_GLM | dict(hidden_size=5120, intermediate_size=12288, moe_intermediate_size=1536,
+                            num_hidden_layers=92, n_routed_experts=160, first_k_dense_replace=3, use_qk_norm=True),
+                355, None),
+    "glm-4.5-air": (_GLM | dict(hidden_size=4096, intermediate_size=10944, moe_intermediate_size=1408,
+                                num_hidden_layers=46, n_routed_experts=128, first_k_dense_replace=1), 106, None),
+}
+
+
+@pytest.mark.parametrize("name", NEW_MOE_TYPES)
+def test_gpt_oss_and_glm_count_their_published_size(tmp_path, name):
+    config, total_B, active_B = NEW_MOE_TYPES[name]
+    m = load_config(write(tmp_path, config, name))
+    assert m.is_moe and m.params_total / 1e9 == pytest.approx(total_B, rel=0.02)
+    if active_B is not None:  # OpenAI's active count leaves the input embedding (a lookup) out
+        assert (m.params_active - m.vocab * m.hidden) / 1e9 == pytest.approx(active_B, rel=0.02)
+
+
+def test_gpt_oss_and_glm_map_their_special_fields(tmp_path):
+    oss = load_config(write(tmp_path, NEW_MOE_TYPES["gpt-oss-120b"][0], "gpt-oss-120b"))
+    assert (oss.attention, oss.head_dim, oss.heads * oss.head_dim, oss.hidden) == ("gqa", 64, 4096, 2880)
+    assert (oss.moe_layers, oss.shared_experts, oss.bias) == (36, 0, "qkv")
+    assert "sliding-window" in oss.notes and "attention sinks" in oss.notes
+    glm = load_config(write(tmp_path, NEW_MOE_TYPES["glm-4.5"][0], "glm-4.5"))
+    assert (glm.first_dense_layers, glm.moe_layers, glm.shared_experts, glm.experts) == (3, 89, 1, 160)
+    assert "multi-token-prediction" in glm.notes and "use_qk_norm" in glm.notes
+
+
 def test_supported_types():
-    for kind in ("llama", "mistral", "mixtral", "qwen2", "qwen3", "deepseek_v3", "gpt2", "gpt_neox", "opt", "bloom"):
+    for kind in ("llama", "mistral", "mixtral", "qwen2", "qwen3", "deepseek_v3", "gpt2", "gpt_neox", "opt", "bloom",
+                 "gpt_oss", "glm4_moe"):
         assert kind in MODEL_TYPES
 
 

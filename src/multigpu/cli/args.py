@@ -64,4 +64,5 @@ nonnegative_count = at_least(0)  #: a whole number >= 0 (--top 0: all)
 
 #: what --model takes, everywhere
 MODEL_HELP = ("model id (python -m multigpu models) or the path of a Hugging Face config.json (or its folder): "
-              "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v3, gpt2, gpt_neox, opt, bloom")
+              "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v3, gpt_oss, glm4_moe, gpt2, "
+              "gpt_neox, opt, bloom")

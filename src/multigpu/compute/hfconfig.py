@@ -28,6 +28,19 @@ Model types (``model_type``) and what they map to:
   (``intermediate_size``), then ``n_routed_experts`` of
   ``moe_intermediate_size``, ``num_experts_per_tok`` per token plus
   ``n_shared_experts``. The multi-token-prediction layers are not counted.
+- ``gpt_oss``: every layer MoE, ``num_local_experts`` experts of
+  ``intermediate_size``, ``num_experts_per_tok`` per token, no shared expert;
+  grouped-query attention of ``head_dim`` (64 by default; heads x head_dim
+  need not be the hidden size), biases on Q, K and V (``attention_bias``,
+  true by default). The experts' biases, the attention sinks and the
+  sliding-window layers' shorter KV cache (``sliding_window``, counted at
+  full length) are noted, not modelled.
+- ``glm4_moe`` (GLM-4.5): the first ``first_k_dense_replace`` layers dense
+  (``intermediate_size``), then ``n_routed_experts`` of
+  ``moe_intermediate_size``, ``num_experts_per_tok`` per token plus
+  ``n_shared_experts``; grouped-query attention of ``head_dim`` (128 by
+  default), ``attention_bias`` (false by default). The multi-token-prediction
+  layers and the Q/K norms (``use_qk_norm``) are noted, not counted.
 - ``gpt2``: ``n_layer``, ``n_embd``, ``n_head``, ``n_positions`` (learned
   positions), MLP ``n_inner`` or 4 x ``n_embd``, LayerNorm, biases everywhere,
   tied embeddings.
@@ -234,7 +247,7 @@ def _attention_bias(c: _Config, mlp_key: str | None = None) -> str:
 #: class defaults of ``max_position_embeddings`` (``transformers``) when a config leaves it out
 _MAX_POSITIONS = {"llama": 2048, "mistral": 131072, "mixtral": 131072, "qwen2": 32768, "qwen2_moe": 32768,
                   "qwen3": 32768, "qwen3_moe": 32768, "deepseek_v2": 2048, "deepseek_v3": 4096, "gpt_neox": 2048,
-                  "opt": 2048}
+                  "opt": 2048, "gpt_oss": 131072, "glm4_moe": 131072}
 
 #: ``num_key_value_heads`` when absent: "heads" (MHA) for Llama and DeepSeek, required for the others
 _KV_DEFAULT: dict[str, Any] = {"llama": "heads", "deepseek_v2": "heads", "deepseek_v3": "heads"}
@@ -326,6 +339,51 @@ def _deepseek(c: _Config, kind: str) -> dict[str, Any]:
                 position="rope", dropout=c.dropout({"attention_dropout": 0.0}))
 
 
+def _routed_moe(c: _Config, layers: int, hidden: int, kind: str) -> dict[str, Any]:
+    """What gpt-oss and GLM-4.5 share: grouped-query attention of ``head_dim``, RMSNorm, RoPE, SwiGLU experts."""
+    out = dict(layers=layers, hidden=hidden, **_heads(c, hidden, _ABSENT, 64 if kind == "gpt_oss" else 128),
+               vocab=c.count("vocab_size", field="vocab"),
+               max_seq=c.count("max_position_embeddings", default=_MAX_POSITIONS[kind], minimum=0, field="max_seq"),
+               tied_embeddings=c.flag("tie_word_embeddings", False), gated_mlp=True, norm="rmsnorm",
+               position="rope", dropout=c.dropout({"attention_dropout": 0.0}), **_no_mla())
+    out["experts_per_token"] = c.count("num_experts_per_tok", "experts_per_token", field="experts_per_token")
+    return out
+
+
+def _gpt_oss(c: _Config, kind: str) -> dict[str, Any]:
+    """gpt-oss: every layer MoE, no shared expert, biased Q, K and V."""
+    layers, hidden = c.count("num_hidden_layers", field="layers"), c.count("hidden_size", field="hidden")
+    out = _routed_moe(c, layers, hidden, kind)
+    ffn = c.count("intermediate_size", field="ffn_hidden")
+    out.update(ffn_hidden=ffn, moe_ffn_hidden=ffn, first_dense_layers=0, shared_experts=0,
+               experts=c.count("num_local_experts", "num_experts", field="experts"),
+               bias="qkv" if c.flag("attention_bias", True) else "none")
+    c.origin["moe_ffn_hidden"] = c.origin["ffn_hidden"]
+    c.caveats += ["the output projection's and the experts' biases", "the attention sinks (one per head and layer)"]
+    if c.has("sliding_window"):
+        c.caveats.append(f"the sliding-window layers' KV cache ({c.count('sliding_window', note=False)} tokens), "
+                         "counted at full length")
+    return out
+
+
+def _glm4_moe(c: _Config, kind: str) -> dict[str, Any]:
+    """GLM-4.5: dense first layers, then routed plus shared experts."""
+    layers, hidden = c.count("num_hidden_layers", field="layers"), c.count("hidden_size", field="hidden")
+    out = _routed_moe(c, layers, hidden, kind)
+    out.update(ffn_hidden=c.count("intermediate_size", field="ffn_hidden"),
+               moe_ffn_hidden=c.count("moe_intermediate_size", field="moe_ffn_hidden"),
+               experts=c.count("n_routed_experts", field="experts"),
+               shared_experts=c.count("n_shared_experts", minimum=0, field="shared_experts"),
+               first_dense_layers=c.count("first_k_dense_replace", minimum=0, field="first_dense_layers"),
+               bias=_attention_bias(c))
+    mtp = c.count("num_nextn_predict_layers", default=0, minimum=0, note=False)
+    if mtp:
+        c.caveats.append(f"the multi-token-prediction layers (num_nextn_predict_layers {mtp})")
+    if c.data.get("use_qk_norm"):
+        c.caveats.append("the per-head Q and K norms (use_qk_norm)")
+    return out
+
+
 def _gpt2(c: _Config, kind: str) -> dict[str, Any]:
     """GPT-2: learned positions, LayerNorm, GELU MLP, biases everywhere, tied embeddings."""
     layers = c.count("n_layer", field="layers")
@@ -413,7 +471,7 @@ def _bloom(c: _Config, kind: str) -> dict[str, Any]:
 _MAPPERS: dict[str, Callable[[_Config, str], dict[str, Any]]] = {
     "llama": _llama_like, "mistral": _llama_like, "mixtral": _llama_like, "qwen2": _llama_like,
     "qwen2_moe": _llama_like, "qwen3": _llama_like, "qwen3_moe": _llama_like,
-    "deepseek_v2": _deepseek, "deepseek_v3": _deepseek,
+    "deepseek_v2": _deepseek, "deepseek_v3": _deepseek, "gpt_oss": _gpt_oss, "glm4_moe": _glm4_moe,
     "gpt2": _gpt2, "gpt_neox": _gpt_neox, "opt": _opt, "bloom": _bloom,
 }
 

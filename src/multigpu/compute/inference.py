@@ -328,8 +328,8 @@ def _check_ep(model: models.Model, system: catalog.System, tp: int, pp: int, bat
 
 @dataclass(frozen=True)
 class ServingRun:
-    """Serving ``batch`` concurrent queries under tensor (and pipeline) parallelism (the ``infer`` command's
-    object). With an array of batches, the per-batch fields are arrays of the same length. Times in seconds,
+    """Serving ``batch`` concurrent queries under tensor (and pipeline or expert) parallelism (the ``infer``
+    command's object). With an array of batches, the per-batch fields are arrays of the same length. Times in seconds,
     memory in GB (1e9 bytes)."""
 
     model: str
@@ -353,7 +353,7 @@ class ServingRun:
     query_time_s: Any  #: what one user waits for a whole answer: ttft_s + output_tokens x tpot_s
     cycle_s: Any  #: steady state: the GPU time to serve ``batch`` queries (their prefills and decode steps)
     tp_bytes_per_query_per_gpu: float  #: bytes each GPU sends for tensor parallelism over one query
-    comm_fraction: Any  #: share of the cycle spent in tensor-parallel all-reduces
+    comm_fraction: Any  #: share of the cycle spent communicating: all-reduces, stage sends, dispatch and combine
     decode_comm_s: Any  #: all-reduces (and expert-parallel dispatches and combines) of one decode step
     decode_ep_comm_s: Any  #: the expert-parallel dispatches and combines of one decode step (0 without ep)
     decode_compute_s: Any  #: weights and KV cache read (or FLOPs) of one decode step, with its layers' fixed time
