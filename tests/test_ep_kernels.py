@@ -104,9 +104,9 @@ def test_held_out_kernels_within_the_issue_goals():
     """Goals of the MoE issue: large (normal-kernel) dispatch and combine median |error| <= 15 %, decode-size
     (low-latency) <= 25 %; no held-out row off by more than a quarter."""
     held = epfit.compare(("holdout",))
-    normal, ll = held[held["kernel"] == "deepep"], held[held["kernel"] == "deepep-ll"]
-    assert len(normal) >= 8 and len(ll) >= 4
-    assert normal["rel_error"].abs().median() <= 0.15 and ll["rel_error"].abs().median() <= 0.25
+    for kernel, rows in (("deepep", 8), ("deepep-ll", 4)):  # fewer than GOAL_ROWS: all DeepEP publishes
+        errors = held.loc[held["kernel"] == kernel, "rel_error"].abs()
+        assert len(errors) >= rows and errors.median() <= epfit.GOAL_MEDIAN[kernel], kernel
     assert held["rel_error"].abs().max() <= 0.25
 
 

@@ -649,21 +649,27 @@ def ep_facts(cal: Calibration | None = None) -> Facts:
     the worst row ``ep_worst`` (%); the fitted shares of line rate ``ep_nvl_pct`` and ``ep_net_pct``; and one
     DeepSeek-V3 layer's dispatch on 4 nodes of HGX H100 (4,096 tokens per GPU, at most 4 nodes per token):
     ``ep_bytes_x`` (the network bytes of an all-to-all of one copy per expert over DeepEP's) and ``ep_time_x``
-    (its time over DeepEP's)."""
+    (its time over DeepEP's), with that example's inputs ``ep_ex_nodes``, ``ep_ex_tokens`` and ``ep_ex_limit``;
+    the goals ``ep_goal_normal`` and ``ep_goal_ll`` (%) and ``ep_goal_rows``."""
     cal = calibration.resolve(cal)
+    nodes, tokens, limit = 4, 4096, 4  # the example: one DeepSeek-V3 layer on HGX H100 nodes
     every = epfit.load(epfit.SPLITS)
     held = epfit.compare(("holdout",), cal=cal)
     normal, ll = held[held["kernel"] == "deepep"], held[held["kernel"] == "deepep-ll"]
     m = models.model("deepseek-v3")
-    routing = expert.Routing(4096, m.hidden, m.experts_per_token, m.experts, node_limit=4)
-    deepep, nccl = (expert.phase(routing, "hgx-h100", 32, 4, kernel=k, cal=cal) for k in ("deepep", "nccl"))
+    routing = expert.Routing(tokens, m.hidden, m.experts_per_token, m.experts, node_limit=limit)
+    deepep, nccl = (expert.phase(routing, "hgx-h100", 8 * nodes, nodes, kernel=k, cal=cal)
+                    for k in ("deepep", "nccl"))
     return _values({
         "ep_rows": len(every), **{f"ep_{s}": sum(r.split == s for r in every) for s in epfit.SPLITS},
         "ep_normal_n": len(normal), "ep_normal_median": 100 * float(normal["rel_error"].abs().median()),
         "ep_ll_n": len(ll), "ep_ll_median": 100 * float(ll["rel_error"].abs().median()),
         "ep_worst": 100 * float(held["rel_error"].abs().max()),
         "ep_nvl_pct": 100 * cal.value("ep_efficiency", "nvlink"), "ep_net_pct": 100 * cal.value("ep_efficiency", "net"),
-        "ep_bytes_x": nccl.network_bytes / deepep.network_bytes, "ep_time_x": nccl.time_us / deepep.time_us})
+        "ep_bytes_x": nccl.network_bytes / deepep.network_bytes, "ep_time_x": nccl.time_us / deepep.time_us,
+        "ep_ex_nodes": nodes, "ep_ex_tokens": tokens, "ep_ex_limit": limit,
+        "ep_goal_normal": 100 * epfit.GOAL_MEDIAN["deepep"], "ep_goal_ll": 100 * epfit.GOAL_MEDIAN["deepep-ll"],
+        "ep_goal_rows": epfit.GOAL_ROWS})
 
 
 def layout_order_facts(scores: pd.DataFrame) -> Facts:
