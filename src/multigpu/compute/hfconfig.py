@@ -336,7 +336,17 @@ def _deepseek(c: _Config, kind: str) -> dict[str, Any]:
                 moe_ffn_hidden=moe_ffn, first_dense_layers=first, gated_mlp=True, attention="mla",
                 q_lora_rank=q_lora, kv_lora_rank=kv_lora, rope_head_dim=rope,
                 tied_embeddings=c.flag("tie_word_embeddings", False), bias=_attention_bias(c), norm="rmsnorm",
-                position="rope", dropout=c.dropout({"attention_dropout": 0.0}))
+                position="rope", dropout=c.dropout({"attention_dropout": 0.0}), **_expert_groups(c))
+
+
+def _expert_groups(c: _Config) -> dict[str, int]:
+    """Group-limited routing (``n_group``, ``topk_group``; DeepSeek-V2's device-limited and V3's node-limited
+    routing), or none where a config leaves it out or states one group."""
+    groups = c.count("n_group", default=0, minimum=0, note=False)
+    per_token = c.count("topk_group", default=0, minimum=0, note=False)
+    if groups <= 1:
+        return {}
+    return dict(expert_groups=groups, expert_groups_per_token=per_token)
 
 
 def _routed_moe(c: _Config, layers: int, hidden: int, kind: str) -> dict[str, Any]:

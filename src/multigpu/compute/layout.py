@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from multigpu.compute.shapes import ATTENTION_KERNELS, RECOMPUTE
+from multigpu.compute.shapes import ATTENTION_KERNELS, RECOMPUTE, RECOMPUTE_MODULES
 
 #: Precisions of the gradient buffer and its data-parallel reduction (``grad_dtype``), the default first:
 #: ``fp32``, Megatron-LM's (``accumulate_allreduce_grads_in_fp32`` for BF16 training); ``bf16``, as NVIDIA's
@@ -39,8 +39,28 @@ EP_DISPATCH_DTYPES = ("bf16", "fp8")
 #: ``bf16_with_fp8_mixed``; Megatron-Bridge's performance pages name ``FP8-CS`` (current scaling, per tensor).
 FP8_RECIPES = ("delayed", "current")
 DEFAULT_FP8_RECIPE = FP8_RECIPES[0]
+#: How the activations kept for the backward pass are stored, the default first: in the training precision's
+#: 16 bits (BF16 under FP8), or ``fp8``: DeepSeek-V3's FP8 cache of the linear layers' inputs (arXiv:2412.19437
+#: section 3.3.3), with FP8 training only.
+ACTIVATION_CACHES = ("bf16", "fp8")
+#: Precisions of Adam's two moments, the default first: FP32, or BF16 as DeepSeek-V3 kept them (section 3.3.3)
+#: and Megatron-Core's precision-aware optimizer does with ``--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16``.
+#: The FP32 master weights stay.
+MOMENT_DTYPES = ("fp32", "bf16")
 #: Training methods: pre-training, full fine-tuning (the same maths) and LoRA.
 METHODS = ("pretrain", "full", "lora")
+#: The kernels that carry a training step's MoE dispatch and combine, the default first (the names of
+#: :data:`multigpu.comm.expert.KERNELS`): ``nccl``, Megatron-Core's all-to-all token dispatcher
+#: (``--moe-token-dispatcher-type alltoall``), one copy per (token, expert); ``deepep``, DeepEP's normal kernels
+#: (Megatron-Core's ``--moe-token-dispatcher-type flex --moe-enable-deepep``; DeepSeek-V3's own), one network copy
+#: per destination node, forwarded over NVLink.
+EP_KERNELS = ("nccl", "deepep")
+#: Pipeline schedules, the default first: ``1f1b`` (one forward, one backward; interleaved with ``interleave`` >
+#: 1) and ``dualpipe``, DeepSeek-V3's bidirectional schedule (arXiv:2412.19437 section 3.2.1; deepseek-ai/DualPipe
+#: at 3da1bbe, README.md): micro-batches fed from both ends, each GPU holding two stages (2x parameters, PP + 1
+#: micro-batches' activations), a forward and a backward chunk overlapped so that each hides the other's
+#: all-to-all and stage-to-stage traffic, and a bubble of (PP/2 - 1)(F&B + B - 3W) against 1F1B's (PP - 1)(F + B).
+PP_SCHEDULES = ("1f1b", "dualpipe")
 
 
 @dataclass(frozen=True)
@@ -77,8 +97,9 @@ TRAINING_STACKS = {stack.name: stack for stack in (
 )}
 DEFAULT_TRAINING_STACK = "megatron"
 
-__all__ = ["ATTENTION_KERNELS", "DEFAULT_FP8_RECIPE", "DEFAULT_GRAD_DTYPE", "DEFAULT_TRAINING_STACK",
-           "EP_DISPATCH_DTYPES", "FP8_RECIPES", "GRAD_DTYPES", "METHODS", "RECOMPUTE", "TRAINING_STACKS", "Layout",
+__all__ = ["ACTIVATION_CACHES", "ATTENTION_KERNELS", "DEFAULT_FP8_RECIPE", "DEFAULT_GRAD_DTYPE",
+           "DEFAULT_TRAINING_STACK", "EP_DISPATCH_DTYPES", "EP_KERNELS", "FP8_RECIPES", "GRAD_DTYPES", "METHODS",
+           "MOMENT_DTYPES", "PP_SCHEDULES", "RECOMPUTE", "RECOMPUTE_MODULES", "TRAINING_STACKS", "Layout",
            "TrainingStack"]
 
 
@@ -106,6 +127,9 @@ class Layout:
     #: with ``recompute`` full, the layers of each virtual stage fully recomputed, the others not recomputed
     #: (Megatron's ``--recompute-num-layers`` with ``--recompute-method block``); 0 = every layer
     recompute_layers: Any = 0
+    #: with ``recompute`` selective, the parts of each layer recomputed (:data:`RECOMPUTE_MODULES`); empty = the
+    #: attention scores (``core_attn``), Megatron-Core's default
+    recompute_modules: tuple[str, ...] = ()
     sequence_parallel: bool = False
     dtype: str = "bf16"  #: the GEMMs' precision
     zero_stage: Any = 1  #: ZeRO stage of the data-parallel sharding (0 to 3)
@@ -116,6 +140,10 @@ class Layout:
     grad_dtype: str = DEFAULT_GRAD_DTYPE  #: gradient buffer and data-parallel reduction precision (:data:`GRAD_DTYPES`)
     fp8_recipe: str = DEFAULT_FP8_RECIPE  #: FP8 scaling recipe (:data:`FP8_RECIPES`); used only when dtype is fp8
     ep_dispatch: str = EP_DISPATCH_DTYPES[0]  #: MoE dispatch precision (:data:`EP_DISPATCH_DTYPES`)
+    ep_kernel: str = EP_KERNELS[0]  #: the kernels of the MoE dispatch and combine (:data:`EP_KERNELS`)
+    pp_schedule: str = PP_SCHEDULES[0]  #: pipeline schedule (:data:`PP_SCHEDULES`)
+    activation_cache: str = ACTIVATION_CACHES[0]  #: how kept activations are stored (:data:`ACTIVATION_CACHES`)
+    moment_dtype: str = MOMENT_DTYPES[0]  #: precision of Adam's moments (:data:`MOMENT_DTYPES`)
     #: transformer layers on the first and on the last pipeline stage, 0 = an even split (Megatron-Core's
     #: ``decoder_first_pipeline_num_layers`` and ``decoder_last_pipeline_num_layers``)
     pp_first_layers: Any = 0
@@ -160,6 +188,14 @@ class Layout:
         first = np.where(first_n > 0, first_n, share)
         last = np.where(pp > 1, np.where(last_n > 0, last_n, share), 0.0)
         return first, np.where(pp > 2, share, 0.0), last
+
+    @property
+    def recomputed(self) -> tuple[str, ...]:
+        """The parts of each layer selective recomputation recomputes (:data:`RECOMPUTE_MODULES`): those stated,
+        else ``core_attn``; none under no or full recomputation."""
+        if self.recompute != "selective":
+            return ()
+        return tuple(self.recompute_modules) or ("core_attn",)
 
     def recomputed_share(self, layers: int) -> np.ndarray:
         """The share of a GPU's transformer layers that ``recompute`` applies to (arrays, broadcast over the

@@ -55,6 +55,7 @@ from multigpu.compute.shapes import (  # noqa: F401  (re-exported: the model's s
     NORM_KINDS,
     POSITION_KINDS,
     RECOMPUTE,
+    RECOMPUTE_MODULES,
     Model,
     ModelRow,
     check_shape,
@@ -165,8 +166,40 @@ def forward_flops_per_token(model: Model | str, context: ArrayLike) -> Number:
     return as_number(2.0 * m.matmul_params_active + 2.0 * m.layers * np.asarray(context) * (qk + v))
 
 
+def recomputed_modules(recompute: str, modules: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The parts of a layer that ``recompute`` runs again (:data:`RECOMPUTE_MODULES`): under selective
+    recomputation ``modules``, or ``core_attn`` where none is stated (Megatron-Core's default); none otherwise
+    (full recomputation is every part). An InputError for an unknown part, or parts without selective."""
+    _check_choice(recompute, RECOMPUTE, "recompute")
+    for name in modules:
+        _check_choice(name, RECOMPUTE_MODULES, "recompute module")
+    if modules and recompute != "selective":
+        raise InputError(f"recompute modules ({', '.join(modules)}) need selective recomputation; got {recompute}")
+    return (tuple(modules) or ("core_attn",)) if recompute == "selective" else ()
+
+
+def recompute_module_flops_per_token(model: Model | str, modules: tuple[str, ...]) -> float:
+    """Forward FLOPs per token that recomputing ``modules`` (:data:`RECOMPUTE_MODULES`) adds to a training step,
+    weight GEMMs only: MLA's up-projections (``mla_up_proj``), the dense layers' MLPs (``mlp``), the MoE blocks'
+    routed and shared experts (``moe``) or shared experts alone (``shared_experts``). The attention scores
+    (``core_attn``) are :func:`training_flops_per_step`'s; norms and activation functions (``layernorm``,
+    ``moe_act``) are elementwise and not counted."""
+    m = _resolve(model)
+    h, flops = m.hidden, 0.0
+    if "mla_up_proj" in modules and m.attention == "mla":
+        flops += 2.0 * m.layers * m.heads * (m.q_lora_rank * m.head_dim + m.kv_lora_rank
+                                             * (m.head_dim - m.rope_head_dim + m.v_head_dim))
+    mlp_params = (3 if m.gated_mlp else 2) * h
+    if "mlp" in modules:
+        flops += 2.0 * m.dense_layers * mlp_params * m.ffn_hidden
+    experts = (m.experts_per_token + m.shared_experts if "moe" in modules
+               else m.shared_experts if "shared_experts" in modules else 0)
+    return flops + 2.0 * m.moe_layers * experts * mlp_params * m.moe_ffn_hidden
+
+
 def training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: ArrayLike,
-                            recompute: str = "none", causal: bool = False) -> tuple[Number, Number]:
+                            recompute: str = "none", causal: bool = False,
+                            modules: tuple[str, ...] = ()) -> tuple[Number, Number]:
     """(model FLOPs, hardware FLOPs) of one training step of ``global_batch`` sequences of ``seq`` tokens.
 
     Model FLOPs (what MFU counts) are forward + backward = 3 x forward:
@@ -179,7 +212,9 @@ def training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: Ar
     - ``none``: nothing;
     - ``selective``: one more forward of the attention scores (QK^T and
       attention over V). Korthikanti et al.'s eq. 8 counts this part twice
-      (``s/(3h)`` instead of ``s/(6h)``); one forward is what is executed;
+      (``s/(3h)`` instead of ``s/(6h)``); one forward is what is executed.
+      With ``modules`` (:func:`recomputed_modules`), the scores only if they include
+      ``core_attn``, and the GEMMs of :func:`recompute_module_flops_per_token`;
     - ``full``: one more forward of every transformer layer (not the vocabulary
       projection): Narayanan et al. SC21 eq. 3,
       ``96 B s l h^2 (1 + s/(6h) + V/(16lh))``, for a GPT shape.
@@ -188,23 +223,27 @@ def training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: Ar
     (``(seq+1)/2`` keys per query) instead of the full square.
     """
     m = _resolve(model)
-    _check_choice(recompute, RECOMPUTE, "recompute")
+    parts = recomputed_modules(recompute, modules)
     tokens = np.asarray(global_batch, dtype=float) * np.asarray(seq, dtype=float)
     fwd_scores = _forward_score_flops(m, global_batch, seq, causal)
     fwd_head = 2.0 * m.vocab * m.hidden * tokens
     fwd_weights = 2.0 * m.matmul_params_active * tokens - fwd_head
     model_flops = 3.0 * (fwd_weights + fwd_scores + fwd_head)
-    extra = {"none": 0.0, "selective": fwd_scores, "full": fwd_weights + fwd_scores}[recompute]
+    if recompute == "full":
+        extra = fwd_weights + fwd_scores
+    else:
+        extra = (fwd_scores if "core_attn" in parts else 0.0) + recompute_module_flops_per_token(m, parts) * tokens
     return as_number(model_flops), as_number(model_flops + extra)
 
 
 def attention_training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: ArrayLike,
-                                     recompute: str = "none", causal: bool = False) -> Number:
+                                     recompute: str = "none", causal: bool = False,
+                                     modules: tuple[str, ...] = ()) -> Number:
     """The hardware FLOPs of :func:`training_flops_per_step` that are attention scores (QK^T and attention over
     V: forward, backward and what recomputation runs again); the rest are the weight GEMMs."""
     m = _resolve(model)
-    _check_choice(recompute, RECOMPUTE, "recompute")
-    return as_number(_forward_score_flops(m, global_batch, seq, causal) * (3.0 if recompute == "none" else 4.0))
+    again = recompute == "full" or "core_attn" in recomputed_modules(recompute, modules)
+    return as_number(_forward_score_flops(m, global_batch, seq, causal) * (4.0 if again else 3.0))
 
 
 def head_training_flops_per_step(model: Model | str, global_batch: ArrayLike, seq: ArrayLike,
@@ -336,6 +375,12 @@ def model_state_bytes_per_gpu(params: ArrayLike, dp: ArrayLike = 1, zero_stage: 
     }
 
 
+def optimizer_bytes_per_param(dtype: str, moment_dtype: str = "fp32") -> float:
+    """Adam's state per parameter, bytes: an FP32 master copy (none when the weights are FP32 already) and two
+    moments in ``moment_dtype``."""
+    return (0.0 if dtype_bytes(dtype) == 4 else 4.0) + 2 * dtype_bytes(moment_dtype)
+
+
 def _stage_params(m: Model, pp: np.ndarray, first: bool,
                   layers: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(non-expert params, expert params, layers) of the first or the last pipeline stage.
@@ -421,22 +466,69 @@ def _activation_coefficients(m: Model, moe_layer: bool) -> tuple[float, float, f
         kv_k, kv_v = m.kv_heads * m.head_dim, m.kv_heads * m.v_head_dim
         latent = 0
     attention = 2 * (qk + kv_k + kv_v + v) + latent
-
-    def mlp(ffn: int) -> int:
-        return (6 if m.gated_mlp else 4) * ffn
-
-    if moe_layer:
-        inner = (m.experts_per_token * (2 * h + mlp(m.moe_ffn_hidden))
-                 + m.shared_experts * mlp(m.moe_ffn_hidden))
-    else:
-        inner = mlp(m.ffn_hidden)
+    inner = _moe_bytes(m) if moe_layer else _mlp_bytes(m, m.ffn_hidden)
     per_key = (5 if m.dropout else 2) * a
     return float(outside), float(attention + inner), float(per_key)
 
 
+def _mlp_bytes(m: Model, ffn: int) -> int:
+    """Bytes per token one MLP of ``ffn`` stores: its activation's input and output (4f), SwiGLU's gate and up
+    outputs and their product (6f)."""
+    return (6 if m.gated_mlp else 4) * ffn
+
+
+def _moe_bytes(m: Model) -> int:
+    """Bytes per token an MoE block stores: each routed copy of the token (2h) and its expert's MLP, and the
+    shared experts' MLPs."""
+    f = m.moe_ffn_hidden
+    return m.experts_per_token * (2 * m.hidden + _mlp_bytes(m, f)) + m.shared_experts * _mlp_bytes(m, f)
+
+
+def _recomputed_bytes(m: Model, moe_layer: bool, modules: tuple[str, ...]) -> tuple[float, float]:
+    """(outside, inside) bytes per token of :func:`_activation_coefficients` that recomputing ``modules`` does not
+    store: the norms' outputs, the inputs of the QKV and first MLP GEMMs (``layernorm``, 4h); MLA's queries, keys
+    and values (``mla_up_proj``); a dense MLP's (``mlp``); the whole MoE block's (``moe``), or the routed experts'
+    activation outputs (``moe_act``, 2f a copy) and the shared experts' MLPs (``shared_experts``). What a
+    recomputed part keeps, its input, is stored by the part before it."""
+    outside = 4.0 * m.hidden if "layernorm" in modules else 0.0
+    inside = 0.0
+    if "mla_up_proj" in modules and m.attention == "mla":
+        qk, v = _attention_widths(m)
+        inside += 2 * (2 * qk + v)
+    if not moe_layer:
+        return outside, inside + (_mlp_bytes(m, m.ffn_hidden) if "mlp" in modules else 0.0)
+    if "moe" in modules:
+        return outside, inside + _moe_bytes(m)
+    if "moe_act" in modules:
+        inside += m.experts_per_token * 2 * m.moe_ffn_hidden
+    if "shared_experts" in modules:
+        inside += m.shared_experts * _mlp_bytes(m, m.moe_ffn_hidden)
+    return outside, inside
+
+
+def _fp8_cached_bytes(m: Model, moe_layer: bool, modules: tuple[str, ...]) -> tuple[float, float]:
+    """(outside, inside) bytes per token that caching the linear layers' inputs in FP8 saves against 16 bits
+    (DeepSeek-V3 Technical Report, arXiv:2412.19437, section 3.3.3, "Low-Precision Storage"): half of each
+    input kept for a weight gradient (the norms' outputs, MLA's latents, a dense MLP's second GEMM input, the
+    routed copies and the inputs of the experts' SwiGLU, whose output is recomputed), and a quarter of the
+    attention output, kept in E5M6 (12 bits). What a recomputed part does not store saves nothing
+    (:func:`_recomputed_bytes`)."""
+    h, f = m.hidden, m.moe_ffn_hidden
+    outside = 0.0 if "layernorm" in modules else 2.0 * h
+    _, v = _attention_widths(m)
+    inside = 0.5 * v + (m.q_lora_rank + m.kv_lora_rank if m.attention == "mla" else 0)
+    if not moe_layer:
+        return outside, inside + (0.0 if "mlp" in modules else m.ffn_hidden)
+    if "moe" in modules:
+        return outside, inside
+    swiglu = (2 if m.gated_mlp else 1) * f  # half of the gate and up outputs
+    return outside, inside + m.experts_per_token * (h + swiglu + (0 if "moe_act" in modules else f))
+
+
 def activation_bytes_per_layer(model: Model | str, micro_batch: ArrayLike, seq: ArrayLike, tp: ArrayLike = 1,
                                sequence_parallel: bool = False, recompute: str = "none",
-                               moe_layer: bool | None = None, attention: str = "flash") -> Number:
+                               moe_layer: bool | None = None, attention: str = "flash",
+                               modules: tuple[str, ...] = (), cache: str = "bf16") -> Number:
     """Bytes of activations one layer stores for one micro-batch (Korthikanti et al. 2022, Table 2).
 
     With ``s`` = seq, ``b`` = micro-batch, for a GPT shape:
@@ -455,10 +547,13 @@ def activation_bytes_per_layer(model: Model | str, micro_batch: ArrayLike, seq: 
     matrix is never stored, only its softmax statistics (4 bytes per head and
     token); ``"materialised"`` stores it as Korthikanti et al. count
     (``5as/h``), which ``selective`` recompute drops. ``moe_layer`` picks the
-    layer kind (default: MoE if the model has experts).
+    layer kind (default: MoE if the model has experts). ``modules``: what
+    selective recomputation covers (:func:`recomputed_modules`; default the
+    scores), less what each part does not store (:func:`_recomputed_bytes`).
+    ``cache``: ``fp8`` keeps the linear layers' inputs in FP8 (:func:`_fp8_cached_bytes`).
     """
     m = _resolve(model)
-    _check_choice(recompute, RECOMPUTE, "recompute")
+    parts = recomputed_modules(recompute, modules)
     _check_choice(attention, ATTENTION_KERNELS, "attention")
     tp = np.asarray(tp, dtype=float)
     _check_positive(tp=tp)
@@ -467,12 +562,17 @@ def activation_bytes_per_layer(model: Model | str, micro_batch: ArrayLike, seq: 
     sp_div = tp if sequence_parallel else 1.0
     if recompute == "full":
         return as_number(tokens * 2 * m.hidden / sp_div)
-    outside, inside, per_key = _activation_coefficients(m, m.is_moe if moe_layer is None else moe_layer)
+    moe = m.is_moe if moe_layer is None else moe_layer
+    outside, inside, per_key = _activation_coefficients(m, moe)
+    not_outside, not_inside = _recomputed_bytes(m, moe, parts)
+    if cache == "fp8":
+        less_outside, less_inside = _fp8_cached_bytes(m, moe, parts)
+        not_outside, not_inside = not_outside + less_outside, not_inside + less_inside
     if attention == "flash":
         scores = 4.0 * m.heads / tp  # log-sum-exp per head and token, FP32
     else:
-        scores = 0.0 if recompute == "selective" else per_key * s / tp
-    return as_number(tokens * (outside / sp_div + inside / tp + scores))
+        scores = 0.0 if "core_attn" in parts else per_key * s / tp
+    return as_number(tokens * ((outside - not_outside) / sp_div + (inside - not_inside) / tp + scores))
 
 
 def memory_per_gpu_bytes(model: Model | str, layout: Layout) -> dict[str, Number]:
@@ -504,17 +604,38 @@ def memory_per_gpu_bytes(model: Model | str, layout: Layout) -> dict[str, Number
       that share of the layers is recomputed and the others keep everything.
       ``attention``: the kernel
       (:func:`activation_bytes_per_layer`).
+    - DualPipe (``pp_schedule``): the first GPU holds the first and the last stage, the model states of both, and
+      ``pp + 1`` micro-batches of the larger stage's activations (deepseek-ai/DualPipe's README table: 2x
+      parameters, PP + 1 activations per device).
     """
     m = _resolve(model)
     lay = _checked_layout(m, layout)
     acts = _activation_parts(m, layout, lay)
     parts = [_stage_memory(m, layout, lay, acts, first) for first in (True, False)]
+    if layout.pp_schedule == "dualpipe":
+        return _dualpipe_memory(parts, lay, acts)
+    for part in parts:
+        part.pop("per_microbatch_bytes")
     first_part, last_part = parts
     pick_first = first_part["total_bytes"] >= last_part["total_bytes"]
     out = {k: as_number(np.where(pick_first, first_part[k], last_part[k])) for k in first_part}
     #: the larger of the end stages' optimizer states (the stage whose optimizer step ends last), bytes
     out["largest_optimizer_bytes"] = as_number(np.maximum(first_part["optimizer_bytes"], last_part["optimizer_bytes"]))
     return out
+
+
+def _dualpipe_memory(parts: list[dict[str, Any]], lay: dict[str, np.ndarray],
+                     acts: dict[str, Any]) -> dict[str, Number]:
+    """:func:`memory_per_gpu_bytes` of the first GPU under DualPipe, which holds the first and the last stage."""
+    first, last = parts
+    out = {k: first[k] + last[k] for k in ("gradients_bytes", "optimizer_bytes")}
+    out["weights_bytes"] = first["weights_bytes"] + last["weights_bytes"]
+    in_flight = (lay["pp"] + 1) * np.maximum(first["per_microbatch_bytes"], last["per_microbatch_bytes"])
+    out["activations_bytes"] = in_flight + acts["output_layer"] + acts["embed_dropout"] + acts["working"]
+    out["total_bytes"] = sum(out[k] for k in ("weights_bytes", "gradients_bytes", "optimizer_bytes",
+                                              "activations_bytes"))
+    out["largest_optimizer_bytes"] = out["optimizer_bytes"]
+    return {k: as_number(v) for k, v in out.items()}
 
 
 def _checked_layout(m: Model, layout: Layout) -> dict[str, np.ndarray]:
@@ -551,7 +672,9 @@ def _activation_parts(m: Model, layout: Layout, lay: dict[str, np.ndarray]) -> d
     share = layout.recomputed_share(m.layers) if layout.recompute == "full" else 1.0
 
     def per_layer(moe_layer: bool) -> np.ndarray:  # recomputed layers and kept ones, in proportion
-        done = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=moe_layer, recompute=layout.recompute, **kw))
+        done = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=moe_layer, recompute=layout.recompute,
+                                                     modules=tuple(layout.recompute_modules),
+                                                     cache=layout.activation_cache, **kw))
         kept = np.asarray(activation_bytes_per_layer(m, b, s, moe_layer=moe_layer, recompute="none", **kw))
         return share * done + (1 - share) * kept
 
@@ -588,9 +711,10 @@ def _stage_memory(m: Model, layout: Layout, lay: dict[str, np.ndarray], acts: di
     shared, experts, layers = _stage_params(m, pp, first, _stated_layers(m, layout, first))
     dense_layers = (np.minimum(layers, m.dense_layers) if first
                     else np.clip(m.dense_layers - (m.layers - layers), 0, None))
-    states_shared = model_state_bytes_per_gpu(shared / tp, dp, stage, layout.dtype, layout.grad_dtype)
+    adam = optimizer_bytes_per_param(layout.dtype, layout.moment_dtype)
+    states_shared = model_state_bytes_per_gpu(shared / tp, dp, stage, layout.dtype, layout.grad_dtype, adam)
     states_expert = model_state_bytes_per_gpu(experts / (etp * ep), tp * dp / (etp * ep), stage, layout.dtype,
-                                              layout.grad_dtype)
+                                              layout.grad_dtype, adam)
     part = {k: np.asarray(states_shared[k]) + np.asarray(states_expert[k]) for k in states_shared}
     largest_layer = np.maximum(m.dense_layer_params / tp if m.dense_layers else 0.0,
                                m.moe_shared_params / tp + m.experts * m.expert_params / (etp * ep)
@@ -598,6 +722,7 @@ def _stage_memory(m: Model, layout: Layout, lay: dict[str, np.ndarray], acts: di
     part["weights_bytes"] = part["weights_bytes"] + np.where(stage >= 3, 2 * largest_layer * dtype_bytes(layout.dtype),
                                                              0.0)
     per_mb = dense_layers * acts["dense"] + (layers - dense_layers) * acts["moe"]
+    part["per_microbatch_bytes"] = per_mb
     if first:
         interleave = np.where(vs > 1, 1 + (pp - 1) / (pp * vs), 1.0)
         held = (per_mb * lay["in_flight"] * interleave + acts["embed_dropout"]

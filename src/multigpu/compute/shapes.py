@@ -34,6 +34,14 @@ DTYPE_BYTES: dict[str, float] = {
 FP4_FORMATS = ("fp4", "mxfp4")
 ATTENTION_KINDS = ("mha", "gqa", "mla")
 RECOMPUTE = ("none", "selective", "full")
+#: The parts of a layer selective recomputation may recompute, by Megatron-Core's names (``TransformerConfig``'s
+#: ``recompute_modules`` with ``recompute_granularity`` selective; NVIDIA/Megatron-LM at d2c5e8b,
+#: ``megatron/core/transformer/transformer_config.py``; default ``core_attn``): ``core_attn``, the attention
+#: scores; ``layernorm``, the two norms' outputs; ``mla_up_proj``, MLA's up-projections and RoPE (queries, keys
+#: and values); ``mlp``, a dense layer's MLP; ``moe_act``, the routed experts' activation function; ``moe``, the
+#: whole MoE block; ``shared_experts``, its shared experts. ``layernorm``, ``moe_act`` and ``mla_up_proj`` discard
+#: their outputs and recompute them from inputs that are kept anyway; the others keep only their inputs.
+RECOMPUTE_MODULES = ("core_attn", "layernorm", "mla_up_proj", "mlp", "moe_act", "moe", "shared_experts")
 #: attention kernels: FlashAttention (scores never stored) or the score matrix materialised (Megatron before 2022)
 ATTENTION_KERNELS = ("flash", "materialised")
 BIAS_KINDS = ("none", "qkv", "all")
@@ -85,6 +93,11 @@ class Model:
     params_active_B_published: float | None
     source: str
     notes: str
+    #: group-limited routing (DeepSeek-V3's ``n_group`` and ``topk_group``): the routed experts fall in
+    #: ``expert_groups`` equal groups and a token picks its experts among ``expert_groups_per_token`` of them;
+    #: 0 = no limit. Placed one group per node (or more nodes per group), it caps the nodes a token reaches.
+    expert_groups: int = 0
+    expert_groups_per_token: int = 0
 
     # ---- structure
 
@@ -255,13 +268,16 @@ class ModelRow(datafiles.Row):
     params_active_B_published: float | None
     source: Text
     notes: BlankText
+    expert_groups: Count = 0
+    expert_groups_per_token: Count = 0
 
     NOUN = "model"
     EXPECTED = {
         **dict.fromkeys(("layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "v_head_dim", "vocab"),
                         _POSITIVE),
         **dict.fromkeys(("max_seq", "experts", "experts_per_token", "shared_experts", "moe_ffn_hidden",
-                         "first_dense_layers", "q_lora_rank", "kv_lora_rank", "rope_head_dim"), _COUNT),
+                         "first_dense_layers", "q_lora_rank", "kv_lora_rank", "rope_head_dim", "expert_groups",
+                         "expert_groups_per_token"), _COUNT),
         **dict.fromkeys(("gated_mlp", "tied_embeddings", "dropout"), "true or false"),
         **dict.fromkeys(("params_total_B_published", "params_active_B_published"), "billions of parameters"),
         "id": "the model's id", "name": "the model's name", "source": "where the shape comes from",
@@ -281,3 +297,7 @@ def check_shape(row: ModelRow, path: Path, line: int) -> None:
         raise fail("experts_per_token", "an MoE model needs 0 < experts_per_token <= experts and a moe_ffn_hidden")
     if row.first_dense_layers > row.layers:
         raise fail("first_dense_layers", f"{row.first_dense_layers} exceeds layers {row.layers}")
+    if row.expert_groups and (row.experts % row.expert_groups or not 0 < row.expert_groups_per_token
+                              <= row.expert_groups):
+        raise fail("expert_groups_per_token", f"expected expert groups that divide the {row.experts} experts and "
+                                              "0 < groups per token <= groups")

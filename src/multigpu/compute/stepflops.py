@@ -79,7 +79,8 @@ def lora_params(model: models.Model | str, rank: int, active: bool = False) -> f
 
 
 def training_flops(model: models.Model | str, global_batch: ArrayLike, seq: ArrayLike, recompute: str = "none",
-                   method: str = "pretrain", lora_rank: int = 0) -> tuple[Any, Any, Any]:
+                   method: str = "pretrain", lora_rank: int = 0,
+                   modules: tuple[str, ...] = ()) -> tuple[Any, Any, Any]:
     """(model FLOPs, hardware FLOPs, attention-score hardware FLOPs) of one step of ``global_batch`` sequences
     of ``seq`` tokens (FLOPs, not FLOP/s).
 
@@ -88,11 +89,12 @@ def training_flops(model: models.Model | str, global_batch: ArrayLike, seq: Arra
     so the weight GEMMs cost forward + backward-data = 2x forward (``4 N`` per token instead of ``6 N``:
     Hu et al. 2021 section 4.2 report LoRA's training throughput ~25 % above full fine-tuning's on GPT-3 175B,
     below the 1.5x these FLOPs allow); attention scores still take forward + 2x backward, and each adapter
-    parameter 6 FLOPs per token it sees. Recomputation adds the same forward work in both. An approximation
+    parameter 6 FLOPs per token it sees. Recomputation adds the same forward work in both (``modules``: the parts
+    selective recomputation covers, :func:`multigpu.compute.models.recomputed_modules`). An approximation
     (see the module docstring)."""
     m = models.model(model)
-    model_flops, hardware = models.training_flops_per_step(m, global_batch, seq, recompute)
-    attention = models.attention_training_flops_per_step(m, global_batch, seq, recompute)
+    model_flops, hardware = models.training_flops_per_step(m, global_batch, seq, recompute, modules=modules)
+    attention = models.attention_training_flops_per_step(m, global_batch, seq, recompute, modules=modules)
     if method != "lora":
         return model_flops, hardware, attention
     tokens = np.asarray(global_batch, dtype=float) * np.asarray(seq, dtype=float)

@@ -45,7 +45,8 @@ layers off the last stage until the step is fastest (:func:`_balanced`).
 
 - ``t_opt``: the mixed-precision Adam step over the parameters this GPU updates
   (its ZeRO shard), memory-bound: :data:`ADAM_STEP_BYTES` per parameter at the
-  GPU's memory bandwidth (:func:`_optimizer_s`).
+  GPU's memory bandwidth (:func:`_optimizer_s`; :func:`adam_step_bytes` under
+  FP32 weights or BF16 moments).
 
 The compute's efficiency is a reference line (:mod:`multigpu.compute.efficiency`, Megatron-LM's kernels as
 Korthikanti et al. 2022 timed them) with two constants of the training stack's own: its share of the GEMM
@@ -84,18 +85,22 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from multigpu.comm import calibration, collectives
+from multigpu.comm import calibration, collectives, expert
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
 from multigpu.compute import efficiency, gemm, models
 from multigpu.compute.layout import (
+    ACTIVATION_CACHES,
+    MOMENT_DTYPES,
     DEFAULT_FP8_RECIPE,
     DEFAULT_GRAD_DTYPE,
     DEFAULT_TRAINING_STACK,
     EP_DISPATCH_DTYPES,
+    EP_KERNELS,
     FP8_RECIPES,
     GRAD_DTYPES,
     METHODS,
+    PP_SCHEDULES,
     TRAINING_DTYPES,
     TRAINING_STACKS,
     Layout,
@@ -126,12 +131,11 @@ FP8_DISPATCH_BYTES = 1.0 + 4.0 / 128
 WGRAD_SHARE = 1.0 / 3.0
 #: Share of a micro-batch's compute that is its backward pass, which the DP reduction can hide behind.
 BACKWARD_SHARE = 2.0 / 3.0
-#: Bytes of optimizer state per parameter (FP32 master weight, Adam's two FP32 moments).
-ADAM_STATE_BYTES = 12.0
 #: Bytes one mixed-precision Adam step moves per parameter it updates: the three FP32 states read and written
 #: (24), the FP32 gradient read for the gradient-norm clipping and again for the update (8), the 16-bit weight
 #: written (2). Megatron-LM clips at norm 1.0 by default (``--clip-grad``); Kingma & Ba 2015, Micikevicius et al.
-#: 2018 (https://arxiv.org/abs/1710.03740) for the mixed-precision master copy.
+#: 2018 (https://arxiv.org/abs/1710.03740) for the mixed-precision master copy. Other precisions:
+#: :func:`adam_step_bytes`.
 ADAM_STEP_BYTES = 34.0
 #: LoRA's backward pass is the activation-gradient GEMMs only (forward : backward = 1 : 1 of the weight GEMMs):
 #: the share of a micro-batch's compute the DP reduction can hide behind, and none for backward TP traffic.
@@ -179,8 +183,13 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
         raise InputError(f"unknown MoE dispatch precision '{options['ep_dispatch']}'; expected "
                          f"{' or '.join(EP_DISPATCH_DTYPES)}")
     check_stage_layers(model, pp, interleave, options.get("pp_first_layers", 0), options.get("pp_last_layers", 0))
+    check_ep_kernel(options.get("ep_kernel", EP_KERNELS[0]), options.get("dtype", TRAINING_DTYPES[0]))
+    check_pp_schedule(options.get("pp_schedule", PP_SCHEDULES[0]), pp, interleave, global_batch // (micro_batch * dp))
     check_stack(options.get("stack", DEFAULT_TRAINING_STACK))
     check_recompute_layers(model, pp, interleave, options.get("recompute", "none"), options.get("recompute_layers", 0))
+    models.recomputed_modules(options.get("recompute", "none"), tuple(options.get("recompute_modules", ())))
+    check_memory_savers(options.get("dtype", TRAINING_DTYPES[0]), options.get("activation_cache", ACTIVATION_CACHES[0]),
+                        options.get("moment_dtype", MOMENT_DTYPES[0]))
     return Layout(tp=tp, pp=pp, dp=dp, global_batch=global_batch, micro_batch=micro_batch, **options)
 
 
@@ -200,6 +209,42 @@ def check_stage_layers(model: models.Model, pp: int, interleave: int, first: int
                          f"{model.layers - sum(stated)} layers; each stage needs at least one"
                          if others else f"first- and last-stage layers {first} + {last} are not the "
                          f"{model.layers} layers of '{model.id}'")
+
+
+def check_ep_kernel(kernel: str, dtype: str) -> None:
+    """An InputError unless ``kernel`` is one of :data:`EP_KERNELS` and can carry ``dtype``'s activations
+    (DeepEP sends BF16 or FP8, not the FP32 of TF32 or FP32 training)."""
+    if kernel not in EP_KERNELS:
+        raise InputError(f"unknown MoE dispatch kernel '{kernel}'; expected {' or '.join(EP_KERNELS)}")
+    if kernel == "deepep" and _wire_bytes(dtype) > 2:
+        raise InputError(f"DeepEP's kernels send BF16 or FP8 activations, not the FP32 of --dtype {dtype}; use "
+                         "--ep-kernel nccl")
+
+
+def check_memory_savers(dtype: str, cache: str, moments: str) -> None:
+    """An InputError unless ``cache`` is one of :data:`ACTIVATION_CACHES` (``fp8`` with FP8 training only) and
+    ``moments`` one of :data:`MOMENT_DTYPES`."""
+    if cache not in ACTIVATION_CACHES or cache == "fp8" and dtype != "fp8":
+        raise InputError(f"activation cache '{cache}': expected {' or '.join(ACTIVATION_CACHES)}, fp8 with "
+                         f"--dtype fp8 only (got {dtype})")
+    if moments not in MOMENT_DTYPES:
+        raise InputError(f"unknown moment precision '{moments}'; expected {' or '.join(MOMENT_DTYPES)}")
+
+
+def check_pp_schedule(schedule: str, pp: int, interleave: int, microbatches: int) -> None:
+    """An InputError unless ``schedule`` is one of :data:`PP_SCHEDULES` and, for DualPipe, the layout is one it
+    runs: an even number of stages, no interleaving, and an even number of micro-batches, at least twice the
+    stages (``DualPipe.step``'s assertions, deepseek-ai/DualPipe at 3da1bbe, ``dualpipe/dualpipe.py``)."""
+    if schedule not in PP_SCHEDULES:
+        raise InputError(f"unknown pipeline schedule '{schedule}'; expected {' or '.join(PP_SCHEDULES)}")
+    if schedule != "dualpipe":
+        return
+    if pp < 2 or pp % 2 or interleave > 1:
+        raise InputError(f"DualPipe needs an even number of pipeline stages and no interleaving; got pp {pp}, "
+                         f"interleave {interleave}")
+    if microbatches % 2 or microbatches < 2 * pp:
+        raise InputError(f"DualPipe needs an even number of micro-batches, at least 2 x pp = {2 * pp}; the layout "
+                         f"gives {microbatches}")
 
 
 def check_recompute_layers(model: models.Model, pp: int, interleave: int, recompute: str, n: int) -> None:
@@ -363,9 +408,43 @@ def _ep_comm_s(model: models.Model, system: catalog.System, lay: Layout, cal: Ca
     elements = tokens * model.experts_per_token * model.hidden
     dispatch_bytes = FP8_DISPATCH_BYTES if lay.ep_dispatch == "fp8" else _wire_bytes(lay.dtype)
     nodes = placement(system, lay.ep, lay.expert_tp)  # expert ranks etp apart: tp apart, or adjacent when etp 1
-    times = sum(2 * _times_s("alltoall", system, lay.ep, nodes, elements * width, cal)
-                for width in (dispatch_bytes, _wire_bytes(lay.dtype)))
-    return times * model.moe_layers / model.layers * stage_layers(model, lay)
+    if lay.ep_kernel == "deepep":
+        times = _deepep_s(model, system, lay.ep, nodes, tokens, cal, lay.ep_dispatch)
+    else:
+        times = sum(2 * _times_s("alltoall", system, lay.ep, nodes, elements * width, cal)
+                    for width in (dispatch_bytes, _wire_bytes(lay.dtype)))
+    again = 1.5 if "moe" in lay.recomputed else 1.0  # a recomputed MoE block dispatches and combines once more
+    return again * times * model.moe_layers / model.layers * stage_layers(model, lay)
+
+
+def node_limit(model: models.Model, nodes: int) -> int | None:
+    """The most nodes a token's experts may lie on when ``model`` routes within groups of experts
+    (:attr:`Model.expert_groups`) and its EP group spans ``nodes`` nodes, the groups laid over them in rank
+    order: a whole number of nodes per group caps a token at its groups' nodes; otherwise no cap (None)."""
+    groups = model.expert_groups
+    if not groups or nodes < groups or nodes % groups:
+        return None
+    return model.expert_groups_per_token * nodes // groups
+
+
+def _deepep_s(model: models.Model, system: catalog.System, ep: ArrayLike, nodes: ArrayLike, tokens: ArrayLike,
+              cal: Calibration, dispatch: str) -> np.ndarray:
+    """DeepEP's normal kernels for one MoE layer and one micro-batch, forward and backward, seconds: a
+    dispatch (``dispatch``'s precision, FP8 or BF16) and a combine (BF16) each way, the backward pass sending
+    the output gradients towards the experts as the forward pass sends tokens (:func:`multigpu.comm.expert.phase`,
+    node-limited where the model routes within groups: :func:`node_limit`)."""
+    ep, nodes, tokens = np.broadcast_arrays(np.asarray(ep), np.asarray(nodes), np.asarray(tokens, dtype=float))
+    out = np.zeros(ep.shape)
+    towards = "fp8" if dispatch == "fp8" else "bf16"
+    for g, n, t in set(zip(ep.ravel().tolist(), np.minimum(nodes, ep).ravel().tolist(), tokens.ravel().tolist())):
+        if g < 2:
+            continue
+        routing = expert.Routing(tokens=int(round(t)), hidden=model.hidden, topk=model.experts_per_token,
+                                 experts=model.experts, node_limit=node_limit(model, int(n)))
+        one = sum(expert.phase(routing, system.id, int(g), int(n), kernel="deepep", phase_name=name, dtype=dtype,
+                               cal=cal).time_us for name, dtype in (("dispatch", towards), ("combine", "bf16")))
+        out[(ep == g) & (np.minimum(nodes, ep) == n) & (tokens == t)] = 2 * one * 1e-6
+    return out
 
 
 def _cp_comm_s(model: models.Model, system: catalog.System, lay: Layout, cal: Calibration,
@@ -392,9 +471,11 @@ def _pp_comm_s(model: models.Model, system: catalog.System, lay: Layout, cal: Ca
     # and that slowest hop paces every micro-batch (tp x dp < a node's GPUs included)
     nodes = np.where(lay.tp * lay.cp * lay.dp * lay.pp > system.gpus_per_node, 2, 1)
     one = _times_s("sendrecv", system, np.where(lay.pp > 1, 2, 1), nodes, nbytes, cal)
-    # the interleaved schedule overlaps its steady-state transfers with compute (Megatron's overlap_p2p_comm):
-    # only those of the warm-up and cool-down, 2 v (pp - 1), stay on the critical path
-    exposed = np.where(lay.interleave > 1, lay.pp - 1, lay.microbatches + lay.pp - 1)
+    # the interleaved schedule overlaps its steady-state transfers with compute (Megatron's overlap_p2p_comm),
+    # and DualPipe each chunk's behind its paired chunk: only those of the warm-up and cool-down, 2 v (pp - 1),
+    # stay on the critical path
+    overlapped = (np.asarray(lay.interleave) > 1) | (lay.pp_schedule == "dualpipe")
+    exposed = np.where(overlapped, lay.pp - 1, lay.microbatches + lay.pp - 1)
     return 2 * lay.interleave * exposed * one
 
 
@@ -411,7 +492,8 @@ def _dp_parts_s(model: models.Model, system: catalog.System, lay: Layout,
 
     Non-expert parameters are reduced across the ``dp`` ranks; an MoE model's experts, split over ``etp x ep``
     ranks, are reduced across the ranks that hold the same experts (:func:`_expert_group`; the two reductions
-    run one after the other). ZeRO 0 all-reduces the gradients and gathers nothing."""
+    run one after the other). ZeRO 0 all-reduces the gradients and gathers nothing. Under DualPipe a GPU holds
+    two stages, and reduces both."""
     if lay.method == "lora":
         return _lora_dp_comm_s(model, system, lay, cal), np.zeros(np.shape(lay.tp))
     experts = model.expert_params_total
@@ -419,7 +501,8 @@ def _dp_parts_s(model: models.Model, system: catalog.System, lay: Layout,
     groups = ((model.params_total - experts) / (lay.tp * lay.pp), replicas, lay.tp),
     if experts:
         groups += _expert_group(experts, lay),
-    parts = [_reduce_parts_s(system, params, ranks, stride, lay, cal) for params, ranks, stride in groups]
+    stages = 2.0 if lay.pp_schedule == "dualpipe" else 1.0
+    parts = [_reduce_parts_s(system, stages * params, ranks, stride, lay, cal) for params, ranks, stride in groups]
     return sum(p[0] for p in parts), sum(p[1] for p in parts)
 
 
@@ -528,11 +611,22 @@ def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layout, dtype: str) ->
     return 1.0 / (1.0 / fraction + peak / mem_bw * fp8_cast_bytes_per_flop(model, lay.fp8_recipe))
 
 
-def _optimizer_s(optimizer_bytes: ArrayLike, gpu: catalog.Gpu) -> np.ndarray:
+def adam_step_bytes(dtype: str, moment_dtype: str = "fp32") -> float:
+    """Bytes one Adam step moves per parameter (:data:`ADAM_STEP_BYTES` for BF16 training with FP32 moments): the
+    FP32 master copy, or the FP32 weights themselves under TF32 or FP32 training, read and written (8); each
+    moment read and written; the FP32 gradient read twice (8); the 16-bit weight written where there is a master
+    copy (2)."""
+    master = models.dtype_bytes(dtype) < 4
+    return 8.0 + 4 * models.dtype_bytes(moment_dtype) + 8.0 + (2.0 if master else 0.0)
+
+
+def _optimizer_s(optimizer_bytes: ArrayLike, gpu: catalog.Gpu, dtype: str = "bf16",
+                 moment_dtype: str = "fp32") -> np.ndarray:
     """The optimizer step on one GPU, seconds: a memory-bound pass over the parameters it updates (its share of
-    the FP32 master weights and Adam moments, ``optimizer_bytes`` at :data:`ADAM_STATE_BYTES` per parameter),
-    moving :data:`ADAM_STEP_BYTES` per parameter at the GPU's memory bandwidth."""
-    return np.asarray(optimizer_bytes, dtype=float) / ADAM_STATE_BYTES * ADAM_STEP_BYTES / (gpu.mem_bw_GBps * 1e9)
+    the optimizer's states, ``optimizer_bytes``, at :func:`multigpu.compute.models.optimizer_bytes_per_param`),
+    moving :func:`adam_step_bytes` per parameter at the GPU's memory bandwidth."""
+    params = np.asarray(optimizer_bytes, dtype=float) / models.optimizer_bytes_per_param(dtype, moment_dtype)
+    return params * adam_step_bytes(dtype, moment_dtype) / (gpu.mem_bw_GBps * 1e9)
 
 
 def _score_traffic_s(model: models.Model, gpu: catalog.Gpu, lay: Layout) -> np.ndarray:
@@ -568,6 +662,21 @@ def _pipeline(model: models.Model, lay: Layout, per_layer: np.ndarray,
     busiest = np.argmax(times, axis=0)[None]
     total = times[0] + np.maximum(np.asarray(lay.pp) - 2, 0) * times[1] + times[2]
     return (np.take_along_axis(layers, busiest, axis=0)[0], np.take_along_axis(heads, busiest, axis=0)[0], total)
+
+
+def _dualpipe_busiest(model: models.Model, lay: Layout, per_layer: np.ndarray,
+                     head: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_pipeline`'s (layers, head, all) under DualPipe: GPU ``r`` holds stages ``r`` and ``pp - 1 - r`` and
+    runs half the micro-batches through each, so the first GPU's load per micro-batch is the mean of the first
+    and the last stage (half a vocabulary projection), a middle GPU's that of a middle stage; the busier sets
+    the pace."""
+    times, layers, heads = _stages(model, lay, per_layer, head)
+    ends = (times[0] + times[2]) / 2
+    middle = np.asarray(lay.pp) > 2
+    busy_layers = np.where(middle & (times[1] > ends), layers[1], (layers[0] + layers[2]) / 2)
+    busy_head = np.where(middle & (times[1] > ends), 0.0, (heads[0] + heads[2]) / 2)
+    total = times[0] + np.maximum(np.asarray(lay.pp) - 2, 0) * times[1] + times[2]
+    return busy_layers, busy_head, total
 
 
 def _balanced(model: models.Model, lay: Layout, per_layer: np.ndarray, head: np.ndarray) -> Layout:
@@ -608,7 +717,7 @@ def _layer_parts(model: models.Model, system: catalog.System, lay: Layout,
     fraction = _fraction(model, gpu, lay, lay.dtype)
     lora = lay.method == "lora"
     _, hw_flops_mb, attention_mb = training_flops(model, lay.micro_batch, lay.seq, lay.recompute, lay.method,
-                                                  lay.lora_rank)
+                                                  lay.lora_rank, tuple(lay.recompute_modules))
     attention_dtype = ATTENTION_DTYPE.get(lay.dtype, lay.dtype)
     attention_rate = peak_flops(gpu, attention_dtype) * _fraction(model, gpu, lay, attention_dtype)
     # the vocabulary projection, at the 16-bit rate under FP8 (see ATTENTION_DTYPE), on the last stage only
@@ -655,22 +764,28 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layout,
     layers, layer_compute, head_compute = parts["layers"], parts["compute"], parts["head"]
     tp_mb, ep_mb, cp_mb = parts["tp"], parts["ep"], parts["cp"]
     backward_share = LORA_BACKWARD_SHARE if lora else BACKWARD_SHARE
+    dual = lay.pp_schedule == "dualpipe"
+    if dual:  # each chunk's all-to-all behind the compute of the chunk it is paired with
+        ep_mb = np.maximum(0.0, ep_mb - layer_compute)
     per_layer = (layer_compute + tp_mb + ep_mb + cp_mb) / layers
     lay = _balanced(model, lay, per_layer, head_compute)
-    busy_layers, busy_head, total_mb = _pipeline(model, lay, per_layer, head_compute)
+    busy_layers, busy_head, total_mb = (_dualpipe_busiest if dual else _pipeline)(model, lay, per_layer,
+                                                                                  head_compute)
     busy = busy_layers / layers  # the busiest stage's parts against those of ``layers`` layers
     compute_mb = busy * layer_compute + busy_head * head_compute
     tp_mb, ep_mb, cp_mb = busy * tp_mb, busy * ep_mb, busy * cp_mb
     per_mb = compute_mb + tp_mb + ep_mb + cp_mb
     m = lay.microbatches
     bubble = (total_mb - per_mb) / lay.interleave
+    if dual:  # (PP/2 - 1)(F&B + B - 3W), with F&B = F + B: the pair's compute, its traffic hidden
+        bubble = (np.asarray(lay.pp) / 2 - 1) * (1 + BACKWARD_SHARE - 3 * WGRAD_SHARE) * per_mb
     pp_s = _pp_comm_s(model, system, lay, cal)
     # the first stage finishes its backward passes last, so its own compute is what its reduction hides behind
     first_layers = lay.stage_layers(model.layers)[0]
     first_compute = first_layers / layers * layer_compute + np.where(np.asarray(lay.pp) == 1, head_compute, 0.0)
     dp_s = _exposed_dp_s(model, system, lay, cal, first_compute, backward_share)
     memory = models.memory_per_gpu_bytes(model, lay)
-    optimizer_s = 0.0 if lora else _optimizer_s(memory["largest_optimizer_bytes"], gpu)
+    optimizer_s = 0.0 if lora else _optimizer_s(memory["largest_optimizer_bytes"], gpu, lay.dtype, lay.moment_dtype)
     step_s = m * per_mb + bubble + pp_s + dp_s + optimizer_s
     model_flops, _, _ = training_flops(model, lay.global_batch, lay.seq, lay.recompute, lay.method, lay.lora_rank)
     total_bytes = np.asarray(memory["total_bytes"], dtype=float)
@@ -743,6 +858,12 @@ class TrainingStep:
     stack: str = DEFAULT_TRAINING_STACK  #: training framework (:data:`multigpu.compute.layout.TRAINING_STACKS`)
     optimizer_s: float = 0.0  #: the optimizer step (Adam over this GPU's parameters, memory-bound), seconds
     recompute_layers: int = 0  #: with full recomputation, the layers of each virtual stage it covers (0 = all)
+    ep_kernel: str = EP_KERNELS[0]  #: kernels of the MoE dispatch and combine (:data:`EP_KERNELS`)
+    pp_schedule: str = PP_SCHEDULES[0]  #: pipeline schedule (:data:`PP_SCHEDULES`)
+    #: the parts of each layer selective recomputation covers (:data:`multigpu.compute.layout.RECOMPUTE_MODULES`)
+    recompute_modules: tuple[str, ...] = ()
+    activation_cache: str = ACTIVATION_CACHES[0]  #: how kept activations are stored (:data:`ACTIVATION_CACHES`)
+    moment_dtype: str = MOMENT_DTYPES[0]  #: precision of Adam's moments (:data:`MOMENT_DTYPES`)
 
     def to_dict(self) -> dict[str, Any]:
         """The step as a flat dict (``exposed_comm_s`` a dict of tp, pp, dp, ep), for JSON and CSV."""
@@ -758,7 +879,8 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     (:data:`GRAD_DTYPES`), fp8_recipe (:data:`FP8_RECIPES`), ep_dispatch (:data:`EP_DISPATCH_DTYPES`),
     pp_first_layers and pp_last_layers (transformer layers on the first and last stages, 0 = an even split),
     recompute_layers (with recompute full, the layers of each virtual stage recomputed, 0 = all),
-    stack (:data:`multigpu.compute.layout.TRAINING_STACKS`).
+    stack (:data:`multigpu.compute.layout.TRAINING_STACKS`), ep_kernel (:data:`EP_KERNELS`), pp_schedule
+    (:data:`PP_SCHEDULES`).
     """
     model = models.model(model_id)
     system = catalog.system(system_id)
@@ -773,7 +895,8 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
         ExposedComm(r["tp_s"], r["pp_s"], r["dp_s"], r["ep_s"], r["cp_s"]), r["memory_per_gpu_GB"], gpu.usable_memory_GB,
         bool(r["fits"]), lay.cp, lay.ep_dispatch,
         _stage_counts(model, replace(lay, pp_last_layers=int(r["pp_last_layers"]))), lay.attention, lay.stack,
-        r["optimizer_s"], int(lay.recompute_layers))
+        r["optimizer_s"], int(lay.recompute_layers), lay.ep_kernel, lay.pp_schedule, lay.recomputed,
+        lay.activation_cache, lay.moment_dtype)
 
 
 def _stage_counts(model: models.Model, lay: Layout) -> tuple[int, int, int]:

@@ -9,13 +9,18 @@ from multigpu.cli import args as types
 from multigpu.common.errors import InputError
 from multigpu.compute import inference, training
 from multigpu.compute.layout import (
+    ACTIVATION_CACHES,
+    MOMENT_DTYPES,
     ATTENTION_KERNELS,
     DEFAULT_FP8_RECIPE,
     DEFAULT_GRAD_DTYPE,
     DEFAULT_TRAINING_STACK,
     EP_DISPATCH_DTYPES,
+    EP_KERNELS,
     FP8_RECIPES,
     GRAD_DTYPES,
+    PP_SCHEDULES,
+    RECOMPUTE_MODULES,
     TRAINING_DTYPES,
     TRAINING_STACKS,
 )
@@ -30,6 +35,13 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     train.add_argument("--dp", type=types.count, help="data-parallel degree (default: gpus / (tp x pp))")
     train.add_argument("--micro-batch", type=types.count, required=True, help="sequences per micro-batch")
     train.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
+    train.add_argument("--recompute-modules", type=_modules, default=(), metavar="PARTS",
+                       help="with --recompute selective: the parts of each layer recomputed, comma-separated, by "
+                            "Megatron-Core's names (its --recompute-modules): core_attn (the attention scores; the "
+                            "default), layernorm (the norms' outputs), mla_up_proj (MLA's queries, keys and "
+                            "values), mlp (a dense layer's MLP), moe_act (the routed experts' activation), moe "
+                            "(the whole MoE block, its dispatch and combine included), shared_experts; output "
+                            "recompute_modules")
     train.add_argument("--recompute-layers", type=types.count, default=0, metavar="N",
                        help="with --recompute full: the layers of each virtual pipeline stage fully recomputed, the "
                             "others keeping their activations (Megatron's --recompute-num-layers N with "
@@ -65,6 +77,26 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                        help="precision of the MoE dispatch all-to-all: bf16 (default, as Megatron-Core sends it) or "
                             "fp8 (DeepSeek-V3's: what travels towards the experts, forward and backward, in FP8; "
                             "what comes back in BF16); named in the output as ep_dispatch")
+    train.add_argument("--ep-kernel", choices=EP_KERNELS, default=EP_KERNELS[0],
+                       help="kernels of the MoE dispatch and combine: nccl (default, Megatron-Core's all-to-all "
+                            "token dispatcher: one copy per token and expert) or deepep (DeepEP's normal kernels, "
+                            "Megatron-Core's flex dispatcher and DeepSeek-V3's: one network copy per node, "
+                            "forwarded over NVLink; node-limited where the model routes within groups of "
+                            "experts); named in the output as ep_kernel")
+    train.add_argument("--pp-schedule", choices=PP_SCHEDULES, default=PP_SCHEDULES[0],
+                       help="pipeline schedule: 1f1b (default; interleaved with --interleave) or dualpipe "
+                            "(DeepSeek-V3's bidirectional schedule: each GPU holds two stages, a forward and a "
+                            "backward chunk overlap and hide each other's all-to-all and stage-to-stage traffic, "
+                            "a bubble of (pp/2 - 1)(F&B + B - 3W); needs an even pp and an even number of "
+                            "micro-batches, at least 2 x pp); named in the output as pp_schedule")
+    train.add_argument("--activation-cache", choices=ACTIVATION_CACHES, default=ACTIVATION_CACHES[0],
+                       help="how the activations kept for the backward pass are stored: bf16 (default) or fp8 "
+                            "(DeepSeek-V3's: the linear layers' inputs in FP8, the attention output in 12 bits; "
+                            "with --dtype fp8); named in the output as activation_cache")
+    train.add_argument("--moment-dtype", choices=MOMENT_DTYPES, default=MOMENT_DTYPES[0],
+                       help="precision of Adam's two moments: fp32 (default) or bf16 (DeepSeek-V3's, and "
+                            "Megatron-Core's --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16); the FP32 master "
+                            "weights stay; named in the output as moment_dtype")
     train.add_argument("--interval", type=types.level, metavar="P",
                        help="also give the prediction interval at level P (such as 0.9) of step_time_s, "
                             "model_tflops_per_gpu and mfu (<field>_lo, <field>_hi), with interval_level and "
@@ -117,6 +149,11 @@ TRAIN_FIELDS = """fields (seconds unless named otherwise):
   bubble_s               the pipeline bubble
   optimizer_s            the optimizer step: Adam over the parameters this GPU updates, memory-bound
   exposed_comm_s         tp, pp, dp, ep and cp communication not hidden behind compute
+  ep_kernel              the kernels of the MoE dispatch and combine (--ep-kernel)
+  pp_schedule            the pipeline schedule (--pp-schedule)
+  recompute_modules      the parts of each layer selective recomputation covers (--recompute-modules)
+  activation_cache       how kept activations are stored (--activation-cache)
+  moment_dtype           the precision of Adam's moments (--moment-dtype)
   stack                  the training stack; its kernels (share of the best measured matmul, traffic outside
                          the GEMMs) are fitted on its published runs: data/stack_efficiency.csv"""
 
@@ -191,9 +228,21 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
                          etp=args.etp, cp=args.cp, grad_dtype=args.grad_dtype, fp8_recipe=args.fp8_recipe,
                          ep_dispatch=args.ep_dispatch, pp_first_layers=args.pp_first_layers,
                          pp_last_layers=args.pp_last_layers, attention=args.attention, stack=args.stack,
-                         recompute_layers=args.recompute_layers).to_dict()
+                         recompute_layers=args.recompute_layers, ep_kernel=args.ep_kernel,
+                         pp_schedule=args.pp_schedule, recompute_modules=args.recompute_modules,
+                         activation_cache=args.activation_cache, moment_dtype=args.moment_dtype).to_dict()
     return out if args.interval is None else {**out, **_interval(out, "training step time", args.interval,
                                                                    ("step_time_s",), ("model_tflops_per_gpu", "mfu"))}
+
+
+def _modules(text: str) -> tuple[str, ...]:
+    """``--recompute-modules``: comma-separated names of :data:`RECOMPUTE_MODULES`, each once."""
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = [name for name in names if name not in RECOMPUTE_MODULES]
+    if unknown or not names or len(set(names)) < len(names):
+        raise argparse.ArgumentTypeError(f"expected distinct names among {', '.join(RECOMPUTE_MODULES)}; got "
+                                         f"'{text}'")
+    return names
 
 
 def _infer(args: argparse.Namespace) -> dict[str, Any]:
