@@ -17,10 +17,10 @@ from pathlib import Path
 import editions
 import matplotlib.pyplot as plt
 import pytest
-from editions import CHINESE, NUMBER
+from editions import CHINESE
 from glue_citations import check_cited, roles
 
-from multigpu.book import app_validation, app_validation_figures, lang, plotting, tables, vocabulary
+from multigpu.book import app_validation, app_validation_figures, lang, tables, vocabulary
 from multigpu.book.lang import text_width
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
@@ -230,34 +230,6 @@ def test_every_table_has_chinese_headers_words_and_the_same_data(shown_tables):
             elif i % width not in labels and a not in ("yes", "no"):
                 assert a == b, (a, b)  # numbers and names alike
         assert re.findall(r"base64,([^\"]+)", en) == re.findall(r"base64,([^\"]+)", zh)  # the same CSV
-
-
-def test_figures_draw_in_chinese_with_every_check(table):
-    for draw in (lambda: app_validation_figures.figure_predicted_vs_measured(table),
-                 lambda: app_validation_figures.figure_holdout_sweeps(sweepchecks.comparison()),
-                 lambda: app_validation_figures.figure_holdout_sweeps(sweepchecks.comparison(), split="sealed"),
-                 lambda: app_validation_figures.figure_anchored(sweepchecks.anchored_points()),
-                 lambda: app_validation_figures.figure_scale_out(
-                     sweepchecks.scale_points(sweepchecks.comparison())),
-                 lambda: app_validation_figures.figure_twins(sweepchecks.twin_points(
-                     sweepchecks.comparison(), sweepchecks.held_out_wide_misses(sweepchecks.comparison()))),
-                 app_validation_figures.figure_protocol_switches):
-        figs = plotting.draw_editions(draw)
-        try:
-            en, zh = figs["en"], figs["zh"]
-            assert CHINESE.search(zh._suptitle.get_text()) and CHINESE.search(plotting.get_alt(zh))
-            assert any(t.get_text().startswith("来源：") for t in zh.texts)
-            legends = [t.get_text() for ax in zh.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
-            assert legends and all(CHINESE.search(t) for t in legends), legends
-            for fig in (en, zh):
-                checks = plotting.readability(fig)
-                assert checks["min_text_px"] >= plotting.MIN_TEXT_PX and not checks["overlaps"], checks
-                assert not checks["contrast_problems"], checks
-            # the same numbers in both alt texts
-            assert sorted(NUMBER.findall(plotting.get_alt(en))) == sorted(NUMBER.findall(plotting.get_alt(zh)))
-        finally:
-            for fig in figs.values():
-                plt.close(fig)
 
 
 def test_the_notebook_stores_every_figure_and_table_in_both_editions(shown_tables):

@@ -444,7 +444,8 @@ def test_show_of_figures_by_language_checks_each(monkeypatch):
 
 def test_the_chinese_figures_are_chinese(book_figures):
     """Each figure has a Chinese twin with Chinese words: title, axis labels, source line, alt text; the same
-    legend entries and, outside the cost figures (CNY first there), the same numbers in its alt text."""
+    legend entries (on the validation page, each in Chinese) and, outside the cost figures (CNY first there), the
+    same numbers in its alt text. The readability checks of both twins are the tests above."""
     cjk = re.compile(r"[\u4e00-\u9fff]")
     for name, english in [(n, f) for n, f in book_figures.items() if not n.endswith("[zh]")]:
         fig = book_figures[f"{name}[zh]"]
@@ -455,6 +456,8 @@ def test_the_chinese_figures_are_chinese(book_figures):
                 assert not re.search("[a-z]{4}", text_en) or cjk.search(text), (name, text)
             if ax_en.get_legend() is not None:
                 assert len(ax.get_legend().get_texts()) == len(ax_en.get_legend().get_texts()), name
+                if name.startswith("app_validation."):  # the validation page's legends are words throughout
+                    assert all(cjk.search(t.get_text()) for t in ax.get_legend().get_texts()), name
         if not name.startswith(CURRENCY_FIGURES):
             numbers = [sorted(re.findall(r"\d+(?:\.\d+)?", plotting.get_alt(f))) for f in (fig, english)]
             assert numbers[0] == numbers[1], name
