@@ -152,3 +152,43 @@ def test_cli_names_the_new_fields_and_refuses_unknown_modules(capsys):
         assert field in out
     assert main(args[:-8] + ["--recompute-modules", "attention"]) == 2
     assert "--recompute-modules" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ chapter 3's MoE section
+
+
+def test_one_rack_keeps_the_dispatch_off_the_network():
+    """Inside one NVL72 rack a dispatch sends nothing over the NICs; across 8-GPU nodes it cannot be faster than
+    its network bytes at the NIC's line rate (one 400 Gb/s NIC per B200, 50 GB/s); over 100 GbE it is slowest."""
+    from multigpu.evidence import moe
+
+    table = moe.dispatch_table().set_index("setup")
+    nodes, rack, pcie = (m[0] for m in moe.MACHINES)
+    assert table.loc[rack, "network_MB"] == 0 and table.loc[rack, "limit"] == "NVLink fabric"
+    assert table.loc[nodes, "dispatch_ms"] >= table.loc[nodes, "network_MB"] / 50.0  # MB / (GB/s) = ms
+    assert table.loc[rack, "layer_ms"] < table.loc[nodes, "layer_ms"] < table.loc[pcie, "layer_ms"]
+
+
+def test_the_rack_premium_is_the_ratio_of_the_steps():
+    from multigpu.evidence import moe
+
+    steps = moe.training_table()
+    assert steps["fits"].all()
+    premium = moe.rack_premium(steps).set_index("software")
+    by = steps.set_index(["software", "setup"])["step_s"]
+    for software in moe.SOFTWARE:
+        ratio = by.loc[(software, moe.NODES[0])] / by.loc[(software, moe.RACK[0])]
+        assert premium.loc[software, "break_even_premium_pct"] == pytest.approx(100 * (ratio - 1))
+        assert 0 <= premium.loc[software, "faster_compute_pct"] < premium.loc[software, "break_even_premium_pct"]
+
+
+def test_the_sentence_follows_the_premiums():
+    import pandas as pd
+
+    from multigpu.book import ch03_bottlenecks as ch03
+
+    software = list(pd.Index(["Megatron all-to-all, 1F1B", "DeepEP, 1F1B", "DeepEP, DualPipe"]))
+    recovered = ch03._moe_sentence(pd.Series([140.0, 60.0, 20.0], index=software))
+    kept = ch03._moe_sentence(pd.Series([40.0, 35.0, 30.0], index=software))
+    assert recovered.startswith("Most of what the rack is worth") and "140 % to 20 %" in recovered
+    assert kept.startswith("Software leaves most") and "30 %" in kept

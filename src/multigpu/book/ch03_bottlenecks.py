@@ -31,7 +31,7 @@ from multigpu.book.glue import Facts, plain, verdict_facts
 from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import inference, models
-from multigpu.evidence import bottlenecks, claims, trainingruns
+from multigpu.evidence import bottlenecks, claims, moe, trainingruns
 from multigpu.evidence.bottlenecks import Cluster
 from multigpu.evidence.claims import bottlenecks as claim_checks
 from multigpu.hardware import catalog
@@ -68,9 +68,14 @@ WHY_LABELS = (
        "so the model runs with full recomputation and is compared in iteration time"),
     N_("time-to-train to a quality target: the tokens processed (set by convergence), the numeric precision and "
        "the layout are not in the file"))
+#: The machines, software and limits of the MoE section (:mod:`multigpu.evidence.moe`).
+MOE_LABELS = (N_("8 x 8 B200, NVSwitch + InfiniBand"), N_("GB200 NVL72, one NVLink domain"),
+              N_("8 x 8 L40S, PCIe + 100 GbE"), N_("Megatron all-to-all, 1F1B"), N_("DeepEP, 1F1B"),
+              N_("DeepEP, DualPipe"), N_("network"), N_("NVLink fabric"), N_("fixed time"))
 #: The columns whose cells are words to translate, in every table the notebook shows through
 #: :func:`multigpu.book.tables.use_for_dataframes` (the rest is data: numbers, ids, model names).
-LABEL_COLUMNS = claim_values.label_columns("setup", "layout", "case", "method", "source", "why", "verdict")
+LABEL_COLUMNS = claim_values.label_columns("setup", "layout", "case", "method", "source", "why", "verdict",
+                                           "software", "limit")
 #: The units of the published training measurements (:func:`multigpu.evidence.trainingruns.training_measurements`).
 MEASUREMENT_UNITS = (N_("TFLOP/s/GPU (44% of 312)"), N_("minutes"))
 #: The same for the table of :func:`multigpu.evidence.trainingruns.training_validation`, whose ``layout`` is data
@@ -96,6 +101,9 @@ TABLE_HEADERS = (
     N_("Switch printed"), N_("Switch identity"), N_("Switch ratio"), N_("ID"), N_("Benchmark"), N_("Value"),
     N_("Unit"), N_("Comparable"), N_("Why"), N_("Run"), N_("Measured (s)"), N_("Model (s)"), N_("Error (%)"),
     N_("Fitted"), N_("Verdict"), N_("Seed value"), N_("Model value"),
+    N_("Network (MB)"), N_("NVLink (MB)"), N_("Dispatch (ms)"), N_("Combine (ms)"), N_("Layer (ms)"),
+    N_("Limit"), N_("Software"), N_("Exposed all-to-all (s)"), N_("Bubble (s)"), N_("All-to-all (%)"),
+    N_("Step on nodes (s)"), N_("Step on racks (s)"), N_("Break-even premium (%)"), N_("Faster compute (%)"),
 )
 
 
@@ -499,6 +507,50 @@ def exercise_facts(cal: Calibration | None = None) -> Facts:
         "ex1_dec_ms": 1e3 * r.decode_comm_s * bottlenecks.OUTPUT_TOKENS})
 
 
+def _moe_sentence(premium: pd.Series) -> str:
+    """Whether the software or the rack decides the MoE's training time, in the current language, from the
+    break-even premiums (%, by software) of :func:`multigpu.evidence.moe.rack_premium`."""
+    worst, best = premium["Megatron all-to-all, 1F1B"], premium["DeepEP, DualPipe"]
+    if best < worst / 2:
+        return _("Most of what the rack is worth to this training run, software can also win on 8-GPU nodes: "
+                 "sending each token once per node and hiding the all-to-all behind computation cuts the "
+                 "break-even premium from {worst:.0f} % to {best:.0f} %.", worst=worst, best=best)
+    return _("Software leaves most of the rack's worth in place: with DeepEP's kernels and DualPipe the "
+             "break-even premium is still {best:.0f} %, against {worst:.0f} % with Megatron's all-to-all.",
+             worst=worst, best=best)
+
+
+def moe_facts(cal: Calibration | None = None) -> Facts:
+    """The MoE section's values (:mod:`multigpu.evidence.moe`): one layer's dispatch and combine on the 8-GPU
+    nodes, the NVL72 rack and the PCIe servers (``moe_nodes_ms``, ``moe_rack_ms``, ``moe_pcie_ms``), the nodes
+    over the rack (``moe_rack_x``) and the PCIe servers over the nodes (``moe_pcie_x``), the network MB one GPU
+    sends in a dispatch on the nodes (``moe_net_MB``) and the MoE layers of the model (``moe_layers``); the
+    exposed all-to-all's share of a step on the nodes with Megatron's all-to-all and with DualPipe
+    (``moe_nccl_pct``, ``moe_dual_pct``); the break-even premium of an NVL72 GPU-hour under each software
+    (``moe_premium_nccl``, ``moe_premium_deepep``, ``moe_premium_dual``, %) and the percentage points of it the
+    rack's faster compute gives (``moe_compute_pct``); the GPUs, stages and expert-parallel GPUs of the run
+    (``moe_gpus``, ``moe_pp``, ``moe_ep``, ``moe_tokens``); and ``moe_software_text``."""
+    dispatch = moe.dispatch_table(cal).set_index("setup")
+    steps = moe.training_table(cal)
+    premium = moe.rack_premium(steps).set_index("software")
+    share = steps.set_index(["setup", "software"])["alltoall_pct"]
+    nodes, rack, pcie = (m[0] for m in moe.MACHINES)
+    out = _values({
+        "moe_nodes_ms": dispatch.loc[nodes, "layer_ms"], "moe_rack_ms": dispatch.loc[rack, "layer_ms"],
+        "moe_pcie_ms": dispatch.loc[pcie, "layer_ms"],
+        "moe_pcie_x": dispatch.loc[pcie, "layer_ms"] / dispatch.loc[nodes, "layer_ms"],
+        "moe_rack_x": dispatch.loc[nodes, "layer_ms"] / dispatch.loc[rack, "layer_ms"],
+        "moe_net_MB": dispatch.loc[nodes, "network_MB"], "moe_layers": models.model(moe.MODEL).moe_layers,
+        "moe_nccl_pct": share.loc[(nodes, "Megatron all-to-all, 1F1B")],
+        "moe_dual_pct": share.loc[(nodes, "DeepEP, DualPipe")],
+        "moe_premium_nccl": premium.loc["Megatron all-to-all, 1F1B", "break_even_premium_pct"],
+        "moe_premium_deepep": premium.loc["DeepEP, 1F1B", "break_even_premium_pct"],
+        "moe_premium_dual": premium.loc["DeepEP, DualPipe", "break_even_premium_pct"],
+        "moe_compute_pct": premium["faster_compute_pct"].max(),
+        "moe_gpus": moe.GPUS, "moe_pp": moe.PP, "moe_ep": moe.EP, "moe_tokens": moe.TOKENS})
+    return out | glue.per_language(lambda: {"moe_software_text": _moe_sentence(premium["break_even_premium_pct"])})
+
+
 def in_short(f: Facts) -> str:
     """The chapter's answer in two sentences in the current language, from its training-step and decode-step
     facts (``f``: :func:`facts`' values, shares in %)."""
@@ -517,7 +569,7 @@ def facts(cal: Calibration | None = None) -> Facts:
     out: Facts = {}
     for section in (training_step_facts, decode_step_facts, scaling_facts, amdahl_facts, dp_batch_facts,
                     decode_ratio_facts, sensitivity_facts, batching_facts, transfer_facts, fixed_batch_facts,
-                    at_rate_facts, measured_run_facts, exercise_facts):
+                    at_rate_facts, measured_run_facts, exercise_facts, moe_facts):
         out.update(section(cal))
     out.update(volume_facts(verdicts(cal)))
     out.update(glue.per_language(lambda: {"in_short": in_short(out)}))
