@@ -56,7 +56,7 @@ def test_facts_are_plain_python_values(facts):
 #: sentences about decode communication that follow the model's ratios
 DECODE_SENTENCES = {"dr_above_text", "dr_trend_text", "dr_takeaway", "c16_where", "ar_fp8_vs_nv"}
 #: the MoE section's sentence, which follows the break-even premiums
-MOE_SENTENCES = {"moe_software_text"}
+MOE_SENTENCES = {"moe_software_text", "moe_srv_checked_text"}
 
 
 def test_decode_sentences_follow_the_ratios(facts):
@@ -217,6 +217,7 @@ TABLES = [
     (bottlenecks.sensitivity, ch03.LABEL_COLUMNS),
     (lambda: moe.dispatch_table().drop(columns="kernel"), ch03.LABEL_COLUMNS),
     (moe.training_table, ch03.LABEL_COLUMNS), (lambda: moe.rack_premium(moe.training_table()), ch03.LABEL_COLUMNS),
+    (moe.serving_table, ch03.LABEL_COLUMNS),
     (bottlenecks.tp_bytes_per_query, ch03.LABEL_COLUMNS),
     (bottlenecks.volume_vs_batch, ch03.LABEL_COLUMNS), (bottlenecks.transfer_times, ch03.LABEL_COLUMNS),
     (bottlenecks.compare_fixed_batch, ch03.LABEL_COLUMNS), (bottlenecks.compare_at_rate, ch03.LABEL_COLUMNS),
@@ -224,7 +225,7 @@ TABLES = [
     (trainingruns.training_validation, ch03.VALIDATION_LABEL_COLUMNS), (ch03.verdict_table, ch03.LABEL_COLUMNS),
 ]
 #: Headers that are names or abbreviations, the same in both languages.
-NAMES = {"TP", "PP", "DP"}
+NAMES = {"TP", "PP", "DP", "EP"}
 
 
 @pytest.mark.parametrize("make, label_columns", TABLES)

@@ -192,3 +192,19 @@ def test_the_sentence_follows_the_premiums():
     kept = ch03._moe_sentence(pd.Series([40.0, 35.0, 30.0], index=software))
     assert recovered.startswith("Most of what the rack is worth") and "140 % to 20 %" in recovered
     assert kept.startswith("Software leaves most") and "30 %" in kept
+
+
+def test_inside_one_node_the_rack_serves_as_a_node_does_and_wider_ep_pays_on_the_rack():
+    """With the experts on 8 GPUs both machines serve inside one NVLink domain, so they differ only by the GPU
+    (GB200 against B200, within 5 %); spread over 64 GPUs, the nodes' dispatch crosses the network and the rack's
+    does not, so the rack's decode steps spend less on dispatch and combine."""
+    from multigpu.evidence import moe
+
+    served = moe.serving_table()
+    assert served["fits"].all()
+    premium = moe.serving_premium(served)
+    assert abs(premium[8]) < 5
+    at = served.set_index(["ep", "setup"])
+    assert at.loc[(64, moe.NODES[0]), "nodes"] == 8 and at.loc[(64, moe.RACK[0]), "nodes"] == 1
+    assert at.loc[(64, moe.RACK[0]), "dispatch_and_combine_ms"] < at.loc[(64, moe.NODES[0]), "dispatch_and_combine_ms"]
+    assert premium[64] > premium[8]

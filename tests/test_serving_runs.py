@@ -93,12 +93,21 @@ def test_rows_the_model_cannot_express_get_a_reason():
     assert serving.map_row(synthetic(kind="mlperf", input_tokens=None, output_tokens=None)) == serving.REASON_VARIABLE
     assert serving.map_row(synthetic(tp=None, pp=None)) == serving.REASON_LAYOUT
     assert serving.map_row(synthetic(dtype=None)) == serving.REASON_DTYPE
-    assert serving.map_row(synthetic(ep="8")) == serving.REASON_EP
     assert serving.map_row(synthetic(batch_or_concurrency=None, scenario="server")) == serving.REASON_BATCH
     assert serving.map_row(synthetic(batch_or_concurrency=None, scenario="offline"), max_load_batch=False) == \
         serving.REASON_MAX_LOAD_OFF
     unknown = serving.map_row(synthetic(model="Falcon 180B", notes="Falcon 180B not in the catalogue"))
     assert isinstance(unknown, str) and "Falcon 180B" in unknown
+
+
+def test_a_row_with_expert_parallelism_runs_with_its_ep():
+    """A DeepSeek-V3 row served with EP 8 on one node (DP-attention, infer --ep): the call carries its ep, and the
+    prediction differs from the same row without it."""
+    row = dict(model="DeepSeek-V3", notes="model id deepseek-v3", gpu="h200-sxm", system_id="hgx-h200", gpus="8",
+               tp="8", batch_or_concurrency="256", input_tokens="2048", output_tokens="512")
+    with_ep, without = serving.map_row(synthetic(ep="8", **row)), serving.map_row(synthetic(**row))
+    assert (with_ep.ep, without.ep) == (8, 1)
+    assert serving.predict(with_ep).value != serving.predict(without).value
 
 
 def test_stand_ins_and_assumptions_are_flagged():

@@ -31,7 +31,7 @@ from multigpu.book.glue import Facts, plain, verdict_facts
 from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import inference, models
-from multigpu.evidence import bottlenecks, claims, moe, trainingruns
+from multigpu.evidence import bottlenecks, claims, moe, serving, trainingruns
 from multigpu.evidence.bottlenecks import Cluster
 from multigpu.evidence.claims import bottlenecks as claim_checks
 from multigpu.hardware import catalog
@@ -104,6 +104,7 @@ TABLE_HEADERS = (
     N_("Network (MB)"), N_("NVLink (MB)"), N_("Dispatch (ms)"), N_("Combine (ms)"), N_("Layer (ms)"),
     N_("Limit"), N_("Software"), N_("Exposed all-to-all (s)"), N_("Bubble (s)"), N_("All-to-all (%)"),
     N_("Step on nodes (s)"), N_("Step on racks (s)"), N_("Break-even premium (%)"), N_("Faster compute (%)"),
+    N_("EP"), N_("Nodes"), N_("TPOT (ms)"), N_("Dispatch and combine (ms)"), N_("Tokens/s per GPU"),
 )
 
 
@@ -520,6 +521,38 @@ def _moe_sentence(premium: pd.Series) -> str:
              worst=worst, best=best)
 
 
+def _moe_serving_sentence(rows: int) -> str:
+    """What the serving figures have been scored against, in the current language: ``rows`` published serving runs
+    with expert parallelism (:mod:`multigpu.evidence.serving`)."""
+    if rows:
+        return _("The validation appendix scores the serving model on {rows} published runs with expert "
+                 "parallelism.", rows=rows)
+    return _("No published serving run with expert parallelism has been scored against these figures yet: they "
+             "rest on DeepEP's kernel timings and on the decode model.")
+
+
+def moe_serving_facts(cal: Calibration | None = None) -> Facts:
+    """The MoE section's serving values (:func:`multigpu.evidence.moe.serving_table`): the break-even premium of
+    an NVL72 GPU-hour for serving at the narrowest and the widest expert parallelism (``moe_srv_narrow``,
+    ``moe_srv_wide``, %, at ``moe_srv_ep_narrow`` and ``moe_srv_ep_wide`` GPUs), the nodes' and the racks' output
+    tokens/s per GPU at the widest (``moe_srv_nodes_tps``, ``moe_srv_rack_tps``), dispatch and combine's share of
+    the nodes' decode step there (``moe_srv_comm_pct``), the case (``moe_srv_per_gpu`` queries per GPU,
+    ``moe_srv_tp``, ``moe_srv_in``, ``moe_srv_out``), and ``moe_srv_checked_text``."""
+    served = moe.serving_table(cal)
+    premium = moe.serving_premium(served)
+    narrow, wide = min(moe.SERVE_EPS), max(moe.SERVE_EPS)
+    at = served.set_index(["ep", "setup"])
+    nodes = at.loc[(wide, moe.NODES[0])]
+    rows = sum(1 for row in serving.load() if (row.ep or 1) > 1)
+    out = _values({"moe_srv_narrow": premium[narrow], "moe_srv_wide": premium[wide], "moe_srv_ep_narrow": narrow,
+                   "moe_srv_ep_wide": wide, "moe_srv_nodes_tps": nodes["tokens_per_s_per_gpu"],
+                   "moe_srv_rack_tps": at.loc[(wide, moe.RACK[0]), "tokens_per_s_per_gpu"],
+                   "moe_srv_comm_pct": 100 * nodes["dispatch_and_combine_ms"] / nodes["tpot_ms"],
+                   "moe_srv_per_gpu": moe.SERVE_PER_GPU, "moe_srv_tp": moe.SERVE_TP, "moe_srv_in": moe.SERVE_INPUT,
+                   "moe_srv_out": moe.SERVE_OUTPUT})
+    return out | glue.per_language(lambda: {"moe_srv_checked_text": _moe_serving_sentence(rows)})
+
+
 def moe_facts(cal: Calibration | None = None) -> Facts:
     """The MoE section's values (:mod:`multigpu.evidence.moe`): one layer's dispatch and combine on the 8-GPU
     nodes, the NVL72 rack and the PCIe servers (``moe_nodes_ms``, ``moe_rack_ms``, ``moe_pcie_ms``), the nodes
@@ -569,7 +602,7 @@ def facts(cal: Calibration | None = None) -> Facts:
     out: Facts = {}
     for section in (training_step_facts, decode_step_facts, scaling_facts, amdahl_facts, dp_batch_facts,
                     decode_ratio_facts, sensitivity_facts, batching_facts, transfer_facts, fixed_batch_facts,
-                    at_rate_facts, measured_run_facts, exercise_facts, moe_facts):
+                    at_rate_facts, measured_run_facts, exercise_facts, moe_facts, moe_serving_facts):
         out.update(section(cal))
     out.update(volume_facts(verdicts(cal)))
     out.update(glue.per_language(lambda: {"in_short": in_short(out)}))

@@ -10,7 +10,9 @@ servers joined by 100 GbE, which have no NVLink and use NCCL's all-to-all.
 - :func:`training_table`: a training step of the layout under three kinds of software (Megatron's all-to-all,
   DeepEP's kernels, DeepEP with DualPipe; :mod:`multigpu.compute.training`);
 - :func:`rack_premium`: from those steps, the most an NVL72 GPU-hour may cost over an 8-GPU node's and still
-  train as cheaply (the break-even premium), and how much of it is the rack's faster GPU rather than its wiring.
+  train as cheaply (the break-even premium), and how much of it is the rack's faster GPU rather than its wiring;
+- :func:`serving_table`: serving the model with its experts over 8, 16 and 64 GPUs and attention in data-parallel
+  groups of 8 (:func:`multigpu.compute.inference.run` with ``ep``), on the nodes and on the racks.
 
 Times in seconds or milliseconds as the column names say; bytes per GPU in MB (1e6 bytes), one direction.
 """
@@ -21,7 +23,7 @@ import pandas as pd
 
 from multigpu.comm import expert
 from multigpu.comm.calibration import Calibration
-from multigpu.compute import models, training
+from multigpu.compute import inference, models, training
 
 MODEL = "deepseek-v3"
 #: Expert-parallel GPUs, tokens per GPU in one micro-batch (one 4,096-token sequence), pipeline stages and GPUs.
@@ -97,3 +99,33 @@ def rack_premium(steps: pd.DataFrame) -> pd.DataFrame:
                      "break_even_premium_pct": 100 * (nodes["step_s"] / rack["step_s"] - 1),
                      "faster_compute_pct": 100 * (nodes["compute_s"] / rack["compute_s"] - 1)})
     return pd.DataFrame(rows)
+
+
+#: Serving (:func:`serving_table`): FP8 weights, prompt and answer tokens, queries in flight per GPU, the
+#: tensor-parallel width of each attention group, and the expert-parallel widths compared.
+SERVE_DTYPE, SERVE_INPUT, SERVE_OUTPUT, SERVE_PER_GPU, SERVE_TP = "fp8", 2048, 512, 32, 8
+SERVE_EPS = (8, 16, 64)
+
+
+def serving_table(cal: Calibration | None = None) -> pd.DataFrame:
+    """Serving :data:`MODEL` on the 8-GPU nodes and the NVL72 racks with its routed experts over each of
+    :data:`SERVE_EPS` GPUs, attention in groups of :data:`SERVE_TP` (DP-attention) and :data:`SERVE_PER_GPU`
+    queries in flight per GPU: the nodes the run spans, the time per output token, the part of a decode step
+    that is dispatch and combine (DeepEP's low-latency kernels), both in ms, and output tokens/s per GPU."""
+    rows = []
+    for label, system, _, _ in (NODES, RACK):
+        for ep in SERVE_EPS:
+            run = inference.run(MODEL, system, SERVE_TP, SERVE_PER_GPU * ep, SERVE_INPUT, SERVE_OUTPUT,
+                                dtype=SERVE_DTYPE, ep=ep, cal=cal)
+            rows.append({"setup": label, "ep": ep, "nodes": run.nodes, "tpot_ms": 1e3 * run.tpot_s,
+                         "dispatch_and_combine_ms": 1e3 * run.decode_ep_comm_s,
+                         "tokens_per_s_per_gpu": run.tokens_per_s_per_gpu, "fits": run.fits})
+    return pd.DataFrame(rows)
+
+
+def serving_premium(served: pd.DataFrame) -> pd.Series:
+    """Per expert-parallel width of :func:`serving_table`: the break-even premium of an NVL72 GPU-hour for serving
+    (%: the racks' output tokens/s per GPU over the nodes' less one)."""
+    by = served.set_index(["ep", "setup"])["tokens_per_s_per_gpu"]
+    return pd.Series({ep: 100 * (by.loc[(ep, RACK[0])] / by.loc[(ep, NODES[0])] - 1) for ep in SERVE_EPS},
+                     name="break_even_premium_pct")

@@ -92,7 +92,6 @@ REASON_TAIL = "tail (p99) latency under load: the model gives one steady-state v
 REASON_AMBIGUOUS = "unit ambiguous in the source (per GPU or whole system)"
 REASON_LAYOUT = "layout not published (tp empty)"
 REASON_DTYPE = "precision not published (dtype empty)"
-REASON_EP = "expert parallelism: the inference model has no ep"
 REASON_VARIABLE = ("variable input/output lengths (MLPerf dataset; only maximum lengths are stated): "
                    "the model needs fixed lengths")
 REASON_INPUT = "input length not published"
@@ -213,6 +212,7 @@ class ModelCall:
     source: str
     closed_loop: bool = False  #: a fixed-concurrency row: latencies under load (:func:`inference.closed_loop`)
     stack: str = inference.DEFAULT_STACK  #: the serving stack whose all-reduce kernels the row ran
+    ep: int = 1  #: GPUs the routed experts are spread over (``infer --ep``), 1: none
 
 
 @dataclass(frozen=True)
@@ -268,8 +268,6 @@ def map_row(row: ServingRow, max_load_batch: bool = True) -> ModelCall | str:
         return REASON_LAYOUT
     if not row.dtype:
         return REASON_DTYPE
-    if row.ep is not None and row.ep > 1:
-        return REASON_EP
     if row.input_tokens is None:
         return REASON_VARIABLE if row.kind == "mlperf" else REASON_INPUT
     assumptions = [why] if why else []
@@ -304,7 +302,7 @@ def map_row(row: ServingRow, max_load_batch: bool = True) -> ModelCall | str:
         assumptions.append(f"{batch} users at fixed concurrency: the closed-loop model's latencies under load")
     return ModelCall(row.id, row.kind, row.split, kind, model_id, stand_in, row.system_id, row.tp, pp, batch,
                      row.input_tokens, output, row.dtype, measured, unit, "; ".join(assumptions), row.source,
-                     closed_loop=closed, stack=stack_name)
+                     closed_loop=closed, stack=stack_name, ep=row.ep or 1)
 
 
 def serving_stack(text: str | None) -> str | None:
@@ -329,7 +327,7 @@ def predict(call: ModelCall, cal: Calibration | None = None) -> Prediction:
     Raises the model's :class:`InputError` (e.g. a dtype it has no rate for)."""
     args = dict(model_id=call.model_id, system_id=call.system_id, tp=call.tp, input_tokens=call.input_tokens,
                 output_tokens=call.output_tokens, pp=call.pp, dtype=call.dtype, cal=cal,
-                stack_name=call.stack)
+                stack_name=call.stack, ep=call.ep)
     batch = call.batch
     if batch is None:
         fits = np.asarray(inference.run(batch=np.arange(1, MAX_BATCH + 1), **args).fits, dtype=bool)
