@@ -91,7 +91,6 @@ from multigpu.common.errors import InputError
 from multigpu.compute import efficiency, gemm, models
 from multigpu.compute.layout import (
     ACTIVATION_CACHES,
-    MOMENT_DTYPES,
     DEFAULT_FP8_RECIPE,
     DEFAULT_GRAD_DTYPE,
     DEFAULT_TRAINING_STACK,
@@ -100,6 +99,7 @@ from multigpu.compute.layout import (
     FP8_RECIPES,
     GRAD_DTYPES,
     METHODS,
+    MOMENT_DTYPES,
     PP_SCHEDULES,
     TRAINING_DTYPES,
     TRAINING_STACKS,
@@ -399,9 +399,10 @@ def _tp_comm_s(model: models.Model, system: catalog.System, lay: Layout, cal: Ca
 
 def _ep_comm_s(model: models.Model, system: catalog.System, lay: Layout, cal: Calibration) -> np.ndarray:
     """MoE all-to-all of one micro-batch on one stage (dispatch + combine, forward + backward), seconds: four
-    all-to-alls of each token's ``k`` copies; the two towards the experts (forward dispatch, and the output
-    gradients in the backward pass) in FP8 where ``lay.ep_dispatch`` says so (:data:`EP_DISPATCH_DTYPES`), the
-    rest in the wire precision."""
+    all-to-alls of each token's ``k`` copies (``lay.ep_kernel`` nccl), or DeepEP's kernels (deepep:
+    :func:`_deepep_s`); the two towards the experts (forward dispatch, and the output gradients in the backward
+    pass) in FP8 where ``lay.ep_dispatch`` says so (:data:`EP_DISPATCH_DTYPES`), the rest in the wire precision.
+    Recomputing the MoE block (``moe`` among the recompute modules) runs the forward pair once more."""
     if not model.is_moe:
         return np.zeros(np.shape(lay.tp))
     tokens = lay.micro_batch * lay.seq / lay.cp / (lay.tp if lay.sequence_parallel else 1)

@@ -10,7 +10,6 @@ from multigpu.common.errors import InputError
 from multigpu.compute import inference, training
 from multigpu.compute.layout import (
     ACTIVATION_CACHES,
-    MOMENT_DTYPES,
     ATTENTION_KERNELS,
     DEFAULT_FP8_RECIPE,
     DEFAULT_GRAD_DTYPE,
@@ -19,6 +18,7 @@ from multigpu.compute.layout import (
     EP_KERNELS,
     FP8_RECIPES,
     GRAD_DTYPES,
+    MOMENT_DTYPES,
     PP_SCHEDULES,
     RECOMPUTE_MODULES,
     TRAINING_DTYPES,
