@@ -14,7 +14,7 @@ until the new one is complete (what ``make book`` runs).
    jupyter-cache, which both editions read (a notebook that fails there runs
    again in the English build, whose log then shows the error).
 3. Chromium prints each edition's book and one-page decision card as PDF into its ``pdf/`` folder
-   (:mod:`multigpu.book.pdf`; the introduction links them).
+   (:mod:`multigpu.book.pdf`; the introduction links them), both editions at once.
 4. Only when every edition builds and prints does it replace ``_build/html``; a failed
    build leaves the previous site as it was and says where its log is.
 
@@ -28,6 +28,8 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -118,11 +120,14 @@ def _print_pdfs(built: dict[str, Path]) -> bool:
     links; False, with the reason, if Chromium cannot print them (the previous site stays)."""
     from multigpu.book import pdf
 
+    def one(language: str, folder: str) -> list[Path]:  # its own Chromium: Playwright's sync API is per thread
+        return pdf.print_edition(built[folder], pdf.edition(language))
+
     try:
-        with pdf.chromium() as browser:
-            for language, folder in EDITIONS:
-                for path in pdf.print_edition(built[folder], pdf.edition(language), browser):
-                    print(f"book: printed {path.name} ({path.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
+        with ThreadPoolExecutor(max_workers=len(EDITIONS)) as pool:  # the editions at once, one core each
+            printed = [pool.submit(one, language, folder) for language, folder in EDITIONS]
+            for path in (path for job in printed for path in job.result()):
+                print(f"book: printed {path.name} ({path.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
     except Exception as exc:  # noqa: BLE001 - any failure to print leaves the old site, with its reason
         print(f"book: the PDFs could not be printed ({type(exc).__name__}: {exc}); the previous site in {SITE} "
               "is unchanged", file=sys.stderr)
@@ -137,17 +142,23 @@ def build(jupyter_book: str) -> int:
     # the notebooks of this build share searches; `make test` names one folder for all its phases (results are
     # keyed by the model's code and data, so a reused one is exact)
     os.environ.setdefault(inputs.SEARCH_CACHE_ENV, str(NEXT / "searches"))
+    started = time.monotonic()
     execute_notebooks()
+    print(f"book: notebooks executed in {time.monotonic() - started:.0f} s", file=sys.stderr)
     built = {}
     for language, folder in EDITIONS:
+        started = time.monotonic()
         status, html = _build_edition(jupyter_book, language)
+        print(f"book: the {language} edition built in {time.monotonic() - started:.0f} s", file=sys.stderr)
         if status != 0 or not (html / "index.html").exists():
             print(f"book: the {language} build failed; the previous site in {SITE} is unchanged (log above; "
                   f"reports in {html / 'reports'})", file=sys.stderr)
             return status or 1
         built[folder] = html
+    started = time.monotonic()
     if not _print_pdfs(built):
         return 1
+    print(f"book: PDFs printed in {time.monotonic() - started:.0f} s", file=sys.stderr)
     shutil.rmtree(SITE, ignore_errors=True)
     shutil.move(str(built.pop("")), str(SITE))
     for folder, html in built.items():
