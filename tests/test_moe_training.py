@@ -187,7 +187,7 @@ def test_the_sentence_follows_the_premiums():
 
     from multigpu.book import ch03_bottlenecks as ch03
 
-    software = list(pd.Index(["Megatron all-to-all, 1F1B", "DeepEP, 1F1B", "DeepEP, DualPipe"]))
+    software = ["Megatron all-to-all, 1F1B", "DeepEP, 1F1B", "DeepEP, DualPipe"]
     recovered = ch03._moe_sentence(pd.Series([140.0, 60.0, 20.0], index=software))
     kept = ch03._moe_sentence(pd.Series([40.0, 35.0, 30.0], index=software))
     assert recovered.startswith("Most of what the rack is worth") and "140 % to 20 %" in recovered

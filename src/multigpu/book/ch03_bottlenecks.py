@@ -534,18 +534,20 @@ def _moe_serving_sentence(rows: int) -> str:
 def moe_serving_facts(cal: Calibration | None = None) -> Facts:
     """The MoE section's serving values (:func:`multigpu.evidence.moe.serving_table`): the break-even premium of
     an NVL72 GPU-hour for serving at the narrowest and the widest expert parallelism (``moe_srv_narrow``,
-    ``moe_srv_wide``, %, at ``moe_srv_ep_narrow`` and ``moe_srv_ep_wide`` GPUs), the nodes' and the racks' output
-    tokens/s per GPU at the widest (``moe_srv_nodes_tps``, ``moe_srv_rack_tps``), dispatch and combine's share of
-    the nodes' decode step there (``moe_srv_comm_pct``), the case (``moe_srv_per_gpu`` queries per GPU,
-    ``moe_srv_tp``, ``moe_srv_in``, ``moe_srv_out``), and ``moe_srv_checked_text``."""
+    ``moe_srv_wide``, %, at ``moe_srv_ep_narrow`` and ``moe_srv_ep_wide`` GPUs; ``moe_srv_ep_mid`` between), the
+    nodes' and the racks' output tokens/s per GPU at the widest (``moe_srv_nodes_tps``, ``moe_srv_rack_tps``),
+    dispatch and combine's share of the nodes' decode step there (``moe_srv_comm_pct``), the case
+    (``moe_srv_per_gpu`` queries per GPU, ``moe_srv_tp``, ``moe_srv_in``, ``moe_srv_out``), and
+    ``moe_srv_checked_text``."""
     served = moe.serving_table(cal)
     premium = moe.serving_premium(served)
-    narrow, wide = min(moe.SERVE_EPS), max(moe.SERVE_EPS)
+    narrow, mid, wide = moe.SERVE_EPS
     at = served.set_index(["ep", "setup"])
     nodes = at.loc[(wide, moe.NODES[0])]
     rows = sum(1 for row in serving.load() if (row.ep or 1) > 1)
     out = _values({"moe_srv_narrow": premium[narrow], "moe_srv_wide": premium[wide], "moe_srv_ep_narrow": narrow,
-                   "moe_srv_ep_wide": wide, "moe_srv_nodes_tps": nodes["tokens_per_s_per_gpu"],
+                   "moe_srv_ep_mid": mid, "moe_srv_ep_wide": wide,
+                   "moe_srv_nodes_tps": nodes["tokens_per_s_per_gpu"],
                    "moe_srv_rack_tps": at.loc[(wide, moe.RACK[0]), "tokens_per_s_per_gpu"],
                    "moe_srv_comm_pct": 100 * nodes["dispatch_and_combine_ms"] / nodes["tpot_ms"],
                    "moe_srv_per_gpu": moe.SERVE_PER_GPU, "moe_srv_tp": moe.SERVE_TP, "moe_srv_in": moe.SERVE_INPUT,
@@ -562,7 +564,8 @@ def moe_facts(cal: Calibration | None = None) -> Facts:
     (``moe_nccl_pct``, ``moe_dual_pct``); the break-even premium of an NVL72 GPU-hour under each software
     (``moe_premium_nccl``, ``moe_premium_deepep``, ``moe_premium_dual``, %) and the percentage points of it the
     rack's faster compute gives (``moe_compute_pct``); the GPUs, stages and expert-parallel GPUs of the run
-    (``moe_gpus``, ``moe_pp``, ``moe_ep``, ``moe_tokens``); and ``moe_software_text``."""
+    (``moe_gpus``, ``moe_pp``, ``moe_ep``, ``moe_tokens``); the nodes the expert-parallel group spans on the 8-GPU
+    nodes and the PCIe servers and their GPUs each (``moe_nodes``, ``moe_node_gpus``); and ``moe_software_text``."""
     dispatch = moe.dispatch_table(cal).set_index("setup")
     steps = moe.training_table(cal)
     premium = moe.rack_premium(steps).set_index("software")
@@ -580,7 +583,8 @@ def moe_facts(cal: Calibration | None = None) -> Facts:
         "moe_premium_deepep": premium.loc["DeepEP, 1F1B", "break_even_premium_pct"],
         "moe_premium_dual": premium.loc["DeepEP, DualPipe", "break_even_premium_pct"],
         "moe_compute_pct": premium["faster_compute_pct"].max(),
-        "moe_gpus": moe.GPUS, "moe_pp": moe.PP, "moe_ep": moe.EP, "moe_tokens": moe.TOKENS})
+        "moe_gpus": moe.GPUS, "moe_pp": moe.PP, "moe_ep": moe.EP, "moe_tokens": moe.TOKENS,
+        "moe_nodes": moe.NODES[2], "moe_node_gpus": catalog.system(moe.NODES[1]).gpus_per_node})
     return out | glue.per_language(lambda: {"moe_software_text": _moe_sentence(premium["break_even_premium_pct"])})
 
 
