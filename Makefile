@@ -23,7 +23,7 @@ WITH_PRICES := $(if $(PRICES),MULTIGPU_PRICES='$(PRICES)')
 ## an error), print each edition's PDFs (the book and its decision card) with Chromium, and only then replace
 ## _build/html; a bad price file or a failed build leaves the old site as it was
 book: setup browser
-	$(WITH_PRICES) $(PY) -m multigpu.book.build $(VENV)/bin/jupyter-book
+	$(WITH_PRICES) $(PY) -m multigpu.book.build $(BOOK_FLAGS) $(VENV)/bin/jupyter-book
 
 ## pdf: print the PDFs again from the built site (_build/html/pdf, _build/html/zh/pdf)
 pdf: setup browser
@@ -38,12 +38,14 @@ bench: setup
 	$(PY) -m multigpu.book.bench
 
 ## test: set up, then package tests, nbval over every notebook, the site build and the site check; every phase
-## shares one memo of layout searches (exact: keyed by every argument, the model's code and its data files)
+## shares one memo of layout searches (exact: keyed by every argument, the model's code and its data files).
+## The site is built from the notebooks' stored outputs, which nbval has just compared with a fresh run of each
+## (so no notebook runs twice; `make book` runs them all)
 test: export MULTIGPU_SEARCH_CACHE = $(CURDIR)/_build/test-searches
 test: setup browser
 	$(MAKE) --no-print-directory test-package
 	$(MAKE) --no-print-directory test-notebooks
-	$(MAKE) --no-print-directory book
+	$(MAKE) --no-print-directory book BOOK_FLAGS=--stored-outputs
 	$(MAKE) --no-print-directory test-site
 
 test-package: setup

@@ -41,3 +41,28 @@ def test_a_notebook_with_stderr_in_its_cached_outputs_leaves_the_cache():
     cache = _Cache({"a.ipynb": clean, "b.ipynb": raced})
     assert build.drop_stderr(cache, logging.getLogger("test")) == ["b.ipynb"]
     assert cache.removed == [1]
+
+
+def test_stored_outputs_build_runs_no_notebook_and_renders_the_committed_outputs(monkeypatch, tmp_path):
+    """``--stored-outputs`` (what ``make test`` builds after nbval) executes nothing: no jupyter-cache run, and
+    each edition's Jupyter Book configuration turns execution off; a failed edition leaves the site alone."""
+    import subprocess
+
+    import yaml
+
+    def no_run():
+        raise AssertionError("a stored-outputs build must not execute the notebooks")
+
+    configs = []
+
+    def fake_jupyter_book(command, cwd):
+        configs.append(yaml.safe_load(open(command[command.index("--config") + 1], encoding="utf-8")))
+        return SimpleNamespace(returncode=1)
+
+    monkeypatch.setattr(build, "NEXT", tmp_path / ".next")
+    monkeypatch.setattr(build, "SITE", tmp_path / "html")
+    monkeypatch.setattr(build, "execute_notebooks", no_run)
+    monkeypatch.setattr(subprocess, "run", fake_jupyter_book)
+    assert build.build("jupyter-book", stored=True) == 1
+    assert [c["execute"]["execute_notebooks"] for c in configs] == ["off"]
+    assert not (tmp_path / "html").exists()

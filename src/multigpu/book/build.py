@@ -12,7 +12,10 @@ until the new one is complete (what ``make book`` runs).
    ``book/locales``). The notebooks run once, before either edition: all of
    them at the same time, one process per core, into the build's
    jupyter-cache, which both editions read (a notebook that fails there runs
-   again in the English build, whose log then shows the error).
+   again in the English build, whose log then shows the error). With
+   ``--stored-outputs`` nothing runs: the pages show the outputs committed in
+   the notebooks (``make test`` builds so, right after nbval has compared
+   every notebook's stored outputs with a fresh run of it).
 3. Chromium prints each edition's book and one-page decision card as PDF into its ``pdf/`` folder
    (:mod:`multigpu.book.pdf`; the introduction links them), both editions at once.
 4. Only when every edition builds and prints does it replace ``_build/html``; a failed
@@ -23,6 +26,7 @@ Paths may contain spaces. The same inputs give a byte-identical site.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import shutil
@@ -104,10 +108,11 @@ def drop_stderr(cache, logger: logging.Logger) -> list[str]:
     return dropped
 
 
-def _build_edition(jupyter_book: str, language: str) -> tuple[int, Path]:
+def _build_edition(jupyter_book: str, language: str, *, stored: bool) -> tuple[int, Path]:
     """Build one edition into ``NEXT/<language>``, the notebooks' outputs read from :data:`CACHE` (a notebook
-    missing there runs, and is cached, in this build)."""
-    config = i18n.config(NEXT / f"_config.{language}.yml", language=language, execute="cache", cache=CACHE)
+    missing there runs, and is cached, in this build), or, if ``stored``, those committed in the notebooks."""
+    execute = "off" if stored else "cache"
+    config = i18n.config(NEXT / f"_config.{language}.yml", language=language, execute=execute, cache=CACHE)
     contents = i18n.toc(NEXT / f"_toc.{language}.yml", language)
     out = NEXT / language
     command = [jupyter_book, "build", str(ROOT), "--all", "-W", "-n", "--keep-going", "--config", str(config),
@@ -135,20 +140,24 @@ def _print_pdfs(built: dict[str, Path]) -> bool:
     return True
 
 
-def build(jupyter_book: str) -> int:
+def build(jupyter_book: str, *, stored: bool = False) -> int:
     """Build every edition of :data:`EDITIONS` into :data:`NEXT`; only when all succeed swap them in as
-    :data:`SITE` (the English edition at the root, the others in their folders). Returns the exit status."""
+    :data:`SITE` (the English edition at the root, the others in their folders). With ``stored`` the pages show
+    the notebooks' committed outputs and nothing is executed. Returns the exit status."""
     shutil.rmtree(NEXT, ignore_errors=True)
     # the notebooks of this build share searches; `make test` names one folder for all its phases (results are
     # keyed by the model's code and data, so a reused one is exact)
     os.environ.setdefault(inputs.SEARCH_CACHE_ENV, str(NEXT / "searches"))
     started = time.monotonic()
-    execute_notebooks()
-    print(f"book: notebooks executed in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    if stored:
+        print("book: the notebooks' stored outputs, not run again", file=sys.stderr)
+    else:
+        execute_notebooks()
+        print(f"book: notebooks executed in {time.monotonic() - started:.0f} s", file=sys.stderr)
     built = {}
     for language, folder in EDITIONS:
         started = time.monotonic()
-        status, html = _build_edition(jupyter_book, language)
+        status, html = _build_edition(jupyter_book, language, stored=stored)
         print(f"book: the {language} edition built in {time.monotonic() - started:.0f} s", file=sys.stderr)
         if status != 0 or not (html / "index.html").exists():
             print(f"book: the {language} build failed; the previous site in {SITE} is unchanged (log above; "
@@ -175,8 +184,13 @@ def build(jupyter_book: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    jupyter_book = args[0] if args else str(Path(sys.executable).with_name("jupyter-book"))
+    parser = argparse.ArgumentParser(prog="python -m multigpu.book.build",
+                                     description="Build both editions of the site and their PDFs into _build/html.")
+    parser.add_argument("jupyter_book", nargs="?", default=str(Path(sys.executable).with_name("jupyter-book")),
+                        help="the jupyter-book executable (default: the one beside this Python)")
+    parser.add_argument("--stored-outputs", action="store_true",
+                        help="show the outputs committed in the notebooks instead of running them")
+    args = parser.parse_args(argv)
     try:
         table = check_prices()
     except InputError as exc:
@@ -187,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"book: {table.stamp_markdown().replace('`', '')} ({table.path})", file=sys.stderr)
-    return build(jupyter_book)
+    return build(args.jupyter_book, stored=args.stored_outputs)
 
 
 if __name__ == "__main__":
