@@ -23,7 +23,7 @@ REQUIRED = (
     "on-demand price", "on-demand pricing", "spot price", "spot pricing", "reserved price", "reserved pricing",
     "community price", "community pricing",
     "premium charged", "break-even premium", "NVLink-class",
-    "Pareto front", "tornado chart", "1F1B", "PAM4", "FLIT", "EFA",
+    "Pareto front", "tornado chart", "prediction interval", "1F1B", "PAM4", "FLIT", "EFA",
     # terms the chapters already link with {term}
     "NVLink", "NVSwitch", "PCIe", "tensor parallelism", "pipeline bubble",
 )

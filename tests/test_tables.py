@@ -461,3 +461,20 @@ def test_a_narrow_table_whose_header_words_cannot_fit_lets_them_break():
     assert 'class="mg-table-grid mg-tight"' in table_html(words, csv_name="t")
     assert "mg-table-grid.mg-tight th{overflow-wrap:anywhere}" in table_html(words, csv_name="t")
     assert 'class="mg-table-grid"' in table_html(pd.DataFrame({"a": [1.0], "b": [2.0]}), csv_name="t")
+
+
+def test_a_value_with_its_interval_beside_it_shows_as_one_range_and_the_csv_keeps_the_bounds():
+    """Issue 44: tables print "x (lo–hi)" with an en dash; the bounds' own columns are not shown, the download
+    keeps every number, a missing value stays a dash, and a table without bounds is unchanged."""
+    df = pd.DataFrame({"gpus": [2, 8, 16], "busbw_GBps": [369.6, 475.4, math.nan],
+                       "busbw_GBps_lo": [172.9, 222.4, math.nan], "busbw_GBps_hi": [433.6, 557.7, math.nan]})
+    assert tables.ranged_columns(df) == ["busbw_GBps"]
+    html_text = table_html(df, csv_name="t", ranges=True)
+    out = parse(html_text)
+    assert out.heads == ["GPUs", "Bus bandwidth (GB/s)"]
+    assert [r[1] for r in out.rows] == ["370 (173–434)", "475 (222–558)", MISSING]
+    name, payload = csv_of(html_text)
+    assert payload.decode().splitlines()[0] == "gpus,busbw_GBps,busbw_GBps_lo,busbw_GBps_hi"
+    assert len(parse(table_html(df, csv_name="t")).heads) == 4  # without ranges, every column as it is
+    plain = df.drop(columns=["busbw_GBps_lo"])
+    assert tables.ranged_columns(plain) == [] and tables.fold_ranges(plain).equals(plain)

@@ -11,7 +11,7 @@ import pytest
 from multigpu.book import ch02_figures as ch02fig
 from multigpu.book import plotting
 from multigpu.comm import calibration, collectives
-from multigpu.evidence import measurements
+from multigpu.evidence import intervals, measurements
 from multigpu.evidence import topology as views
 from multigpu.hardware import catalog, wiring
 
@@ -155,6 +155,33 @@ def test_nvls_gain_grows_with_gpus_and_meets_the_measurements():
     for k, row in measured.iterrows():
         model = row.nvls_busbw_GBps if row.measured_algorithm == "nvls" else row.ring_busbw_GBps
         assert model == pytest.approx(row.measured_busbw_GBps, rel=0.03), k
+
+
+def test_every_busbw_of_the_topology_views_carries_its_regimes_prediction_band():
+    """nvls_gain (8 GiB, one node) and scaling (1 GiB, one or more domains) bracket each busbw with the band of
+    its regime (intervals.band inverted as a rate): a node-internal row and a cross-node row get different bands."""
+    nvls = views.nvls_gain()
+    inside = intervals.band(intervals.regime(8 * GiB, 1))
+    for column in ("ring_busbw_GBps", "nvls_busbw_GBps"):
+        for value, lo, hi in zip(nvls[column], nvls[f"{column}_lo"], nvls[f"{column}_hi"]):
+            assert lo < value < hi
+            assert (lo, hi) == pytest.approx(inside.inverted(value), rel=1e-3)
+    scaled = views.scaling()
+    for domains, regime_nodes in ((1, 1), (2, 2)):
+        row = scaled[scaled["domains"] == domains].iloc[0]
+        expected = intervals.band(intervals.regime(GiB, regime_nodes)).inverted(row["allreduce_busbw_GBps"])
+        assert (row["allreduce_busbw_GBps_lo"], row["allreduce_busbw_GBps_hi"]) == pytest.approx(expected, rel=1e-3)
+    ratio = scaled["allreduce_busbw_GBps_lo"] / scaled["allreduce_busbw_GBps"]
+    assert ratio[scaled["domains"] == 1].round(2).nunique() == 1
+    assert ratio[scaled["domains"] == 1].mean() != pytest.approx(ratio[scaled["domains"] > 1].mean(), abs=0.01)
+
+
+def test_the_measured_nvls_points_fall_inside_the_models_band():
+    """Measurements 15-19 (nccl-tests, 8x H200, 8 GiB) lie inside the 90 % band of the algorithm NCCL chose."""
+    frame = views.nvls_gain().dropna(subset=["measured_busbw_GBps"])
+    for row in frame.itertuples():
+        column = "nvls_busbw_GBps" if row.measured_algorithm == "nvls" else "ring_busbw_GBps"
+        assert getattr(row, f"{column}_lo") <= row.measured_busbw_GBps <= getattr(row, f"{column}_hi"), row.gpus
 
 
 def test_scale_out_ratio_and_the_second_node():

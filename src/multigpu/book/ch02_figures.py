@@ -107,11 +107,20 @@ def plot_ring_terms(ax, frame: pd.DataFrame | None = None) -> None:
     ax.legend(fontsize=8, loc="upper left")
 
 
+def _band(ax, x, frame: pd.DataFrame, column: str, color) -> None:
+    """``column``'s prediction band (``<column>_lo`` to ``<column>_hi``) where the frame has one."""
+    if f"{column}_lo" in frame:
+        plotting.band(ax, x, frame[f"{column}_lo"], frame[f"{column}_hi"], color)
+
+
 def plot_nvls_gain(ax, frame: pd.DataFrame | None = None) -> None:
-    """Ring and NVLS all-reduce busbw against the GPU count (model lines), measured points on top."""
+    """Ring and NVLS all-reduce busbw against the GPU count (model lines, each with its 90 % prediction band),
+    measured points on top."""
     frame = topology.nvls_gain() if frame is None else frame
-    ax.plot(frame["gpus"], frame["ring_busbw_GBps"], label=_("model: ring"), **_style(0))
-    ax.plot(frame["gpus"], frame["nvls_busbw_GBps"], label=_("model: NVLS (in-switch reduction)"), **_style(2))
+    for column, style, label in (("ring_busbw_GBps", _style(0), _("model: ring")),
+                                 ("nvls_busbw_GBps", _style(2), _("model: NVLS (in-switch reduction)"))):
+        ax.plot(frame["gpus"], frame[column], label=label, **style)
+        _band(ax, frame["gpus"], frame, column, style["color"])
     measured = frame.dropna(subset=["measured_busbw_GBps"])
     for algorithm, marker in (("ring", "o"), ("nvls", "s")):
         rows = measured[measured["measured_algorithm"] == algorithm]
@@ -120,17 +129,19 @@ def plot_nvls_gain(ax, frame: pd.DataFrame | None = None) -> None:
             ax.scatter(rows["gpus"], rows["measured_busbw_GBps"], marker=marker, s=60, facecolors="none",
                        edgecolors="black", linewidths=1.2, zorder=3,
                        label=_("measured (NCCL chose {algorithm})", algorithm=chosen))
-    ax.set_ylim(0, 550)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.set_ylim(0, 600)
+    plotting.legend_with_band(ax, fontsize=8, loc="lower right")
 
 
 def plot_scaling(axes, frame: pd.DataFrame | None = None) -> None:
-    """Two panels, busbw (log) against GPUs (log 2): all-reduce left, all-to-all right, one line per system."""
+    """Two panels, busbw (log) against GPUs (log 2): all-reduce left, all-to-all right, one line per system, each
+    with its 90 % prediction band."""
     frame = topology.scaling() if frame is None else frame
     left, right = axes
     for i, (name, rows) in enumerate(frame.groupby("system", sort=False)):
-        left.plot(rows["gpus"], rows["allreduce_busbw_GBps"], label=lang.label(name), **_style(i))
-        right.plot(rows["gpus"], rows["alltoall_busbw_GBps"], label=lang.label(name), **_style(i))
+        for ax, column in ((left, "allreduce_busbw_GBps"), (right, "alltoall_busbw_GBps")):
+            ax.plot(rows["gpus"], rows[column], label=lang.label(name), **_style(i))
+            _band(ax, rows["gpus"], rows, column, _style(i)["color"])
     for ax, title in ((left, _("all-reduce")), (right, _("all-to-all"))):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -139,7 +150,7 @@ def plot_scaling(axes, frame: pd.DataFrame | None = None) -> None:
         ax.minorticks_off()
         ax.set_ylim(10, 2000)
         ax.set_title(title, fontsize=10)
-    left.legend(fontsize=8, loc="lower right")
+    plotting.legend_with_band(left, fontsize=8, loc="lower right")
 
 
 #: The kinds of measurement the comparison figure tells apart (:func:`_group`), as messages.
@@ -263,15 +274,20 @@ def figure_nvls_gain(cal: Calibration | None = None) -> Figure:
     fig, ax = plotting.figure(
         _("In-switch reduction (NVLS) against ring all-reduce, 8x H200"),
         _("GPUs in the all-reduce (count)"), _("all-reduce busbw at 8 GiB (GB/s)"),
-        source=_("model: multigpu.evidence.topology.nvls_gain; measured: nccl-tests on 8x H200 "
-                 "(stas00/ml-engineering, data/measurements.csv rows 15-19)"))
+        source=_("model: multigpu.evidence.topology.nvls_gain, bands from multigpu.evidence.intervals (held-out "
+                 "residuals); measured: nccl-tests on 8x H200 (stas00/ml-engineering, data/measurements.csv rows "
+                 "15-19)"))
     frame = topology.nvls_gain(cal=cal)
     plot_nvls_gain(ax, frame)
+    eight = frame.set_index("gpus").loc[8]
     return plotting.set_alt(fig, _("Line chart: all-reduce busbw at 8 GiB against 2 to 8 GPUs; ring stays at {ring}, "
-                                   "NVLS rises from {nvls}; measured points {measured}.",
+                                   "NVLS rises from {nvls}; measured points {measured}. Each line has a band for its "
+                                   "90 % prediction interval, at 8 GPUs {band} for NVLS.",
                                    ring=plotting.span(frame["ring_busbw_GBps"], "GB/s"),
                                    nvls=plotting.span(frame["nvls_busbw_GBps"], "GB/s"),
-                                   measured=plotting.span(frame["measured_busbw_GBps"], "GB/s")))
+                                   measured=plotting.span(frame["measured_busbw_GBps"], "GB/s"),
+                                   band=plotting.span([eight["nvls_busbw_GBps_lo"], eight["nvls_busbw_GBps_hi"]],
+                                                      "GB/s")))
 
 
 def figure_scaling(cal: Calibration | None = None) -> Figure:
@@ -281,15 +297,27 @@ def figure_scaling(cal: Calibration | None = None) -> Figure:
         _("Leaving the NVLink domain: busbw as the job grows"),
         _("GPUs in the job (count, log scale)"), _("busbw at 1 GiB (GB/s, log scale)"),
         source=_("multigpu.evidence.topology.scaling (collective model; one NIC per GPU, rail-optimised, non-blocking "
-                 "fabric); catalogue systems hgx-h200, dgx-a100, gb200-nvl72"),
+                 "fabric), bands from multigpu.evidence.intervals; catalogue systems hgx-h200, dgx-a100, "
+                 "gb200-nvl72"),
         ncols=2, figsize=(6.8, 4.4))
     frame = topology.scaling(cal=cal)
     plot_scaling(axes, frame)
     return plotting.set_alt(fig, _("Two line charts, log scales: busbw at 1 GiB against {low} to {high} GPUs per "
                                    "system; all-reduce {allreduce}, all-to-all {alltoall}, falling once the job "
-                                   "leaves one NVLink domain.", low=frame["gpus"].min(), high=frame["gpus"].max(),
+                                   "leaves one NVLink domain. Each line has a band for its 90 % prediction interval: "
+                                   "{within} of the line inside one domain, {across} across domains.",
+                                   low=frame["gpus"].min(), high=frame["gpus"].max(),
                                    allreduce=plotting.span(frame["allreduce_busbw_GBps"], "GB/s"),
-                                   alltoall=plotting.span(frame["alltoall_busbw_GBps"], "GB/s")))
+                                   alltoall=plotting.span(frame["alltoall_busbw_GBps"], "GB/s"),
+                                   within=_band_share(frame[frame["domains"] == 1]),
+                                   across=_band_share(frame[frame["domains"] > 1])))
+
+
+def _band_share(rows: pd.DataFrame) -> str:
+    """The all-reduce band of ``rows`` as shares of the line, for alt text: "47 to 117 %"."""
+    value = rows["allreduce_busbw_GBps"]
+    return plotting.span(100 * pd.concat([rows["allreduce_busbw_GBps_lo"] / value,
+                                          rows["allreduce_busbw_GBps_hi"] / value]), "%", fmt=".0f")
 
 
 def figure_predicted_vs_measured(comparison: pd.DataFrame | None = None, cal: Calibration | None = None) -> Figure:

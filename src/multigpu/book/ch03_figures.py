@@ -124,12 +124,14 @@ def plot_throughput_vs_rate(ax, dtypes: Sequence[str] = ("bf16", "fp8"), cal: Ca
             curve = bottlenecks.throughput_curve(system, dtype, cal=cal)
             ax.plot(curve["tokens_per_s_per_user"], curve["tokens_per_s_per_gpu"], color=color, linestyle=style,
                     marker="", label=_("our model, {dtype}, {system}", dtype=dtype.upper(), system=name))
+            plotting.band(ax, curve["tokens_per_s_per_user"], curve["tokens_per_s_per_gpu_lo"],
+                          curve["tokens_per_s_per_gpu_hi"], color)
     nv = bottlenecks.nvidia_table2()
     ax.plot(nv["rate_tokens_per_s_per_user"], nv["mesh_tokens_per_s_per_gpu"], linestyle="none", marker="v",
             markersize=7, color=plotting.COLORS[6], label=_("NVIDIA Table 2, point-to-point"))
     ax.plot(nv["rate_tokens_per_s_per_user"], nv["switch_tokens_per_s_per_gpu"], linestyle="none", marker="^",
             markersize=7, color=plotting.COLORS[4], label=_("NVIDIA Table 2, NVSwitch"))
-    ax.legend(fontsize=plotting.SMALL_PT)
+    plotting.legend_with_band(ax, fontsize=plotting.SMALL_PT)
 
 
 def plot_switch_benefit(ax, table: pd.DataFrame, dtypes: Sequence[str] = ("bf16", "fp8")) -> None:
@@ -268,12 +270,18 @@ def figure_throughput_vs_rate(cal: Calibration | None = None) -> Figure:
         _("Throughput per GPU against speed per user (TP=2)"), _("tokens per second per user"),
         _("tokens per second per GPU"),
         source=_("NVIDIA blog (Aug 2024) Table 2, vendor-modelled; multigpu inference model, {model}, H200, "
-                 "{prompt}, batches 1-64 that fit", model=_serve_case(), prompt=_prompt()))
+                 "{prompt}, batches 1-64 that fit; bands from multigpu.evidence.intervals (published serving runs)",
+                 model=_serve_case(), prompt=_prompt()))
     plot_throughput_vs_rate(ax, cal=cal)
     nv = bottlenecks.nvidia_table2()
     tput = pd.concat([nv["mesh_tokens_per_s_per_gpu"], nv["switch_tokens_per_s_per_gpu"]])
     per_gpu, per_user = _("tokens/s per GPU"), _("tokens/s per user")
+    curve = bottlenecks.throughput_curve(bottlenecks.SWITCH, "bf16", cal=cal)
+    shares = pd.concat([curve["tokens_per_s_per_gpu_lo"], curve["tokens_per_s_per_gpu_hi"]]) / pd.concat(
+        [curve["tokens_per_s_per_gpu"]] * 2)
     return plotting.set_alt(fig, _("Line chart: throughput per GPU against speed per user, our model's curves for "
                                    "the NVLink mesh and NVSwitch in BF16 and FP8, with NVIDIA's Table 2 points "
-                                   "({throughput} at {rate}).", throughput=plotting.span(tput, per_gpu),
-                                   rate=plotting.span(nv["rate_tokens_per_s_per_user"], per_user)))
+                                   "({throughput} at {rate}). Each curve has a band for its 90 % prediction "
+                                   "interval, {band} the curve.", throughput=plotting.span(tput, per_gpu),
+                                   rate=plotting.span(nv["rate_tokens_per_s_per_user"], per_user),
+                                   band=plotting.span(shares, _("times"), fmt=".2g")))

@@ -376,6 +376,24 @@ def points(ax, x, y, *, size_pt2: float = 14, **kw) -> None:
             markeredgewidth=plt.rcParams["lines.linewidth"], **kw)
 
 
+#: How much of its line's colour a prediction band keeps (:func:`band`): light enough that bands may overlap.
+BAND_ALPHA = 0.14
+
+
+def band(ax, x, low, high, color) -> None:
+    """A model line's prediction interval: the region between ``low`` and ``high`` over ``x``, in a light wash of
+    the line's ``color``, behind every line and marker (:func:`legend_with_band` names it)."""
+    ax.fill_between(x, low, high, color=color, alpha=BAND_ALPHA, linewidth=0, zorder=0)
+
+
+def legend_with_band(ax, **kw) -> Legend:
+    """``ax.legend(**kw)`` with one last entry, a grey wash named for the 90 % prediction interval that each
+    line's band (:func:`band`) shows."""
+    handles, labels = ax.get_legend_handles_labels()
+    swatch = Patch(facecolor="#000000", alpha=BAND_ALPHA, linewidth=0)
+    return ax.legend([*handles, swatch], [*labels, _("90 % prediction interval of each line")], **kw)
+
+
 def hatches() -> Iterator[str]:
     """Bar hatches that tell bars apart in grey-scale print."""
     return cycle(HATCHES)

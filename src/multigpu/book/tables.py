@@ -11,6 +11,9 @@ frame. The table shows:
 * the ``key`` columns first and sticky (they stay in view while the table scrolls sideways), inside a
   ``div.mg-table-scroll`` that scrolls instead of overflowing the text column; text wraps, numbers are
   right-aligned with tabular figures;
+* a model value with its prediction interval beside it (``<column>_lo``, ``<column>_hi``) as one cell,
+  "x (lo–hi)" with an en dash, where the caller asks (``ranges=True``; a notebook's bare frames always, under a
+  caption that says so);
 * a link under the table that downloads the whole frame (every column, full precision, snake_case
   headers, no index) as CSV from a ``data:`` URI: nothing to host, nothing fetched from the network.
 
@@ -43,9 +46,9 @@ from typing import Any, Union
 import pandas as pd
 
 from multigpu.book import lang
-from multigpu.book.lang import _, text_width
+from multigpu.book.lang import N_, _, text_width
 from multigpu.common.csvout import csv_cell
-from multigpu.common.numtext import ESTIMATE_FIGURES, below_resolution, fixed, significant, year_text
+from multigpu.common.numtext import ESTIMATE_FIGURES, below_resolution, fixed, range_text, significant, year_text
 
 #: The text shown for a missing value.
 MISSING = "—"
@@ -381,7 +384,7 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
                labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 2, csv_name: str,
                caption: str | None = None, table_id: str | None = None,
                links: Mapping[str, str] | None = None, label_columns: LabelColumns = (),
-               estimates: Sequence[str] = ()) -> str:
+               estimates: Sequence[str] = (), ranges: bool = False) -> str:
     """The table as HTML in the book's style and the current language, with a CSV download of the whole frame (see
     the module doc).
 
@@ -394,7 +397,9 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
     of a fixed vocabulary (verdicts), translated outside English by :func:`multigpu.book.lang.label`, or a mapping
     of columns to the function that translates their cells' text (a claim's value, say:
     :func:`multigpu.book.claim_values.translate`); ``estimates``: columns of model estimates (costs, hours), shown
-    to :data:`ESTIMATE_FIGURES` significant figures (the CSV keeps every digit). Raises ValueError for a bad
+    to :data:`ESTIMATE_FIGURES` significant figures (the CSV keeps every digit); ``ranges``: each value with its
+    prediction interval beside it shown as "x (lo–hi)" and the bounds not shown (:func:`fold_ranges`; the CSV
+    keeps them). Raises ValueError for a bad
     ``csv_name`` or ``table_id``, an
     unknown column in ``key`` or ``columns``, or bad ``digits``; LookupError outside English for a header or label
     without a translation."""
@@ -405,6 +410,7 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
     labels = labels or {}
     translators = label_columns if isinstance(label_columns, Mapping) else dict.fromkeys(label_columns, lang.label)
     frame = _full_frame(df)
+    frame = fold_ranges(frame) if ranges else frame
     shown = _shown(frame, key, columns)
     keys = {str(c) for c in key}
 
@@ -560,14 +566,51 @@ def flat_columns(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.set_axis(names, axis=1)
 
 
+#: The caption of a table whose model values carry their prediction intervals (:func:`fold_ranges`).
+RANGES_CAPTION = N_("Each model value is followed by its 90 % prediction interval in brackets.")
+
+
+def ranged_columns(frame: pd.DataFrame) -> list[Any]:
+    """The columns of ``frame`` that have their prediction interval beside them: ``<column>_lo`` and
+    ``<column>_hi``."""
+    names = {str(c) for c in frame.columns}
+    return [c for c in frame.columns if f"{c}_lo" in names and f"{c}_hi" in names]
+
+
+def fold_ranges(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each of :func:`ranged_columns` as one "x (lo–hi)" text
+    (:func:`multigpu.common.numtext.range_text`; a missing or non-numeric value stays as it is) and the bounds
+    dropped."""
+    folded = ranged_columns(frame)
+    out = frame.drop(columns=[f"{c}_{end}" for c in folded for end in ("lo", "hi")])
+    for c in folded:
+        out[c] = [range_text(v, lo, hi) if all(_is_number(x) and math.isfinite(x) for x in (v, lo, hi)) else v
+                  for v, lo, hi in zip(frame[c], frame[f"{c}_lo"], frame[f"{c}_hi"])]
+    return out
+
+
+def dataframe_html(frame: pd.DataFrame, *, csv_name: str, digits: int = 2, editions: bool = False,
+                   label_columns: LabelColumns = ()) -> str:
+    """A DataFrame as a notebook cell that returns it shows (:func:`use_for_dataframes`): two-level headers made one
+    (:func:`flat_columns`), a named index as the key columns, model predictions (:data:`ESTIMATE_PREFIXES`) to
+    :data:`ESTIMATE_FIGURES` significant figures, each value with its prediction interval beside it as "x (lo–hi)"
+    under a caption that says so (:func:`fold_ranges`); with ``editions``, :func:`editions_html`."""
+    frame = flat_columns(frame)
+    key = [str(n) for n in frame.index.names if n is not None]
+    make = editions_html if editions else table_html
+    estimates = [str(c) for c in frame.columns if str(c).startswith(ESTIMATE_PREFIXES)]
+    ranged = bool(ranged_columns(frame))
+    caption = None if not ranged else RANGES_CAPTION if editions else lang.label(RANGES_CAPTION)
+    return make(frame, key=key, digits=digits, csv_name=csv_name, label_columns=label_columns, estimates=estimates,
+                caption=caption, ranges=ranged)
+
+
 def use_for_dataframes(prefix: str, digits: int = 2, *, editions: bool = False,
                        label_columns: LabelColumns = ()) -> None:
-    """Show every DataFrame a notebook cell returns in the book's table style: a named index becomes the key
-    columns, and each table's CSV download is named ``<prefix>-<n>`` (n counts this notebook's tables in
-    order, so the names are the same on every run). With ``editions``, each is :func:`editions_html` (one
-    table per language, ``label_columns`` translated). Columns named for the model's predictions
-    (:data:`ESTIMATE_PREFIXES`) show :data:`ESTIMATE_FIGURES` significant figures. Call once, in the notebook's
-    first cell."""
+    """Show every DataFrame a notebook cell returns in the book's table style (:func:`dataframe_html`), each
+    table's CSV download named ``<prefix>-<n>`` (n counts this notebook's tables in order, so the names are the
+    same on every run). With ``editions``, each is :func:`editions_html` (one table per language,
+    ``label_columns`` translated). Call once, in the notebook's first cell."""
     from IPython import get_ipython
 
     shell = get_ipython()
@@ -576,11 +619,7 @@ def use_for_dataframes(prefix: str, digits: int = 2, *, editions: bool = False,
     count = iter(range(1, 10_000))
 
     def formatter(frame: pd.DataFrame) -> str:
-        frame = flat_columns(frame)
-        key = [str(n) for n in frame.index.names if n is not None]
-        make = editions_html if editions else table_html
-        estimates = [str(c) for c in frame.columns if str(c).startswith(ESTIMATE_PREFIXES)]
-        return make(frame, key=key, digits=digits, csv_name=f"{prefix}-{next(count)}", label_columns=label_columns,
-                    estimates=estimates)
+        return dataframe_html(frame, csv_name=f"{prefix}-{next(count)}", digits=digits, editions=editions,
+                              label_columns=label_columns)
 
     shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, formatter)

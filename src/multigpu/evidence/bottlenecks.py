@@ -50,7 +50,7 @@ import pandas as pd
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import inference, models, training
-from multigpu.evidence import measurements
+from multigpu.evidence import intervals, measurements
 from multigpu.hardware import catalog
 from multigpu.market import search
 
@@ -123,8 +123,11 @@ def training_breakdown(setups: Sequence[Cluster] = TRAINING_SETUPS, layouts: Seq
     ``step_s``, the parts in seconds (``compute_s``, ``bubble_s``, ``optimizer_s``, ``tp_s``,
     ``pp_s``, ``dp_s``: exposed communication of each kind), the same parts in
     percent of the step (``compute_pct``, ...), ``comm_pct`` (all exposed
-    communication), ``mfu_pct`` and ``fits`` (memory per GPU within the GPU's).
+    communication), ``mfu_pct``, ``fits`` (memory per GPU within the GPU's), and the step's 90 % prediction
+    interval (``step_s_lo``, ``step_s_hi``: the band of published training runs,
+    :func:`multigpu.evidence.intervals.run_band`).
     """
+    band = intervals.run_band("training step time")
     rows = []
     for setup in setups:
         for label, tp, pp in layouts:
@@ -132,8 +135,9 @@ def training_breakdown(setups: Sequence[Cluster] = TRAINING_SETUPS, layouts: Seq
             parts = {"compute": r.compute_s, "bubble": r.bubble_s, "optimizer": r.optimizer_s, **{k: getattr(r.exposed_comm_s, k)
                                                                              for k in ("tp", "pp", "dp")}}
             step = r.step_time_s
+            low, high = band.around(step)
             row = {"setup": setup.label, "layout": label, "gpus": setup.gpus, "tp": tp, "pp": pp, "dp": r.dp,
-                   "step_s": step}
+                   "step_s": step, "step_s_lo": low, "step_s_hi": high}
             row.update({f"{k}_s": v for k, v in parts.items()})
             row.update({f"{k}_pct": 100 * v / step for k, v in parts.items()})
             row["comm_pct"] = 100 * sum(parts[k] for k in ("tp", "pp", "dp")) / step
@@ -154,9 +158,11 @@ def decode_breakdown(cases: Sequence[tuple[Cluster, int]] = DECODE_CASES, batche
     GPU's measured read-only HBM bandwidth), ``layer_fixed_ms`` (the fixed kernel
     time of the layers, ``decode_layer_overhead_s`` each), ``other_compute_ms`` (what the step's FLOPs take
     beyond those reads; 0 while decode is memory-bound), ``allreduce_ms`` (the
-    two tensor-parallel all-reduces of every layer), ``step_ms``,
+    two tensor-parallel all-reduces of every layer), ``step_ms`` with its 90 % prediction interval
+    (``step_ms_lo``, ``step_ms_hi``: the band of published serving runs' throughput, turned over),
     ``allreduce_pct`` (share of the step) and ``fits``.
     """
+    band = intervals.run_band("serving throughput")
     model = models.model(model_id)
     kv_len = INPUT_TOKENS + OUTPUT_TOKENS / 2  # as inference.run: the mean context over the output
     rows = []
@@ -176,6 +182,7 @@ def decode_breakdown(cases: Sequence[tuple[Cluster, int]] = DECODE_CASES, batche
                          "kv_cache_ms": 1e3 * kv[i], "layer_fixed_ms": 1e3 * r.decode_fixed_s,
                          "other_compute_ms": 1e3 * other,
                          "allreduce_ms": 1e3 * comm, "step_ms": 1e3 * (compute + comm),
+                         **dict(zip(("step_ms_lo", "step_ms_hi"), band.inverted(1e3 * (compute + comm)))),
                          "allreduce_pct": 100 * comm / (compute + comm), "fits": bool(r.fits[i])})
     return pd.DataFrame(rows)
 
@@ -616,9 +623,13 @@ def model_identity(dtype: str = "fp8", cal: Calibration | None = None) -> pd.Dat
 
 def throughput_curve(system: str, dtype: str, tp: int = 2, max_batch: int = 64,
                      cal: Calibration | None = None) -> pd.DataFrame:
-    """Tokens/s per user and per GPU for batches 1 to ``max_batch`` (those that fit), TP=2, 8K/256."""
+    """Tokens/s per user and per GPU for batches 1 to ``max_batch`` (those that fit), TP=2, 8K/256, with the
+    throughput's 90 % prediction interval (``tokens_per_s_per_gpu_lo``, ``_hi``: the band of published serving
+    runs, :func:`multigpu.evidence.intervals.run_band`)."""
     batches = np.arange(1, max_batch + 1)
     r = inference.run(SERVE_MODEL, system, tp, batches, INPUT_TOKENS, OUTPUT_TOKENS, dtype=dtype, cal=cal)
+    low, high = intervals.run_band("serving throughput").around(r.tokens_per_s_per_gpu)
     frame = pd.DataFrame({"batch": batches, "tokens_per_s_per_user": r.tokens_per_s_per_user,
-                          "tokens_per_s_per_gpu": r.tokens_per_s_per_gpu, "fits": r.fits})
+                          "tokens_per_s_per_gpu": r.tokens_per_s_per_gpu, "tokens_per_s_per_gpu_lo": low,
+                          "tokens_per_s_per_gpu_hi": high, "fits": r.fits})
     return frame[frame["fits"]].drop(columns="fits")

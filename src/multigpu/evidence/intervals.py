@@ -250,6 +250,22 @@ def conformal(log_ratios: np.ndarray, level: float, where: Regime, what: str) ->
     return Band(where, level, n, float(np.exp(values[lo - 1])), float(np.exp(values[hi - 1])))
 
 
+def busbw_bounds(frame: pd.DataFrame, columns: Sequence[str], nbytes: float, nodes: str | int = 1,
+                 level: float = LEVEL) -> pd.DataFrame:
+    """``frame`` with the prediction interval at ``level`` of each bus-bandwidth column of ``columns`` (GB/s), as
+    ``<column>_lo`` and ``<column>_hi``: the band of the regime of ``nbytes`` per GPU on the row's nodes
+    (``nodes``: one count for every row, or the name of a column of node counts), turned over as a rate."""
+    data = residuals()
+    counts = list(frame[nodes]) if isinstance(nodes, str) else [nodes] * len(frame)
+    found = {n: band(regime(nbytes, int(n)), level, data) for n in set(counts)}
+    bounds = {}
+    for column in columns:
+        pairs = [found[n].inverted(float(v)) for n, v in zip(counts, frame[column])]
+        bounds[f"{column}_lo"] = [lo for lo, _hi in pairs]
+        bounds[f"{column}_hi"] = [hi for _lo, hi in pairs]
+    return frame.assign(**bounds)
+
+
 def bands(level: float = LEVEL) -> pd.DataFrame:
     """Every regime's :func:`band` at ``level``: ``size, family, points, low, high, half_log_width``."""
     data = residuals()

@@ -30,7 +30,7 @@ import pandas as pd
 from multigpu.comm import calibration, collectives
 from multigpu.comm.calibration import Calibration
 from multigpu.common.units import GiB, KiB, MiB
-from multigpu.evidence import measurements
+from multigpu.evidence import intervals, measurements
 from multigpu.hardware import catalog, wiring
 
 SWITCH, MESH, PCIE = "hgx-h200", "h200-p2p-8", "pcie-l40s-8"
@@ -411,7 +411,8 @@ def nvls_gain(system_id: str = SWITCH, counts: Sequence[int] = range(2, 9), nbyt
     (NVLS / ring), ``auto_algorithm`` (what the model picks),
     ``measured_busbw_GBps`` and ``measured_algorithm`` (a measured row of
     ``data/measurements.csv`` for this system, GPU count, one node and size;
-    NaN / empty where there is none).
+    NaN / empty where there is none), and each busbw's 90 % prediction interval
+    (``<column>_lo``, ``<column>_hi``, :func:`multigpu.evidence.intervals.busbw_bounds`).
     """
     data = measurements.measurements()
     data = data[(data["kind"] == "measured") & (data["system_id"] == system_id) & (data["op"] == "allreduce")
@@ -427,8 +428,9 @@ def nvls_gain(system_id: str = SWITCH, counts: Sequence[int] = range(2, 9), nbyt
                      "auto_algorithm": auto,
                      "measured_busbw_GBps": float(measured["model_value"].iloc[0]) if len(measured) else math.nan,
                      "measured_algorithm": measured["algorithm"].iloc[0] if len(measured) else ""})
-    frame = pd.DataFrame(rows)
-    return frame.round({"ring_busbw_GBps": 1, "nvls_busbw_GBps": 1, "gain_x": 2, "measured_busbw_GBps": 1})
+    busbw = ["ring_busbw_GBps", "nvls_busbw_GBps"]
+    frame = intervals.busbw_bounds(pd.DataFrame(rows), busbw, nbytes)
+    return frame.round({"gain_x": 2, "measured_busbw_GBps": 1} | {c: 1 for c in frame if c.startswith(tuple(busbw))})
 
 
 # ------------------------------------------------------------------ beyond the node
@@ -485,7 +487,9 @@ def scaling(cases: Sequence[tuple[str, int]] = (("hgx-h200", 8), ("dgx-a100", 8)
     domain stays in it, a larger one spans ``count / per_domain`` domains
     (counts that do not divide are skipped). Columns: ``system``, ``gpus``,
     ``domains``, ``allreduce_algorithm``, ``allreduce_busbw_GBps``,
-    ``alltoall_busbw_GBps``.
+    ``alltoall_busbw_GBps``, and each busbw's 90 % prediction interval
+    (``<column>_lo``, ``<column>_hi``; the band across nodes once the job
+    spans domains).
     """
     rows = []
     for system_id, per in cases:
@@ -498,7 +502,8 @@ def scaling(cases: Sequence[tuple[str, int]] = (("hgx-h200", 8), ("dgx-a100", 8)
             rows.append({"system": SCALING_LABELS.get(system_id, label(system_id)), "gpus": n, "domains": domains,
                          "allreduce_algorithm": ar.algorithm, "allreduce_busbw_GBps": ar.busbw_GBps,
                          "alltoall_busbw_GBps": a2a.busbw_GBps})
-    return pd.DataFrame(rows).round(1)
+    return intervals.busbw_bounds(pd.DataFrame(rows), ["allreduce_busbw_GBps", "alltoall_busbw_GBps"], nbytes,
+                                  nodes="domains").round(1)
 
 
 def multinode_allreduce(system_id: str = SWITCH, nodes: Sequence[int] = (2, 4, 8, 16), nbytes: float = GiB,
