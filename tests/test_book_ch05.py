@@ -1,6 +1,7 @@
 """Chapter 5's book module (multigpu.book.ch05_guide): the facts its prose cites, built from the numbers of the
 guide and the recommender, on the packaged price file and on tests/data/prices/good.csv."""
 
+import base64
 import math
 import html
 import re
@@ -16,8 +17,8 @@ from glue_citations import check_cited
 
 from multigpu.book import ch05_figures as ch05fig
 from multigpu.book import ch05_guide as ch05
-from multigpu.book import glue, lang, plotting, tables
-from multigpu.common.numtext import significant
+from multigpu.book import glue, lang, money, plotting, tables
+from multigpu.common.numtext import range_text, significant
 from multigpu.evidence import claims, guide
 from multigpu.evidence.claims import Verdict
 from multigpu.evidence.claims import cost as cost_claims
@@ -342,7 +343,7 @@ def test_the_figures_draw_in_both_languages(runs):
                                   lambda r: guide.flip_table(r.decided, r.ref),
                                   lambda r: ch05.flip_demo(r.decided, r.table, r.ref)])
 def test_every_table_has_chinese_headers_labels_and_the_same_numbers(runs, make):
-    frame = make(runs["default"])
+    frame = tables.fold_ranges(make(runs["default"]))  # a cost with its interval in one cell, as shown
     page = tables.editions_html(frame, csv_name="t", label_columns=ch05.LABEL_COLUMNS)
     en, zh = page.split('\n<div class="mg-lang-zh" lang="zh-CN">')
     heads = re.findall(r"<th [^>]*>([^<]*)</th>", zh)
@@ -354,6 +355,24 @@ def test_every_table_has_chinese_headers_labels_and_the_same_numbers(runs, make)
             assert a == b  # numbers and ids alike
         elif a in guide.CLASSES or a in ("none feasible", "training", "real-time serving"):
             assert CHINESE.search(b) or b == "PCIe", (a, b)
+
+
+def test_the_guide_s_costs_and_days_show_their_interval_in_both_currencies(runs):
+    """Issue 44: the summary prints each pick's days and cost as "x (lo–hi)", the Chinese table its CNY cost too,
+    at the page's declared rate, and the download keeps the bounds as numbers."""
+    run = runs["default"]
+    frame = guide.summary(run.decided, run.ref, "train")
+    page = ch05.money_table_html(frame, run.table, key=["model"], csv_name="t")
+    en, zh = page.split('\n<div class="mg-lang-zh" lang="zh-CN">')
+    first = frame.iloc[0]
+    for part in (en, zh):
+        assert range_text(first["time_days"], first["time_days_lo"], first["time_days_hi"]) in part
+        assert range_text(first["cost_usd_per_job"], first["cost_usd_per_job_lo"], first["cost_usd_per_job_hi"]) in part
+    rate = money.declared_rate(run.table)
+    assert range_text(first["cost_usd_per_job"] * rate, first["cost_usd_per_job_lo"] * rate,
+                      first["cost_usd_per_job_hi"] * rate) in zh
+    assert "prediction interval" in en and "预测区间" in zh
+    assert "cost_usd_per_job_lo" in base64.b64decode(re.search(r"base64,([^\"]+)", en).group(1)).decode()
 
 
 def test_the_claims_table_is_chinese_in_the_chinese_edition(runs):

@@ -39,12 +39,13 @@ from multigpu.book.money import (  # noqa: F401  (money as the notebook and test
     in_currency,
     local_name,
     money,
+    local_bounds,
     money_columns,
     price,
     price_source,
 )
 from multigpu.comm.calibration import Calibration
-from multigpu.common.numtext import ESTIMATE, range_text
+from multigpu.common.numtext import ESTIMATE
 from multigpu.compute import models
 from multigpu.evidence import answer, claims, guide
 from multigpu.evidence.claims import cost as cost_claims
@@ -252,25 +253,12 @@ def job_summary_html(table: PriceTable, cal: Calibration | None = None) -> str:
                              cost_unit=[word(COST_UNITS.get(u, u)) for u in frame["cost_unit"]])
     frame, shown = money_columns(frame, ["cheapest", "cheapest_class", "layout", "time_h", "cost_usd", "max_cost_usd",
                                          "cost_unit", "feasible_offers", "offers"], table)
-    frame = _with_range(frame, "cost_usd", table)
+    frame = local_bounds(frame, "cost_usd", table)
     return _html(frame, key=["workload", "pricing"], columns=shown, csv_name="ch4-job-summary",
+                 ranges=["cost_usd", local_name("cost_usd")],
                  caption=_("Each cost is the cheapest offer's, with its 90 % prediction interval in brackets."),
                  digits={"feasible_offers": 0, "offers": 0},
                  estimates=[c for c in shown if c == "time_h" or c.startswith(("cost_", "max_cost_"))])
-
-
-def _with_range(frame: pd.DataFrame, column: str, table: PriceTable) -> pd.DataFrame:
-    """``frame`` with ``column`` (USD) and its local-currency copy, where shown, as "x (lo–hi)" text: the value and
-    its 90 % prediction interval (``<column>_lo``, ``<column>_hi``); a missing value stays missing."""
-    lo, hi = frame[f"{column}_lo"], frame[f"{column}_hi"]
-    out = frame.copy()
-    for name, scale in ((column, None), (local_name(column), table)):
-        if name not in out:
-            continue
-        low, high = (lo, hi) if scale is None else (in_currency(lo, scale), in_currency(hi, scale))
-        out[name] = [range_text(v, a, b) if math.isfinite(v) and math.isfinite(a) else v
-                     for v, a, b in zip(out[name], low, high)]
-    return out
 
 
 def size_html(table: PriceTable, cal: Calibration | None = None) -> str:

@@ -33,7 +33,7 @@ import pandas as pd
 from multigpu.book import claim_values, glue, lang, tables
 from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
-from multigpu.book.money import fx_sentence, money_columns, price
+from multigpu.book.money import fx_sentence, local_bounds, money_columns, price
 from multigpu.comm.calibration import Calibration
 from multigpu.common.numtext import ESTIMATE
 from multigpu.compute import models
@@ -187,18 +187,32 @@ def show_editions(make: Callable[[], pd.DataFrame], **kw: Any) -> None:
     display(HTML(lang.editions_html(lang.per_language(lambda: tables.table_html(make(), **kw)))))
 
 
-def show_money_table(frame: pd.DataFrame, table: PriceTable, *, key: Sequence[str], **kw: Any) -> None:
-    """Display ``frame`` in both editions with its money in each edition's currency: the Chinese table with a CNY
-    column before each USD one (:func:`multigpu.book.money.money_columns`, at the page's declared rate); ``kw`` as
-    :func:`multigpu.book.tables.table_html` takes them (``key`` is shown first)."""
-    def page() -> str:
-        shown_frame, shown = money_columns(frame.reset_index(), [c for c in frame.reset_index().columns
-                                                                  if c not in key], table)
-        return tables.table_html(shown_frame, key=key, columns=shown, label_columns=LABEL_COLUMNS, **kw)
+def money_table_html(frame: pd.DataFrame, table: PriceTable, *, key: Sequence[str], **kw: Any) -> str:
+    """``frame`` in both editions with its money in each edition's currency: the Chinese table with a CNY column
+    before each USD one (:func:`multigpu.book.money.money_columns`, at the page's declared rate), and each value
+    with its prediction interval beside it as "x (lo–hi)" (:func:`multigpu.book.money.local_bounds`, under a
+    caption that says so; the CSV keeps every number); ``kw`` as :func:`multigpu.book.tables.table_html` takes them (``key``
+    is shown first)."""
+    flat = frame.reset_index()
+    ranged = tables.ranged_columns(flat)
+    bounds = {f"{c}_{end}" for c in ranged for end in ("lo", "hi")}
 
+    def page() -> str:
+        shown_frame, shown = money_columns(flat, [c for c in flat.columns if c not in key and c not in bounds], table)
+        for column in ranged:
+            shown_frame = local_bounds(shown_frame, column, table)
+        caption = lang.label(tables.RANGES_CAPTION) if ranged else None
+        return tables.table_html(shown_frame, key=key, columns=shown, label_columns=LABEL_COLUMNS, caption=caption,
+                                 ranges=bool(ranged), **kw)
+
+    return lang.editions_html(lang.per_language(page))
+
+
+def show_money_table(frame: pd.DataFrame, table: PriceTable, *, key: Sequence[str], **kw: Any) -> None:
+    """Display :func:`money_table_html` of the same arguments."""
     from IPython.display import HTML, display
 
-    display(HTML(lang.editions_html(lang.per_language(page))))
+    display(HTML(money_table_html(frame, table, key=key, **kw)))
 
 
 def claims_frame(verdicts: Mapping[str, Verdict]) -> pd.DataFrame:

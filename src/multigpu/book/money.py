@@ -109,3 +109,14 @@ def money_columns(frame: pd.DataFrame, columns: Iterable[str], table: PriceTable
             shown.append(local_name(column))
         shown.append(column)
     return frame, shown
+
+
+def local_bounds(frame: pd.DataFrame, column: str, table: PriceTable) -> pd.DataFrame:
+    """``frame`` with the prediction interval of ``column``'s local-currency twin (:func:`local_name`), where
+    :func:`money_columns` made one, converted as the twin is: ``<twin>_lo`` and ``<twin>_hi`` beside
+    ``<column>_lo`` and ``<column>_hi``, so that a table shows both as "x (lo–hi)"
+    (:func:`multigpu.book.tables.table_html` with ``ranges``)."""
+    twin = local_name(column)
+    if twin == column or twin not in frame:
+        return frame
+    return frame.assign(**{f"{twin}_{end}": in_currency(frame[f"{column}_{end}"], table) for end in ("lo", "hi")})

@@ -384,7 +384,7 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
                labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 2, csv_name: str,
                caption: str | None = None, table_id: str | None = None,
                links: Mapping[str, str] | None = None, label_columns: LabelColumns = (),
-               estimates: Sequence[str] = (), ranges: bool = False) -> str:
+               estimates: Sequence[str] = (), ranges: bool | Sequence[str] = False) -> str:
     """The table as HTML in the book's style and the current language, with a CSV download of the whole frame (see
     the module doc).
 
@@ -398,8 +398,8 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
     of columns to the function that translates their cells' text (a claim's value, say:
     :func:`multigpu.book.claim_values.translate`); ``estimates``: columns of model estimates (costs, hours), shown
     to :data:`ESTIMATE_FIGURES` significant figures (the CSV keeps every digit); ``ranges``: each value with its
-    prediction interval beside it shown as "x (lo–hi)" and the bounds not shown (:func:`fold_ranges`; the CSV
-    keeps them). Raises ValueError for a bad
+    prediction interval beside it (True), or those of the columns named, shown as "x (lo–hi)" and those bounds not
+    shown (:func:`fold_ranges`; the CSV keeps every number). Raises ValueError for a bad
     ``csv_name`` or ``table_id``, an
     unknown column in ``key`` or ``columns``, or bad ``digits``; LookupError outside English for a header or label
     without a translation."""
@@ -410,7 +410,7 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
     labels = labels or {}
     translators = label_columns if isinstance(label_columns, Mapping) else dict.fromkeys(label_columns, lang.label)
     frame = _full_frame(df)
-    frame = fold_ranges(frame) if ranges else frame
+    frame = frame if ranges is False else fold_ranges(frame, None if ranges is True else ranges)
     shown = _shown(frame, key, columns)
     keys = {str(c) for c in key}
 
@@ -577,11 +577,11 @@ def ranged_columns(frame: pd.DataFrame) -> list[Any]:
     return [c for c in frame.columns if f"{c}_lo" in names and f"{c}_hi" in names]
 
 
-def fold_ranges(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with each of :func:`ranged_columns` as one "x (lo–hi)" text
-    (:func:`multigpu.common.numtext.range_text`; a missing or non-numeric value stays as it is) and the bounds
-    dropped."""
-    folded = ranged_columns(frame)
+def fold_ranges(frame: pd.DataFrame, only: Sequence[str] | None = None) -> pd.DataFrame:
+    """``frame`` with each of :func:`ranged_columns` (those of them named in ``only``, if given) as one "x (lo–hi)"
+    text (:func:`multigpu.common.numtext.range_text`; a missing or non-numeric value stays as it is) and their
+    bounds dropped."""
+    folded = [c for c in ranged_columns(frame) if only is None or str(c) in only]
     out = frame.drop(columns=[f"{c}_{end}" for c in folded for end in ("lo", "hi")])
     for c in folded:
         out[c] = [range_text(v, lo, hi) if all(_is_number(x) and math.isfinite(x) for x in (v, lo, hi)) else v

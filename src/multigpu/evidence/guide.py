@@ -34,6 +34,7 @@ import pandas as pd
 from multigpu.comm.calibration import Calibration
 from multigpu.common.findings import Finding, Items, Number, Sentence, Word, and_list, msg
 from multigpu.compute import models
+from multigpu.evidence import intervals
 from multigpu.hardware import catalog
 from multigpu.market import cost, prices, recommend, search
 from multigpu.market.prices import PriceTable
@@ -97,7 +98,8 @@ def training_tokens(model_id: str) -> float:
 def options(model_id: str, kind: str, table: PriceTable | None = None, serve: dict[str, Any] | None = None,
             cal: Calibration | None = None, tokens_scale: float = 1.0) -> pd.DataFrame:
     """The recommender's ranked options for the guide's workload of ``kind`` (train or serve), with a
-    ``guide_class`` column; ``serve`` overrides entries of :data:`SERVE`; ``tokens_scale`` multiplies the
+    ``guide_class`` column and each feasible option's 90 % prediction interval
+    (:func:`multigpu.evidence.intervals.option_bounds`); ``serve`` overrides entries of :data:`SERVE`; ``tokens_scale`` multiplies the
     training tokens (a shorter or longer job under the same deadline)."""
     if kind == "train":
         out = recommend.train(model_id, tokens_scale * training_tokens(model_id), table, max_gpus=MAX_GPUS,
@@ -109,6 +111,7 @@ def options(model_id: str, kind: str, table: PriceTable | None = None, serve: di
                               max_gpus=MAX_GPUS, cal=cal)
     else:
         raise ValueError(f"kind '{kind}': expected train or serve")
+    out = intervals.option_bounds(out)
     attrs = dict(out.attrs)
     out = out.assign(guide_class=[guide_class(r) for r in out.to_dict("records")])
     out.attrs.update(attrs)
@@ -144,7 +147,8 @@ def pricing_types(table: PriceTable | None = None) -> list[str]:
 
 
 DECISION_COLUMNS = ("model", "params_B", "kind", "pricing", "guide_class", "provider", "instance", "gpu",
-                    "instances", "gpus", "layout", "tp", "exposed_comm_pct", "time_h", "cost", "cost_unit",
+                    "instances", "gpus", "layout", "tp", "exposed_comm_pct", "time_h", "time_h_lo", "time_h_hi",
+                    "cost", "cost_lo", "cost_hi", "cost_unit",
                     "pcie_cost", "nvlink_cost", "nvlink_class", "nvlink_over_pcie", "feasible_options",
                     "pcie_reason")
 
@@ -176,7 +180,8 @@ def _decision_row(model_id: str, kind: str, pricing: str, part: pd.DataFrame) ->
     row = {"model": model_id, "params_B": models.model(model_id).params_total / 1e9, "kind": kind,
            "pricing": pricing, "guide_class": "none feasible", "provider": None, "instance": None, "gpu": None,
            "instances": None, "gpus": None, "layout": None, "tp": None, "exposed_comm_pct": math.nan,
-           "time_h": math.nan, "cost": math.nan,
+           "time_h": math.nan, "time_h_lo": math.nan, "time_h_hi": math.nan, "cost": math.nan, "cost_lo": math.nan,
+           "cost_hi": math.nan,
            "cost_unit": cost_unit(kind), "pcie_cost": float(pcie[column].iloc[0]) if len(pcie) else math.nan,
            "nvlink_cost": float(nvl[column].iloc[0]) if len(nvl) else math.nan,
            "nvlink_class": choose(nvl, kind)["guide_class"] if len(nvl) else None, "feasible_options": len(ok),
@@ -187,7 +192,9 @@ def _decision_row(model_id: str, kind: str, pricing: str, part: pd.DataFrame) ->
                    gpu=pick["gpu"], instances=int(pick["instances"]), gpus=int(pick["gpus"]), layout=pick["layout"],
                    tp=int(pick["tp"]),
                    exposed_comm_pct=float(pick["exposed_comm_pct"]) if kind == "train" else math.nan,
-                   time_h=float(pick["time_h"]) if kind == "train" else math.nan, cost=float(pick[column]))
+                   cost=float(pick[column]), cost_lo=float(pick[f"{column}_lo"]), cost_hi=float(pick[f"{column}_hi"]))
+        if kind == "train":
+            row.update({f"time_h{end}": float(pick[f"time_h{end}"]) for end in ("", "_lo", "_hi")})
     return row
 
 
@@ -353,7 +360,8 @@ def cheapest(frame: pd.DataFrame, kind: str, pricing: str | None = None) -> dict
 def summary(table: pd.DataFrame, pricing: str, kind: str) -> pd.DataFrame:
     """The decisions of one pricing type and workload kind as the chapter shows them: model, size, the
     pick's class, GPU, instances x GPUs, layout, days (training), cost (USD per job, or per million output
-    tokens) and the cheapest NVLink-class option's cost over the cheapest PCIe option's."""
+    tokens), each with its 90 % prediction interval (``<column>_lo``, ``<column>_hi``), and the cheapest NVLink-class
+    option's cost over the cheapest PCIe option's."""
     part = table[(table["pricing"] == pricing) & (table["kind"] == kind)]
     rows = []
     for r in part.to_dict("records"):
@@ -363,10 +371,12 @@ def summary(table: pd.DataFrame, pricing: str, kind: str) -> pd.DataFrame:
                "instances x GPUs": f"{int(r['instances'])} x {int(r['gpus']) // int(r['instances'])}" if picked else "",
                "layout": r["layout"] if picked else ""}
         if kind == "train":
-            row["time_days"] = round(r["time_h"] / 24, 1) if picked else math.nan
-            row[COST_LABEL[kind]] = float(round(r["cost"])) if picked else math.nan
-        else:
-            row[COST_LABEL[kind]] = round(r["cost"], 2) if picked else math.nan
+            for end in ("", "_lo", "_hi"):
+                row[f"time_days{end}"] = r[f"time_h{end}"] / 24 if picked else math.nan
+        for end in ("", "_lo", "_hi"):
+            value = r[f"cost{end}"]
+            row[f"{COST_LABEL[kind]}{end}"] = (float(round(value)) if kind == "train" else round(value, 2)) \
+                if picked else math.nan
         row["NVLink / PCIe cost"] = round(r["nvlink_over_pcie"], 2)
         rows.append(row)
     return pd.DataFrame(rows).set_index("model")

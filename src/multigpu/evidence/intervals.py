@@ -40,6 +40,7 @@ Time to first token and time per output token (12 and 2 fit rows) have no interv
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import math
@@ -443,8 +444,10 @@ def run_residuals(splits: tuple[str, ...], kinds: tuple[str, ...] = RUN_KINDS) -
                       for f in frames], ignore_index=True)
 
 
+@functools.lru_cache(maxsize=None)
 def run_band(kind: str, level: float = LEVEL) -> Band:
-    """The interval of a published-run kind of :data:`RUN_KINDS` at ``level``, calibrated on the fit split."""
+    """The interval of a published-run kind of :data:`RUN_KINDS` at ``level``, calibrated on the fit split (kept
+    for the process: it rests on the package's data files only)."""
     data = run_residuals(("fit",), (kind,))
     return conformal(data["log_ratio"].to_numpy(), level, Regime(kind, ALL_RUNS), kind)
 
@@ -475,6 +478,55 @@ def cost_bounds(frame: pd.DataFrame, kinds: Sequence[str], level: float = LEVEL,
             for f in COST_FIELDS:
                 columns[f"{f}_{end}"].append(values.get(f, math.nan))
     return frame.assign(**columns, interval_level=level, interval_regime=[COST_REGIME[k] for k in kinds])
+
+
+#: The fields of the recommender's options (:mod:`multigpu.market.recommend`) :func:`option_bounds` brackets.
+OPTION_FIELDS = {"train": ("step_time_s", "mfu", "time_h", "cost_usd"),
+                 "serve": ("capacity_tokens_per_s", "capacity_requests_per_s", "instances", "cost_per_hour_usd",
+                           "cost_per_million_tokens_usd")}
+
+
+def option_bounds(frame: pd.DataFrame, level: float = LEVEL) -> pd.DataFrame:
+    """The recommender's ranked options (``frame.attrs["kind"]`` train or serve) with each feasible row's prediction
+    interval at ``level`` (``<field>_lo``, ``<field>_hi`` of :data:`OPTION_FIELDS`; NaN where a row cannot run),
+    ``interval_level`` and ``interval_regime``. A training option's step time, hours and cost go as the band of a
+    step time (its MFU the other way); a serving option's capacity goes as the band of a throughput per GPU, and
+    the instances that carry the same demand, their cost per hour and per million tokens, are counted again at
+    each end. ValueError where the level needs more calibration runs than there are."""
+    kind = frame.attrs["kind"]
+    band = run_band(COST_REGIME[kind], level)
+    columns: dict[str, list[float]] = {f"{f}_{end}": [] for f in OPTION_FIELDS[kind] for end in ("lo", "hi")}
+    demand = frame.attrs.get("requests_per_s", 0) * frame.attrs.get("output_tokens", 0)
+    for row in frame.to_dict("records"):
+        ends = _option_ends(row, kind, band, demand) if row["feasible"] else ({}, {})
+        for end, values in zip(("lo", "hi"), ends):
+            for f in OPTION_FIELDS[kind]:
+                columns[f"{f}_{end}"].append(values.get(f, math.nan))
+    out = frame.assign(**columns, interval_level=level, interval_regime=COST_REGIME[kind])
+    out.attrs.update(frame.attrs)
+    return out
+
+
+def _option_ends(row: dict, kind: str, band: Band, demand_tps: float) -> tuple[dict, dict]:
+    """(low end, high end) of one feasible option's :data:`OPTION_FIELDS` under ``band``."""
+    if kind == "train":
+        low, high = ({f: row[f] * factor for f in ("step_time_s", "time_h", "cost_usd")} for factor in
+                     (band.low, band.high))
+        low["mfu"], high["mfu"] = band.inverted(row["mfu"])
+        return low, high
+    per_instance = row["capacity_tokens_per_s"] / row["instances"]
+    price_hour = row["cost_per_hour_usd"] / row["instances"]
+
+    def at(factor: float) -> dict:
+        instances = max(1, math.ceil(demand_tps / (per_instance * factor) - 1e-9))
+        return {"capacity_tokens_per_s": row["capacity_tokens_per_s"] * factor,
+                "capacity_requests_per_s": row["capacity_requests_per_s"] * factor, "instances": instances,
+                "cost_per_hour_usd": instances * price_hour,
+                "cost_per_million_tokens_usd": instances * price_hour / (demand_tps * 3600 / 1e6)}
+
+    slow, fast = at(band.low), at(band.high)
+    return ({**slow, **{f: fast[f] for f in ("instances", "cost_per_hour_usd", "cost_per_million_tokens_usd")}},
+            {**fast, **{f: slow[f] for f in ("instances", "cost_per_hour_usd", "cost_per_million_tokens_usd")}})
 
 
 def run_coverage(level: float = LEVEL) -> pd.DataFrame:

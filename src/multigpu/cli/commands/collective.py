@@ -60,7 +60,7 @@ def _collective(args: argparse.Namespace) -> dict:
         raise InputError(f"--gpus must be at least 2 for a collective; got {args.gpus}")
     cal = None
     if args.latency_factor != 1:
-        from multigpu.evidence import deployment# scipy and pandas only when asked
+        from multigpu.evidence import deployment  # scipy and pandas only when asked
 
         cal = deployment.scaled(args.latency_factor)
     out = collectives.collective(args.op, args.system, args.gpus, nbytes, nodes=args.nodes,

@@ -78,13 +78,23 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--rank", choices=("cost", "time"), default="cost", dest="rank_by",
                         help="rank by cost (default) or by time (training: hours; serving: ms per output token)")
     parser.add_argument("--top", metavar="K", type=types.nonnegative_count, default=0, help="print only the K first options (0: all)")
+    parser.add_argument("--interval", type=types.level, metavar="P",
+                        help="also give each feasible option's prediction interval at level P (such as 0.9), "
+                             "calibrated on published runs (<field>_lo, <field>_hi, interval_level, "
+                             "interval_regime): training's step_time_s, time_h and cost_usd from the interval of a "
+                             "step time, and mfu the other way; serving's capacity_tokens_per_s and "
+                             "capacity_requests_per_s from that of a throughput per GPU, with the instances, "
+                             "cost_per_hour_usd and cost_per_million_tokens_usd that carry the same demand at "
+                             "each end")
     parser.epilog = ("Fields (training): rank, offer, provider, instance, gpu, interconnect, interconnect_class, "
                      "system, pricing, instances, gpus_per_instance, gpus, layout, tp, pp, dp, micro_batch, "
                      "interleave, recompute, sequence_parallel, zero_stage, global_batch, seq, stack, step_time_s, mfu, "
                      "exposed_comm_pct, memory_per_gpu_GB, time_h, price_per_gpu_hour_usd, cost_usd, feasible, "
                      "reason. Serving: ... layout, tp, batch, replicas, tokens_per_s_per_user, tpot_ms, "
                      "capacity_tokens_per_s, capacity_requests_per_s, load_pct, price_per_gpu_hour_usd, "
-                     "cost_per_hour_usd, cost_per_million_tokens_usd, feasible, reason.")
+                     "cost_per_hour_usd, cost_per_million_tokens_usd, feasible, reason. With --interval P, each "
+                     "bracketed field's <field>_lo and <field>_hi (empty for an option that cannot run), "
+                     "interval_level and interval_regime.")
     parser.set_defaults(handler=_recommend)
 
 
@@ -146,6 +156,8 @@ def _recommend(args: argparse.Namespace) -> list[dict[str, Any]] | str:
     max_gpus = recommend.DEFAULT_MAX_GPUS if args.max_gpus is None else args.max_gpus
     with progress("recommend: offers searched") as update:
         options = _options(args, recommend, table, max_gpus, update)
+    if args.interval is not None:
+        options = _with_interval(options, args.interval)
     rows = recommend.records(options, args.top)
     if args.format != "table":
         return rows
@@ -166,6 +178,17 @@ def _options(args: argparse.Namespace, recommend: Any, table: Any, max_gpus: int
                            input_tokens=input_tokens, output_tokens=output_tokens, max_gpus=max_gpus,
                            budget_usd_per_hour=args.budget, dtype=args.dtype, rank_by=args.rank_by,
                            max_ttft_s=args.max_ttft_s, progress=update, stack=args.stack or inference.DEFAULT_STACK)
+
+
+def _with_interval(options: Any, level: float) -> Any:
+    """``options`` with each feasible one's prediction interval (see ``--interval``)."""
+    from multigpu.common.errors import InputError
+    from multigpu.evidence import intervals  # the published runs, only when asked
+
+    try:
+        return intervals.option_bounds(options, level)
+    except ValueError as exc:
+        raise InputError(f"--interval {level:g}: {exc}") from None
 
 
 def _header(options: Any) -> str:
@@ -189,6 +212,10 @@ def _header(options: Any) -> str:
             f"{budget}; ranked by {'USD per hour' if a['rank_by'] == 'cost' else 'ms per output token'}; {counted}.")
 
 
+def _decimals(column: str, value: float) -> str:
+    return f"{value:,.{_DECIMALS[column]}f}"
+
+
 def _table(rows: list[dict[str, Any]], training: bool) -> str:
     from multigpu.cli.output import render
 
@@ -201,7 +228,9 @@ def _table(rows: list[dict[str, Any]], training: bool) -> str:
             else:
                 value = row[column]
                 if column in _DECIMALS and value is not None:
-                    value = f"{value:,.{_DECIMALS[column]}f}"
+                    value = _decimals(column, value)
+                    if row.get(f"{column}_lo") is not None:  # with --interval: "x (lo–hi)"
+                        value += f" ({_decimals(column, row[f'{column}_lo'])}–{_decimals(column, row[f'{column}_hi'])})"
             out[column] = value
         shown.append(out)
     return render(shown, "table")
