@@ -78,7 +78,8 @@ FEASIBLE, MISSES_LIMIT, CANNOT_RUN = 0, 1, 2
 #: Columns of :func:`train`, in order (the CLI's JSON fields).
 TRAIN_COLUMNS = (
     "rank", "offer", "provider", "instance", "gpu", "interconnect", "interconnect_class", "system", "pricing",
-    "instances", "gpus_per_instance", "gpus", "layout", "tp", "pp", "dp", "micro_batch", "interleave", "recompute",
+    "instances", "gpus_per_instance", "gpus", "layout", "tp", "pp", "dp", "ep", "micro_batch", "interleave",
+    "recompute",
     "sequence_parallel", "zero_stage", "global_batch", "seq", "stack", "step_time_s", "mfu", "exposed_comm_pct",
     "memory_per_gpu_GB", "time_h", "price_per_gpu_hour_usd", "cost_usd", "feasible", "reason")
 #: Columns of :func:`serve`, in order (the CLI's JSON fields).
@@ -135,15 +136,15 @@ def _comm_clause(b: TrainingLayout, system: catalog.System, gpus: int, cls: str)
     """Where a training option's exposed communication goes, e.g. 'exposed comm 3 % of the step, mostly dp8 over
     InfiniBand NDR', naming the parallel dimension with the largest part and the link it crosses."""
     step = b.step_time_s
-    parts = {"tp": b.tp_s, "pp": b.pp_s, "dp": b.dp_s}
+    parts = {"tp": b.tp_s, "pp": b.pp_s, "dp": b.dp_s, "ep": b.ep_s}
     total = sum(parts.values())
     pct = 100 * total / step if step > 0 else 0.0
     if pct < 0.5:
         return say(msg("{link} leaves no exposed comm"), link=cls.replace(" only", ""))
     part = max(parts, key=parts.get)
-    multi = gpus > system.gpus_per_node
-    over = cls.replace(" only", "") if part == "tp" or not multi else _short_link(system.nic)
-    what = {"tp": f"tp{b.tp}", "pp": f"pp{b.pp}", "dp": f"dp{b.dp}"}[part]
+    inside = part == "tp" or gpus <= system.gpus_per_node or (part == "ep" and b.tp * b.ep <= system.gpus_per_node)
+    over = cls.replace(" only", "") if inside else _short_link(system.nic)
+    what = {"tp": f"tp{b.tp}", "pp": f"pp{b.pp}", "dp": f"dp{b.dp}", "ep": f"ep{b.ep}"}[part]
     return say(msg("exposed comm {pct:.0f} % of the step, mostly {part} over {link}"), pct=float(pct), part=what,
                link=over)
 
@@ -268,8 +269,8 @@ def _train_offer(model: models.Model, offer: dict[str, Any], steps: float, globa
             why = found.reason or why
             continue
         hours = steps * b.step_time_s / 3600
-        comm = 100 * (b.tp_s + b.pp_s + b.dp_s) / b.step_time_s
-        row = dict(base, instances=k, gpus=gpus, layout=b.label, tp=b.tp, pp=b.pp, dp=b.dp,
+        comm = 100 * b.exposed_comm_s / b.step_time_s
+        row = dict(base, instances=k, gpus=gpus, layout=b.label, tp=b.tp, pp=b.pp, dp=b.dp, ep=b.ep,
                    micro_batch=b.micro_batch, interleave=b.interleave, recompute=b.recompute,
                    sequence_parallel=b.sequence_parallel, zero_stage=b.zero_stage,
                    step_time_s=b.step_time_s, mfu=b.mfu, exposed_comm_pct=comm,
@@ -438,7 +439,7 @@ def rank(frame: pd.DataFrame, by: str, cost_column: str, time_column: str) -> pd
                                                                               time_column),
                                       reason=getattr(out.at[i, "reason"], "value", out.at[i, "reason"]))
     out = out.drop(columns="_tier")
-    for column in ("instances", "gpus", "tp", "pp", "dp", "micro_batch", "interleave", "zero_stage", "batch",
+    for column in ("instances", "gpus", "tp", "pp", "dp", "ep", "micro_batch", "interleave", "zero_stage", "batch",
                    "replicas"):
         if column in out:
             out[column] = out[column].astype("Int64")

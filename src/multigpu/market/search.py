@@ -195,13 +195,15 @@ class TrainingLayout:
     ep_s: float
     pp_last_layers: int = 0  #: transformer layers on the last pipeline stage, 0 = an even split
     optimizer_s: float = 0.0  #: the optimizer step
+    ep: int = 1  #: expert parallelism (a mixture-of-experts model's routed experts over tp x ep ranks)
 
     @property
     def label(self) -> str:
-        """A short name, e.g. ``tp2 pp4 dp8 mb1 v2 selective-recompute SP ZeRO-3``: interleaving, the last
-        stage's layers (``last3``), recompute, sequence parallelism and a ZeRO stage other than 1 only when
-        used."""
-        text = f"tp{self.tp} pp{self.pp} dp{self.dp} mb{self.micro_batch}"
+        """A short name, e.g. ``tp2 pp4 dp8 ep4 mb1 v2 selective-recompute SP ZeRO-3``: expert parallelism,
+        interleaving, the last stage's layers (``last3``), recompute, sequence parallelism and a ZeRO stage other
+        than 1 only when used."""
+        text = f"tp{self.tp} pp{self.pp} dp{self.dp}" + (f" ep{self.ep}" if self.ep > 1 else "")
+        text += f" mb{self.micro_batch}"
         text += f" v{self.interleave}" if self.interleave > 1 else ""
         text += f" last{int(self.pp_last_layers)}" if self.pp_last_layers else ""
         text += f" {self.recompute}-recompute" if self.recompute != "none" else ""
@@ -271,10 +273,14 @@ def _divisors(n: int) -> list[int]:
 
 def layouts(model: models.Model, system: catalog.System, gpus: int, global_batch: int, *,
             max_micro_batch: int = MAX_MICRO_BATCH, max_interleave: int = MAX_INTERLEAVE) -> pd.DataFrame:
-    """Every (tp, pp, dp, micro_batch, interleave, pp_last_layers) that divides, as integer columns of a DataFrame.
+    """Every (tp, pp, dp, ep, micro_batch, interleave, pp_last_layers) that divides, as integer columns of a
+    DataFrame.
 
     ``tp`` divides the heads and fits in a node; ``pp`` divides the layers and
-    the GPUs left by ``tp``; ``dp`` is what remains; ``micro_batch`` divides
+    the GPUs left by ``tp``; ``dp`` is what remains; ``ep``, for a
+    mixture-of-experts model, divides both ``dp`` and the routed experts (the
+    experts are split over ``tp x ep`` of a stage's ``tp x dp`` ranks, as
+    Megatron-Core places them; 1 for a dense model); ``micro_batch`` divides
     the batch of a data-parallel rank (up to ``max_micro_batch``);
     ``interleave`` divides the layers of a stage (only with ``pp > 1``);
     ``pp_last_layers`` is 0 (an even split) or, without interleaving, the even
@@ -291,13 +297,15 @@ def layouts(model: models.Model, system: catalog.System, gpus: int, global_batch
             dp = gpus // (tp * pp)
             if global_batch % dp:
                 continue
+            eps = [e for e in _divisors(dp) if not model.experts % e] if model.is_moe else [1]
             micro = [b for b in _divisors(global_batch // dp) if b <= max_micro_batch]
             inter = [v for v in _divisors(model.layers // pp) if v <= max_interleave] if pp > 1 else [1]
             share = model.layers // pp
             lasts = [0] + [share - k for k in range(1, MAX_LAST_STAGE_SHIFT + 1) if share - k >= 1] if pp > 1 else [0]
-            rows.extend((tp, pp, dp, b, v, last) for b in micro for v in inter for last in lasts
+            rows.extend((tp, pp, dp, e, b, v, last) for e in eps for b in micro for v in inter for last in lasts
                         if v == 1 or not last)
-    return pd.DataFrame(rows, columns=["tp", "pp", "dp", "micro_batch", "interleave", "pp_last_layers"], dtype=int)
+    return pd.DataFrame(rows, columns=["tp", "pp", "dp", "ep", "micro_batch", "interleave", "pp_last_layers"],
+                        dtype=int)
 
 
 def _options(tp: np.ndarray, zero_stages: Iterable[int]) -> list[tuple[str, bool, int, np.ndarray]]:
@@ -331,8 +339,8 @@ def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int
     for done, (recompute, sp, stage, mask) in enumerate(option_list, start=1):
         part = {c: v[mask] for c, v in base_columns.items()}
         n = int(mask.sum())
-        arrays = Layout(**{c: part[c] for c in ("tp", "pp", "dp", "micro_batch", "interleave", "pp_last_layers")},
-                        ep=np.ones(n, dtype=int), global_batch=global_batch, seq=seq,
+        arrays = Layout(**{c: part[c] for c in ("tp", "pp", "dp", "ep", "micro_batch", "interleave",
+                                                "pp_last_layers")}, global_batch=global_batch, seq=seq,
                         recompute=recompute, sequence_parallel=sp, dtype=dtype, zero_stage=stage,
                         method=method, lora_rank=lora_rank, grad_dtype=grad_dtype, stack=stack)
         result = training.evaluate(model, system, arrays, cal)
@@ -387,7 +395,7 @@ def _train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int
     table = evaluate_layouts(model_id, system_id, gpus, global_batch, seq, dtype=dtype, zero_stages=zero_stages,
                              cal=cal, progress=progress, method=method, lora_rank=lora_rank, grad_dtype=grad_dtype,
                              stack=stack)
-    valid = table[table["fits"]].sort_values(["step_time_s", "tp", "pp", "micro_batch", "zero_stage"],
+    valid = table[table["fits"]].sort_values(["step_time_s", "tp", "pp", "ep", "micro_batch", "zero_stage"],
                                              kind="stable")
     reason = ""
     if valid.empty:

@@ -87,7 +87,7 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                              "cost_per_hour_usd and cost_per_million_tokens_usd that carry the same demand at "
                              "each end")
     parser.epilog = ("Fields (training): rank, offer, provider, instance, gpu, interconnect, interconnect_class, "
-                     "system, pricing, instances, gpus_per_instance, gpus, layout, tp, pp, dp, micro_batch, "
+                     "system, pricing, instances, gpus_per_instance, gpus, layout, tp, pp, dp, ep, micro_batch, "
                      "interleave, recompute, sequence_parallel, zero_stage, global_batch, seq, stack, step_time_s, mfu, "
                      "exposed_comm_pct, memory_per_gpu_GB, time_h, price_per_gpu_hour_usd, cost_usd, feasible, "
                      "reason. Serving: ... layout, tp, batch, replicas, tokens_per_s_per_user, tpot_ms, "
