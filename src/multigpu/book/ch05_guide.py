@@ -191,8 +191,8 @@ def money_table_html(frame: pd.DataFrame, table: PriceTable, *, key: Sequence[st
     """``frame`` in both editions with its money in each edition's currency: the Chinese table with a CNY column
     before each USD one (:func:`multigpu.book.money.money_columns`, at the page's declared rate), and each value
     with its prediction interval beside it as "x (lo–hi)" (:func:`multigpu.book.money.local_bounds`, under a
-    caption that says so; the CSV keeps every number); ``kw`` as :func:`multigpu.book.tables.table_html` takes them (``key``
-    is shown first)."""
+    caption that says so; the CSV keeps every number); ``kw`` as :func:`multigpu.book.tables.table_html` takes
+    them (``key`` is shown first)."""
     flat = frame.reset_index()
     ranged = tables.ranged_columns(flat)
     bounds = {f"{c}_{end}" for c in ranged for end in ("lo", "hi")}

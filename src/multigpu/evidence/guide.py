@@ -99,8 +99,8 @@ def options(model_id: str, kind: str, table: PriceTable | None = None, serve: di
             cal: Calibration | None = None, tokens_scale: float = 1.0) -> pd.DataFrame:
     """The recommender's ranked options for the guide's workload of ``kind`` (train or serve), with a
     ``guide_class`` column and each feasible option's 90 % prediction interval
-    (:func:`multigpu.evidence.intervals.option_bounds`); ``serve`` overrides entries of :data:`SERVE`; ``tokens_scale`` multiplies the
-    training tokens (a shorter or longer job under the same deadline)."""
+    (:func:`multigpu.evidence.intervals.option_bounds`); ``serve`` overrides entries of :data:`SERVE`;
+    ``tokens_scale`` multiplies the training tokens (a shorter or longer job under the same deadline)."""
     if kind == "train":
         out = recommend.train(model_id, tokens_scale * training_tokens(model_id), table, max_gpus=MAX_GPUS,
                               deadline_h=DEADLINE_DAYS * 24, cal=cal)

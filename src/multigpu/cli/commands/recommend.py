@@ -230,7 +230,8 @@ def _table(rows: list[dict[str, Any]], training: bool) -> str:
                 if column in _DECIMALS and value is not None:
                     value = _decimals(column, value)
                     if row.get(f"{column}_lo") is not None:  # with --interval: "x (lo–hi)"
-                        value += f" ({_decimals(column, row[f'{column}_lo'])}–{_decimals(column, row[f'{column}_hi'])})"
+                        low, high = (_decimals(column, row[f"{column}_{end}"]) for end in ("lo", "hi"))
+                        value += f" ({low}–{high})"
             out[column] = value
         shown.append(out)
     return render(shown, "table")
