@@ -24,6 +24,7 @@ import pandas as pd
 from multigpu.comm import expert
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import inference, models, training
+from multigpu.evidence import intervals
 
 MODEL = "deepseek-v3"
 #: Expert-parallel GPUs, tokens per GPU in one micro-batch (one 4,096-token sequence), pipeline stages and GPUs.
@@ -74,14 +75,18 @@ def training_table(cal: Calibration | None = None) -> pd.DataFrame:
     """A training step of :data:`MODEL` (:data:`GPUS` GPUs: PP :data:`PP`, EP :data:`EP`, ZeRO-1 DP, FP8, FP8
     dispatch, :data:`RECIPE`) on the 8-GPU nodes and the NVL72 racks, under each of :data:`SOFTWARE`: the step, its
     compute, the all-to-all that compute does not hide, the bubble, the all-to-all's share of the step (%), and
-    whether it fits in memory."""
+    whether it fits in memory; the step's 90 % prediction interval (``step_s_lo``, ``step_s_hi``: the band of
+    published training runs, :func:`multigpu.evidence.intervals.run_band`)."""
+    band = intervals.run_band("training step time")
     rows = []
     for label, system, _, _ in (NODES, RACK):
         for software, (kernel, schedule) in SOFTWARE.items():
             s = training.step(MODEL, system, GPUS, 1, PP, GPUS // PP * MICROBATCHES, 1, seq=TOKENS, dtype="fp8",
                               ep=EP, etp=1, ep_dispatch="fp8", ep_kernel=kernel, pp_schedule=schedule, cal=cal,
                               **RECIPE)
-            rows.append({"setup": label, "software": software, "step_s": s.step_time_s, "compute_s": s.compute_s,
+            low, high = band.around(s.step_time_s)
+            rows.append({"setup": label, "software": software, "step_s": s.step_time_s, "step_s_lo": low,
+                         "step_s_hi": high, "compute_s": s.compute_s,
                          "exposed_alltoall_s": s.exposed_comm_s.ep, "bubble_s": s.bubble_s,
                          "alltoall_pct": 100 * s.exposed_comm_s.ep / s.step_time_s, "fits": s.fits})
     return pd.DataFrame(rows)
@@ -111,7 +116,9 @@ def serving_table(cal: Calibration | None = None) -> pd.DataFrame:
     """Serving :data:`MODEL` on the 8-GPU nodes and the NVL72 racks with its routed experts over each of
     :data:`SERVE_EPS` GPUs, attention in groups of :data:`SERVE_TP` (DP-attention) and :data:`SERVE_PER_GPU`
     queries in flight per GPU: the nodes the run spans, the time per output token, the part of a decode step
-    that is dispatch and combine (DeepEP's low-latency kernels), both in ms, and output tokens/s per GPU."""
+    that is dispatch and combine (DeepEP's low-latency kernels), both in ms, and output tokens/s per GPU with its
+    90 % prediction interval (``tokens_per_s_per_gpu_lo``, ``_hi``: the band of published serving runs)."""
+    band = intervals.run_band("serving throughput")
     rows = []
     for label, system, _, _ in (NODES, RACK):
         for ep in SERVE_EPS:
@@ -119,7 +126,9 @@ def serving_table(cal: Calibration | None = None) -> pd.DataFrame:
                                 dtype=SERVE_DTYPE, ep=ep, cal=cal)
             rows.append({"setup": label, "ep": ep, "nodes": run.nodes, "tpot_ms": 1e3 * run.tpot_s,
                          "dispatch_and_combine_ms": 1e3 * run.decode_ep_comm_s,
-                         "tokens_per_s_per_gpu": run.tokens_per_s_per_gpu, "fits": run.fits})
+                         "tokens_per_s_per_gpu": run.tokens_per_s_per_gpu,
+                         **dict(zip(("tokens_per_s_per_gpu_lo", "tokens_per_s_per_gpu_hi"),
+                                    band.around(run.tokens_per_s_per_gpu))), "fits": run.fits})
     return pd.DataFrame(rows)
 
 
