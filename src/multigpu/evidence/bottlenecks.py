@@ -135,9 +135,8 @@ def training_breakdown(setups: Sequence[Cluster] = TRAINING_SETUPS, layouts: Seq
             parts = {"compute": r.compute_s, "bubble": r.bubble_s, "optimizer": r.optimizer_s, **{k: getattr(r.exposed_comm_s, k)
                                                                              for k in ("tp", "pp", "dp")}}
             step = r.step_time_s
-            low, high = band.around(step)
             row = {"setup": setup.label, "layout": label, "gpus": setup.gpus, "tp": tp, "pp": pp, "dp": r.dp,
-                   "step_s": step, "step_s_lo": low, "step_s_hi": high}
+                   "step_s": step, **band.bounds("step_s", step)}
             row.update({f"{k}_s": v for k, v in parts.items()})
             row.update({f"{k}_pct": 100 * v / step for k, v in parts.items()})
             row["comm_pct"] = 100 * sum(parts[k] for k in ("tp", "pp", "dp")) / step
@@ -182,7 +181,7 @@ def decode_breakdown(cases: Sequence[tuple[Cluster, int]] = DECODE_CASES, batche
                          "kv_cache_ms": 1e3 * kv[i], "layer_fixed_ms": 1e3 * r.decode_fixed_s,
                          "other_compute_ms": 1e3 * other,
                          "allreduce_ms": 1e3 * comm, "step_ms": 1e3 * (compute + comm),
-                         **dict(zip(("step_ms_lo", "step_ms_hi"), band.inverted(1e3 * (compute + comm)))),
+                         **band.bounds("step_ms", 1e3 * (compute + comm), rate=True),
                          "allreduce_pct": 100 * comm / (compute + comm), "fits": bool(r.fits[i])})
     return pd.DataFrame(rows)
 
@@ -628,8 +627,9 @@ def throughput_curve(system: str, dtype: str, tp: int = 2, max_batch: int = 64,
     runs, :func:`multigpu.evidence.intervals.run_band`)."""
     batches = np.arange(1, max_batch + 1)
     r = inference.run(SERVE_MODEL, system, tp, batches, INPUT_TOKENS, OUTPUT_TOKENS, dtype=dtype, cal=cal)
-    low, high = intervals.run_band("serving throughput").around(r.tokens_per_s_per_gpu)
     frame = pd.DataFrame({"batch": batches, "tokens_per_s_per_user": r.tokens_per_s_per_user,
-                          "tokens_per_s_per_gpu": r.tokens_per_s_per_gpu, "tokens_per_s_per_gpu_lo": low,
-                          "tokens_per_s_per_gpu_hi": high, "fits": r.fits})
+                          "tokens_per_s_per_gpu": r.tokens_per_s_per_gpu,
+                          **intervals.run_band("serving throughput").bounds("tokens_per_s_per_gpu",
+                                                                            r.tokens_per_s_per_gpu),
+                          "fits": r.fits})
     return frame[frame["fits"]].drop(columns="fits")

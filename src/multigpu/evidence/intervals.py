@@ -48,6 +48,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -212,6 +213,12 @@ class Band:
         time, TFLOP/s or MFU for a training step's time)."""
         return predicted / self.high, predicted / self.low
 
+    def bounds(self, name: str, value: Any, *, rate: bool = False) -> dict[str, Any]:
+        """``<name>_lo`` and ``<name>_hi`` of ``value`` (a number or an array): :meth:`around` it, or with
+        ``rate`` :meth:`inverted`."""
+        low, high = self.inverted(value) if rate else self.around(value)
+        return {f"{name}_lo": low, f"{name}_hi": high}
+
     @property
     def half_log_width(self) -> float:
         """log(high / low) / 2: 0.10 is about ±10 %."""
@@ -259,12 +266,9 @@ def busbw_bounds(frame: pd.DataFrame, columns: Sequence[str], nbytes: float, nod
     data = residuals()
     counts = list(frame[nodes]) if isinstance(nodes, str) else [nodes] * len(frame)
     found = {n: band(regime(nbytes, int(n)), level, data) for n in set(counts)}
-    bounds = {}
-    for column in columns:
-        pairs = [found[n].inverted(float(v)) for n, v in zip(counts, frame[column])]
-        bounds[f"{column}_lo"] = [lo for lo, _hi in pairs]
-        bounds[f"{column}_hi"] = [hi for _lo, hi in pairs]
-    return frame.assign(**bounds)
+    parts = [pd.DataFrame([found[n].bounds(column, float(v), rate=True) for n, v in zip(counts, frame[column])],
+                          index=frame.index) for column in columns]
+    return pd.concat([frame, *parts], axis=1)
 
 
 def bands(level: float = LEVEL) -> pd.DataFrame:

@@ -84,9 +84,8 @@ def training_table(cal: Calibration | None = None) -> pd.DataFrame:
             s = training.step(MODEL, system, GPUS, 1, PP, GPUS // PP * MICROBATCHES, 1, seq=TOKENS, dtype="fp8",
                               ep=EP, etp=1, ep_dispatch="fp8", ep_kernel=kernel, pp_schedule=schedule, cal=cal,
                               **RECIPE)
-            low, high = band.around(s.step_time_s)
-            rows.append({"setup": label, "software": software, "step_s": s.step_time_s, "step_s_lo": low,
-                         "step_s_hi": high, "compute_s": s.compute_s,
+            rows.append({"setup": label, "software": software, "step_s": s.step_time_s,
+                         **band.bounds("step_s", s.step_time_s), "compute_s": s.compute_s,
                          "exposed_alltoall_s": s.exposed_comm_s.ep, "bubble_s": s.bubble_s,
                          "alltoall_pct": 100 * s.exposed_comm_s.ep / s.step_time_s, "fits": s.fits})
     return pd.DataFrame(rows)
@@ -127,8 +126,7 @@ def serving_table(cal: Calibration | None = None) -> pd.DataFrame:
             rows.append({"setup": label, "ep": ep, "nodes": run.nodes, "tpot_ms": 1e3 * run.tpot_s,
                          "dispatch_and_combine_ms": 1e3 * run.decode_ep_comm_s,
                          "tokens_per_s_per_gpu": run.tokens_per_s_per_gpu,
-                         **dict(zip(("tokens_per_s_per_gpu_lo", "tokens_per_s_per_gpu_hi"),
-                                    band.around(run.tokens_per_s_per_gpu))), "fits": run.fits})
+                         **band.bounds("tokens_per_s_per_gpu", run.tokens_per_s_per_gpu), "fits": run.fits})
     return pd.DataFrame(rows)
 
 

@@ -76,9 +76,7 @@ def _interval(out: dict, nbytes: float, nodes: int, level: float) -> dict:
         band = intervals.band(intervals.regime(nbytes, nodes), level)
     except ValueError as exc:
         raise InputError(f"--interval {level:g}: {exc}") from None
-    fields = {}
-    for name, (lo, hi) in (("time_us", band.around(out["time_us"])), ("algbw_GBps", band.inverted(out["algbw_GBps"])),
-                           ("busbw_GBps", band.inverted(out["busbw_GBps"]))):
-        fields[f"{name}_lo"], fields[f"{name}_hi"] = lo, hi
+    fields = {**band.bounds("time_us", out["time_us"]), **band.bounds("algbw_GBps", out["algbw_GBps"], rate=True),
+              **band.bounds("busbw_GBps", out["busbw_GBps"], rate=True)}
     return {**fields, "interval_level": level,
             "interval_regime": f"{band.regime.size} messages {band.regime.family}"}
