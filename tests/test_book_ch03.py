@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from multigpu.book import ch03_bottlenecks as ch03
 from multigpu.book import ch03_figures as ch03fig
 from multigpu.book import lang, plotting, tables
-from multigpu.evidence import bottlenecks, claims, moe, trainingruns
+from multigpu.evidence import bottlenecks, claims, moe, trainingruns, underload
 from multigpu.evidence.claims import bottlenecks as claim_checks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def test_every_citation_of_the_prose_is_a_fact_in_the_form_its_role_needs(facts)
 def test_facts_are_plain_python_values(facts):
     assert all(type(v) in (int, float, str) for v in facts.values())
     english = {f"{c.lower()}_{part}" for c in claim_checks.CLAIM_IDS for part in ("verdict", "tests")} | \
-        {"v_out_worst", "in_short"} | DECODE_SENTENCES | MOE_SENTENCES
+        {"v_out_worst", "in_short"} | DECODE_SENTENCES | MOE_SENTENCES | LOAD_SENTENCES
     assert {k for k, v in facts.items() if isinstance(v, str)} == english | {f"{k}_zh" for k in english}
 
 
@@ -57,6 +57,8 @@ def test_facts_are_plain_python_values(facts):
 DECODE_SENTENCES = {"dr_above_text", "dr_trend_text", "dr_takeaway", "c16_where", "ar_fp8_vs_nv"}
 #: the MoE section's sentence, which follows the break-even premiums
 MOE_SENTENCES = {"moe_software_text", "moe_srv_checked_text"}
+#: the sentence of serving under load, which follows the two ratios of the A100 servers
+LOAD_SENTENCES = {"ul_gap_text"}
 
 
 def test_decode_sentences_follow_the_ratios(facts):
@@ -215,6 +217,7 @@ TABLES = [
      ch03.LABEL_COLUMNS),
     (bottlenecks.decode_breakdown, ch03.LABEL_COLUMNS), (bottlenecks.amdahl, ch03.LABEL_COLUMNS),
     (lambda: bottlenecks.dp_crossover(bottlenecks.dp_batch_sweep()), ch03.LABEL_COLUMNS),
+    (lambda: underload.best(underload.layouts()), ch03.LABEL_COLUMNS),
     (bottlenecks.sensitivity, ch03.LABEL_COLUMNS),
     (lambda: moe.dispatch_table().drop(columns="kernel"), ch03.LABEL_COLUMNS),
     (moe.training_table, ch03.LABEL_COLUMNS), (lambda: moe.rack_premium(moe.training_table()), ch03.LABEL_COLUMNS),
@@ -267,6 +270,7 @@ FIGURES = [lambda: ch03fig.figure_training_breakdown(bottlenecks.training_breakd
            lambda: ch03fig.figure_scaling(bottlenecks.scaling()),
            lambda: ch03fig.figure_dp_share(bottlenecks.dp_batch_sweep()),
            lambda: ch03fig.figure_decode_ratio(bottlenecks.decode_ratio()),
+           lambda: ch03fig.figure_under_load(underload.curves(underload.best(underload.layouts()))),
            lambda: ch03fig.figure_switch_benefit(bottlenecks.compare_fixed_batch()),
            ch03fig.figure_throughput_vs_rate]
 

@@ -73,9 +73,11 @@ def test_held_out_serving_throughput():
 
 
 def test_held_out_serving_latencies():
-    """TPOT and TTFT on held-out vendor rows, fixed-concurrency rows through the closed-loop model: TPOT 6.2 %
-    (1 row, NIM at 25 users; 3.3 % before each layer had its fixed kernel time and decode read at the measured
-    read-only bandwidth). TTFT 10.2 % at the median over 6 rows (TensorRT-LLM 0.5's LLaMA 7B, Llama 2 70B and
+    """TPOT and TTFT on held-out vendor rows, fixed-concurrency rows through the closed-loop model: TPOT 11.2 %
+    over 3 rows (NIM at 25 users, 2.9 %; at 200 and 250 users, 11.3 % and 11.2 % too slow: more users than fit
+    memory, compared since the simulation under load queues the others, 2026-12-06; before that, 1 row at
+    6.2 %, and 3.3 % before each layer had its fixed kernel time and decode read at the measured read-only
+    bandwidth). TTFT 10.2 % at the median over 6 rows (TensorRT-LLM 0.5's LLaMA 7B, Llama 2 70B and
     Falcon 180B, NIM at 25 users; 7.4 % while the compute line was fitted on Korthikanti et al.'s Table 5, 13.2 %
     before the layers' fixed time), within the issue's 15 %. The worst, Llama 2 70B's 128-token prompt in FP8 on
     H100, is 25 % too fast. The bounds hold both."""
@@ -83,7 +85,7 @@ def test_held_out_serving_latencies():
     held = data[data["split"] == "holdout"]
     tpot = held[held["metric"] == "tpot"]["rel_error"].abs()
     ttft = held[held["metric"] == "ttft"]["rel_error"].abs()
-    assert len(tpot) >= 1 and tpot.median() <= 0.07
+    assert len(tpot) >= 3 and tpot.median() <= 0.12
     assert len(ttft) >= 6 and ttft.median() <= 0.11
 
 

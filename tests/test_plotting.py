@@ -216,7 +216,7 @@ def _figures_in_current_language() -> dict[str, object]:
     from multigpu.book import ch04_figures as ch04fig
     from multigpu.book import ch05_figures as ch05fig
     from multigpu.book import ch05_guide as ch05
-    from multigpu.evidence import bottlenecks, claims, guide, measurements, sweepchecks, validation
+    from multigpu.evidence import bottlenecks, claims, guide, measurements, sweepchecks, underload, validation
     from multigpu.evidence import cost as analysis
     from multigpu.market import premium
 
@@ -241,6 +241,8 @@ def _figures_in_current_language() -> dict[str, object]:
         "ch03.figure_dp_share": ch03fig.figure_dp_share(bottlenecks.dp_batch_sweep(cal=cal)),
         "ch03.figure_decode_ratio": ch03fig.figure_decode_ratio(bottlenecks.decode_ratio(cal=cal)),
         "ch03.figure_switch_benefit": ch03fig.figure_switch_benefit(bottlenecks.compare_fixed_batch(cal=cal)),
+        "ch03.figure_under_load": ch03fig.figure_under_load(
+            underload.curves(underload.best(underload.layouts(cal=cal)), cal=cal)),
         "ch03.figure_throughput_vs_rate": ch03fig.figure_throughput_vs_rate(cal),
         "ch04.figure_landscape": ch04fig.figure_landscape(table),
         "ch04.figure_break_even": ch04fig.figure_break_even(analysis.interconnect_values(),

@@ -840,7 +840,9 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     ``tr_<split>_n``, ``tr_<split>_median``, ``tr_<split>_worst`` (%), ``tr_not`` (fit and held-out runs the
     model cannot express), ``tr_sealed``; serving (``served``: :func:`multigpu.evidence.serving.compare`):
     ``sv_<split>_<metric>_n``/``_median`` (%) for throughput, ttft and tpot, ``sv_mlperf`` (MLPerf rows
-    compared), ``sv_not``, ``sv_sealed``, FP4 (:func:`_fp4_facts`); the decode step's memory kernels
+    compared), ``sv_not``, ``sv_sealed``, ``sv_queued`` and ``sv_queued_median`` (%: fit and held-out rows whose
+    users outnumber what fits memory, :func:`multigpu.evidence.serving.queued`), FP4 (:func:`_fp4_facts`); the
+    decode step's memory kernels
     (:func:`multigpu.compute.inference.measured_hbm_fractions`): ``hbm_gpus``,
     ``hbm_write_min_pct``/``_max_pct`` (kernels that write) and ``hbm_read_min_pct``/``_max_pct`` (dot); the
     layers' fixed kernel time (:mod:`multigpu.evidence.decodefit`): ``layer_us``, ``dec_fit_n``,
@@ -856,6 +858,8 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
             out[f"sv_{split}_{metric}_n"] = len(part)
             out[f"sv_{split}_{metric}_median"] = 100 * float(part.median()) if len(part) else float("nan")
     out.update(_fp4_facts(served))
+    waited = served[serving.queued(served) & (served["split"] != "sealed")]["rel_error"].abs()
+    out.update({"sv_queued": len(waited), "sv_queued_median": 100 * float(waited.median()) if len(waited) else 0.0})
     out.update({"tr_not": len(runs.not_modelled()), "tr_sealed": len(runs.selected(("sealed",))),
                 "sv_mlperf": int((served["kind"] == "mlperf").sum()), "sv_not": len(serving.not_modelled()),
                 "sv_sealed": len(serving.load(("sealed",)))})

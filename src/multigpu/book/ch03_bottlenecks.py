@@ -31,7 +31,7 @@ from multigpu.book.glue import Facts, plain, verdict_facts
 from multigpu.book.lang import N_, _
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import inference, models
-from multigpu.evidence import bottlenecks, claims, moe, serving, trainingruns
+from multigpu.evidence import bottlenecks, claims, moe, serving, trainingruns, underload
 from multigpu.evidence.bottlenecks import Cluster
 from multigpu.evidence.claims import bottlenecks as claim_checks
 from multigpu.hardware import catalog
@@ -100,7 +100,8 @@ TABLE_HEADERS = (
     N_("Switch (tokens/s per GPU)"), N_("Benefit (×)"), N_("Mesh printed"), N_("Mesh identity"), N_("Mesh ratio"),
     N_("Switch printed"), N_("Switch identity"), N_("Switch ratio"), N_("ID"), N_("Benchmark"), N_("Value"),
     N_("Unit"), N_("Comparable"), N_("Why"), N_("Run"), N_("Measured (s)"), N_("Model (s)"), N_("Error (%)"),
-    N_("Fitted"), N_("Verdict"), N_("Seed value"), N_("Model value"),
+    N_("Fitted"), N_("Verdict"), N_("Seed value"), N_("Model value"), N_("Prefill (s)"),
+    N_("Capacity (requests/s)"), N_("Within limits (requests/s)"), N_("Share of capacity (%)"),
     N_("Network (MB)"), N_("NVLink (MB)"), N_("Dispatch (ms)"), N_("Combine (ms)"), N_("Layer (ms)"),
     N_("Limit"), N_("Software"), N_("Exposed all-to-all (s)"), N_("Bubble (s)"), N_("All-to-all (%)"),
     N_("Step on nodes (s)"), N_("Step on racks (s)"), N_("Break-even premium (%)"), N_("Faster compute (%)"),
@@ -588,6 +589,50 @@ def moe_facts(cal: Calibration | None = None) -> Facts:
     return out | glue.per_language(lambda: {"moe_software_text": _moe_sentence(premium["break_even_premium_pct"])})
 
 
+def under_load_facts(cal: Calibration | None = None) -> Facts:
+    """Serving under load (:mod:`multigpu.evidence.underload`): the workload (``ul_isl``, ``ul_osl``), MLPerf's
+    limits (``ul_ttft_limit_s``, ``ul_tpot_limit_ms``); the A100 PCIe server and NVSwitch box at their best
+    tensor-parallel degree (``ul_pcie_tp``, ``ul_a100sw_tp``), a lone prompt's prefill (s: ``ul_pcie_prefill_s``,
+    ``ul_a100sw_prefill_s``) and the requests per second per server within the limits (``ul_pcie_within``,
+    ``ul_a100sw_within``) and flat out (``ul_pcie_capacity``, ``ul_a100sw_capacity``); each pair's ratios
+    (``ul_a100_cap_x``, ``ul_a100_within_x``, ``ul_h200_cap_x``, ``ul_h200_within_x``); and ``ul_gap_text``."""
+    picks = underload.best(underload.layouts(cal=cal))
+    table = picks.set_index("setup")
+    pcie, switch = table.loc["8x A100, PCIe"], table.loc["8x A100, NVSwitch"]
+    gaps = underload.gaps(picks)
+    a100, h200 = gaps.iloc[0], gaps.iloc[1]
+    out = _values({
+        "ul_isl": underload.WORKLOAD["input_tokens"], "ul_osl": underload.WORKLOAD["output_tokens"],
+        "ul_ttft_limit_s": underload.LIMITS.ttft_p99_s, "ul_tpot_limit_ms": 1e3 * underload.LIMITS.tpot_p99_s,
+        "ul_pcie_tp": int(pcie["tp"]), "ul_a100sw_tp": int(switch["tp"]),
+        "ul_pcie_prefill_s": pcie["prefill_s"], "ul_a100sw_prefill_s": switch["prefill_s"],
+        "ul_pcie_within": pcie["within_limits_requests_per_s"],
+        "ul_a100sw_within": switch["within_limits_requests_per_s"],
+        "ul_pcie_capacity": pcie["capacity_requests_per_s"], "ul_a100sw_capacity": switch["capacity_requests_per_s"],
+        "ul_a100_cap_x": a100["capacity_x"], "ul_a100_within_x": a100["within_x"],
+        "ul_h200_cap_x": h200["capacity_x"], "ul_h200_within_x": h200["within_x"]})
+    return out | glue.per_language(lambda: {"ul_gap_text": _load_sentence(a100["capacity_x"], a100["within_x"])})
+
+
+#: How far the ratio within the latency limits must move from the ratio flat out for the sentence to call it a
+#: change: 25 %, above the spread of the simulation's percentiles between seeds (a few %).
+GAP_CHANGE = 1.25
+
+
+def _load_sentence(capacity_x: float, within_x: float) -> str:
+    """What latency limits do to the A100 NVSwitch box's lead over the PCIe server, in the current language, from
+    the two ratios of :func:`multigpu.evidence.underload.gaps` (flat out, and within the limits)."""
+    if within_x > GAP_CHANGE * capacity_x:
+        return _("Latency limits widen the gap: flat out, the NVSwitch box completes {cap:.1f} times the requests "
+                 "of the PCIe server; within the limits, {within:.1f} times.", cap=capacity_x, within=within_x)
+    if within_x < capacity_x / GAP_CHANGE:
+        return _("Latency limits narrow the gap: flat out, the NVSwitch box completes {cap:.1f} times the requests "
+                 "of the PCIe server; within the limits, only {within:.1f} times.", cap=capacity_x, within=within_x)
+    return _("Latency limits leave the gap about where it was: the NVSwitch box completes {cap:.1f} times the "
+             "requests of the PCIe server flat out and {within:.1f} times within the limits.",
+             cap=capacity_x, within=within_x)
+
+
 def in_short(f: Facts) -> str:
     """The chapter's answer in two sentences in the current language, from its training-step and decode-step
     facts (``f``: :func:`facts`' values, shares in %)."""
@@ -606,7 +651,8 @@ def facts(cal: Calibration | None = None) -> Facts:
     out: Facts = {}
     for section in (training_step_facts, decode_step_facts, scaling_facts, amdahl_facts, dp_batch_facts,
                     decode_ratio_facts, sensitivity_facts, batching_facts, transfer_facts, fixed_batch_facts,
-                    at_rate_facts, measured_run_facts, exercise_facts, moe_facts, moe_serving_facts):
+                    at_rate_facts, measured_run_facts, exercise_facts, moe_facts, moe_serving_facts,
+                    under_load_facts):
         out.update(section(cal))
     out.update(volume_facts(verdicts(cal)))
     out.update(glue.per_language(lambda: {"in_short": in_short(out)}))

@@ -9,13 +9,14 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from multigpu.book import lang, plotting
 from multigpu.book.lang import _
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import models
-from multigpu.evidence import bottlenecks
+from multigpu.evidence import bottlenecks, underload
 
 
 def _stacked_barh(ax, labels: list[str], parts: dict[str, np.ndarray], gaps: list[int]) -> None:
@@ -147,6 +148,32 @@ def plot_switch_benefit(ax, table: pd.DataFrame, dtypes: Sequence[str] = ("bf16"
     ax.set_xscale("log", base=2)
     ax.set_xticks(table["batch"], [str(b) for b in table["batch"]])
     ax.legend(fontsize=8)
+
+
+def plot_under_load(axes, table: pd.DataFrame) -> None:
+    """Two panels of :func:`~multigpu.evidence.underload.curves`: the 99th percentile of TTFT (s) and of the time
+    per output token (ms) against requests per second per server, one line per setup, each limit a grey line."""
+    limits = ((axes[0], "ttft_p99_s", 1.0, underload.LIMITS.ttft_p99_s,
+               _("time to first token, p99 (s, log scale)")),
+              (axes[1], "tpot_p99_s", 1e3, 1e3 * underload.LIMITS.tpot_p99_s,
+               _("time per output token, p99 (ms, log scale)")))
+    for ax, column, scale, limit, label in limits:
+        for (setup, part), color, style, marker in zip(table.groupby("setup", sort=False), plotting.COLORS,
+                                                       plotting.LINESTYLES, plotting.MARKERS):
+            tp = int(part["tp"].iloc[0])
+            ax.plot(part["rate_per_s"], scale * part[column], color=color, linestyle=style, marker=marker,
+                    label=_("{setup}, TP {tp}", setup=lang.label(setup), tp=tp))
+        ax.axhline(limit, color="#888888", linewidth=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):  # plain numbers at 1, 2 and 5 of each decade (0.5, 200)
+            axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            axis.set_major_formatter(ticker.FuncFormatter(lambda value, pos: f"{value:g}"))
+            axis.set_minor_formatter(ticker.NullFormatter())
+        ax.set_ylabel(label)
+    axes[0].text(table["rate_per_s"].min(), 1.15 * underload.LIMITS.ttft_p99_s, _("MLPerf's limit"),
+                 fontsize=plotting.SMALL_PT, color="#444444")
+    axes[1].legend(fontsize=plotting.SMALL_PT, loc="upper left")
 
 
 def _train_case() -> str:
@@ -285,3 +312,23 @@ def figure_throughput_vs_rate(cal: Calibration | None = None) -> Figure:
                                    "interval, {band} the curve.", throughput=plotting.span(tput, per_gpu),
                                    rate=plotting.span(nv["rate_tokens_per_s_per_user"], per_user),
                                    band=plotting.span(shares, _("times"), fmt=".2g")))
+
+
+def figure_under_load(table: pd.DataFrame) -> Figure:
+    """Latency at the 99th percentile against request rate under load, from
+    :func:`multigpu.evidence.underload.curves` (``table``)."""
+    work = underload.WORKLOAD
+    fig, axes = plotting.figure(
+        _("Latency under load against request rate"), _("requests per second per 8-GPU server (log scale)"),
+        _("time to first token, p99 (s, log scale)"),
+        source=_("multigpu.compute.queueing, a simulation of in-flight batching ({model}, BF16, {isl} tokens in, "
+                 "{osl} out, requests arriving at random); limits of MLPerf Inference's Llama 2 70B Server "
+                 "scenario; multigpu.evidence.underload", model=_serve_case(), isl=work["input_tokens"],
+                 osl=work["output_tokens"]), nrows=2, figsize=(6.8, 7.4))
+    plot_under_load(axes, table)
+    return plotting.set_alt(fig, _("Two line charts against requests per second per server, {rate}, one line per "
+                                   "setup: the 99th percentile of the time to first token, {ttft}, and of the time "
+                                   "per output token, {tpot}, each rising towards the setup's capacity.",
+                                   rate=plotting.span(table["rate_per_s"]),
+                                   ttft=plotting.span(table["ttft_p99_s"], "s"),
+                                   tpot=plotting.span(1e3 * table["tpot_p99_s"], "ms")))

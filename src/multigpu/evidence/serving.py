@@ -36,7 +36,12 @@ Assumptions, each named in the ``assumption`` column where it is used:
 - an ``interactive`` row with a concurrency is a fixed-concurrency benchmark (each user sends the next query
   when the answer ends): its TTFT and TPOT are the closed-loop model's latencies under load
   (:func:`multigpu.compute.inference.closed_loop`), not the decode-only TPOT and bare prefill of
-  :func:`multigpu.compute.inference.run`.
+  :func:`multigpu.compute.inference.run`;
+- where more users than fit in memory are connected, the scheduler holds the most that fit and the others
+  wait for a free place: such a row's TTFT, TPOT and throughput come from the simulation of in-flight
+  batching under load (:mod:`multigpu.compute.queueing`, closed loop, mean latencies; ``batch`` is then the
+  queries held). Within memory the closed-loop model stays: with identical lengths the simulated users fall
+  into an even rhythm and never wait for one another's prefills, where the published runs show that wait.
 
 Variable-length rows (the MLPerf datasets) get a reason, not invented lengths:
 the notes give only maximum lengths.
@@ -56,7 +61,7 @@ from multigpu.comm.calibration import Calibration
 from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
-from multigpu.compute import inference, models
+from multigpu.compute import inference, models, queueing
 from multigpu.hardware import catalog
 
 SERVING_CSV = DATA_DIR / "serving_runs.csv"
@@ -100,7 +105,9 @@ REASON_BATCH = "batch / concurrency not published (load set by a target QPS or n
 REASON_MAX_LOAD_OFF = "batch not published (maximum load) and max_load_batch is off"
 REASON_GPUS = "GPU count not published: a system throughput cannot be put per GPU"
 REASON_TILING = "the system's GPUs are not a whole number of tp x pp instances"
-REASON_FITS = "the batch does not fit GPU memory in the model: requests would queue, which it does not express"
+REASON_FITS = "the batch does not fit GPU memory in the model"
+#: The words that mark a compared row whose users outnumber what fits memory (:func:`queued`).
+QUEUE_NOTE = "the others queue"
 
 
 class ServingRow(datafiles.Row):
@@ -224,6 +231,7 @@ class Prediction:
     fits: bool  #: weights and KV cache within the GPU's memory
     memory_per_gpu_GB: float
     gpu_memory_GB: float
+    users: int = 0  #: a fixed-concurrency row's users where more than ``batch`` fit: the others queue
 
 
 def resolve_model(row: ServingRow) -> tuple[str, bool, str]:
@@ -333,8 +341,22 @@ def predict(call: ModelCall, cal: Calibration | None = None) -> Prediction:
         fits = np.asarray(inference.run(batch=np.arange(1, MAX_BATCH + 1), **args).fits, dtype=bool)
         batch = int(np.flatnonzero(fits).max()) + 1 if fits.any() else 1
     run = inference.run(batch=batch, **args)
+    if call.closed_loop and not run.fits and call.pp == 1 and call.ep == 1:
+        return _queued(call, args)
     return Prediction(_value(run, call.metric, call.closed_loop), batch, bool(run.fits), float(run.memory_per_gpu_GB),
                       float(run.gpu_memory_GB))
+
+
+def _queued(call: ModelCall, args: dict) -> Prediction:
+    """A fixed-concurrency row with more users than fit in memory: the scheduler holds the most that fit, the
+    others wait (:mod:`multigpu.compute.queueing`, closed loop); mean TTFT and TPOT, or tokens/s per GPU."""
+    eng = queueing.engine(max_batch=call.batch, **args)
+    served = queueing.simulate(eng, concurrency=call.batch)
+    value = {"ttft": served.ttft_mean_s, "tpot": served.tpot_mean_s,
+             "throughput": served.tokens_per_s_per_gpu}[call.metric]
+    held = inference.run(batch=eng.max_batch, **args)
+    return Prediction(value, eng.max_batch, True, float(held.memory_per_gpu_GB), float(held.gpu_memory_GB),
+                      users=call.batch)
 
 
 def _assess(splits: Sequence[str], cal: Calibration | None,
@@ -357,12 +379,16 @@ def _assess(splits: Sequence[str], cal: Calibration | None,
                             "reason": f"{REASON_FITS} (batch {pred.batch}: {pred.memory_per_gpu_GB:.1f} GB per GPU, "
                                       f"GPU {pred.gpu_memory_GB:.1f} GB)"})
             continue
+        assumption = call.assumption
+        if pred.users:
+            assumption = "; ".join(filter(None, (assumption, f"{pred.users} users, {pred.batch} fit in memory: "
+                                                 f"{QUEUE_NOTE} (the simulation of in-flight batching under load)")))
         compared.append({"id": call.id, "kind": call.kind, "split": call.split, "metric": call.metric,
                          "model_id": call.model_id, "stand_in": call.stand_in, "system_id": call.system_id,
                          "tp": call.tp, "pp": call.pp, "batch": pred.batch, "input_tokens": call.input_tokens,
                          "output_tokens": call.output_tokens, "dtype": call.dtype, "measured": call.measured,
                          "predicted": pred.value, "unit": call.unit, "rel_error": pred.value / call.measured - 1,
-                         "assumption": call.assumption, "source": call.source})
+                         "assumption": assumption, "source": call.source})
     return compared, missing
 
 
@@ -382,6 +408,12 @@ def compare(splits: Sequence[str] = DEFAULT_SPLITS, cal: Calibration | None = No
     """
     compared, _ = _assess(splits, cal, max_load_batch)
     return pd.DataFrame(compared, columns=COMPARE_COLUMNS)
+
+
+def queued(comparison: pd.DataFrame) -> pd.Series:
+    """Which rows of a :func:`compare` frame had more users than fit memory, the others queued (a boolean
+    Series)."""
+    return comparison["assumption"].str.contains(QUEUE_NOTE, regex=False)
 
 
 def not_modelled(splits: Sequence[str] = DEFAULT_SPLITS, cal: Calibration | None = None,

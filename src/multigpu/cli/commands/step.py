@@ -7,7 +7,7 @@ from typing import Any
 
 from multigpu.cli import args as types
 from multigpu.common.errors import InputError
-from multigpu.compute import inference, training
+from multigpu.compute import inference, queueing, training
 from multigpu.compute.layout import (
     ACTIVATION_CACHES,
     ATTENTION_KERNELS,
@@ -137,9 +137,32 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                             "NCCL above; under fp8 or fp4 a BF16 KV cache, its --kv-cache-dtype auto), nccl (NCCL "
                             "only); "
                             "default %(default)s")
-    infer.epilog = INFER_FIELDS
+    add_load(infer)
+    infer.epilog = INFER_FIELDS + LOAD_FIELDS
     infer.formatter_class = argparse.RawDescriptionHelpFormatter
     infer.set_defaults(handler=_infer)
+
+
+#: the fields ``infer --rate`` or ``--concurrency`` adds, defined (``--help``)
+LOAD_FIELDS = """
+
+under load (--rate or --concurrency; seconds unless named otherwise):
+  load_mode              open (requests at --rate) or closed (--concurrency users)
+  load_rate_per_s        requests per second: offered (--rate) or completed (--concurrency)
+  load_capacity_per_s    the most requests per second the deployment completes, at its best batch up to the cap
+  load_utilization       load_rate_per_s / load_capacity_per_s (--rate must stay below 1)
+  load_max_batch         the most queries the scheduler held at once: --batch, or fewer where memory ends
+  load_batch_mean        queries in the batch, averaged over time
+  load_tokens_per_s_per_gpu
+                         output tokens per second per GPU over the run
+  load_ttft_mean_s, load_ttft_p50_s, load_ttft_p90_s, load_ttft_p99_s
+                         time to first token: the wait for admission and the iteration that ran the prefill
+  load_tpot_mean_s, load_tpot_p50_s, load_tpot_p90_s, load_tpot_p99_s
+                         time per output token after the first: decode steps at the batch met, and the other
+                         requests' prefills between them
+  load_requests, load_measured, load_seed, load_concurrency
+                         requests simulated, those counted (the middle of the run), the seed, the users (0 for
+                         --rate)"""
 
 
 #: the fields of ``train``'s output, defined (``--help``)
@@ -186,6 +209,27 @@ INFER_FIELDS = """fields (seconds unless named otherwise):
   tp_bytes_per_query_per_gpu
                          bytes each GPU sends for tensor parallelism over one query: 16-bit activations,
                          whatever the weights' format"""
+
+
+def add_load(parser: argparse.ArgumentParser) -> None:
+    """``infer``'s options of serving under load (:mod:`multigpu.compute.queueing`)."""
+    group = parser.add_argument_group("under load", "TTFT and time per output token as users of a loaded "
+                                      "deployment measure them: a discrete-event simulation of in-flight batching "
+                                      "(load_* fields); --batch is then the most queries the scheduler holds at "
+                                      "once, and at most what fits memory. One tensor-parallel group (pp and ep 1)")
+    mode = group.add_mutually_exclusive_group()
+    mode.add_argument("--rate", type=types.positive, metavar="R",
+                      help="requests per second arriving at random (a Poisson process) at this deployment, as "
+                           "MLPerf's Server scenario and vLLM's benchmark_serving --request-rate send them")
+    mode.add_argument("--concurrency", type=types.count, metavar="C",
+                      help="users who each send their next request when their answer ends (a fixed-concurrency "
+                           "benchmark)")
+    group.add_argument("--requests", type=types.at_least(20), default=queueing.DEFAULT_REQUESTS, metavar="N",
+                       help="requests simulated (default %(default)s); the first and last tenth are not counted")
+    group.add_argument("--seed", type=int, default=0, help="seed of the random arrivals (default 0)")
+    group.add_argument("--max-num-tokens", type=types.count, default=queueing.DEFAULT_MAX_NUM_TOKENS, metavar="N",
+                       help="tokens one iteration holds: one per decoding query, a whole prompt per admitted "
+                            "request (TensorRT-LLM's max_num_tokens; default %(default)s)")
 
 
 def add_training_job(parser: argparse.ArgumentParser) -> None:
@@ -248,6 +292,13 @@ def _modules(text: str) -> tuple[str, ...]:
 def _infer(args: argparse.Namespace) -> dict[str, Any]:
     out = inference.run(args.model, args.system, args.tp, args.batch, args.input_tokens, args.output_tokens,
                         pp=args.pp, dtype=args.dtype, stack_name=args.stack, ep=args.ep).to_dict()
+    if args.rate is not None or args.concurrency is not None:
+        eng = queueing.engine(args.model, args.system, args.tp, args.input_tokens, args.output_tokens, args.batch,
+                              dtype=args.dtype, stack_name=args.stack, max_num_tokens=args.max_num_tokens,
+                              pp=args.pp, ep=args.ep)
+        loaded = queueing.simulate(eng, rate=args.rate, concurrency=args.concurrency, requests=args.requests,
+                                   seed=args.seed)
+        out = {**out, **loaded.to_dict(prefix="load_")}
     return out if args.interval is None else {**out, **_interval(out, "serving throughput", args.interval,
                                                                    ("tokens_per_s_per_gpu",), ())}
 

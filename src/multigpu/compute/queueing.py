@@ -1,0 +1,257 @@
+"""Serving under load: requests that arrive one by one, served by in-flight (continuous) batching.
+
+A small discrete-event simulation of an iteration-level scheduler, as TensorRT-LLM's in-flight batcher and
+vLLM's scheduler run one (TensorRT-LLM's performance tuning guide, "Tuning Max Batch Size and Max Num Tokens",
+https://nvidia.github.io/TensorRT-LLM/performance/performance-tuning-guide/tuning-max-batch-size-and-max-num-tokens.html):
+
+- **Arrivals.** Open loop: requests arrive at ``rate`` per second as a Poisson process, as a load generator
+  sends them (MLPerf's Server scenario, vLLM's ``benchmark_serving --request-rate``). Closed loop:
+  ``concurrency`` users each send their next request when their answer ends (fixed-concurrency benchmarks);
+  their first requests are spread at random over one cycle of the batch, so that they do not run in step.
+- **Admission.** Waiting requests are taken first come, first served. At the start of each iteration the
+  scheduler admits them while the batch holds fewer than ``max_batch`` queries and the iteration's tokens
+  (one per decoding query, the whole prompt per admitted request) stay within ``max_num_tokens``
+  (:data:`DEFAULT_MAX_NUM_TOKENS`; prompts are not chunked).
+- **An iteration** runs the admitted prompts' prefills, ``prefill_s`` each, and one decode step of the
+  queries already decoding, ``decode_step_s`` at their number: the sum of the two, as
+  :func:`multigpu.compute.inference.closed_loop` charges them. An admitted request's first token comes at
+  the end of that iteration; it then gets one token per iteration until its output is done.
+- **What a user measures.** TTFT = first token - arrival: the wait for admission and the iteration that ran
+  the prefill. TPOT = (last token - first token) / (output tokens - 1): the decode steps at the batch the
+  request met, and the other requests' prefills run between its tokens.
+
+Every request's TTFT and TPOT are kept. The result gives their mean, median (p50), p90 and p99 over the
+requests issued in the middle of the run (:data:`EDGE` of them at each end are left out: they see the
+system filling or draining). Every request has the same input and output length. The run is deterministic
+for a ``seed`` (Python's Mersenne Twister; no linear algebra). Times in seconds.
+
+The step times are the inference model's (:func:`multigpu.compute.inference.run`) at every batch size up
+to the largest that fits the GPU's memory: its assumptions hold (the KV cache read at the mean context
+length, one decode step's fixed kernel time). One tensor-parallel group is simulated: pipeline and expert
+parallelism are not (``pp`` and ``ep`` 1).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from multigpu.comm.calibration import Calibration
+from multigpu.common.errors import InputError
+from multigpu.compute import inference
+
+#: Requests simulated by default.
+DEFAULT_REQUESTS = 2000
+#: Tokens one iteration may hold (decoding queries plus admitted prompts): TensorRT-LLM's engine default
+#: ``max_num_tokens`` (``BuildConfig.max_num_tokens = 8192``; the tuning guide above explains its role).
+DEFAULT_MAX_NUM_TOKENS = 8192
+#: Share of the requests at each end of a run whose latencies are not counted.
+EDGE = 0.1
+#: Percentiles reported.
+PERCENTILES = (50, 90, 99)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The step times of one deployment, as the scheduler sees them (seconds)."""
+
+    prefill_s: float  #: one prompt's prefill (the single-request TTFT of the inference model)
+    decode_step_s: tuple[float, ...]  #: one decode step of n queries at index n - 1, n = 1 .. max_batch
+    input_tokens: int
+    output_tokens: int
+    gpus: int  #: GPUs of the deployment (tp)
+    max_num_tokens: int = DEFAULT_MAX_NUM_TOKENS
+
+    @property
+    def max_batch(self) -> int:
+        """The most queries in one iteration: the largest batch that fits memory, or the one asked for."""
+        return len(self.decode_step_s)
+
+    def capacity_per_s(self) -> float:
+        """The most requests per second the deployment completes: the best over batch sizes b of
+        b / (b x prefill_s + (output_tokens - 1) x decode_step_s(b)), each request costing one prefill and its
+        share of the decode steps after its first token."""
+        b = np.arange(1, self.max_batch + 1, dtype=float)
+        steps = np.asarray(self.decode_step_s) * (self.output_tokens - 1)
+        return float(np.max(b / (b * self.prefill_s + steps)))
+
+
+def engine(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int, max_batch: int,
+           dtype: str = "bf16", cal: Calibration | None = None, stack_name: str = inference.DEFAULT_STACK,
+           max_num_tokens: int = DEFAULT_MAX_NUM_TOKENS, pp: int = 1, ep: int = 1) -> Engine:
+    """The :class:`Engine` of serving ``model_id`` on ``tp`` GPUs of ``system_id``, its batch capped at
+    ``max_batch`` and at the largest batch whose weights and KV cache fit memory. Raises :class:`InputError`
+    where ``pp`` or ``ep`` is not 1, a prompt is longer than ``max_num_tokens``, or one query does not fit."""
+    if pp != 1 or ep != 1:
+        raise InputError("serving under load is simulated for one tensor-parallel group: pp and ep must be 1")
+    if input_tokens > max_num_tokens:
+        raise InputError(f"a prompt of {input_tokens} tokens is longer than the {max_num_tokens} tokens an "
+                         "iteration holds (max_num_tokens); prompts are not chunked")
+    sweep = inference.run(model_id, system_id, tp, np.arange(1, max_batch + 1), input_tokens, output_tokens,
+                          dtype=dtype, cal=cal, stack_name=stack_name)
+    fits = np.asarray(sweep.fits, dtype=bool)
+    if not fits[0]:
+        raise InputError(f"{model_id} does not fit {tp} GPUs of {system_id} with one query in flight")
+    largest = int(np.argmin(fits)) if not fits.all() else max_batch
+    decode = tuple(float(x) for x in np.asarray(sweep.decode_step_s)[:largest])
+    return Engine(float(np.asarray(sweep.ttft_s)[0]), decode, input_tokens, output_tokens, tp, max_num_tokens)
+
+
+@dataclass(frozen=True)
+class LoadRun:
+    """TTFT and TPOT as the users of a loaded deployment measure them (seconds), from :func:`simulate`."""
+
+    mode: str  #: ``open`` (Poisson arrivals at ``rate_per_s``) or ``closed`` (``concurrency`` users)
+    rate_per_s: float  #: requests per second: offered (open loop) or completed (closed loop)
+    concurrency: int  #: users of a closed loop; 0 in an open loop
+    requests: int  #: requests simulated
+    measured: int  #: requests whose latencies are counted (the middle of the run)
+    seed: int
+    max_batch: int  #: the most queries the scheduler held at once (the batch cap, or memory's)
+    capacity_per_s: float  #: the most requests per second the deployment completes (:meth:`Engine.capacity_per_s`)
+    utilization: float  #: rate_per_s / capacity_per_s
+    batch_mean: float  #: queries in the batch, averaged over time
+    tokens_per_s_per_gpu: float  #: output tokens over the whole run / its duration / GPUs
+    ttft_mean_s: float
+    ttft_p50_s: float
+    ttft_p90_s: float
+    ttft_p99_s: float
+    tpot_mean_s: float
+    tpot_p50_s: float
+    tpot_p90_s: float
+    tpot_p99_s: float
+
+    def to_dict(self, prefix: str = "") -> dict[str, Any]:
+        """The run as a flat dict, each name with ``prefix``."""
+        return {f"{prefix}{k}": v for k, v in self.__dict__.items()}
+
+
+def simulate(eng: Engine, rate: float | None = None, concurrency: int | None = None,
+             requests: int = DEFAULT_REQUESTS, seed: int = 0) -> LoadRun:
+    """Serve ``requests`` requests on ``eng``: arriving at ``rate`` per second (open loop) or from
+    ``concurrency`` users (closed loop), exactly one of the two. Raises :class:`InputError` for an open-loop
+    rate at or above :meth:`Engine.capacity_per_s` (the queue would grow without end) or too few requests."""
+    if (rate is None) == (concurrency is None):
+        raise InputError("give a request rate or a concurrency, not both")
+    if eng.input_tokens > eng.max_num_tokens:
+        raise InputError(f"a prompt of {eng.input_tokens} tokens is longer than the {eng.max_num_tokens} tokens an "
+                         "iteration holds (max_num_tokens); prompts are not chunked")
+    if requests < 20:
+        raise InputError(f"{requests} requests are too few to measure latencies under load; use 20 or more")
+    capacity = eng.capacity_per_s()
+    if rate is not None and rate >= capacity:
+        raise InputError(f"{rate:g} requests/s is at or above the {capacity:.3g} requests/s this deployment can "
+                         "serve: the queue would grow without end")
+    rng = random.Random(seed)
+    pending: list[tuple[float, int]] = []  # (arrival time, request id): the requests not yet arrived
+    if rate is not None:
+        t = 0.0
+        for rid in range(requests):
+            t += rng.expovariate(rate)
+            pending.append((t, rid))
+    else:
+        users = min(concurrency, requests)
+        cycle = users * eng.prefill_s + (eng.output_tokens - 1) * eng.decode_step_s[min(users, eng.max_batch) - 1]
+        pending = sorted((rng.uniform(0.0, cycle), rid) for rid in range(users))
+        pending = [(when, rid) for rid, (when, _) in enumerate(pending)]
+    trace = _serve(eng, pending, requests, closed=rate is None)
+    return _result(eng, trace, rate, concurrency or 0, requests, seed, capacity)
+
+
+@dataclass
+class _Trace:
+    """What :func:`_serve` records: per request its arrival, first and last token (s), and the busy area."""
+
+    arrival: list[float]
+    first: list[float]
+    last: list[float]
+    batch_time: float = 0.0  #: the integral of queries in the batch over time
+    end: float = 0.0  #: when the last request finished
+
+
+def _serve(eng: Engine, pending: list[tuple[float, int]], requests: int, closed: bool) -> _Trace:
+    """Run the scheduler until ``requests`` requests are done. In a closed loop each finished request's user
+    sends the next one at once, until ``requests`` have been sent."""
+    nan = float("nan")
+    trace = _Trace([nan] * requests, [nan] * requests, [nan] * requests)
+    for when, rid in pending:
+        trace.arrival[rid] = when
+    heapq.heapify(pending)
+    issued, done, t, it = len(pending), 0, 0.0, 0
+    waiting: deque[int] = deque()
+    running: list[tuple[int, int]] = []  # (iteration of its last token, request id)
+    while done < requests:
+        while pending and pending[0][0] <= t:
+            waiting.append(heapq.heappop(pending)[1])
+        n = len(running)
+        admit = _admissible(eng, n, len(waiting))
+        if admit == 0 and n == 0:
+            t = pending[0][0]  # idle until the next arrival
+            continue
+        if admit:
+            dt = admit * eng.prefill_s + (eng.decode_step_s[n - 1] if n else 0.0)
+            steps = 1
+        else:
+            dt = eng.decode_step_s[n - 1]
+            steps = _decode_steps(running[0][0] - it, dt, t, pending[0][0] if pending and not waiting else None)
+        trace.batch_time += (n + admit) * dt * steps
+        t += dt * steps
+        it += steps
+        for _ in range(admit):
+            rid = waiting.popleft()
+            trace.first[rid] = t
+            heapq.heappush(running, (it + eng.output_tokens - 1, rid))
+        while running and running[0][0] <= it:
+            rid = heapq.heappop(running)[1]
+            trace.last[rid] = t
+            done += 1
+            if closed and issued < requests:
+                trace.arrival[issued] = t
+                heapq.heappush(pending, (t, issued))
+                issued += 1
+    trace.end = t
+    return trace
+
+
+def _admissible(eng: Engine, running: int, waiting: int) -> int:
+    """How many waiting requests the next iteration admits: within ``max_batch`` queries and
+    ``max_num_tokens`` tokens (one per decoding query, the whole prompt per admitted request)."""
+    by_batch = eng.max_batch - running
+    by_tokens = (eng.max_num_tokens - running) // eng.input_tokens
+    return max(0, min(waiting, by_batch, by_tokens))
+
+
+def _decode_steps(to_finish: int, step_s: float, t: float, next_arrival: float | None) -> int:
+    """Decode-only iterations to run at once: up to the next request's last token, or up to the iteration
+    during which the next request arrives (it is admitted after it), whichever comes first."""
+    if next_arrival is None:
+        return to_finish
+    return max(1, min(to_finish, math.ceil((next_arrival - t) / step_s)))
+
+
+def _result(eng: Engine, trace: _Trace, rate: float | None, concurrency: int, requests: int, seed: int,
+            capacity: float) -> LoadRun:
+    """The :class:`LoadRun` of a trace: latencies over the middle of the run."""
+    edge = int(requests * EDGE)
+    kept = slice(edge, requests - edge)
+    arrival, first, last = (np.asarray(x)[kept] for x in (trace.arrival, trace.first, trace.last))
+    ttft = first - arrival
+    tpot = (last - first) / (eng.output_tokens - 1) if eng.output_tokens > 1 else np.zeros_like(ttft)
+    completed = requests / trace.end
+    offered = completed if rate is None else rate
+    ttft_q = np.percentile(ttft, PERCENTILES)
+    tpot_q = np.percentile(tpot, PERCENTILES)
+    return LoadRun(
+        mode="closed" if rate is None else "open", rate_per_s=float(offered), concurrency=concurrency,
+        requests=requests, measured=len(ttft), seed=seed, max_batch=eng.max_batch, capacity_per_s=capacity,
+        utilization=float(offered / capacity), batch_mean=trace.batch_time / trace.end,
+        tokens_per_s_per_gpu=requests * eng.output_tokens / trace.end / eng.gpus,
+        ttft_mean_s=float(ttft.mean()), ttft_p50_s=float(ttft_q[0]), ttft_p90_s=float(ttft_q[1]),
+        ttft_p99_s=float(ttft_q[2]), tpot_mean_s=float(tpot.mean()), tpot_p50_s=float(tpot_q[0]),
+        tpot_p90_s=float(tpot_q[1]), tpot_p99_s=float(tpot_q[2]))
