@@ -232,7 +232,7 @@ def test_deepseek_v3_fits_h200_and_h20_nodes_not_a100_in_fp8():
     assert not a100.feasible and a100.reason.startswith("does not fit")
     for system in ("hgx-h200", "hgx-h20"):
         plan = cost.plan(w.id, system, 8)
-        assert plan.feasible and plan.serving.tp == 8
+        assert plan.feasible and plan.serving.gpus == 8  # a copy takes the whole node, TP 8 or EP 8 alike
     # in BF16 it would not fit even 8 x 141 GB: the workload's FP8 is what makes one node enough
     assert search.serve("deepseek-v3", "hgx-h200", 8, 2048, 512, 20).best is None
 

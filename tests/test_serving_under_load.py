@@ -106,10 +106,34 @@ def test_a_rate_the_deployment_cannot_serve_is_refused(h100):
         queueing.simulate(h100, rate=h100.capacity_per_s())
     with pytest.raises(InputError, match="not both"):
         queueing.simulate(h100, rate=1.0, concurrency=4)
-    with pytest.raises(InputError, match="pp and ep must be 1"):
+    with pytest.raises(InputError, match="pp must be 1"):
         queueing.engine(max_batch=8, pp=2, **ARGS)
     with pytest.raises(InputError, match="longer than the 512 tokens"):
         queueing.engine(max_batch=8, max_num_tokens=512, **ARGS)
+
+
+def test_expert_parallel_serving_splits_the_load_over_its_attention_groups():
+    """DeepSeek-V3 in FP8 on 8 H200s with its experts over 8 GPUs and attention in 8 groups: each group serves an
+    eighth of the requests. The deployment still puts out what arrives, holds what Little's law says, and
+    never answers faster than one prefill and one decode step of one query per group."""
+    args = dict(model_id="deepseek-v3", system_id="hgx-h200", tp=1, ep=8, input_tokens=2048, output_tokens=512,
+                dtype="fp8")
+    eng = queueing.engine(max_batch=512, **args)
+    assert eng.groups == 8 and eng.max_batch == 64 and eng.gpus == 1
+    one_per_group = inference.run(batch=8, **args)
+    assert eng.prefill_s == pytest.approx(one_per_group.ttft_s) and eng.decode_step_s[0] == pytest.approx(
+        one_per_group.decode_step_s)
+    rate = 0.6 * eng.capacity_per_s()
+    run = queueing.simulate(eng, rate=rate, requests=1500)
+    assert run.max_batch == 512 and run.batch_mean <= 512
+    assert run.tokens_per_s_per_gpu == pytest.approx(rate * 512 / 8, rel=0.06)
+    in_system = run.ttft_mean_s + 511 * run.tpot_mean_s
+    assert run.batch_mean == pytest.approx(rate * in_system, rel=0.08)
+    assert run.ttft_p50_s >= eng.prefill_s and run.tpot_p50_s >= eng.decode_step_s[0]
+    with pytest.raises(InputError, match="do not split evenly over 8"):
+        queueing.simulate(eng, concurrency=12)
+    with pytest.raises(InputError, match="not a whole number of queries"):
+        queueing.engine(max_batch=100, **args)
 
 
 def test_the_same_seed_gives_the_same_run(h100):

@@ -27,8 +27,11 @@ for a ``seed`` (Python's Mersenne Twister; no linear algebra). Times in seconds.
 
 The step times are the inference model's (:func:`multigpu.compute.inference.run`) at every batch size up
 to the largest that fits the GPU's memory: its assumptions hold (the KV cache read at the mean context
-length, one decode step's fixed kernel time). One tensor-parallel group is simulated: pipeline and expert
-parallelism are not (``pp`` and ``ep`` 1).
+length, one decode step's fixed kernel time). Pipeline parallelism is not simulated (``pp`` 1). With expert
+parallelism (``ep`` > 1, attention in ``ep / tp`` data-parallel groups, ``infer --ep``) each group has its
+own scheduler and an equal share of the requests, as DP-attention servers balance them; one group is
+simulated, and its decode step is the model's at its batch times the number of groups (every group holding
+as many queries as the one simulated).
 """
 
 from __future__ import annotations
@@ -65,42 +68,51 @@ class Engine:
     decode_step_s: tuple[float, ...]  #: one decode step of n queries at index n - 1, n = 1 .. max_batch
     input_tokens: int
     output_tokens: int
-    gpus: int  #: GPUs of the deployment (tp)
+    gpus: int  #: GPUs of one scheduler's group (tp)
     max_num_tokens: int = DEFAULT_MAX_NUM_TOKENS
+    groups: int = 1  #: data-parallel attention groups, each with its scheduler (ep / tp; 1 without ep)
 
     @property
     def max_batch(self) -> int:
-        """The most queries in one iteration: the largest batch that fits memory, or the one asked for."""
+        """The most queries in one group's iteration: the largest batch that fits memory, or the one asked for."""
         return len(self.decode_step_s)
 
     def capacity_per_s(self) -> float:
-        """The most requests per second the deployment completes: the best over batch sizes b of
-        b / (b x prefill_s + (output_tokens - 1) x decode_step_s(b)), each request costing one prefill and its
-        share of the decode steps after its first token."""
+        """The most requests per second the deployment completes: its groups times the best over batch sizes b
+        of b / (b x prefill_s + (output_tokens - 1) x decode_step_s(b)), each request costing one prefill and
+        its share of the decode steps after its first token."""
         b = np.arange(1, self.max_batch + 1, dtype=float)
         steps = np.asarray(self.decode_step_s) * (self.output_tokens - 1)
-        return float(np.max(b / (b * self.prefill_s + steps)))
+        return self.groups * float(np.max(b / (b * self.prefill_s + steps)))
 
 
 def engine(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int, max_batch: int,
            dtype: str = "bf16", cal: Calibration | None = None, stack_name: str = inference.DEFAULT_STACK,
            max_num_tokens: int = DEFAULT_MAX_NUM_TOKENS, pp: int = 1, ep: int = 1) -> Engine:
-    """The :class:`Engine` of serving ``model_id`` on ``tp`` GPUs of ``system_id``, its batch capped at
-    ``max_batch`` and at the largest batch whose weights and KV cache fit memory. Raises :class:`InputError`
-    where ``pp`` or ``ep`` is not 1, a prompt is longer than ``max_num_tokens``, or one query does not fit."""
-    if pp != 1 or ep != 1:
-        raise InputError("serving under load is simulated for one tensor-parallel group: pp and ep must be 1")
+    """The :class:`Engine` of serving ``model_id`` on ``tp`` GPUs of ``system_id`` (with ``ep`` > 1, its experts
+    over ``ep`` GPUs and ``ep / tp`` groups), the batch of the whole deployment capped at ``max_batch`` and at
+    the largest whose weights and KV cache fit memory. Raises :class:`InputError` where ``pp`` is not 1,
+    ``max_batch`` is not a whole number of queries per group, a prompt is longer than ``max_num_tokens``, or
+    one query per group does not fit."""
+    if pp != 1:
+        raise InputError("serving under load is simulated with one pipeline stage: pp must be 1")
+    groups = ep // tp if ep > 1 else 1
+    if max_batch % groups:
+        raise InputError(f"a batch of {max_batch} is not a whole number of queries for each of the {groups} "
+                         "data-parallel attention groups")
     if input_tokens > max_num_tokens:
         raise InputError(f"a prompt of {input_tokens} tokens is longer than the {max_num_tokens} tokens an "
                          "iteration holds (max_num_tokens); prompts are not chunked")
-    sweep = inference.run(model_id, system_id, tp, np.arange(1, max_batch + 1), input_tokens, output_tokens,
-                          dtype=dtype, cal=cal, stack_name=stack_name)
+    per_group = np.arange(1, max_batch // groups + 1)
+    sweep = inference.run(model_id, system_id, tp, groups * per_group, input_tokens, output_tokens,
+                          dtype=dtype, cal=cal, stack_name=stack_name, ep=ep)
     fits = np.asarray(sweep.fits, dtype=bool)
     if not fits[0]:
-        raise InputError(f"{model_id} does not fit {tp} GPUs of {system_id} with one query in flight")
-    largest = int(np.argmin(fits)) if not fits.all() else max_batch
+        raise InputError(f"{model_id} does not fit {max(tp, ep)} GPUs of {system_id} with one query per group")
+    largest = int(np.argmin(fits)) if not fits.all() else per_group.size
     decode = tuple(float(x) for x in np.asarray(sweep.decode_step_s)[:largest])
-    return Engine(float(np.asarray(sweep.ttft_s)[0]), decode, input_tokens, output_tokens, tp, max_num_tokens)
+    return Engine(float(np.asarray(sweep.ttft_s)[0]), decode, input_tokens, output_tokens, tp, max_num_tokens,
+                  groups)
 
 
 @dataclass(frozen=True)
@@ -108,15 +120,15 @@ class LoadRun:
     """TTFT and TPOT as the users of a loaded deployment measure them (seconds), from :func:`simulate`."""
 
     mode: str  #: ``open`` (Poisson arrivals at ``rate_per_s``) or ``closed`` (``concurrency`` users)
-    rate_per_s: float  #: requests per second: offered (open loop) or completed (closed loop)
+    rate_per_s: float  #: requests per second to the deployment: offered (open loop) or completed (closed loop)
     concurrency: int  #: users of a closed loop; 0 in an open loop
-    requests: int  #: requests simulated
+    requests: int  #: requests simulated (in one data-parallel group where there are several)
     measured: int  #: requests whose latencies are counted (the middle of the run)
     seed: int
-    max_batch: int  #: the most queries the scheduler held at once (the batch cap, or memory's)
+    max_batch: int  #: the most queries the deployment held at once (the batch cap, or memory's)
     capacity_per_s: float  #: the most requests per second the deployment completes (:meth:`Engine.capacity_per_s`)
     utilization: float  #: rate_per_s / capacity_per_s
-    batch_mean: float  #: queries in the batch, averaged over time
+    batch_mean: float  #: queries in the deployment's batch, averaged over time
     tokens_per_s_per_gpu: float  #: output tokens over the whole run / its duration / GPUs
     ttft_mean_s: float
     ttft_p50_s: float
@@ -135,10 +147,14 @@ class LoadRun:
 def simulate(eng: Engine, rate: float | None = None, concurrency: int | None = None,
              requests: int = DEFAULT_REQUESTS, seed: int = 0) -> LoadRun:
     """Serve ``requests`` requests on ``eng``: arriving at ``rate`` per second (open loop) or from
-    ``concurrency`` users (closed loop), exactly one of the two. Raises :class:`InputError` for an open-loop
-    rate at or above :meth:`Engine.capacity_per_s` (the queue would grow without end) or too few requests."""
+    ``concurrency`` users (closed loop), exactly one of the two, for the whole deployment (each data-parallel
+    group gets an equal share). Raises :class:`InputError` for an open-loop rate at or above
+    :meth:`Engine.capacity_per_s` (the queue would grow without end), users that do not split evenly over the
+    groups, or too few requests."""
     if (rate is None) == (concurrency is None):
         raise InputError("give a request rate or a concurrency, not both")
+    if concurrency is not None and concurrency % eng.groups:
+        raise InputError(f"{concurrency} users do not split evenly over {eng.groups} data-parallel attention groups")
     if eng.input_tokens > eng.max_num_tokens:
         raise InputError(f"a prompt of {eng.input_tokens} tokens is longer than the {eng.max_num_tokens} tokens an "
                          "iteration holds (max_num_tokens); prompts are not chunked")
@@ -153,10 +169,10 @@ def simulate(eng: Engine, rate: float | None = None, concurrency: int | None = N
     if rate is not None:
         t = 0.0
         for rid in range(requests):
-            t += rng.expovariate(rate)
+            t += rng.expovariate(rate / eng.groups)  # one group's share
             pending.append((t, rid))
     else:
-        users = min(concurrency, requests)
+        users = min(concurrency // eng.groups, requests)
         cycle = users * eng.prefill_s + (eng.output_tokens - 1) * eng.decode_step_s[min(users, eng.max_batch) - 1]
         pending = sorted((rng.uniform(0.0, cycle), rid) for rid in range(users))
         pending = [(when, rid) for rid, (when, _) in enumerate(pending)]
@@ -243,14 +259,15 @@ def _result(eng: Engine, trace: _Trace, rate: float | None, concurrency: int, re
     arrival, first, last = (np.asarray(x)[kept] for x in (trace.arrival, trace.first, trace.last))
     ttft = first - arrival
     tpot = (last - first) / (eng.output_tokens - 1) if eng.output_tokens > 1 else np.zeros_like(ttft)
-    completed = requests / trace.end
+    completed = eng.groups * requests / trace.end
     offered = completed if rate is None else rate
     ttft_q = np.percentile(ttft, PERCENTILES)
     tpot_q = np.percentile(tpot, PERCENTILES)
     return LoadRun(
         mode="closed" if rate is None else "open", rate_per_s=float(offered), concurrency=concurrency,
-        requests=requests, measured=len(ttft), seed=seed, max_batch=eng.max_batch, capacity_per_s=capacity,
-        utilization=float(offered / capacity), batch_mean=trace.batch_time / trace.end,
+        requests=requests, measured=len(ttft), seed=seed, max_batch=eng.groups * eng.max_batch,
+        capacity_per_s=capacity, utilization=float(offered / capacity),
+        batch_mean=eng.groups * trace.batch_time / trace.end,
         tokens_per_s_per_gpu=requests * eng.output_tokens / trace.end / eng.gpus,
         ttft_mean_s=float(ttft.mean()), ttft_p50_s=float(ttft_q[0]), ttft_p90_s=float(ttft_q[1]),
         ttft_p99_s=float(ttft_q[2]), tpot_mean_s=float(tpot.mean()), tpot_p50_s=float(tpot_q[0]),

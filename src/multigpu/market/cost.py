@@ -87,7 +87,7 @@ class WorkloadPlan:
     """The best layout of a named workload on a system rented in instances of ``gpus_per_instance`` GPUs.
 
     Training: ``training`` is the layout (:class:`~multigpu.market.search.TrainingLayout`) over ``steps``
-    steps on ``job_gpus`` GPUs. Serving: ``serving`` is the tensor-parallel degree at its batch
+    steps on ``job_gpus`` GPUs. Serving: ``serving`` is the tensor- (and expert-) parallel degree at its batch
     (:class:`~multigpu.market.search.ServingOption`), ``job_gpus`` GPUs per replica. Infeasible plans have
     neither, and a ``reason``.
     """
@@ -104,11 +104,12 @@ class WorkloadPlan:
 
     @property
     def layout(self) -> str:
-        """The layout in words: the training layout's label, or ``tp2 batch 9`` ("" if infeasible)."""
+        """The layout in words: the training layout's label, or ``tp2 batch 9`` (``tp1 ep8 batch 512`` with expert
+        parallelism; "" if infeasible)."""
         if self.training is not None:
             return self.training.label
         if self.serving is not None:
-            return f"tp{self.serving.tp} batch {self.serving.batch}"
+            return f"{self.serving.label} batch {self.serving.batch}"
         return ""
 
     def time_h(self, compute_efficiency: float = 1.0, comm_bandwidth: float = 1.0) -> float:
@@ -153,7 +154,7 @@ def _plan(workload_id: str, system_id: str, gpus_per_instance: int, cal: Calibra
                          w.min_tokens_per_s_per_user, dtype=w.dtype, max_ttft_s=w.max_ttft_s, cal=cal)
     if found.best is None:
         return WorkloadPlan(w.id, system.id, gpus_per_instance, False, found.reason, 0)
-    return WorkloadPlan(w.id, system.id, gpus_per_instance, True, "", found.best.tp, serving=found.best)
+    return WorkloadPlan(w.id, system.id, gpus_per_instance, True, "", found.best.gpus, serving=found.best)
 
 
 def _plan_train(w: Workload, system: catalog.System, gpus_per_instance: int, cal: Calibration,

@@ -85,7 +85,7 @@ TRAIN_COLUMNS = (
 #: Columns of :func:`serve`, in order (the CLI's JSON fields).
 SERVE_COLUMNS = (
     "rank", "offer", "provider", "instance", "gpu", "interconnect", "interconnect_class", "system", "pricing",
-    "instances", "gpus_per_instance", "gpus", "layout", "tp", "batch", "replicas", "tokens_per_s_per_user",
+    "instances", "gpus_per_instance", "gpus", "layout", "tp", "ep", "batch", "replicas", "tokens_per_s_per_user",
     "tpot_ms", "capacity_tokens_per_s", "capacity_requests_per_s", "load_pct", "price_per_gpu_hour_usd",
     "cost_per_hour_usd", "cost_per_million_tokens_usd", "feasible", "reason")
 
@@ -408,11 +408,11 @@ def _serve_offer(model: models.Model, offer: dict[str, Any], rate: float, demand
     cls = offer["interconnect_class"].replace(" only", "")
     load_pct = 100 * demand_tps / capacity
     loaded = (msg("{n} instance loaded {pct:.0f} %") if instances == 1 else msg("{n} instances loaded {pct:.0f} %"))
-    reason = say(msg("tp{tp} over {link} holds {rate:.0f} tokens/s per user at batch {batch}; {load}"), tp=int(best.tp),
-                 link=cls, rate=float(best.tokens_per_s_per_user), batch=int(best.batch),
+    reason = say(msg("{layout} over {link} holds {rate:.0f} tokens/s per user at batch {batch}; {load}"),
+                 layout=best.label, link=cls, rate=float(best.tokens_per_s_per_user), batch=int(best.batch),
                  load=Finding.of(loaded, n=int(instances), pct=float(load_pct)))
-    return dict(base, instances=instances, gpus=instances * per, layout=f"tp{best.tp} batch {best.batch}",
-                tp=best.tp, batch=best.batch, replicas=per // best.tp * instances,
+    return dict(base, instances=instances, gpus=instances * per, layout=f"{best.label} batch {best.batch}",
+                tp=best.tp, ep=best.ep, batch=best.batch, replicas=per // best.gpus * instances,
                 tokens_per_s_per_user=best.tokens_per_s_per_user, tpot_ms=1e3 * best.tpot_s,
                 capacity_tokens_per_s=capacity, capacity_requests_per_s=capacity / output_tokens, load_pct=load_pct,
                 cost_per_hour_usd=instances * price_hour,

@@ -414,7 +414,9 @@ def _train(model_id: str, system_id: str, gpus: int, global_batch: int, seq: int
 
 @dataclass(frozen=True)
 class ServingOption:
-    """Serving on ``tp`` GPUs: the largest batch (1..:data:`MAX_BATCH`) that meets the per-user floor.
+    """Serving on ``tp`` GPUs, or for a mixture-of-experts model with its routed experts over ``ep`` GPUs and
+    attention in ``ep / tp`` data-parallel groups (``infer --ep``): the largest batch (1..:data:`MAX_BATCH`
+    queries per group) that meets the per-user floor.
 
     A user's speed is one token per decode step (``1 / tpot``); each GPU's
     throughput counts the prefills too (``batch x output_tokens / cycle / tp``,
@@ -439,6 +441,22 @@ class ServingOption:
     cycle_noncomm_s: tuple[float, ...] = field(repr=False)
     cycle_comm_s: tuple[float, ...] = field(repr=False)
     fits: tuple[bool, ...] = field(repr=False)
+    ep: int = 1  #: GPUs the routed experts are spread over (1: none, tensor parallelism only)
+
+    @property
+    def groups(self) -> int:
+        """Data-parallel attention groups of ``tp`` GPUs: the batch is a whole number of queries per group."""
+        return self.ep // self.tp if self.ep > 1 else 1
+
+    @property
+    def gpus(self) -> int:
+        """GPUs of one copy of the model: ``ep`` with expert parallelism, else ``tp``."""
+        return self.ep if self.ep > 1 else self.tp
+
+    @property
+    def label(self) -> str:
+        """The degrees in words: ``tp8``, or ``tp1 ep8`` with expert parallelism."""
+        return f"tp{self.tp} ep{self.ep}" if self.ep > 1 else f"tp{self.tp}"
 
     @property
     def tpot_s(self) -> float:
@@ -453,45 +471,53 @@ class ServingOption:
                                                  (self.cycle_noncomm_s, compute_efficiency),
                                                  (self.cycle_comm_s, comm_bandwidth))]
         return _pick(self.tp, self.floor_tokens_per_s_per_user, self.output_tokens, self.ttft_s, *parts,
-                     np.asarray(self.fits))
+                     np.asarray(self.fits), self.ep)
 
 
 def _pick(tp: int, floor: float, output_tokens: int, ttft_s: float, decode_noncomm: np.ndarray,
           decode_comm: np.ndarray, cycle_noncomm: np.ndarray, cycle_comm: np.ndarray,
-          fits: np.ndarray) -> ServingOption:
+          fits: np.ndarray, ep: int = 1) -> ServingOption:
+    """The option at the largest batch that meets ``floor``: the arrays hold batches of 1.. queries per
+    data-parallel group (``ep / tp`` groups with expert parallelism, else one)."""
+    groups = ep // tp if ep > 1 else 1
+    batches = groups * np.arange(1, decode_noncomm.size + 1)
     per_user = 1.0 / (decode_noncomm + decode_comm)
-    per_gpu = np.arange(1, per_user.size + 1) * output_tokens / (cycle_noncomm + cycle_comm) / tp
+    per_gpu = batches * output_tokens / (cycle_noncomm + cycle_comm) / (ep if ep > 1 else tp)
     ok = (per_user >= floor) & fits
-    batch = int(np.flatnonzero(ok)[-1]) + 1 if ok.any() else 0
-    user = float(per_user[batch - 1]) if batch else 0.0
-    gpu = float(per_gpu[batch - 1]) if batch else 0.0
+    last = int(np.flatnonzero(ok)[-1]) if ok.any() else -1
+    batch = int(batches[last]) if last >= 0 else 0
+    user = float(per_user[last]) if batch else 0.0
+    gpu = float(per_gpu[last]) if batch else 0.0
     return ServingOption(tp, floor, output_tokens, batch, gpu, user, float(per_user[0]), bool(fits[0]), ttft_s,
                          *(tuple(x.tolist()) for x in (decode_noncomm, decode_comm, cycle_noncomm, cycle_comm,
-                                                       fits)))
+                                                       fits)), ep=ep)
 
 
 @MEMO
 def _serving_option(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int, floor: float,
-                    dtype: str, cal: Calibration, stack: str = inference.DEFAULT_STACK) -> ServingOption:
-    batches = np.arange(1, MAX_BATCH + 1)
+                    dtype: str, cal: Calibration, stack: str = inference.DEFAULT_STACK, ep: int = 1) -> ServingOption:
+    batches = (ep // tp if ep > 1 else 1) * np.arange(1, MAX_BATCH + 1)
     r = inference.run(model_id, system_id, tp, batches, input_tokens, output_tokens, dtype=dtype, cal=cal,
-                      stack_name=stack)
+                      stack_name=stack, ep=ep)
     decode = np.asarray(r.decode_step_s, dtype=float)
     decode_comm = np.asarray(r.decode_comm_s, dtype=float)
     cycle = np.asarray(r.cycle_s, dtype=float)
     cycle_comm = np.asarray(r.comm_fraction, dtype=float) * cycle
     ttft = float(np.asarray(r.ttft_s, dtype=float)[0])
     return _pick(tp, floor, output_tokens, ttft, decode - decode_comm, decode_comm, cycle - cycle_comm, cycle_comm,
-                 np.asarray(r.fits, dtype=bool))
+                 np.asarray(r.fits, dtype=bool), ep)
 
 
 def serving_option(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int,
                    min_tokens_per_s_per_user: float, *, dtype: str = "bf16",
-                   cal: Calibration | None = None, stack: str = inference.DEFAULT_STACK) -> ServingOption:
-    """Serving on ``tp`` GPUs of a system at the largest batch that meets ``min_tokens_per_s_per_user``, with the
-    all-reduce kernels of the serving ``stack`` (:data:`multigpu.compute.inference.STACKS`)."""
+                   cal: Calibration | None = None, stack: str = inference.DEFAULT_STACK, ep: int = 1) -> ServingOption:
+    """Serving on ``tp`` GPUs of a system (with ``ep`` > 1: a mixture-of-experts model's routed experts over
+    ``ep`` GPUs, attention in ``ep / tp`` data-parallel groups) at the largest batch that meets
+    ``min_tokens_per_s_per_user``, with the kernels of the serving ``stack``
+    (:data:`multigpu.compute.inference.STACKS`)."""
     return _serving_option(models.memo_key(model_id), system_id, tp, input_tokens, output_tokens,
-                           float(min_tokens_per_s_per_user), dtype, calibration.resolve(cal), inference.stack(stack).name)
+                           float(min_tokens_per_s_per_user), dtype, calibration.resolve(cal), inference.stack(stack).name,
+                           ep)
 
 
 @dataclass(frozen=True)
@@ -517,10 +543,13 @@ def serve(model_id: str, system_id: str, gpus: int, input_tokens: int, output_to
           min_tokens_per_s_per_user: float, *, dtype: str = "bf16", max_ttft_s: float | None = None,
           cal: Calibration | None = None, stack: str = inference.DEFAULT_STACK) -> ServingSearch:
     """The best way to serve on an instance of ``gpus`` GPUs: every tensor-parallel degree that divides the
-    instance, the model's heads, and fits in one node; a serving target is the per-user floor (one token per
+    instance, the model's heads, and fits in one node; for a mixture-of-experts model also every expert-parallel
+    degree above it that is a multiple of it and divides both the instance and the routed experts (attention in
+    data-parallel groups, :class:`ServingOption`). A serving target is the per-user floor (one token per
     decode step) and, if given, a ceiling ``max_ttft_s`` on the time to first token. The most tokens/s per
-    GPU wins (then the faster per-user speed, then the smaller degree). ``stack``: the serving stack, whose
-    all-reduce kernels the tensor-parallel traffic runs on (:data:`multigpu.compute.inference.STACKS`)."""
+    GPU wins (then the faster per-user speed, then the fewer GPUs per copy, then the smaller tensor-parallel
+    degree). ``stack``: the serving stack, whose kernels the tensor-parallel and expert-parallel traffic runs on
+    (:data:`multigpu.compute.inference.STACKS`)."""
     ceiling = None if max_ttft_s is None else float(max_ttft_s)
     return _serve(models.memo_key(model_id), system_id, gpus, input_tokens, output_tokens,
                   float(min_tokens_per_s_per_user), dtype,
@@ -533,11 +562,14 @@ def _serve(model_id: str, system_id: str, gpus: int, input_tokens: int, output_t
            stack: str = inference.DEFAULT_STACK) -> ServingSearch:
     model, system = models.model(model_id), catalog.system(system_id)
     tps = [tp for tp in _divisors(gpus) if tp <= system.gpus_per_node and not model.heads % tp]
+    degrees = [(tp, 1) for tp in tps] + [(tp, ep) for tp in tps for ep in _divisors(gpus)
+                                         if model.is_moe and ep > tp and not ep % tp and not model.experts % ep]
     options = tuple(_serving_option(models.memo_key(model), system.id, tp, input_tokens, output_tokens, floor, dtype,
-                                    cal, stack) for tp in tps)
+                                    cal, stack, ep) for tp, ep in degrees)
     quick = [o for o in options if max_ttft_s is None or o.ttft_s <= max_ttft_s]
     ok = [o for o in quick if o.batch]
-    best = max(ok, key=lambda o: (o.tokens_per_s_per_gpu, o.tokens_per_s_per_user, -o.tp)) if ok else None
+    best = (max(ok, key=lambda o: (o.tokens_per_s_per_gpu, o.tokens_per_s_per_user, -o.gpus, -o.tp)) if ok
+            else None)
     reason = "" if best is not None else _why_not(options, quick, gpus, system, floor, max_ttft_s)
     return ServingSearch(model.id, system.id, gpus, input_tokens, output_tokens, floor, dtype, options, best, reason,
                          max_ttft_s, stack)

@@ -216,7 +216,9 @@ def add_load(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("under load", "TTFT and time per output token as users of a loaded "
                                       "deployment measure them: a discrete-event simulation of in-flight batching "
                                       "(load_* fields); --batch is then the most queries the scheduler holds at "
-                                      "once, and at most what fits memory. One tensor-parallel group (pp and ep 1)")
+                                      "once, and at most what fits memory. One pipeline stage (pp 1); with --ep each "
+                                      "data-parallel attention group has its own scheduler and an equal share of "
+                                      "the requests")
     mode = group.add_mutually_exclusive_group()
     mode.add_argument("--rate", type=types.positive, metavar="R",
                       help="requests per second arriving at random (a Poisson process) at this deployment, as "
