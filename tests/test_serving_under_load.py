@@ -205,3 +205,57 @@ def test_the_limits_are_those_the_published_server_runs_state():
 def test_the_chapter_s_sentence_follows_the_two_ratios(capacity_x, within_x, word):
     text = ch03._load_sentence(capacity_x, within_x)
     assert word in text and f"{capacity_x:.1f}" in text and f"{within_x:.1f}" in text
+
+
+# ----------------------------------------------------------------------------- recommend --serve --ttft-p99-s
+
+SERVE = dict(model_id="llama3.1-70b", tokens_per_s_per_user=20, requests_per_s=2, input_tokens=2048,
+             output_tokens=256)
+
+
+@pytest.fixture(scope="module")
+def sized():
+    """The recommender's options without and with a p99 limit of 2 s on the first token."""
+    from multigpu.market import recommend
+
+    plain = recommend.serve(**SERVE).set_index("offer")
+    tails = recommend.serve(**SERVE, ttft_p99_s=2.0).set_index("offer")
+    return plain, tails
+
+
+def test_sized_for_the_tail_every_option_keeps_its_limits(sized):
+    from multigpu.market import recommend
+
+    plain, tails = sized
+    assert not set(recommend.LOAD_COLUMNS) & set(plain.columns)  # added only when asked
+    ok = tails[tails["feasible"]]
+    assert len(ok) >= 10
+    assert (ok["ttft_p99_s"] <= 2.0 * 1.02).all() and (ok["tpot_p99_ms"] <= 1e3 / 20 * 1.02).all()
+
+
+def test_the_tail_never_needs_fewer_instances_than_the_steady_state(sized):
+    """An option's capacity within the limits is never above its capacity flat out, and the steady state already
+    takes each offer's best: so sizing for the 99th percentile rents at least as many instances."""
+    plain, tails = sized
+    both = plain[plain["feasible"]].index.intersection(tails[tails["feasible"]].index)
+    assert len(both) >= 10
+    assert (tails.loc[both, "instances"] >= plain.loc[both, "instances"]).all()
+    assert (tails.loc[both, "instances"] > plain.loc[both, "instances"]).any()
+
+
+def test_a_limit_below_any_prefill_leaves_no_option():
+    from multigpu.market import recommend
+
+    frame = recommend.serve(**SERVE, ttft_p99_s=0.01)
+    assert not frame["feasible"].any()
+    assert frame["reason"].str.contains("no layout keeps the first token within 0.01 s").any()
+
+
+def test_recommend_ttft_p99_is_a_serving_flag(capsys):
+    argv = ["recommend", "--serve", "llama3.1-8b", "--tokens-per-s-per-user", "30", "--requests-per-s", "4",
+            "--input-tokens", "1024", "--output-tokens", "128", "--ttft-p99-s", "1", "--top", "3"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "first token within 1 s and the per-user floor at the 99th percentile" in out and "ttft_p99_s" in out
+    assert main(["recommend", "--train", "llama3.2-1b", "--tokens", "1e9", "--ttft-p99-s", "1"]) == 2
+    assert "--ttft-p99-s" in capsys.readouterr().err

@@ -11,7 +11,8 @@ https://nvidia.github.io/TensorRT-LLM/performance/performance-tuning-guide/tunin
 - **Admission.** Waiting requests are taken first come, first served. At the start of each iteration the
   scheduler admits them while the batch holds fewer than ``max_batch`` queries and the iteration's tokens
   (one per decoding query, the whole prompt per admitted request) stay within ``max_num_tokens``
-  (:data:`DEFAULT_MAX_NUM_TOKENS`; prompts are not chunked).
+  (by default :data:`DEFAULT_MAX_NUM_TOKENS`, or a whole prompt beside a full batch where that is more, as an
+  engine built for such prompts holds; prompts are not chunked).
 - **An iteration** runs the admitted prompts' prefills, ``prefill_s`` each, and one decode step of the
   queries already decoding, ``decode_step_s`` at their number: the sum of the two, as
   :func:`multigpu.compute.inference.closed_loop` charges them. An admitted request's first token comes at
@@ -88,10 +89,12 @@ class Engine:
 
 def engine(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int, max_batch: int,
            dtype: str = "bf16", cal: Calibration | None = None, stack_name: str = inference.DEFAULT_STACK,
-           max_num_tokens: int = DEFAULT_MAX_NUM_TOKENS, pp: int = 1, ep: int = 1) -> Engine:
+           max_num_tokens: int | None = None, pp: int = 1, ep: int = 1) -> Engine:
     """The :class:`Engine` of serving ``model_id`` on ``tp`` GPUs of ``system_id`` (with ``ep`` > 1, its experts
     over ``ep`` GPUs and ``ep / tp`` groups), the batch of the whole deployment capped at ``max_batch`` and at
-    the largest whose weights and KV cache fit memory. Raises :class:`InputError` where ``pp`` is not 1,
+    the largest whose weights and KV cache fit memory. ``max_num_tokens`` None: :data:`DEFAULT_MAX_NUM_TOKENS`,
+    or ``input_tokens`` plus a group's largest batch where that is more. Raises :class:`InputError` where ``pp`` is
+    not 1,
     ``max_batch`` is not a whole number of queries per group, a prompt is longer than ``max_num_tokens``, or
     one query per group does not fit."""
     if pp != 1:
@@ -100,6 +103,8 @@ def engine(model_id: str, system_id: str, tp: int, input_tokens: int, output_tok
     if max_batch % groups:
         raise InputError(f"a batch of {max_batch} is not a whole number of queries for each of the {groups} "
                          "data-parallel attention groups")
+    if max_num_tokens is None:
+        max_num_tokens = max(DEFAULT_MAX_NUM_TOKENS, input_tokens + max_batch // groups)
     if input_tokens > max_num_tokens:
         raise InputError(f"a prompt of {input_tokens} tokens is longer than the {max_num_tokens} tokens an "
                          "iteration holds (max_num_tokens); prompts are not chunked")
@@ -178,6 +183,26 @@ def simulate(eng: Engine, rate: float | None = None, concurrency: int | None = N
         pending = [(when, rid) for rid, (when, _) in enumerate(pending)]
     trace = _serve(eng, pending, requests, closed=rate is None)
     return _result(eng, trace, rate, concurrency or 0, requests, seed, capacity)
+
+
+#: Halvings of :func:`max_rate`'s bisection: the rate to 2**-14 of the capacity.
+RATE_STEPS = 14
+
+
+def max_rate(eng: Engine, ttft_p99_s: float, tpot_p99_s: float = math.inf, requests: int = DEFAULT_REQUESTS,
+             seed: int = 0) -> float:
+    """The highest request rate (per second, to the deployment) at which the 99th percentiles of TTFT and of
+    the time per output token stay within ``ttft_p99_s`` and ``tpot_p99_s`` (seconds): a bisection between 0 and
+    the capacity, :data:`RATE_STEPS` halvings; 0.0 where even the lightest load tried breaks them."""
+    low, high = 0.0, eng.capacity_per_s()
+    for _ in range(RATE_STEPS):
+        rate = (low + high) / 2
+        run = simulate(eng, rate=rate, requests=requests, seed=seed)
+        if run.ttft_p99_s <= ttft_p99_s and run.tpot_p99_s <= tpot_p99_s:
+            low = rate
+        else:
+            high = rate
+    return low
 
 
 @dataclass

@@ -48,8 +48,6 @@ class Limits:
 #: https://github.com/mlcommons/inference_results_v4.1/blob/main/closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/llama2-70b-99/Server/performance/run_1/mlperf_log_summary.txt;
 #: data/serving_runs.csv notes them on each such row).
 LIMITS = Limits(2.0, 0.2)
-#: Halvings of the bisection on the rate: the rate within the limits to 2**-14 of the capacity.
-STEPS = 14
 
 
 def _engine(setup: Cluster, tp: int, cal: Calibration | None) -> queueing.Engine:
@@ -57,17 +55,9 @@ def _engine(setup: Cluster, tp: int, cal: Calibration | None) -> queueing.Engine
 
 
 def within_limits(eng: queueing.Engine, limits: Limits = LIMITS) -> float:
-    """The highest request rate (per second, for one copy) at which both 99th percentiles stay within ``limits``:
-    a bisection between 0 and the capacity; 0.0 where even a lone request breaks them."""
-    low, high = 0.0, eng.capacity_per_s()
-    for _ in range(STEPS):
-        rate = (low + high) / 2
-        run = queueing.simulate(eng, rate=rate)
-        if run.ttft_p99_s <= limits.ttft_p99_s and run.tpot_p99_s <= limits.tpot_p99_s:
-            low = rate
-        else:
-            high = rate
-    return low
+    """The highest request rate (per second, for one copy) at which both 99th percentiles stay within ``limits``
+    (:func:`multigpu.compute.queueing.max_rate`)."""
+    return queueing.max_rate(eng, limits.ttft_p99_s, limits.tpot_p99_s)
 
 
 def layouts(setups: Sequence[Cluster] = SETUPS, cal: Calibration | None = None) -> pd.DataFrame:

@@ -41,6 +41,7 @@ in the column names: ``_h`` hours, ``_s`` seconds, ``_ms`` milliseconds,
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import time
@@ -53,7 +54,7 @@ import pandas as pd
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
 from multigpu.common.findings import Finding, Items, Sentence, Word, msg, say
-from multigpu.compute import inference, models, training
+from multigpu.compute import inference, models, queueing, training
 from multigpu.compute.layout import DEFAULT_TRAINING_STACK
 from multigpu.hardware import catalog
 from multigpu.market import cost, search
@@ -88,6 +89,9 @@ SERVE_COLUMNS = (
     "instances", "gpus_per_instance", "gpus", "layout", "tp", "ep", "batch", "replicas", "tokens_per_s_per_user",
     "tpot_ms", "capacity_tokens_per_s", "capacity_requests_per_s", "load_pct", "price_per_gpu_hour_usd",
     "cost_per_hour_usd", "cost_per_million_tokens_usd", "feasible", "reason")
+#: Columns :func:`serve` adds with a p99 limit on time to first token (``ttft_p99_s``): the 99th percentiles
+#: under random arrivals at each copy's share of the load.
+LOAD_COLUMNS = ("ttft_p99_s", "tpot_p99_ms")
 
 _AMOUNT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMbBtT]?)\s*$")
 _SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
@@ -340,13 +344,18 @@ def serve(model_id: str, tokens_per_s_per_user: float, requests_per_s: float, ta
           input_tokens: int = DEFAULT_INPUT_TOKENS, output_tokens: int = DEFAULT_OUTPUT_TOKENS,
           max_gpus: int = DEFAULT_MAX_GPUS, budget_usd_per_hour: float | None = None, dtype: str = "bf16",
           rank_by: str = "cost", max_ttft_s: float | None = None, cal: Calibration | None = None,
-          progress: Callable[[int, int], None] | None = None, stack: str = inference.DEFAULT_STACK) -> pd.DataFrame:
+          progress: Callable[[int, int], None] | None = None, stack: str = inference.DEFAULT_STACK,
+          ttft_p99_s: float | None = None) -> pd.DataFrame:
     """Every offer's cheapest way to serve ``requests_per_s`` queries (``input_tokens`` in, ``output_tokens``
     out) with each user seeing at least ``tokens_per_s_per_user`` (one token per decode step) and, if given,
     the first token within ``max_ttft_s`` seconds, ranked.
 
-    Per offer: the serving search's best tensor-parallel degree and batch (:func:`multigpu.market.search.serve`);
-    ``instances`` = the load over one instance's capacity, rounded up. Options over
+    Per offer: the serving search's best degree and batch (:func:`multigpu.market.search.serve`);
+    ``instances`` = the load over one instance's capacity, rounded up. With ``ttft_p99_s``, the queries arrive
+    at random and an instance's capacity is the most requests per second whose 99th percentiles stay within
+    ``ttft_p99_s`` for the first token and the per-user floor for the time per output token
+    (:func:`multigpu.compute.queueing.max_rate`, the batch capped at the search's); the two percentiles at each
+    copy's share of the load are added (:data:`LOAD_COLUMNS`). Options over
     ``max_gpus`` GPUs or ``budget_usd_per_hour`` stay in the table, ``feasible`` False. ``rank_by``: ``cost``
     (USD per hour) or ``time`` (time per output token, ms). ``stack``: the serving stack, whose all-reduce
     kernels tensor parallelism runs on (:data:`multigpu.compute.inference.STACKS`). Columns :data:`SERVE_COLUMNS`.
@@ -365,10 +374,13 @@ def serve(model_id: str, tokens_per_s_per_user: float, requests_per_s: float, ta
     records = listed.to_dict("records")
     for i, offer in enumerate(records):
         rows.append(_serve_offer(model, offer, rate, demand_tps, input_tokens, output_tokens, dtype, max_ttft_s, cal,
-                                 stack))
+                                 stack, ttft_p99_s))
         if progress is not None:
             progress(i + 1, len(records))
-    frame = pd.DataFrame(rows, columns=[c for c in SERVE_COLUMNS if c != "rank"] + ["_tier"])
+    columns = [c for c in SERVE_COLUMNS if c != "rank"]
+    if ttft_p99_s is not None:
+        columns[columns.index("tpot_ms") + 1:columns.index("tpot_ms") + 1] = LOAD_COLUMNS
+    frame = pd.DataFrame(rows, columns=columns + ["_tier"])
     for i in frame.index:
         if frame.at[i, "_tier"] != FEASIBLE:
             continue
@@ -385,13 +397,24 @@ def serve(model_id: str, tokens_per_s_per_user: float, requests_per_s: float, ta
     frame.attrs.update(kind="serve", model=model.id, tokens_per_s_per_user=rate, requests_per_s=load,
                        input_tokens=input_tokens, output_tokens=output_tokens, max_gpus=max_gpus, stack=stack,
                        budget_usd_per_hour=budget_usd_per_hour, rank_by=rank_by, offers=len(records),
-                       seconds=time.perf_counter() - start, path=listed.attrs.get("path"))
+                       seconds=time.perf_counter() - start, path=listed.attrs.get("path"), ttft_p99_s=ttft_p99_s)
     return frame
+
+
+@functools.lru_cache(maxsize=1024)
+def _loaded(model_id: str, system_id: str, best: search.ServingOption, input_tokens: int, output_tokens: int,
+            dtype: str, cal: Calibration | None, stack: str, ttft_p99_s: float) -> tuple[queueing.Engine, float]:
+    """One copy of ``best`` under random arrivals: its engine (the batch capped at ``best.batch``) and the most
+    requests per second it carries with p99 TTFT within ``ttft_p99_s`` and p99 time per output token within the
+    per-user floor (:func:`multigpu.compute.queueing.max_rate`)."""
+    eng = queueing.engine(model_id, system_id, best.tp, input_tokens, output_tokens, best.batch, dtype=dtype,
+                          cal=cal, stack_name=stack, ep=best.ep)
+    return eng, queueing.max_rate(eng, ttft_p99_s, 1.0 / best.floor_tokens_per_s_per_user)
 
 
 def _serve_offer(model: models.Model, offer: dict[str, Any], rate: float, demand_tps: float, input_tokens: int,
                  output_tokens: int, dtype: str, max_ttft_s: float | None, cal: Calibration | None,
-                 stack: str = inference.DEFAULT_STACK) -> dict[str, Any]:
+                 stack: str = inference.DEFAULT_STACK, ttft_p99_s: float | None = None) -> dict[str, Any]:
     system = catalog.system(offer["system"])
     per = int(offer["gpus_per_instance"])
     price_hour = float(offer["price_per_gpu_hour_usd"]) * per
@@ -403,6 +426,18 @@ def _serve_offer(model: models.Model, offer: dict[str, Any], rate: float, demand
         return dict(base, instances=None, gpus=None, layout="", feasible=False, reason=_cannot_run(found.reason),
                     _tier=CANNOT_RUN)
     instance_tps = best.tokens_per_s_per_gpu * per
+    if ttft_p99_s is not None:  # under random arrivals another degree may carry more: each is sized again
+        sized = [(_loaded(model.id, system.id, o, input_tokens, output_tokens, dtype, cal, stack, float(ttft_p99_s)),
+                  o) for o in found.options if o.batch and (max_ttft_s is None or o.ttft_s <= max_ttft_s)]
+        (eng, copy_rps), best = max(sized, key=lambda x: (x[0][1] / x[1].gpus, -x[1].gpus, -x[1].tp))
+        if copy_rps <= 0:
+            why = say(msg("no layout keeps the first token within {limit:g} s and each user's tokens at the floor "
+                          "at the 99th percentile under any load (a lone prompt's first token takes {alone:.2f} s "
+                          "at best)"), limit=float(ttft_p99_s),
+                      alone=float(min(e.prefill_s for (e, _), _ in sized)))
+            return dict(base, instances=None, gpus=None, layout="", feasible=False, reason=why, _tier=CANNOT_RUN)
+        instance_tps = copy_rps * (per // best.gpus) * output_tokens
+    copies = per // best.gpus
     instances = max(1, math.ceil(demand_tps / instance_tps - 1e-9))
     capacity = instance_tps * instances
     cls = offer["interconnect_class"].replace(" only", "")
@@ -411,8 +446,12 @@ def _serve_offer(model: models.Model, offer: dict[str, Any], rate: float, demand
     reason = say(msg("{layout} over {link} holds {rate:.0f} tokens/s per user at batch {batch}; {load}"),
                  layout=best.label, link=cls, rate=float(best.tokens_per_s_per_user), batch=int(best.batch),
                  load=Finding.of(loaded, n=int(instances), pct=float(load_pct)))
-    return dict(base, instances=instances, gpus=instances * per, layout=f"{best.label} batch {best.batch}",
-                tp=best.tp, ep=best.ep, batch=best.batch, replicas=per // best.gpus * instances,
+    tails = {}
+    if ttft_p99_s is not None:  # the percentiles at each copy's share of the load
+        at = queueing.simulate(eng, rate=demand_tps / output_tokens / (copies * instances))
+        tails = {"ttft_p99_s": at.ttft_p99_s, "tpot_p99_ms": 1e3 * at.tpot_p99_s}
+    return dict(base, **tails, instances=instances, gpus=instances * per, layout=f"{best.label} batch {best.batch}",
+                tp=best.tp, ep=best.ep, batch=best.batch, replicas=copies * instances,
                 tokens_per_s_per_user=best.tokens_per_s_per_user, tpot_ms=1e3 * best.tpot_s,
                 capacity_tokens_per_s=capacity, capacity_requests_per_s=capacity / output_tokens, load_pct=load_pct,
                 cost_per_hour_usd=instances * price_hour,

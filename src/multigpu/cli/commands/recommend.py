@@ -25,7 +25,7 @@ _SERVE_TABLE = ("rank", "provider", "instance", "gpu", "interconnect", "instance
                 "capacity_tokens_per_s", "cost_per_hour_usd", "cost_per_million_tokens_usd", "feasible", "reason")
 #: Decimals of the rounded numbers in the table format.
 _DECIMALS = {"time_h": 1, "cost_usd": 0, "capacity_tokens_per_s": 0, "cost_per_hour_usd": 2,
-             "cost_per_million_tokens_usd": 3}
+             "cost_per_million_tokens_usd": 3, "ttft_p99_s": 2, "tpot_p99_ms": 0}
 
 from multigpu.cli import args as types
 from multigpu.compute import inference
@@ -46,6 +46,12 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser.add_argument("--requests-per-s", metavar="Q", type=types.positive, help="queries per second to carry (with --serve)")
     parser.add_argument("--max-ttft-s", metavar="S", type=types.positive,
                         help="the longest time to first token a user may wait, seconds (with --serve; default: none)")
+    parser.add_argument("--ttft-p99-s", metavar="S", type=types.positive,
+                        help="size for random arrivals (with --serve): an instance carries only the requests per "
+                             "second whose 99th percentile of time to first token stays within S seconds and of "
+                             "time per output token within the per-user floor, from the simulation of in-flight "
+                             "batching (infer --rate); adds ttft_p99_s and tpot_p99_ms at each copy's share of the "
+                             "load (default: none, the steady-state capacity)")
     parser.add_argument("--stack", choices=(*TRAINING_STACKS, *inference.STACKS), default=None,
                         help="with --train, the training stack the layouts are searched under (default "
                              f"{DEFAULT_TRAINING_STACK}; see train --help); with --serve, the serving stack, which "
@@ -92,7 +98,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                      "exposed_comm_pct, memory_per_gpu_GB, time_h, price_per_gpu_hour_usd, cost_usd, feasible, "
                      "reason. Serving: ... layout, tp, batch, replicas, tokens_per_s_per_user, tpot_ms, "
                      "capacity_tokens_per_s, capacity_requests_per_s, load_pct, price_per_gpu_hour_usd, "
-                     "cost_per_hour_usd, cost_per_million_tokens_usd, feasible, reason. With --interval P, each "
+                     "cost_per_hour_usd, cost_per_million_tokens_usd, feasible, reason; with --ttft-p99-s, "
+                     "ttft_p99_s and tpot_p99_ms (ms) after tpot_ms. With --interval P, each "
                      "bracketed field's <field>_lo and <field>_hi (empty for an option that cannot run), "
                      "interval_level and interval_regime.")
     parser.set_defaults(handler=_recommend)
@@ -108,7 +115,7 @@ def _check(args: argparse.Namespace) -> None:
                   "--global-batch": args.global_batch, "--method": args.method, "--lora-rank": args.lora_rank}
     serve_only = {"--tokens-per-s-per-user": args.tokens_per_s_per_user, "--requests-per-s": args.requests_per_s,
                   "--input-tokens": args.input_tokens, "--output-tokens": args.output_tokens,
-                  "--max-ttft-s": args.max_ttft_s}
+                  "--max-ttft-s": args.max_ttft_s, "--ttft-p99-s": args.ttft_p99_s}
     if args.train:
         if args.tokens is None:
             raise InputError("recommend: --train needs --tokens T (e.g. 2e11)")
@@ -177,7 +184,8 @@ def _options(args: argparse.Namespace, recommend: Any, table: Any, max_gpus: int
     return recommend.serve(args.serve, args.tokens_per_s_per_user, args.requests_per_s, table,
                            input_tokens=input_tokens, output_tokens=output_tokens, max_gpus=max_gpus,
                            budget_usd_per_hour=args.budget, dtype=args.dtype, rank_by=args.rank_by,
-                           max_ttft_s=args.max_ttft_s, progress=update, stack=args.stack or inference.DEFAULT_STACK)
+                           max_ttft_s=args.max_ttft_s, progress=update, stack=args.stack or inference.DEFAULT_STACK,
+                           ttft_p99_s=args.ttft_p99_s)
 
 
 def _with_interval(options: Any, level: float) -> Any:
@@ -207,8 +215,10 @@ def _header(options: Any) -> str:
                 f"{counted}.")
     budget = (f", budget USD {a['budget_usd_per_hour']:,.2f} per hour" if a["budget_usd_per_hour"] is not None
               else "")
+    tails = (f", first token within {a['ttft_p99_s']:g} s and the per-user floor at the 99th percentile under random "
+             "arrivals" if a.get("ttft_p99_s") is not None else "")
     return (f"Serve {a['model']}: {a['requests_per_s']:g} queries/s of {a['input_tokens']} in / {a['output_tokens']} "
-            f"out tokens, at least {a['tokens_per_s_per_user']:g} tokens/s per user, up to {a['max_gpus']} GPUs"
+            f"out tokens, at least {a['tokens_per_s_per_user']:g} tokens/s per user{tails}, up to {a['max_gpus']} GPUs"
             f"{budget}; ranked by {'USD per hour' if a['rank_by'] == 'cost' else 'ms per output token'}; {counted}.")
 
 
@@ -222,13 +232,17 @@ def _table(rows: list[dict[str, Any]], training: bool) -> str:
     shown = []
     for row in rows:
         out = {}
-        for column in (_TRAIN_TABLE if training else _SERVE_TABLE):
+        columns = _TRAIN_TABLE if training else _SERVE_TABLE
+        if not training and "ttft_p99_s" in row:  # sized for random arrivals: their tails beside the capacity
+            at = columns.index("capacity_tokens_per_s") + 1
+            columns = columns[:at] + ("ttft_p99_s", "tpot_p99_ms") + columns[at:]
+        for column in columns:
             if column == "instances x GPUs":
                 value = (f"{row['instances']} x {row['gpus_per_instance']}" if row["instances"] is not None else "")
             else:
                 value = row[column]
                 if column in _DECIMALS and value is not None:
-                    value = _decimals(column, value)
+                    value = _decimals(column, value) if value == value else ""  # NaN: cannot run
                     if row.get(f"{column}_lo") is not None:  # with --interval: "x (lo–hi)"
                         low, high = (_decimals(column, row[f"{column}_{end}"]) for end in ("lo", "hi"))
                         value += f" ({low}–{high})"

@@ -229,9 +229,10 @@ def add_load(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--requests", type=types.at_least(20), default=queueing.DEFAULT_REQUESTS, metavar="N",
                        help="requests simulated (default %(default)s); the first and last tenth are not counted")
     group.add_argument("--seed", type=int, default=0, help="seed of the random arrivals (default 0)")
-    group.add_argument("--max-num-tokens", type=types.count, default=queueing.DEFAULT_MAX_NUM_TOKENS, metavar="N",
+    group.add_argument("--max-num-tokens", type=types.count, metavar="N",
                        help="tokens one iteration holds: one per decoding query, a whole prompt per admitted "
-                            "request (TensorRT-LLM's max_num_tokens; default %(default)s)")
+                            f"request (TensorRT-LLM's max_num_tokens; default {queueing.DEFAULT_MAX_NUM_TOKENS}, or "
+                            "a prompt beside a full batch where that is more)")
 
 
 def add_training_job(parser: argparse.ArgumentParser) -> None:
