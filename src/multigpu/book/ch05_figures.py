@@ -126,6 +126,7 @@ def plot_pareto(ax: Any, frame: pd.DataFrame, title: str, deadline_h: float | No
                    edgecolors=color, linewidths=0.9, label=lang.label(cls))
     front = recommend.pareto(ran).sort_values("time_h", kind="stable")
     ax.step(front["time_h"], front["cost_usd"], where="post", color="black", linewidth=1.2, label=_("Pareto front"))
+    _front_intervals(ax, front)
     if deadline_h is not None:
         ax.axvline(deadline_h, color="#444444", linestyle="--", linewidth=1.0, label=_("deadline"))
     ax.set_xscale("log")
@@ -133,6 +134,18 @@ def plot_pareto(ax: Any, frame: pd.DataFrame, title: str, deadline_h: float | No
     ax.set_title(title, fontsize=9)
     if legend:
         ax.legend(fontsize=plotting.SMALL_PT, loc="center left", bbox_to_anchor=(1.02, 0.5))
+
+
+def _front_intervals(ax: Any, front: pd.DataFrame) -> None:
+    """Each front option's 90 % prediction interval (``time_h_lo``/``_hi``, ``cost_usd_lo``/``_hi``): a grey
+    segment along the diagonal, since a job's time and its cost move together (one legend entry)."""
+    if "time_h_lo" not in front:
+        return
+    spans = front.dropna(subset=["time_h_lo", "time_h_hi", "cost_usd_lo", "cost_usd_hi"])
+    for k, row in enumerate(spans.itertuples()):
+        ax.plot([row.time_h_lo, row.time_h_hi], [row.cost_usd_lo, row.cost_usd_hi], color="#888888", linewidth=2.5,
+                alpha=0.4, marker="none", solid_capstyle="butt", zorder=1,
+                label=_("90 % interval of a front option") if k == 0 else None)
 
 
 def figure_decision_matrix(decided: pd.DataFrame, table: PriceTable) -> Figure:
@@ -181,12 +194,14 @@ def figure_pareto(frames: Mapping[str, pd.DataFrame], table: PriceTable, pricing
     """Cost per job (in the edition's currency: USD, or CNY in Chinese at ``table``'s FX rate) against time
     (hours) of every training option of :func:`pareto_options`, one panel per model, with the Pareto front and
     the guide's deadline, in the current language."""
-    frames = {m: f.assign(cost_usd=in_currency(f["cost_usd"], table)) for m, f in frames.items()}
+    frames = {m: f.assign(**{c: in_currency(f[c], table) for c in ("cost_usd", "cost_usd_lo", "cost_usd_hi")
+                             if c in f}) for m, f in frames.items()}
     fig, axes = plotting.figure(
         _("Cost against time of every training option"), _("job time (hours, log scale)"),
         _("cost per job ({currency}, log scale)", currency=currency()), nrows=len(frames),
         figsize=(6.8, 0.8 + 3.4 * len(frames)),
-        source=_("{source}, {pricing} offers; multigpu.market.recommend.train and pareto", source=glue.say(table.source_label()),
+        source=_("{source}, {pricing} offers; multigpu.market.recommend.train and pareto; intervals from "
+                 "multigpu.evidence.intervals (published training runs)", source=glue.say(table.source_label()),
                  pricing=lang.label(pricing)))
     words = []
     runs = [i for i, frame in enumerate(frames.values()) if frame.dropna(subset=["cost_usd", "time_h"]).size]
@@ -199,7 +214,8 @@ def figure_pareto(frames: Mapping[str, pd.DataFrame], table: PriceTable, pricing
                        hours=plotting.span(ran["time_h"]), cost=plotting.span(ran["cost_usd"], currency()))
                      if len(ran) else _("{name}: no option runs", name=name))
     return plotting.set_alt(fig, _("Scatter plots, log-log, one per model: cost per training job against job time "
-                                   "with the Pareto front and the deadline. {panels}.", panels=_("; ").join(words)))
+                                   "with the Pareto front, each front option's 90 % interval along the diagonal, and "
+                                   "the deadline. {panels}.", panels=_("; ").join(words)))
 
 
 TIMES = N_("times")
