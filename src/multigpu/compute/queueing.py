@@ -72,6 +72,9 @@ class Engine:
     gpus: int  #: GPUs of one scheduler's group (tp)
     max_num_tokens: int = DEFAULT_MAX_NUM_TOKENS
     groups: int = 1  #: data-parallel attention groups, each with its scheduler (ep / tp; 1 without ep)
+    #: requests arrive with their KV cache (a disaggregated decode pool): the iteration that admits them runs no
+    #: prefill and decodes them with the others, one decode step of them all
+    prefilled: bool = False
 
     @property
     def max_batch(self) -> int:
@@ -181,7 +184,7 @@ def simulate(eng: Engine, rate: float | None = None, concurrency: int | None = N
         cycle = users * eng.prefill_s + (eng.output_tokens - 1) * eng.decode_step_s[min(users, eng.max_batch) - 1]
         pending = sorted((rng.uniform(0.0, cycle), rid) for rid in range(users))
         pending = [(when, rid) for rid, (when, _) in enumerate(pending)]
-    trace = _serve(eng, pending, requests, closed=rate is None)
+    trace = serve_trace(eng, pending, requests, closed=rate is None)
     return _result(eng, trace, rate, concurrency or 0, requests, seed, capacity)
 
 
@@ -206,7 +209,7 @@ def max_rate(eng: Engine, ttft_p99_s: float, tpot_p99_s: float = math.inf, reque
 
 
 @dataclass
-class _Trace:
+class Trace:
     """What :func:`_serve` records: per request its arrival, first and last token (s), and the busy area."""
 
     arrival: list[float]
@@ -216,11 +219,12 @@ class _Trace:
     end: float = 0.0  #: when the last request finished
 
 
-def _serve(eng: Engine, pending: list[tuple[float, int]], requests: int, closed: bool) -> _Trace:
-    """Run the scheduler until ``requests`` requests are done. In a closed loop each finished request's user
-    sends the next one at once, until ``requests`` have been sent."""
+def serve_trace(eng: Engine, pending: list[tuple[float, int]], requests: int, closed: bool) -> Trace:
+    """Run one scheduler over ``pending`` (arrival time, request id 0..``requests`` - 1) until ``requests``
+    requests are done: each request's arrival, first and last token. In a closed loop each finished request's
+    user sends the next one at once, until ``requests`` have been sent."""
     nan = float("nan")
-    trace = _Trace([nan] * requests, [nan] * requests, [nan] * requests)
+    trace = Trace([nan] * requests, [nan] * requests, [nan] * requests)
     for when, rid in pending:
         trace.arrival[rid] = when
     heapq.heapify(pending)
@@ -236,7 +240,10 @@ def _serve(eng: Engine, pending: list[tuple[float, int]], requests: int, closed:
             t = pending[0][0]  # idle until the next arrival
             continue
         if admit:
-            dt = admit * eng.prefill_s + (eng.decode_step_s[n - 1] if n else 0.0)
+            if eng.prefilled:
+                dt = eng.decode_step_s[n + admit - 1]
+            else:
+                dt = admit * eng.prefill_s + (eng.decode_step_s[n - 1] if n else 0.0)
             steps = 1
         else:
             dt = eng.decode_step_s[n - 1]
@@ -276,7 +283,7 @@ def _decode_steps(to_finish: int, step_s: float, t: float, next_arrival: float |
     return max(1, min(to_finish, math.ceil((next_arrival - t) / step_s)))
 
 
-def _result(eng: Engine, trace: _Trace, rate: float | None, concurrency: int, requests: int, seed: int,
+def _result(eng: Engine, trace: Trace, rate: float | None, concurrency: int, requests: int, seed: int,
             capacity: float) -> LoadRun:
     """The :class:`LoadRun` of a trace: latencies over the middle of the run."""
     edge = int(requests * EDGE)

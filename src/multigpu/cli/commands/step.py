@@ -7,7 +7,7 @@ from typing import Any
 
 from multigpu.cli import args as types
 from multigpu.common.errors import InputError
-from multigpu.compute import inference, queueing, training
+from multigpu.compute import disaggregated, inference, queueing, training
 from multigpu.compute.layout import (
     ACTIVATION_CACHES,
     ATTENTION_KERNELS,
@@ -162,7 +162,15 @@ under load (--rate or --concurrency; seconds unless named otherwise):
                          requests' prefills between them
   load_requests, load_measured, load_seed, load_concurrency
                          requests simulated, those counted (the middle of the run), the seed, the users (0 for
-                         --rate)"""
+                         --rate)
+  with --disagg P,D (the first token comes from the prefill copy; time per output token holds the KV transfer):
+  load_gpus              GPUs of both pools
+  load_prefill_copies, load_decode_copies, load_prefill_tp, load_kv_link
+                         the deployment
+  load_kv_bytes          one request's KV cache (bytes, in the stack's KV precision)
+  load_kv_transfer_s     moving it to a decode copy at line rate
+  load_prefill_wait_p99_s
+                         the 99th percentile of the wait for a prefill copy"""
 
 
 #: the fields of ``train``'s output, defined (``--help``)
@@ -229,6 +237,15 @@ def add_load(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--requests", type=types.at_least(20), default=queueing.DEFAULT_REQUESTS, metavar="N",
                        help="requests simulated (default %(default)s); the first and last tenth are not counted")
     group.add_argument("--seed", type=int, default=0, help="seed of the random arrivals (default 0)")
+    group.add_argument("--disagg", type=_copies, metavar="P,D",
+                       help="with --rate: disaggregated serving, P prefill copies (on --prefill-tp GPUs each) and D "
+                            "decode copies (on --tp GPUs, or --ep), the KV cache moved between them at line rate "
+                            "over --kv-link; --batch is each decode copy's most queries (load_gpus counts both pools)")
+    group.add_argument("--prefill-tp", type=types.count, metavar="N",
+                       help="with --disagg: tensor-parallel GPUs of a prefill copy (default --tp)")
+    group.add_argument("--kv-link", choices=disaggregated.KV_LINKS, default=disaggregated.KV_LINKS[0],
+                       help="with --disagg: where the KV cache travels, network (the pools on different nodes, over "
+                            "the NICs; default) or nvlink (one NVLink domain)")
     group.add_argument("--max-num-tokens", type=types.count, metavar="N",
                        help="tokens one iteration holds: one per decoding query, a whole prompt per admitted "
                             f"request (TensorRT-LLM's max_num_tokens; default {queueing.DEFAULT_MAX_NUM_TOKENS}, or "
@@ -295,6 +312,8 @@ def _modules(text: str) -> tuple[str, ...]:
 def _infer(args: argparse.Namespace) -> dict[str, Any]:
     out = inference.run(args.model, args.system, args.tp, args.batch, args.input_tokens, args.output_tokens,
                         pp=args.pp, dtype=args.dtype, stack_name=args.stack, ep=args.ep).to_dict()
+    if args.disagg is not None:
+        return {**out, **_disaggregated(args)}
     if args.rate is not None or args.concurrency is not None:
         eng = queueing.engine(args.model, args.system, args.tp, args.input_tokens, args.output_tokens, args.batch,
                               dtype=args.dtype, stack_name=args.stack, max_num_tokens=args.max_num_tokens,
@@ -304,6 +323,30 @@ def _infer(args: argparse.Namespace) -> dict[str, Any]:
         out = {**out, **loaded.to_dict(prefix="load_")}
     return out if args.interval is None else {**out, **_interval(out, "serving throughput", args.interval,
                                                                    ("tokens_per_s_per_gpu",), ())}
+
+
+def _copies(text: str) -> tuple[int, int]:
+    """``P,D``: prefill and decode copies, whole numbers >= 1."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"'{text}' is not P,D (prefill copies, decode copies), such as 2,1")
+    return types.count(parts[0].strip()), types.count(parts[1].strip())
+
+
+def _disaggregated(args: argparse.Namespace) -> dict[str, Any]:
+    """``infer --disagg P,D --rate R``: the load_* fields of a disaggregated deployment."""
+    if args.rate is None or args.interval is not None:
+        raise InputError("--disagg needs --rate (requests arriving at random) and takes no --interval")
+    prefill, decode = args.disagg
+    deployment = disaggregated.split(args.model, args.system, args.tp, args.input_tokens, args.output_tokens,
+                                     args.batch, prefill_copies=prefill, decode_copies=decode,
+                                     prefill_tp=args.prefill_tp, ep=args.ep, dtype=args.dtype, stack_name=args.stack,
+                                     kv_link=args.kv_link)
+    run = disaggregated.simulate(deployment, args.rate, requests=args.requests, seed=args.seed)
+    return {**run.load.to_dict(prefix="load_"), "load_gpus": run.gpus, "load_prefill_copies": prefill,
+            "load_decode_copies": decode, "load_prefill_tp": deployment.prefill_gpus, "load_kv_link": args.kv_link,
+            "load_kv_bytes": deployment.kv_bytes, "load_kv_transfer_s": run.kv_transfer_s,
+            "load_prefill_wait_p99_s": run.prefill_wait_p99_s}
 
 
 def _interval(out: dict[str, Any], kind: str, level: float, same: tuple[str, ...],
