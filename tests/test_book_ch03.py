@@ -58,7 +58,7 @@ DECODE_SENTENCES = {"dr_above_text", "dr_trend_text", "dr_takeaway", "c16_where"
 #: the MoE section's sentence, which follows the break-even premiums
 MOE_SENTENCES = {"moe_software_text", "moe_srv_checked_text"}
 #: the sentence of serving under load, which follows the two ratios of the A100 servers
-LOAD_SENTENCES = {"ul_gap_text"}
+LOAD_SENTENCES = {"ul_gap_text", "ul_split_text"}
 
 
 def test_decode_sentences_follow_the_ratios(facts):
@@ -218,6 +218,7 @@ TABLES = [
     (bottlenecks.decode_breakdown, ch03.LABEL_COLUMNS), (bottlenecks.amdahl, ch03.LABEL_COLUMNS),
     (lambda: bottlenecks.dp_crossover(bottlenecks.dp_batch_sweep()), ch03.LABEL_COLUMNS),
     (lambda: underload.best(underload.layouts()), ch03.LABEL_COLUMNS),
+    (underload.split_layouts, ch03.LABEL_COLUMNS),
     (bottlenecks.sensitivity, ch03.LABEL_COLUMNS),
     (lambda: moe.dispatch_table().drop(columns="kernel"), ch03.LABEL_COLUMNS),
     (moe.training_table, ch03.LABEL_COLUMNS), (lambda: moe.rack_premium(moe.training_table()), ch03.LABEL_COLUMNS),

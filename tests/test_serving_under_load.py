@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -259,3 +260,25 @@ def test_recommend_ttft_p99_is_a_serving_flag(capsys):
     assert "first token within 1 s and the per-user floor at the 99th percentile" in out and "ttft_p99_s" in out
     assert main(["recommend", "--train", "llama3.2-1b", "--tokens", "1e9", "--ttft-p99-s", "1"]) == 2
     assert "--ttft-p99-s" in capsys.readouterr().err
+
+
+def test_a_server_split_into_prefill_and_decode_pools(server_layouts):
+    """Each server's best split of its 8 GPUs (evidence.underload.split_layouts): every GPU used, the KV cache
+    over NVLink where the server has it and over PCIe where not, within the limits never above capacity. On the
+    PCIe server, where a colocated prefill holds up every decoder longest, the split serves more within the
+    limits than any colocated layout."""
+    split = underload.split_layouts().set_index("setup")
+    gpus = split["prefill_copies"] * split["prefill_tp"] + split["decode_copies"] * split["decode_tp"]
+    assert (gpus == underload.SERVER_GPUS).all() and len(split) == len(underload.SETUPS)
+    assert (split["within_limits_requests_per_s"] <= split["capacity_requests_per_s"]).all()
+    assert [underload.kv_link(s) for s in underload.SETUPS] == ["pcie", "nvlink", "nvlink", "nvlink"]
+    assert split.loc["8x A100, PCIe", "kv_transfer_ms"] > split.loc["8x A100, NVSwitch", "kv_transfer_ms"]
+    colocated = server_layouts.groupby("setup")["within_limits_requests_per_s"].max()
+    assert split.loc["8x A100, PCIe", "within_limits_requests_per_s"] > colocated["8x A100, PCIe"]
+
+
+@pytest.mark.parametrize("share, word", [(0.64, "recovers most"), (0.3, "still decides")])
+def test_the_split_sentence_follows_the_share(share, word):
+    row = pd.Series({"prefill_copies": 3, "prefill_tp": 2, "decode_copies": 1, "decode_tp": 2})
+    text = ch03._split_sentence(row, share)
+    assert word in text and f"{100 * share:.0f} %" in text and "3 x TP 2" in text

@@ -102,6 +102,7 @@ TABLE_HEADERS = (
     N_("Unit"), N_("Comparable"), N_("Why"), N_("Run"), N_("Measured (s)"), N_("Model (s)"), N_("Error (%)"),
     N_("Fitted"), N_("Verdict"), N_("Seed value"), N_("Model value"), N_("Prefill (s)"),
     N_("Capacity (requests/s)"), N_("Within limits (requests/s)"), N_("Share of capacity (%)"),
+    N_("Prefill copies"), N_("Prefill TP"), N_("Decode copies"), N_("Decode TP"), N_("KV transfer (ms)"),
     N_("Network (MB)"), N_("NVLink (MB)"), N_("Dispatch (ms)"), N_("Combine (ms)"), N_("Layer (ms)"),
     N_("Limit"), N_("Software"), N_("Exposed all-to-all (s)"), N_("Bubble (s)"), N_("All-to-all (%)"),
     N_("Step on nodes (s)"), N_("Step on racks (s)"), N_("Break-even premium (%)"), N_("Faster compute (%)"),
@@ -595,7 +596,11 @@ def under_load_facts(cal: Calibration | None = None) -> Facts:
     tensor-parallel degree (``ul_pcie_tp``, ``ul_a100sw_tp``), a lone prompt's prefill (s: ``ul_pcie_prefill_s``,
     ``ul_a100sw_prefill_s``) and the requests per second per server within the limits (``ul_pcie_within``,
     ``ul_a100sw_within``) and flat out (``ul_pcie_capacity``, ``ul_a100sw_capacity``); each pair's ratios
-    (``ul_a100_cap_x``, ``ul_a100_within_x``, ``ul_h200_cap_x``, ``ul_h200_within_x``); and ``ul_gap_text``."""
+    (``ul_a100_cap_x``, ``ul_a100_within_x``, ``ul_h200_cap_x``, ``ul_h200_within_x``); ``ul_gap_text``; the PCIe
+    server split into prefill and decode pools (:func:`multigpu.evidence.underload.split_layouts`): its requests
+    within the limits (``ul_split_within``), that over its colocated ones (``ul_split_x``) and as a share of the
+    NVSwitch box's colocated ones (``ul_split_share_pct``), one KV transfer (``ul_split_kv_ms``) and
+    ``ul_split_text``."""
     picks = underload.best(underload.layouts(cal=cal))
     table = picks.set_index("setup")
     pcie, switch = table.loc["8x A100, PCIe"], table.loc["8x A100, NVSwitch"]
@@ -611,7 +616,33 @@ def under_load_facts(cal: Calibration | None = None) -> Facts:
         "ul_pcie_capacity": pcie["capacity_requests_per_s"], "ul_a100sw_capacity": switch["capacity_requests_per_s"],
         "ul_a100_cap_x": a100["capacity_x"], "ul_a100_within_x": a100["within_x"],
         "ul_h200_cap_x": h200["capacity_x"], "ul_h200_within_x": h200["within_x"]})
-    return out | glue.per_language(lambda: {"ul_gap_text": _load_sentence(a100["capacity_x"], a100["within_x"])})
+    split = underload.split_layouts(cal=cal).set_index("setup").loc["8x A100, PCIe"]
+    pcie_split, switch_within = split["within_limits_requests_per_s"], switch["within_limits_requests_per_s"]
+    out |= _values({"ul_split_within": pcie_split, "ul_split_x": pcie_split / pcie["within_limits_requests_per_s"],
+                    "ul_split_share_pct": 100 * pcie_split / switch_within, "ul_split_kv_ms": split["kv_transfer_ms"]})
+    return out | glue.per_language(lambda: {
+        "ul_gap_text": _load_sentence(a100["capacity_x"], a100["within_x"]),
+        "ul_split_text": _split_sentence(split, pcie_split / switch_within)})
+
+
+#: The share of the NVSwitch box's requests within the limits above which the split PCIe server is said to recover
+#: most of what its wiring cost.
+SPLIT_RECOVERS = 0.5
+
+
+def _split_sentence(split: pd.Series, share: float) -> str:
+    """What splitting the PCIe server into prefill and decode pools does, in the current language: its best split
+    (a row of :func:`multigpu.evidence.underload.split_layouts`) and its requests within the limits as a share
+    of the NVSwitch box's colocated ones (``share``)."""
+    layout = {"p": int(split["prefill_copies"]), "p_tp": int(split["prefill_tp"]), "d": int(split["decode_copies"]),
+              "d_tp": int(split["decode_tp"]), "share": 100 * share}
+    if share >= SPLIT_RECOVERS:
+        return _("Split into {p} x TP {p_tp} for prefill and {d} x TP {d_tp} for decode, the PCIe server serves "
+                 "{share:.0f} % of what the NVSwitch box serves colocated: keeping the prompts off the decoders "
+                 "recovers most of what its wiring cost under these limits.", **layout)
+    return _("Split into {p} x TP {p_tp} for prefill and {d} x TP {d_tp} for decode, the PCIe server still serves "
+             "only {share:.0f} % of what the NVSwitch box serves colocated: its wiring still decides under these "
+             "limits.", **layout)
 
 
 #: How far the ratio within the latency limits must move from the ratio flat out for the sentence to call it a

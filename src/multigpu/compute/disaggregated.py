@@ -9,8 +9,9 @@ Requests arrive at random (a Poisson process at ``rate`` per second) and are sim
   long in all). The prefill produces the first token.
 - **KV transfer**: the request's KV cache, ``input_tokens`` x :func:`multigpu.compute.models.kv_cache_bytes_per_token`
   bytes in the stack's KV precision, goes to a decode copy over the NICs (``kv_link="network"``, the pools on
-  different nodes: each of the prefill copy's GPUs sends its share over its part of the node's NICs) or over
-  NVLink (``"nvlink"``, both in one NVLink domain), at line rate: a lower bound on the time.
+  different nodes: each of the prefill copy's GPUs sends its share over its part of the node's NICs), over
+  NVLink (``"nvlink"``, both in one NVLink domain) or over each GPU's PCIe link (``"pcie"``, both in one PCIe
+  server), at line rate: a lower bound on the time.
 - **Decode pool**: ``decode_copies`` copies (on ``tp`` GPUs, or with ``ep`` the experts over ``ep`` GPUs and
   attention in ``ep / tp`` groups, each its own scheduler) take the requests in turn (round robin). Each runs
   the iteration-level scheduler of :mod:`multigpu.compute.queueing` with no prefill: a request joins the batch
@@ -37,7 +38,7 @@ from multigpu.compute import inference, models, queueing
 from multigpu.hardware import catalog
 
 #: Where the KV cache travels between the pools.
-KV_LINKS = ("network", "nvlink")
+KV_LINKS = ("network", "nvlink", "pcie")
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,12 @@ class Split:
 
 
 def kv_rate_GBps(system: catalog.System, senders: int, kv_link: str) -> float:
-    """Line rate of one KV transfer, GB/s (1e9 B/s): ``senders`` GPUs each over NVLink, or each over its share
-    of the node's NICs (NICs x rate / GPUs per node)."""
+    """Line rate of one KV transfer, GB/s (1e9 B/s): ``senders`` GPUs each over NVLink, over its PCIe link, or
+    over its share of the node's NICs (NICs x rate / GPUs per node)."""
     if kv_link not in KV_LINKS:
         raise InputError(f"kv link '{kv_link}': expected one of {', '.join(KV_LINKS)}")
+    if kv_link == "pcie":
+        return senders * system.pcie_GBps_per_dir
     if kv_link == "nvlink":
         if not system.nvlink_GBps_per_dir:
             raise InputError(f"{system.id} has no NVLink for the KV cache; use the network")
@@ -131,6 +134,17 @@ def simulate(deployment: Split, rate: float, requests: int = queueing.DEFAULT_RE
                          "serve: the queue would grow without end")
     if requests < 20:
         raise InputError(f"{requests} requests are too few to measure latencies under load; use 20 or more")
+    return _run(deployment, rate, requests, seed, capacity)
+
+
+def max_rate(deployment: Split, ttft_p99_s: float, tpot_p99_s: float = float("inf")) -> float:
+    """The highest request rate at which both 99th percentiles stay within their limits (seconds)
+    (:func:`multigpu.compute.queueing.bisect_rate`)."""
+    return queueing.bisect_rate(deployment.capacity_per_s(), lambda rate: simulate(deployment, rate).load,
+                                ttft_p99_s, tpot_p99_s)
+
+
+def _run(deployment: Split, rate: float, requests: int, seed: int, capacity: float) -> SplitRun:
     rng = random.Random(seed)
     arrival = np.cumsum([rng.expovariate(rate) for _ in range(requests)])
     first, wait = _prefill(deployment, arrival)

@@ -41,6 +41,7 @@ import heapq
 import math
 import random
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,12 +196,20 @@ RATE_STEPS = 14
 def max_rate(eng: Engine, ttft_p99_s: float, tpot_p99_s: float = math.inf, requests: int = DEFAULT_REQUESTS,
              seed: int = 0) -> float:
     """The highest request rate (per second, to the deployment) at which the 99th percentiles of TTFT and of
-    the time per output token stay within ``ttft_p99_s`` and ``tpot_p99_s`` (seconds): a bisection between 0 and
-    the capacity, :data:`RATE_STEPS` halvings; 0.0 where even the lightest load tried breaks them."""
-    low, high = 0.0, eng.capacity_per_s()
+    the time per output token stay within ``ttft_p99_s`` and ``tpot_p99_s`` (seconds) (:func:`bisect_rate`)."""
+    return bisect_rate(eng.capacity_per_s(), lambda rate: simulate(eng, rate=rate, requests=requests, seed=seed),
+                       ttft_p99_s, tpot_p99_s)
+
+
+def bisect_rate(capacity: float, run_at: Callable[[float], LoadRun], ttft_p99_s: float,
+                tpot_p99_s: float = math.inf) -> float:
+    """The highest rate below ``capacity`` (requests per second) whose run (``run_at(rate)``) keeps both 99th
+    percentiles within their limits (seconds): a bisection between 0 and the capacity, :data:`RATE_STEPS`
+    halvings; 0.0 where even the lightest load tried breaks them."""
+    low, high = 0.0, capacity
     for _ in range(RATE_STEPS):
         rate = (low + high) / 2
-        run = simulate(eng, rate=rate, requests=requests, seed=seed)
+        run = run_at(rate)
         if run.ttft_p99_s <= ttft_p99_s and run.tpot_p99_s <= tpot_p99_s:
             low = rate
         else:
@@ -210,7 +219,7 @@ def max_rate(eng: Engine, ttft_p99_s: float, tpot_p99_s: float = math.inf, reque
 
 @dataclass
 class Trace:
-    """What :func:`_serve` records: per request its arrival, first and last token (s), and the busy area."""
+    """What :func:`serve_trace` records: per request its arrival, first and last token (s), and the busy area."""
 
     arrival: list[float]
     first: list[float]

@@ -21,8 +21,9 @@ import pandas as pd
 
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
-from multigpu.compute import queueing
+from multigpu.compute import disaggregated, queueing
 from multigpu.evidence.bottlenecks import MESH, SWITCH, Cluster
+from multigpu.hardware import catalog
 
 #: The served model and lengths: Llama 3.1 70B in BF16, 2,048 tokens in and 256 out, at most 256 in a batch.
 WORKLOAD = {"model_id": "llama3.1-70b", "input_tokens": 2048, "output_tokens": 256, "dtype": "bf16"}
@@ -118,4 +119,40 @@ def gaps(picks: pd.DataFrame, pairs: Sequence[tuple[str, str]] = (("8x A100, NVS
         rows.append({"switch": switch, "other": other,
                      "capacity_x": a["capacity_requests_per_s"] / b["capacity_requests_per_s"],
                      "within_x": fast / slow if slow else np.inf})
+    return pd.DataFrame(rows)
+
+
+#: The splits of a server's 8 GPUs into a prefill and a decode pool: (prefill copies, their tp, decode copies,
+#: their tp).
+SPLITS = ((1, 2, 3, 2), (2, 2, 2, 2), (3, 2, 1, 2), (2, 2, 1, 4), (1, 4, 2, 2), (1, 4, 1, 4))
+
+
+def kv_link(setup: Cluster) -> str:
+    """Where one server's KV cache travels between its pools: NVLink where the server has it, else PCIe."""
+    return "nvlink" if catalog.system(setup.system).nvlink_GBps_per_dir else "pcie"
+
+
+def split_layouts(setups: Sequence[Cluster] = SETUPS, cal: Calibration | None = None) -> pd.DataFrame:
+    """Each setup's best split of its 8 GPUs into a prefill and a decode pool (:data:`SPLITS`, the KV cache over
+    :func:`kv_link`; :mod:`multigpu.compute.disaggregated`): the one that serves the most requests within
+    :data:`LIMITS`. Columns: ``setup``, ``prefill_copies``, ``prefill_tp``, ``decode_copies``, ``decode_tp``,
+    ``kv_transfer_ms`` (one request's KV cache), ``capacity_requests_per_s`` and ``within_limits_requests_per_s``
+    (per 8-GPU server)."""
+    rows = []
+    for setup in setups:
+        best = None
+        for prefill, prefill_tp, decode, decode_tp in SPLITS:
+            try:
+                split = disaggregated.split(system_id=setup.system, tp=decode_tp, max_batch=MAX_BATCH, cal=cal,
+                                            prefill_copies=prefill, decode_copies=decode, prefill_tp=prefill_tp,
+                                            kv_link=kv_link(setup), **WORKLOAD)
+            except InputError:
+                continue  # the model does not fit a copy
+            within = disaggregated.max_rate(split, LIMITS.ttft_p99_s, LIMITS.tpot_p99_s)
+            if best is None or within > best["within_limits_requests_per_s"]:
+                best = {"setup": setup.label, "prefill_copies": prefill, "prefill_tp": prefill_tp,
+                        "decode_copies": decode, "decode_tp": decode_tp, "kv_transfer_ms": 1e3 * split.transfer_s,
+                        "capacity_requests_per_s": split.capacity_per_s(), "within_limits_requests_per_s": within}
+        if best is not None:
+            rows.append(best)
     return pd.DataFrame(rows)

@@ -245,7 +245,7 @@ def add_load(parser: argparse.ArgumentParser) -> None:
                        help="with --disagg: tensor-parallel GPUs of a prefill copy (default --tp)")
     group.add_argument("--kv-link", choices=disaggregated.KV_LINKS, default=disaggregated.KV_LINKS[0],
                        help="with --disagg: where the KV cache travels, network (the pools on different nodes, over "
-                            "the NICs; default) or nvlink (one NVLink domain)")
+                            "the NICs; default), nvlink (one NVLink domain) or pcie (one PCIe server)")
     group.add_argument("--max-num-tokens", type=types.count, metavar="N",
                        help="tokens one iteration holds: one per decoding query, a whole prompt per admitted "
                             f"request (TensorRT-LLM's max_num_tokens; default {queueing.DEFAULT_MAX_NUM_TOKENS}, or "
