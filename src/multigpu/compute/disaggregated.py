@@ -145,6 +145,7 @@ def max_rate(deployment: Split, ttft_p99_s: float, tpot_p99_s: float = float("in
 
 
 def _run(deployment: Split, rate: float, requests: int, seed: int, capacity: float) -> SplitRun:
+    """Poisson arrivals, the prefill pool, then each decode scheduler's share of the requests in turn."""
     rng = random.Random(seed)
     arrival = np.cumsum([rng.expovariate(rate) for _ in range(requests)])
     first, wait = _prefill(deployment, arrival)

@@ -7,6 +7,10 @@ degree of :data:`TP_DEGREES`, and the request rate is raised until the 99th perc
 per output token reach :data:`LIMITS`, the latency limits MLPerf Inference sets its Llama 2 70B Server scenario
 (a model of the same shape).
 
+:func:`split_layouts` serves the same requests on the same 8 GPUs split into a prefill and a decode pool
+(:mod:`multigpu.compute.disaggregated`), the KV cache sent over NVLink, or over PCIe where the server has no
+NVLink, and keeps each server's best split.
+
 Rates are requests per second per 8-GPU server: the server runs 8 / tp copies of the model, each served at the
 same rate. Times in seconds.
 """
