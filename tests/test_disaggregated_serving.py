@@ -89,3 +89,14 @@ def test_infer_disagg_adds_the_pools_fields(capsys):
     assert out["load_kv_bytes"] == pytest.approx(1024 * models.kv_cache_bytes_per_token("llama3.1-8b", "bf16"))
     assert out["load_ttft_p50_s"] >= inference.run("llama3.1-8b", "hgx-h100", 1, 1, 1024, 128).ttft_s * (1 - 1e-9)
     assert main(argv + ["--disagg", "1,2"]) == 2 and "--disagg needs --rate" in capsys.readouterr().err
+
+
+def test_the_pool_flags_need_disagg_and_the_scheduler_flag_needs_a_load(capsys):
+    argv = ["infer", "--model", "llama3.1-8b", "--system", "hgx-h100", "--tp", "1", "--batch", "8",
+            "--input-tokens", "512", "--output-tokens", "64"]
+    assert main(argv + ["--kv-link", "nvlink"]) == 2 and "give --disagg P,D too" in capsys.readouterr().err
+    assert main(argv + ["--rate", "2", "--prefill-tp", "2"]) == 2 and "--disagg" in capsys.readouterr().err
+    assert main(argv + ["--max-num-tokens", "4096"]) == 2 and "give --rate or --concurrency" in capsys.readouterr().err
+    assert main(argv + ["--rate", "2", "--requests", "200", "--disagg", "1,1", "--kv-link", "nvlink",
+                        "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["load_kv_link"] == "nvlink"

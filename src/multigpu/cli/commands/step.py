@@ -243,7 +243,7 @@ def add_load(parser: argparse.ArgumentParser) -> None:
                             "over --kv-link; --batch is each decode copy's most queries (load_gpus counts both pools)")
     group.add_argument("--prefill-tp", type=types.count, metavar="N",
                        help="with --disagg: tensor-parallel GPUs of a prefill copy (default --tp)")
-    group.add_argument("--kv-link", choices=disaggregated.KV_LINKS, default=disaggregated.KV_LINKS[0],
+    group.add_argument("--kv-link", choices=disaggregated.KV_LINKS,
                        help="with --disagg: where the KV cache travels, network (the pools on different nodes, over "
                             "the NICs; default), nvlink (one NVLink domain) or pcie (one PCIe server)")
     group.add_argument("--max-num-tokens", type=types.count, metavar="N",
@@ -314,6 +314,10 @@ def _infer(args: argparse.Namespace) -> dict[str, Any]:
                         pp=args.pp, dtype=args.dtype, stack_name=args.stack, ep=args.ep).to_dict()
     if args.disagg is not None:
         return {**out, **_disaggregated(args)}
+    if args.prefill_tp is not None or args.kv_link is not None:
+        raise InputError("--prefill-tp and --kv-link describe a disaggregated deployment: give --disagg P,D too")
+    if args.max_num_tokens is not None and args.rate is None and args.concurrency is None:
+        raise InputError("--max-num-tokens sets the scheduler of a loaded deployment: give --rate or --concurrency")
     if args.rate is not None or args.concurrency is not None:
         eng = queueing.engine(args.model, args.system, args.tp, args.input_tokens, args.output_tokens, args.batch,
                               dtype=args.dtype, stack_name=args.stack, max_num_tokens=args.max_num_tokens,
@@ -341,10 +345,11 @@ def _disaggregated(args: argparse.Namespace) -> dict[str, Any]:
     deployment = disaggregated.split(args.model, args.system, args.tp, args.input_tokens, args.output_tokens,
                                      args.batch, prefill_copies=prefill, decode_copies=decode,
                                      prefill_tp=args.prefill_tp, ep=args.ep, dtype=args.dtype, stack_name=args.stack,
-                                     kv_link=args.kv_link)
+                                     kv_link=args.kv_link or disaggregated.KV_LINKS[0])
     run = disaggregated.simulate(deployment, args.rate, requests=args.requests, seed=args.seed)
     return {**run.load.to_dict(prefix="load_"), "load_gpus": run.gpus, "load_prefill_copies": prefill,
-            "load_decode_copies": decode, "load_prefill_tp": deployment.prefill_gpus, "load_kv_link": args.kv_link,
+            "load_decode_copies": decode, "load_prefill_tp": deployment.prefill_gpus,
+            "load_kv_link": args.kv_link or disaggregated.KV_LINKS[0],
             "load_kv_bytes": deployment.kv_bytes, "load_kv_transfer_s": run.kv_transfer_s,
             "load_prefill_wait_p99_s": run.prefill_wait_p99_s}
 
