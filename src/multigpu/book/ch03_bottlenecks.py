@@ -665,8 +665,13 @@ def _load_sentence(capacity_x: float, within_x: float) -> str:
 
 
 def in_short(f: Facts) -> str:
-    """The chapter's answer in two sentences in the current language, from its training-step and decode-step
-    facts (``f``: :func:`facts`' values, shares in %)."""
+    """The chapter's answer in three sentences in the current language, from its training-step, decode-step and
+    under-load facts (``f``: :func:`facts`' values, shares in %): the third is :func:`_load_sentence`'s."""
+    load = _load_sentence(f["ul_a100_cap_x"], f["ul_a100_within_x"])
+    return _steps_in_short(f) + ("" if lang.current() == "zh" else " ") + load
+
+
+def _steps_in_short(f: Facts) -> str:
     return _("Communication costs most where it sits on every step's critical path: tensor parallelism over 8 PCIe "
              "GPUs leaves {pcie_tp8:.0f} % of a training step to exposed communication, against {switch_tp8:.0f} % "
              "behind NVSwitch, while data parallelism hides most of it ({pcie_dp:.0f} % on PCIe). In decoding, the "
