@@ -646,7 +646,8 @@ def _split_sentence(split: pd.Series, share: float) -> str:
 
 
 #: How far the ratio within the latency limits must move from the ratio flat out for the sentence to call it a
-#: change: 25 %, above the spread of the simulation's percentiles between seeds (a few %).
+#: change: 25 %, above the spread of that ratio between seeds (about 17 % from lowest to highest over 5 seeds at
+#: :data:`multigpu.evidence.underload.REQUESTS`).
 GAP_CHANGE = 1.25
 
 

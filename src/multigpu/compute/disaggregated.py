@@ -74,8 +74,8 @@ class Split:
 
 
 def kv_rate_GBps(system: catalog.System, senders: int, kv_link: str) -> float:
-    """Line rate of one KV transfer, GB/s (1e9 B/s): ``senders`` GPUs each over NVLink, over its PCIe link, or
-    over its share of the node's NICs (NICs x rate / GPUs per node)."""
+    """Line rate of one KV transfer, GB/s (1e9 B/s) in one direction: ``senders`` GPUs each over NVLink, over its
+    PCIe link, or over its share of the node's NICs (NICs x rate / GPUs per node)."""
     if kv_link not in KV_LINKS:
         raise InputError(f"kv link '{kv_link}': expected one of {', '.join(KV_LINKS)}")
     if kv_link == "pcie":
@@ -137,10 +137,12 @@ def simulate(deployment: Split, rate: float, requests: int = queueing.DEFAULT_RE
     return _run(deployment, rate, requests, seed, capacity)
 
 
-def max_rate(deployment: Split, ttft_p99_s: float, tpot_p99_s: float = float("inf")) -> float:
+def max_rate(deployment: Split, ttft_p99_s: float, tpot_p99_s: float = float("inf"),
+             requests: int = queueing.DEFAULT_REQUESTS, seed: int = 0) -> float:
     """The highest request rate at which both 99th percentiles stay within their limits (seconds)
     (:func:`multigpu.compute.queueing.bisect_rate`)."""
-    return queueing.bisect_rate(deployment.capacity_per_s(), lambda rate: simulate(deployment, rate).load,
+    return queueing.bisect_rate(deployment.capacity_per_s(),
+                                lambda rate: simulate(deployment, rate, requests=requests, seed=seed).load,
                                 ttft_p99_s, tpot_p99_s)
 
 
