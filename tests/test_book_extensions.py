@@ -5,6 +5,7 @@ editions (editions.py); no CDN script, no Font Awesome script, and MathJax only 
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -49,6 +50,34 @@ def test_a_body_without_parts_is_unchanged_and_an_unclosed_part_is_an_error(edit
     assert editions.drop_other_editions("<div>x</div>", "en") == "<div>x</div>"
     with pytest.raises(ValueError, match="unclosed"):
         editions.drop_other_editions('<div class="mg-lang-zh"><div>', "en")
+
+
+def test_a_figure_becomes_a_picture_of_files_with_its_phone_drawing(editions, tmp_path):
+    from multigpu.book import plotting
+
+    def drawn(title):
+        fig, ax = plotting.figure(title, "x (unit)", "y (unit)", source="test")
+        ax.plot([1, 2, 3], [1, 4, 9], label="line")
+        ax.legend()
+        return plotting.set_alt(fig, "Line chart, 1 to 9 &")
+
+    with plotting.phone_layout():
+        phone = plotting.phone_fit(drawn("A title"))
+    body = "<p>x</p>" + plotting.to_html(drawn("A title"), phone=phone) + "<p>y</p>"
+    context = {"body": body}
+    editions.figures_as_files(SimpleNamespace(outdir=str(tmp_path)), "book/chapters/page", "page.html", context,
+                              None)
+    page = context["body"]
+    assert page.startswith("<p>x</p>") and page.endswith("<p>y</p>") and "<svg" not in page
+    desktop = re.search(r'<img src="\.\./\.\./(_images/mg-[0-9a-f]{16}\.svg)" alt="Line chart, 1 to 9 &amp;"', page)
+    phone_src = re.search(r'<source media="\(max-width: 719.98px\)" srcset="\.\./\.\./(_images/mg-[0-9a-f]{16}\.svg)"',
+                          page)
+    assert desktop and phone_src and desktop.group(1) != phone_src.group(1)
+    assert 'data-phone-min-text-px="' in page and "mg-has-phone" in page
+    svg = (tmp_path / desktop.group(1)).read_text(encoding="utf-8")
+    assert re.match(r'<svg width="[0-9.]+pt" height="[0-9.]+pt"', svg) and 'width="100%"' not in svg
+    assert "<title>Line chart, 1 to 9 &amp;</title>" in svg
+    assert editions.PHONE_BREAKPOINT_PX == plotting.PHONE_BREAKPOINT_PX
 
 
 def test_every_build_language_names_a_part(editions):

@@ -424,10 +424,13 @@ def test_show_both_displays_one_figure_per_edition_and_closes_them(monkeypatch):
     plotting.show_both(drawn_in_language)
     assert set(plt.get_fignums()) == before  # both closed
     (page,) = [obj.data for obj in shown]
-    assert page == plotting.editions_html(plotting.draw_editions(drawn_in_language))
+    with plotting.phone_layout():
+        phones = plotting.draw_editions(drawn_in_language)
+    assert page == plotting.editions_html(plotting.draw_editions(drawn_in_language), phones)
     en, zh = page.split('\n<div class="mg-lang-zh" lang="zh-CN">')
-    assert en.startswith('<div class="mg-lang-en"><figure class="mg-figure"') and en.count("<svg") == 1
-    assert zh.startswith('<figure class="mg-figure"') and zh.count("<svg") == 1
+    assert en.startswith('<div class="mg-lang-en"><figure class="mg-figure"') and en.count("<svg") == 2
+    assert zh.startswith('<figure class="mg-figure"') and zh.count("<svg") == 2
+    assert en.count('<template class="mg-figure-phone"') == zh.count('<template class="mg-figure-phone"') == 1
     assert "Line chart in en" in en and "Line chart in zh" in zh  # each with its own alt text
 
 
@@ -463,3 +466,67 @@ def test_the_chinese_figures_are_chinese(book_figures):
         if not name.startswith(CURRENCY_FIGURES):
             numbers = [sorted(re.findall(r"\d+(?:\.\d+)?", plotting.get_alt(f))) for f in (fig, english)]
             assert numbers[0] == numbers[1], name
+
+def test_a_phone_drawing_stacks_the_panels_at_the_phone_width():
+    with plotting.phone_layout():
+        fig, axes = plotting.figure("Two panels side by side on a desktop", "x (unit)", "y (unit)", source="s",
+                                    ncols=2, figsize=(6.8, 3.6))
+        grid, _ = plotting.figure("Six panels", "x (unit)", "y (unit)", source="s", ncols=3, nrows=2)
+    assert fig.mg_phone and fig.get_figwidth() == plotting.PHONE_FIGWIDTH_IN
+    assert len(axes) == 2 and axes[0].get_subplotspec().get_gridspec().get_geometry() == (2, 1)
+    assert grid.axes[0].get_subplotspec().get_gridspec().get_geometry() == (3, 2)  # many panels keep two columns
+    assert not getattr(draw(), "mg_phone", False)
+
+
+def test_phone_fit_puts_the_legend_under_the_panel_and_keeps_the_text_on_a_phone():
+    with plotting.phone_layout():
+        fig = plotting.set_alt(draw("A line chart whose title needs two lines on a phone's narrow figure"),
+                               "Line chart, 1 to 9")
+    height = fig.get_figheight()
+    plotting.phone_fit(fig)
+    renderer = plotting._renderer(fig)
+    legend, ax = fig.legends[0], fig.axes[0]
+    assert legend.get_window_extent(renderer).y1 < ax.xaxis.get_tightbbox(renderer).y0  # under the x axis
+    assert fig.get_figheight() > height  # the panel keeps its height
+    assert "\n" in fig._suptitle.get_text()
+    assert plotting.min_text_px(fig, plotting.PHONE_COLUMN_PX) >= plotting.MIN_TEXT_PX
+    assert not plotting.label_title_overlaps(fig)
+
+
+def test_phone_fit_wraps_long_bar_labels_and_turns_crowded_ticks_upright():
+    with plotting.phone_layout():
+        fig, ax = plotting.figure("Bars", "value (unit)", "setup", source="s", figsize=(6.8, 5.0))
+        ax.barh(range(4), [1, 2, 3, 4])
+        ax.set_yticks(range(4), [f"8x A100 PCIe server, tensor parallel {i}: batch 32" for i in range(4)])
+        ax.set_xticks(range(5), [f"label number {i}" for i in range(5)])
+    plotting.phone_fit(fig)
+    assert all("\n" in t.get_text() for t in ax.get_yticklabels())
+    assert ax.get_xticklabels()[0].get_rotation() == 90
+
+
+def test_html_carries_the_phone_drawing_in_a_template_and_refuses_one_too_small():
+    with plotting.phone_layout():
+        phone = plotting.phone_fit(plotting.set_alt(draw(), "Line chart, 1 to 9"))
+    page = plotting.to_html(sized(6.0, 8.0), phone=phone)
+    template = re.search(r'<template class="mg-figure-phone" data-min-text-px="([0-9.]+)" '
+                         r'data-max-width="(\d+)" data-min-width="(\d+)">\n<svg', page)
+    assert template and float(template.group(1)) >= plotting.MIN_TEXT_PX
+    assert int(template.group(3)) <= plotting.PHONE_COLUMN_PX  # it fits a 390 px phone with its text at 9 px
+    with pytest.raises(ValueError, match="phone drawing of figure"):
+        plotting.to_html(sized(6.0, 8.0), phone=sized(6.0, 8.0, title="Desktop size"))
+
+
+def test_show_both_gives_a_diagram_no_phone_drawing(monkeypatch):
+    import IPython.display
+    import matplotlib.pyplot as plt
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+
+    def diagram():
+        fig = plt.figure(figsize=(6.0, 3.0))
+        fig.text(0.5, 0.5, "a diagram drawn without plotting.figure", fontsize=9)
+        return plotting.set_alt(fig, "A diagram, 1 box")
+
+    plotting.show_both(diagram)
+    assert "mg-figure-phone" not in shown[0].data

@@ -7,6 +7,10 @@
 - **One edition's outputs per page.** A notebook output made for both editions holds each language's part in a
   ``mg-lang-<language>`` div (``multigpu.book.lang.editions_html``); each page keeps its own language's part
   and drops the others, so a reader downloads one edition's figures and tables, not both.
+- **A phone gets its own drawing of each figure.** A figure output (``multigpu.book.plotting.to_html``) holds its
+  desktop SVG inline and its phone drawing in an inert ``<template>``; each page writes both to ``_images/`` (named
+  by their content's hash) and shows them as one ``<picture>``, whose phone source a window under
+  ``plotting.PHONE_BREAKPOINT_PX`` loads instead of the desktop one (:func:`figures_as_files`).
 - **Tables inside directives are translated.** Their cells take their nearest ancestor's source (Sphinx skips text
   without one).
 - **Computed values inside translated prose.** A Chinese message from the catalogs is parsed on its own, in a
@@ -159,10 +163,77 @@ def own_edition_only(app, pagename: str, templatename: str, context: dict, doctr
         context["body"] = drop_other_editions(context["body"], PART.get(app.config.language or "en", "en"))
 
 
+#: A figure output of ``multigpu.book.plotting.to_html``: desktop SVG inline, phone drawing in a template.
+_FIGURE = re.compile(
+    r'<figure class="mg-figure" data-min-text-px="(?P<text>[0-9.]+)" style="margin:0">\s*'
+    r'<div class="mg-figure-scroll" style="overflow-x:auto">\s*'
+    r'<div class="mg-figure-inner" style="width:100%;max-width:(?P<max>\d+)px;min-width:(?P<min>\d+)px">\s*'
+    r'(?P<svg><svg\b.*?</svg>)\s*</div>\s*</div>\s*'
+    r'(?:<template class="mg-figure-phone" data-min-text-px="(?P<ptext>[0-9.]+)" data-max-width="(?P<pmax>\d+)" '
+    r'data-min-width="(?P<pmin>\d+)">\s*(?P<psvg><svg\b.*?</svg>)\s*</template>\s*)?</figure>', re.S)
+_ALT = re.compile(r'aria-label="([^"]*)"')
+#: Windows narrower than this (CSS px) show a figure's phone drawing (``multigpu.book.plotting.PHONE_BREAKPOINT_PX``).
+PHONE_BREAKPOINT_PX = 720
+
+
+def standalone_svg(svg: str) -> tuple[str, float, float]:
+    """An inline figure SVG as a file of its own: its width and height in pt (its viewBox's, as matplotlib
+    wrote it) instead of the column's 100 %, without the attributes the page gave it; and those sizes in CSS px."""
+    width, height = (float(v) for v in re.search(r'viewBox="0 0 ([0-9.]+) ([0-9.]+)"', svg).groups())
+    head, rest = svg.split(">", 1)
+    head = re.sub(r'\s(?:width|role|aria-label)="[^"]*"', "", head)
+    head = re.sub(r'\sstyle="display:block;width:100%;height:auto;?\s*', ' style="', head).replace(' style=""', "")
+    head = head.replace("<svg", f'<svg width="{width:g}pt" height="{height:g}pt"', 1)
+    return f"{head}>{rest}\n", width * 4 / 3, height * 4 / 3
+
+
+def _write_svg(outdir: str, svg: str) -> str:
+    """``svg`` written once to ``<outdir>/_images/mg-<hash>.svg``; its path under the site."""
+    import hashlib
+    from pathlib import Path
+
+    name = f"_images/mg-{hashlib.sha256(svg.encode('utf-8')).hexdigest()[:16]}.svg"
+    path = Path(outdir) / name
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(svg, encoding="utf-8")
+    return name
+
+
+def figure_picture(match: re.Match[str], outdir: str, up: str) -> str:
+    """One figure output as a ``<figure>`` whose ``<picture>`` loads its desktop drawing, or under
+    :data:`PHONE_BREAKPOINT_PX` its phone drawing, from ``_images/`` (``up``: the way from the page to the site
+    root). Its widths go to CSS variables (``book/_static/mg.css``): at most the natural width, at least the one that
+    keeps its text at the floor; its smallest text to ``data-min-text-px`` (and ``data-phone-min-text-px``)."""
+    desktop, width, height = standalone_svg(match["svg"])
+    alt = html.unescape(_ALT.search(match["svg"]).group(1))
+    widths = f"--mg-max:{match['max']}px;--mg-min:{match['min']}px"
+    data, source = f'data-min-text-px="{match["text"]}"', ""
+    if match["psvg"]:
+        phone, pwidth, pheight = standalone_svg(match["psvg"])
+        widths += f";--mg-max-phone:{match['pmax']}px;--mg-min-phone:{match['pmin']}px"
+        data += f' data-phone-min-text-px="{match["ptext"]}"'
+        source = (f'<source media="(max-width: {PHONE_BREAKPOINT_PX - 0.02}px)" '
+                  f'srcset="{up}{_write_svg(outdir, phone)}" width="{pwidth:.0f}" height="{pheight:.0f}">')
+    img = (f'<img src="{up}{_write_svg(outdir, desktop)}" alt="{html.escape(alt, quote=True)}" '
+           f'width="{width:.0f}" height="{height:.0f}">')
+    return (f'<figure class="mg-figure" {data} style="margin:0">\n<div class="mg-figure-scroll">\n'
+            f'<div class="mg-figure-inner{" mg-has-phone" if source else ""}" style="{widths}">\n'
+            f"<picture>{source}{img}</picture>\n</div>\n</div>\n</figure>\n")
+
+
+def figures_as_files(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """Every figure output of the page as a ``<picture>`` of files under ``_images/`` (:func:`figure_picture`)."""
+    if "body" in context:
+        up = "../" * pagename.count("/")
+        context["body"] = _FIGURE.sub(lambda m: figure_picture(m, app.outdir, up), context["body"])
+
+
 def setup(app) -> dict[str, Any]:
     _patch_glue()
     app.add_transform(TablesInDirectivesAreProse)
     app.add_transform(KeepOutputsOutOfCatalogs)
     app.connect("html-page-context", switch_link)
     app.connect("html-page-context", own_edition_only)
+    app.connect("html-page-context", figures_as_files)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -8,8 +8,10 @@ Layout, at 1280 and 390 px wide (one browser context per width): no element
 or text sticks out of the text column (the article) by more than 1 px unless
 it sits in a scroll container, and the page never scrolls sideways. Figures:
 every ``figure.mg-figure`` states its smallest text (``data-min-text-px``,
-at least 9 px) and is not drawn so small at 1280 px that this text falls
-under 9 px; every other image or SVG in the article has a text alternative.
+at least 9 px) and is not drawn so small at either width that this text falls
+under 9 px; on the phone, one with a phone drawing shows it
+(``data-phone-min-text-px``) without scrolling sideways; every other image or
+SVG in the article has a text alternative.
 The intro (where ``index.html`` leads) holds the decision table.
 """
 
@@ -223,12 +225,16 @@ async ({tolerance}) => {
     return m ? parseFloat(m[1]) * UNITS[m[2] || 'px'] : null;
   };
   for (const fig of article.querySelectorAll('figure.mg-figure')) {
-    const raw = fig.getAttribute('data-min-text-px');
     const media = fig.querySelector('svg, img');
+    const phone = !!media && media.tagName.toLowerCase() === 'img' && media.currentSrc !== media.src;
+    const raw = fig.getAttribute(phone ? 'data-phone-min-text-px' : 'data-min-text-px');
     const natural = media ? naturalWidth(media) : null;
     const rendered = media ? media.getBoundingClientRect().width : null;
+    const box = fig.querySelector('.mg-figure-scroll');
     result.figures.push({element: describe(fig), minText: raw === null ? null : parseFloat(raw), rendered, natural,
-                         media: media ? media.tagName.toLowerCase() : null});
+                         media: media ? media.tagName.toLowerCase() : null, phone,
+                         hasPhone: fig.hasAttribute('data-phone-min-text-px'),
+                         hidden: box ? box.scrollWidth - box.clientWidth : 0});
   }
   for (const table of article.querySelectorAll('table')) {
     if (!table.offsetParent) continue;  // not shown (the other edition)
@@ -361,9 +367,12 @@ def test_a_narrow_table_fits_the_desktop_column(layout, page_path: str) -> None:
     assert not scrolling, f"{page_path} at {WIDTHS[0]} px: narrow tables that scroll sideways:{_list(scrolling)}"
 
 
+@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("page_path", pages())
-def test_figures_keep_text_readable(layout, page_path: str) -> None:
-    found = layout(WIDTHS[0], page_path)
+def test_figures_keep_text_readable(layout, page_path: str, width: int) -> None:
+    """Every figure shows its smallest text at 9 px or more, at 1280 px and on a 390 px phone; on the phone a
+    figure with a phone drawing shows that drawing and fits the column without scrolling sideways."""
+    found = layout(width, page_path)
     problems = []
     for fig in found.figures:
         min_text = fig["minText"]
@@ -378,8 +387,12 @@ def test_figures_keep_text_readable(layout, page_path: str) -> None:
         shown = fig["rendered"] / fig["natural"] * min_text
         if shown < MIN_TEXT_PX - 0.01:
             problems.append(f"{fig['element']}: drawn at {fig['rendered']:.0f} of {fig['natural']:.0f} px, so its "
-                            f"smallest text is {shown:.1f} px at {WIDTHS[0]} px wide")
-    assert not problems, f"{page_path}: figures with text under {MIN_TEXT_PX} px:{_list(problems)}"
+                            f"smallest text is {shown:.1f} px at {width} px wide")
+        if fig["phone"] != (width == WIDTHS[1] and fig["hasPhone"]):
+            problems.append(f"{fig['element']}: shows its {'phone' if fig['phone'] else 'desktop'} drawing")
+        if width == WIDTHS[1] and fig["phone"] and fig["hidden"] > TOLERANCE_PX:
+            problems.append(f"{fig['element']}: its phone drawing scrolls sideways by {fig['hidden']} px")
+    assert not problems, f"{page_path} at {width} px: figures under {MIN_TEXT_PX} px or scrolling:{_list(problems)}"
     assert not found.unlabelled, (
         f"{page_path}: images or SVGs outside figure.mg-figure without a text alternative:{_list(found.unlabelled)}")
 
@@ -1005,6 +1018,15 @@ def _slugs() -> re.Pattern[str]:
                       r")(?![\w'@-])")
 
 
+def figure_files(article, page_path: str) -> list:
+    """The SVG drawings (desktop and phone) that the page's figures load from files, parsed."""
+    from bs4 import BeautifulSoup
+
+    paths = [el.get("src") or el.get("srcset") for el in article.select(".mg-figure img, .mg-figure source")]
+    return [BeautifulSoup((SITE / posixpath.dirname(page_path) / path).read_text(encoding="utf-8"),
+                          "html.parser").find("svg") for path in paths]
+
+
 @pytest.mark.parametrize("page_path", [p for p in pages() if p.startswith(("book/", ZH + "book/"))])
 def test_sentences_axes_and_alt_text_name_things_for_people(page_path):
     """No system, model or workload id in the prose, in a figure's text (its source line, which cites the code
@@ -1013,9 +1035,10 @@ def test_sentences_axes_and_alt_text_name_things_for_people(page_path):
     from bs4 import BeautifulSoup
 
     article = BeautifulSoup((SITE / page_path).read_text(encoding="utf-8"), "html.parser").find("article")
-    labels = [svg.get("aria-label", "") for svg in article.select("svg")]
+    labels = [svg.get("aria-label", "") for svg in article.select("svg")] + [
+        img.get("alt", "") for img in article.select(".mg-figure img")]
     drawn = []
-    for svg in article.select("svg"):
+    for svg in article.select("svg") + figure_files(article, page_path):
         texts = [t.get_text("", strip=True) for t in svg.select("text")]
         sources = [i for i, t in enumerate(texts) if t.startswith(("Source:", "来源："))]
         drawn += texts[:sources[0]] if sources else texts  # the source line, drawn last, may run over lines

@@ -142,7 +142,7 @@ def figure_anchored(points: pd.DataFrame) -> Figure:
     fig, ax = plotting.figure(
         _("A latency factor from {count} small sizes, judged on the sizes it has not seen", count=count),
         _("median absolute error on small messages (%, log scale)"), _("sweep"),
-        figsize=(6.8, 1.6 + 0.24 * len(rows)),
+        figsize=(6.8, 1.6 + 0.24 * len(rows)), phone_figsize=(plotting.PHONE_FIGWIDTH_IN, 2.4 + 0.5 * len(rows)),
         source=_("data/sweeps.csv (held-out and sealed sweeps); multigpu.evidence.deployment.sweep_points "
                  "(factor fitted on each sweep's {count} smallest sizes, at most {kib:.0f} KiB)", count=count,
                  kib=kib))

@@ -61,7 +61,7 @@ def plot_break_even(ax: Any, value: pd.DataFrame, charged: pd.DataFrame | None =
     pairs = list(dict.fromkeys(data["pair"]))
     height = 0.8 / len(pairs)
     hatch = plotting.hatches()
-    unbounded = _("PCIe misses the floor: unbounded")
+    unbounded = _("unbounded") if plotting.on_phone() else _("PCIe misses the floor: unbounded")
     for j, pair in enumerate(pairs):
         part = data[data["pair"] == pair]
         ys = [order.index(w) + (j - (len(pairs) - 1) / 2) * height for w in part["workload"]]
@@ -197,7 +197,7 @@ def figure_break_even(value: pd.DataFrame, charged: pd.DataFrame, table: PriceTa
         _("break-even premium over the slower system (% per GPU-hour, log scale)"), _("workload"),
         source=_("multigpu.market.premium.interconnect_value (model only); premiums charged: price file {name} "
                  "(sha256 {sha})", name=s["name"], sha=s["sha256_12"]),
-        figsize=(6.8, 5.4))
+        figsize=(6.8, 5.4), phone_figsize=(plotting.PHONE_FIGWIDTH_IN, 2.4 + 0.45 * value["workload"].nunique()))
     plot_break_even(ax, value, charged)
     premiums = value["break_even_premium_pct"]
     unbounded = int(premiums.map(math.isinf).sum())

@@ -40,10 +40,11 @@ def _short_gpu(gpu_id: str) -> str:
     return " ".join(w for w in words if not w.upper().endswith("GB")) or gpu_id
 
 
-def plot_decision_matrix(ax: Any, table: pd.DataFrame) -> None:
+def plot_decision_matrix(ax: Any, table: pd.DataFrame, legend: pd.DataFrame | None = None) -> None:
     """The decision matrix: model size (rows) x workload and pricing type (columns); each cell is filled with a
     light tint of its guide class and names it (first line: the class's short name), then the GPU and the
-    number of instances, in black or white, whichever contrasts more; no hatching behind text."""
+    number of instances, in black or white, whichever contrasts more; no hatching behind text; above, the key
+    of the classes in ``legend`` (default ``table``; an empty frame: no key)."""
     from matplotlib.patches import Patch, Rectangle
 
     columns = list(dict.fromkeys(zip(table["kind"], table["pricing"])))
@@ -79,7 +80,10 @@ def plot_decision_matrix(ax: Any, table: pd.DataFrame) -> None:
     kinds = [k for k, _p in columns]
     if "train" in kinds and "serve" in kinds:
         ax.axvline(kinds.index("serve"), color="black", linewidth=2.0)
-    present = [c for c in (*guide.CLASSES, "none feasible") if c in set(table["guide_class"])]
+    legend = table if legend is None else legend
+    if legend.empty:
+        return
+    present = [c for c in (*guide.CLASSES, "none feasible") if c in set(legend["guide_class"])]
     handles = [Patch(facecolor=fills[c], edgecolor="#777777",
                      label=lang.label(c) if SHORT_CLASS[c] == c else _("{short}: {name}", short=lang.label(SHORT_CLASS[c]),
                                                                  name=lang.label(c)))
@@ -155,8 +159,15 @@ def figure_decision_matrix(decided: pd.DataFrame, table: PriceTable) -> Figure:
         _("Cheapest interconnect class by model, workload and pricing type"), _("workload and pricing type"),
         _("model"), source=_("{source}; multigpu.evidence.guide.decisions (cell: GPU and instances rented)",
                              source=glue.say(table.source_label())),
-        figsize=(6.8, 6.4))
-    plot_decision_matrix(ax, decided)
+        figsize=(6.8, 6.4), nrows=2 if plotting.on_phone() else 1,
+        phone_figsize=(plotting.PHONE_FIGWIDTH_IN, 2 * 0.5 * decided["model"].nunique() + 2.0))
+    if plotting.on_phone():  # training's columns over serving's: eight columns do not fit a phone
+        for i, (panel, kind) in enumerate(zip(ax, ("train", "serve"))):
+            key = decided if i == 1 else decided.iloc[:0]  # the key once, under both
+            plot_decision_matrix(panel, decided[decided["kind"] == kind], legend=key)
+        ax[0].set_xlabel("")
+    else:
+        plot_decision_matrix(ax, decided)
     counts = decided["guide_class"].value_counts()
     classes = _(", ").join(_("{cls} {n}", cls=lang.label(c), n=counts[c])
                            for c in (*guide.CLASSES, "none feasible") if c in counts)

@@ -8,7 +8,8 @@ Debian's (``/usr/bin/chromium``, which the Makefile installs), driven by Playwri
 
 - **The book** (:data:`BOOK_PDF`): every page of ``_toc.yml`` in its order, A4, printed with the theme's
   navigation, the language switch, the CSV download links and the price calculator left out (:data:`PRINT_CSS`),
-  wide tables and figures scaled to the page, a figure taller than a page in page-high slices (:data:`TALL_JS`);
+  wide tables and figures scaled to the page (each figure's desktop drawing inline, :data:`INLINE_JS`), a figure
+  taller than a page in page-high slices (:data:`TALL_JS`);
   one PDF bookmark per page, with its title.
 - **The decision card** (:data:`CARD_PDF`): the introduction's title, the answer, the prices it used and the
   decision table, on one A4 page: printed at the largest scale (at most 1) at which it fits one page.
@@ -91,6 +92,24 @@ TALL_JS = """
   }
 }
 """
+#: Run in every page first: each figure's desktop drawing, which the page loads from ``_images/`` as a picture
+#: (``book/_ext/editions.py``), put inline, so that :data:`TALL_JS` can slice it.
+INLINE_JS = """
+async () => {
+  for (const picture of document.querySelectorAll('.mg-figure picture')) {
+    const img = picture.querySelector('img');
+    const text = await (await fetch(img.getAttribute('src'))).text();
+    const svg = new DOMParser().parseFromString(text, 'image/svg+xml').documentElement;
+    svg.setAttribute('role', 'img');
+    svg.setAttribute('aria-label', img.getAttribute('alt') || '');
+    svg.removeAttribute('height');
+    svg.setAttribute('width', '100%');
+    svg.style.setProperty('display', 'block');
+    svg.style.setProperty('height', 'auto');
+    picture.replaceWith(document.importNode(svg, true));
+  }
+}
+"""
 #: Run in the introduction: hide all of the article but the card's parts (title, answer, prices, table).
 CARD_JS = """
 () => {
@@ -169,6 +188,7 @@ def _open(browser, url: str):
     page.add_style_tag(content=PRINT_CSS)
     page.evaluate("async () => { await document.fonts.ready; if (window.MathJax && MathJax.startup) "
                   "{ try { await MathJax.startup.promise; } catch (e) {} } }")
+    page.evaluate(INLINE_JS)
     page.evaluate(TALL_JS, PAGE_HEIGHT_PX)
     return page
 

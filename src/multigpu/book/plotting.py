@@ -21,19 +21,23 @@ For both editions from one execution, a function draws the figure with its words
 Readability is checked when a figure is shown: the book's text column is
 :data:`COLUMN_PX` CSS pixels wide (1280 px window), a wider figure is shrunk
 to fit, and :func:`show` refuses a figure whose smallest text would render
-under :data:`MIN_TEXT_PX`. On a narrow phone the figure keeps a minimum width
-that holds the same floor and scrolls sideways. Text on a filled area is
+under :data:`MIN_TEXT_PX`. A phone gets its own drawing of every figure
+(:func:`phone_layout`: :data:`PHONE_FIGWIDTH_IN` wide, panels stacked, titles
+wrapped), which fits its column with the same floor; the site shows it below
+:data:`PHONE_BREAKPOINT_PX` (``book/_ext/editions.py``). Text on a filled area is
 black or white, whichever meets WCAG AA contrast (:func:`text_color_on`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import io
 import math
 import re
 import textwrap
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from itertools import cycle
 from pathlib import Path
@@ -46,7 +50,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from cycler import cycler  # noqa: E402
 from matplotlib import colors as mcolors  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
+from matplotlib import transforms  # noqa: E402
 from matplotlib.artist import Artist  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.axis import Axis  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.legend import Legend  # noqa: E402
@@ -85,6 +91,24 @@ FIGSIZE = (6.8, 4.2)
 SMALL_PT = 8.0
 #: Font size (pt) of the source line under each figure.
 SOURCE_PT = 8.0
+#: Width (inches) of a figure's phone drawing: with the saved padding it is 384 CSS px, so in the 358 px column of a
+#: 390 px phone its 8 pt text shows at 9.9 px, and at 9.1 px in the 328 px column of a 360 px one.
+PHONE_FIGWIDTH_IN = 3.8
+#: The text column (CSS px) of a 390 px wide phone (the article's 16 px padding each side).
+PHONE_COLUMN_PX = 358
+#: Windows narrower than this (CSS px) show the phone drawing; from here on the column (688 px) holds every
+#: desktop drawing with its text above the floor.
+PHONE_BREAKPOINT_PX = 720
+#: Height (inches) of one panel of a phone drawing, at least and at most, and what its title, axis labels and
+#: source line add.
+PHONE_PANEL_IN = (2.3, 3.0)
+PHONE_FRAME_IN = 1.3
+#: A desktop row at least this high (inches) holds many categories (a dot per sweep): its phone panel keeps it.
+PHONE_TALL_IN = 5.0
+#: The most panels a phone drawing stacks in one column; a grid of more keeps two columns.
+PHONE_STACKED_PANELS = 4
+#: Font size (pt) of a figure's title (:func:`figure`).
+TITLE_PT = 13
 #: WCAG AA contrast for normal text (ratio).
 MIN_CONTRAST = 4.5
 
@@ -124,27 +148,250 @@ def apply_style() -> None:
     })
 
 
-def figure(title: str, xlabel: str, ylabel: str, source: str, *,
-           ncols: int = 1, nrows: int = 1, figsize: tuple[float, float] | None = None) -> tuple[Figure, object]:
+_PHONE: list[bool] = []
+
+
+@contextlib.contextmanager
+def phone_layout() -> Iterator[None]:
+    """Inside the block, :func:`figure` draws the phone variant: :data:`PHONE_FIGWIDTH_IN` wide, its panels in
+    one column (two for a grid of more than :data:`PHONE_STACKED_PANELS`; the axes still come back as one flat
+    array, in the same order), its title wrapped."""
+    _PHONE.append(True)
+    try:
+        yield
+    finally:
+        _PHONE.pop()
+
+
+def on_phone() -> bool:
+    """Whether figures are being drawn for a phone (:func:`phone_layout`)."""
+    return bool(_PHONE)
+
+
+def phone_size(figsize: tuple[float, float], panels: int, rows: int) -> tuple[float, float]:
+    """The phone drawing's size (inches) of a figure ``figsize`` wide and high on a desktop with ``panels``
+    panels in ``rows`` rows: :data:`PHONE_FIGWIDTH_IN` wide, each panel three quarters as high as a desktop row,
+    within :data:`PHONE_PANEL_IN`, stacked, plus :data:`PHONE_FRAME_IN` for the title and the source line."""
+    low, high = PHONE_PANEL_IN
+    row = figsize[1] / rows
+    panel = row if row >= PHONE_TALL_IN else min(high, max(low, 0.75 * row))
+    return PHONE_FIGWIDTH_IN, round(panels * panel + PHONE_FRAME_IN, 2)
+
+
+#: Gap (pt) between an axis's tick labels or label and a legend moved under it (:func:`phone_fit`).
+LEGEND_GAP_PT = 4.0
+
+
+def phone_fit(fig: Figure) -> Figure:
+    """``fig``, drawn under :func:`phone_layout`, made to read in a phone's narrow panels: texts on the data kept
+    out of the layout (a label that reaches past a narrow panel's edge would shrink it); panel titles wrapped to
+    the figure's width; long category labels on a y axis wrapped (:data:`PHONE_YLABEL_SHARE`); x tick labels that
+    run into each other turned upright; each panel's legend moved under the panel, below its x axis (the bottom
+    row's under the figure), in one column unless its columns fit the figure's width (inside it would cover the
+    data, beside it leave the panel no room), the figure made as much higher. Figure legends stay. The layout is
+    then fixed (no layout engine), so the texts on the data count again for the saved extent. Returns ``fig``."""
+    with warnings.catch_warnings():  # a layout before the labels wrap may not fit; the phone checks judge the last
+        warnings.filterwarnings("ignore", message="constrained_layout not applied")
+        return _phone_fit(fig)
+
+
+def _phone_fit(fig: Figure) -> Figure:
+    for ax in fig.axes:  # labels on the data (values by bars, notes) leave the panel's size to its axes
+        for text in ax.texts:
+            text.set_in_layout(False)
+    renderer = _renderer(fig)
+    _upright_crowded_xtick_labels(fig, renderer)  # decided on one layout, before the wrapped labels change it
+    _wrap_long_ytick_labels(fig, renderer)
+    _renderer(fig)  # laid out: the panels' widths
+    _wrap_centred(fig, lambda ax: [ax.xaxis.label])  # before the legends go under it
+    fig = _legends_under(fig)
+    _renderer(fig)  # laid out again, the legends out of the panels' way
+    _wrap_centred(fig, lambda ax: [ax.title, ax._left_title, ax._right_title])
+    _renderer(fig)
+    for ax in fig.axes:
+        if ax.yaxis.label.get_text():
+            ax.yaxis.label.set_text(wrap_title(ax.yaxis.label.get_text(), 0.95 * ax.bbox.height / fig.dpi,
+                                               ax.yaxis.label.get_fontsize()))
+    _renderer(fig)  # the last layout, kept: the texts on the data count again for the saved extent
+    fig.set_layout_engine("none")
+    for ax in fig.axes:
+        for text in ax.texts:
+            text.set_in_layout(True)
+    return fig
+
+
+def _wrap_centred(fig: Figure, texts: Callable[[Axes], list[Text]]) -> None:
+    """Each panel's ``texts(ax)`` (its titles or x label, centred on it) wrapped to the room around its centre,
+    within its grid column (the figure's last layout)."""
+    for ax in fig.axes:
+        spec = ax.get_subplotspec()
+        columns = spec.get_gridspec().ncols if spec is not None else 1
+        centre = (ax.bbox.x0 + ax.bbox.x1) / 2 / fig.dpi
+        room = 0.9 * min(2 * min(centre, fig.get_figwidth() - centre), fig.get_figwidth() / columns)
+        for text in texts(ax):
+            if text.get_text():
+                text.set_text(wrap_title(text.get_text(), room, text.get_fontsize()))
+
+
+def _legends_under(fig: Figure) -> Figure:
+    """Each panel's legend moved under the panel, below its x axis (the bottom row's under the figure), in one
+    column unless its columns fit the figure's width, its labels wrapped to it; the figure made as much higher.
+    Returns ``fig``."""
+    renderer, added_in, footer_in = _renderer(fig), 0.0, 0.0
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    lowest = min((ax.bbox.y0 for ax in shown), default=0.0)
+    for ax in fig.axes:
+        old = ax.get_legend()
+        if old is None or not old.get_visible():
+            continue
+        size = old.texts[0].get_fontsize() if old.texts else SMALL_PT
+        kw = {"handles": old.legend_handles, "frameon": False,
+              "labels": [wrap_title(t.get_text(), 0.8 * fig.get_figwidth(), size) for t in old.texts],
+              "fontsize": size,
+              "title": old.get_title().get_text() or None, "title_fontsize": old.get_title().get_fontsize()}
+        old.remove()
+        spec = ax.get_subplotspec()
+        if ax.bbox.y0 <= lowest + 1 or (spec is not None and spec.get_gridspec().ncols > 1):
+            footer_in += _legend_in_footer(fig, kw, old._ncols, footer_in, renderer)  # the bottom row's, or a grid's
+            continue
+        axis = ax.xaxis.get_tightbbox(renderer)
+        under_px = ax.bbox.y0 - axis.y0 if axis is not None else 0.0  # tick labels and axis label
+        below_pt = under_px * 72 / fig.dpi + LEGEND_GAP_PT
+        under = transforms.offset_copy(ax.transAxes, fig, y=-below_pt, units="points")
+        new = _widest_fitting(fig, lambda n: ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                                                       bbox_transform=under, ncols=n, **kw), old._ncols, renderer)
+        added_in += (new.get_window_extent(renderer).height / fig.dpi
+                     + (below_pt + LEGEND_GAP_PT) / 72 - under_px / fig.dpi)
+    height = fig.get_figheight() + added_in + footer_in  # the panels keep their height; the legends add theirs
+    fig.set_figheight(height)
+    if footer_in:
+        fig.get_layout_engine().set(rect=(0, footer_in / height, 1, 1 - footer_in / height))
+        if fig._supxlabel is not None:  # the grid's shared x label above the legends, not under them
+            fig._supxlabel.set(y=footer_in / height, va="bottom")
+            fig._supxlabel._autopos = False
+    return fig
+
+
+def _legend_in_footer(fig: Figure, kw: dict, ncols: int, above_in: float, renderer) -> float:
+    """A legend (``ax.legend`` keywords ``kw``) at the foot of the figure, above ``above_in`` inches of legends
+    already there, out of the layout (the caller keeps the layout above it); its height (inches) with a gap."""
+    lift = transforms.offset_copy(fig.transFigure, fig, y=above_in * 72, units="points")
+    legend = _widest_fitting(fig, lambda n: fig.legend(loc="lower center", bbox_to_anchor=(0.5, 0.0),
+                                                       bbox_transform=lift, ncols=n, **kw), ncols, renderer)
+    legend.set_in_layout(False)
+    return legend.get_window_extent(renderer).height / fig.dpi + LEGEND_GAP_PT / 72
+
+
+def _widest_fitting(fig: Figure, make: Callable[[int], Legend], ncols: int, renderer) -> Legend:
+    """The legend ``make(ncols)``, or ``make(1)`` if that is wider than the figure (a legend's size needs no
+    layout: ``renderer`` measures its text)."""
+    legend = make(ncols)
+    if ncols > 1 and legend.get_window_extent(renderer).width > fig.bbox.width:
+        legend.remove()
+        legend = make(1)
+    return legend
+
+
+#: The widest share of a phone drawing's width that a y axis's category labels may take before they wrap.
+PHONE_YLABEL_SHARE = 0.38
+
+
+def _wrap_long_ytick_labels(fig: Figure, renderer) -> None:
+    """Wrap each panel's y tick labels (categories: the bars of a horizontal bar chart) that take more than
+    :data:`PHONE_YLABEL_SHARE` of the figure's width, at spaces, to that width, where each row has the height
+    for the lines (extents from ``renderer``, the figure's last layout)."""
+    for ax in fig.axes:
+        labels = [t for t in ax.get_yticklabels() if t.get_text() and t.get_visible()]
+        widest = max((t.get_window_extent(renderer).width for t in labels), default=0.0)
+        if widest <= PHONE_YLABEL_SHARE * fig.bbox.width:
+            continue
+        size = labels[0].get_fontsize()
+        wrapped = [wrap_title(t.get_text(), PHONE_YLABEL_SHARE * fig.get_figwidth(), size)
+                   for t in ax.get_yticklabels()]
+        lines = max(w.count("\n") + 1 for w in wrapped)
+        if lines * 1.2 * size * fig.dpi / 72 > ax.bbox.height / len(labels):  # no room for more lines a row
+            continue
+        ax.set_yticks(ax.get_yticks(), wrapped)
+
+
+def _upright_crowded_xtick_labels(fig: Figure, renderer) -> None:
+    """Turn upright each panel's x tick labels when two neighbours would run into each other (extents from
+    ``renderer``, the figure's last layout)."""
+    for ax in fig.axes:
+        boxes = sorted((t.get_window_extent(renderer) for t in ax.get_xticklabels()
+                        if t.get_text() and t.get_visible()), key=lambda b: b.x0)
+        # judged at the width the panel gets once a legend beside it has moved under it: to the figure's edge
+        wider = max(1.0, (fig.bbox.x1 - ax.bbox.x0) / ax.bbox.width) if ax.bbox.width > 0 else 1.0
+        if any((b.x0 + b.x1 - a.x0 - a.x1) / 2 * wider < (a.width + b.width) / 2 + 1 for a, b in zip(boxes, boxes[1:])):
+            ax.tick_params(axis="x", labelrotation=90)
+
+
+def wrap_title(title: str, width_in: float, fontsize_pt: float = TITLE_PT) -> str:
+    """``title`` broken at spaces (or after hyphens) into lines that fit ``width_in`` inches at ``fontsize_pt``
+    (:func:`wrap_source`'s measure)."""
+    chars = max(16, int(width_in * 72 / (0.55 * fontsize_pt)))
+    if text_width(title) <= chars:
+        return title
+    if text_width(title) == len(title):  # an id too long for a line breaks after a hyphen
+        return "\n".join(textwrap.wrap(title, chars, break_long_words=False))
+    return "\n".join(_wrap_units(title, chars))
+
+
+#: Where text with CJK characters may break: between spaces, before and after each CJK character (closing
+#: punctuation stays with what it follows), after a hyphen.
+_UNITS = re.compile(r"\s+|[\u2e80-\u9fff\uff00-\uffef\u3000-\u303f][，。、；：）》」％]?"
+                    r"|[^\s\u2e80-\u9fff\uff00-\uffef\u3000-\u303f-]*-?[，。、；：）》」％]?")
+
+
+def _wrap_units(text: str, chars: int) -> list[str]:
+    """``text`` (with CJK characters) in lines of at most ``chars`` half-width characters, broken where
+    :data:`_UNITS` allows (a unit wider than a line keeps a line of its own)."""
+    lines = [""]
+    for unit in (u for u in _UNITS.findall(text) if u):
+        if text_width(lines[-1]) + text_width(unit) <= chars or not lines[-1].strip():
+            lines[-1] += unit
+        elif not unit.isspace():
+            lines.append(unit)
+    return [line.strip() for line in lines if line.strip()]
+
+
+def figure(title: str, xlabel: str, ylabel: str, source: str, *, ncols: int = 1, nrows: int = 1,
+           figsize: tuple[float, float] | None = None,
+           phone_figsize: tuple[float, float] | None = None) -> tuple[Figure, object]:
     """A new figure in the house style, with title, axis labels and a source line.
 
     ``xlabel`` and ``ylabel`` should name the unit, e.g. ``"message size (bytes)"``; ``figsize`` is in inches
-    (default :data:`FIGSIZE`, which the column shows unshrunk). The figure uses matplotlib's constrained
+    (default :data:`FIGSIZE`, which the column shows unshrunk), ``phone_figsize`` the phone drawing's where
+    :func:`phone_size` does not suit (a chart of many bars). The figure uses matplotlib's constrained
     layout, so that titles, axis labels and legends do not overlap. With more than one panel the axes come
-    back as a flat array, row by row, sharing the labels. The source line, "Source: ..." in the current language
+    back as a flat array, row by row, sharing the labels; under :func:`phone_layout` they are one column. The
+    source line, "Source: ..." in the current language
     (:mod:`multigpu.book.lang`), is wrapped to the figure's width; the other texts come translated.
     """
     for name, text in (("title", title), ("xlabel", xlabel), ("ylabel", ylabel), ("source", source)):
         if not text or not text.strip():
             raise ValueError(f"a figure needs a {name}")
     apply_style()
+    if on_phone():
+        panels = nrows * ncols
+        figsize = phone_figsize or phone_size(figsize or FIGSIZE, panels, nrows)
+        ncols = 1 if panels <= PHONE_STACKED_PANELS else min(ncols, 2)
+        nrows = -(-panels // ncols)
+        if ncols > 1:  # a grid of many panels keeps two columns: one would be many screens high
+            figsize = (figsize[0], round(figsize[1] - (panels - nrows) * (figsize[1] - PHONE_FRAME_IN) / panels, 2))
+        title = wrap_title(title, figsize[0])
     fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=True, layout="constrained")
+    fig.mg_phone = on_phone()  # a phone drawing (show_both keeps only such)
     if nrows > 1:
         axes = axes.ravel()
-    fig.suptitle(title, fontsize=13)  # regular weight: the CJK fallback font has no bold
-    for ax in (axes if ncols * nrows > 1 else [axes]):
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
+    fig.suptitle(title, fontsize=TITLE_PT)  # regular weight: the CJK fallback font has no bold
+    if on_phone() and ncols > 1:  # a grid on a phone: the labels once, not under every small panel
+        fig.supxlabel(xlabel, fontsize=plt.rcParams["axes.labelsize"])
+        fig.supylabel(ylabel, fontsize=plt.rcParams["axes.labelsize"])
+    else:
+        for ax in (axes if ncols * nrows > 1 else [axes]):
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
     fig.text(0.01, -0.01, wrap_source(_("Source: {source}", source=source), fig.get_figwidth()), fontsize=SOURCE_PT,
              color="#444444", ha="left", va="top")
     return fig, axes
@@ -176,8 +423,8 @@ def wrap_source(text: str, width_in: float, fontsize_pt: float = SOURCE_PT) -> s
             lines[-1] += sep.rstrip()
         if text_width(clause) == len(clause):
             lines += textwrap.wrap(clause, chars, break_long_words=False, break_on_hyphens=False)
-        else:
-            lines += _wrap_wide(clause, chars)
+        else:  # a phone's narrow lines also break between CJK characters
+            lines += _wrap_units(clause, chars) if on_phone() else _wrap_wide(clause, chars)
     return "\n".join(lines)
 
 
@@ -215,11 +462,12 @@ def title_of(fig: Figure) -> str:
 
 
 def _renderer(fig: Figure, renderer=None):
-    """``renderer`` if given, else lay the figure out and draw it once (Agg) and return the canvas's renderer
-    (extents in device pixels). Pass one renderer to several checks to draw the figure only once."""
+    """``renderer`` if given, else lay the figure out and draw it once without rasterizing (extents only) and
+    return the canvas's renderer (extents in device pixels). Pass one renderer to several checks to draw the
+    figure only once."""
     if renderer is not None:
         return renderer
-    fig.canvas.draw()
+    fig.draw_without_rendering()
     return fig.canvas.get_renderer()
 
 
@@ -494,49 +742,69 @@ def _inline_svg(svg: str, alt: str) -> str:
     return re.sub(r"(<svg[^>]*>)", rf"\1\n<title>{html.escape(alt)}</title>", svg, count=1)
 
 
-def to_html(fig: Figure, alt: str | None = None) -> str:
+def to_html(fig: Figure, alt: str | None = None, *, phone: Figure | None = None) -> str:
     """The figure as byte-stable HTML: ``<figure class="mg-figure">`` with its smallest text at the SVG's natural
     size (CSS px, before the page scales it) in ``data-min-text-px``, a sideways-scrolling box, and the inline
     SVG at most its natural width (CSS px) and at least the width (:func:`phone_min_width_px`) that keeps
     text at :data:`MIN_TEXT_PX` on a phone; the text shown is ``data-min-text-px`` x drawn / natural width.
 
+    ``phone``, the same figure drawn under :func:`phone_layout`, follows in an inert ``<template
+    class="mg-figure-phone">`` with its own ``data-min-text-px``, natural width (``data-max-width``) and
+    narrowest width (``data-min-width``): a notebook shows the desktop drawing, and the book's build makes the
+    two a ``<picture>`` that a window under :data:`PHONE_BREAKPOINT_PX` shows as the phone drawing.
+
     ``alt`` (else the figure's :func:`set_alt` text) is required; a figure whose smallest text renders under
-    :data:`MIN_TEXT_PX` in the :data:`COLUMN_PX` column is refused (ValueError naming its title).
+    :data:`MIN_TEXT_PX` in the :data:`COLUMN_PX` column, or a phone drawing whose text does in the
+    :data:`PHONE_COLUMN_PX` column, is refused (ValueError naming its title).
     """
     alt = get_alt(fig) if alt is None else alt
     if not alt or not alt.strip():
         raise ValueError(f"figure {title_of(fig)!r} needs alt text: show(fig, alt=...) or set_alt(fig, ...)")
-    renderer = _renderer(fig)
-    smallest = min_text_px(fig, renderer=renderer)
-    if smallest < MIN_TEXT_PX:
-        raise ValueError(f"figure {title_of(fig)!r}: smallest text renders at {smallest:.1f} px in the "
-                         f"{COLUMN_PX} px column, under the {MIN_TEXT_PX:g} px floor")
-    svg = to_svg(fig)
-    natural = float(re.search(r'viewBox="0 0 ([0-9.]+)', svg).group(1)) * PX_PER_PT  # as the browser sizes it
-    unscaled = math.floor(min_text_pt(fig) * PX_PER_PT * 10) / 10  # rounded down: never claims more than it has
-    narrowest = math.ceil(MIN_TEXT_PX * natural / unscaled)
-    svg = _inline_svg(svg, " ".join(alt.split()))
-    return (f'<figure class="mg-figure" data-min-text-px="{unscaled:.1f}" style="margin:0">\n'
+    alt = " ".join(alt.split())
+    svg, unscaled, natural, narrowest = _checked_svg(fig, COLUMN_PX, alt)
+    page = (f'<figure class="mg-figure" data-min-text-px="{unscaled:.1f}" style="margin:0">\n'
             f'<div class="mg-figure-scroll" style="overflow-x:auto">\n'
             f'<div class="mg-figure-inner" style="width:100%;max-width:{math.ceil(natural)}px;'
             f'min-width:{narrowest}px">\n'
-            f"{svg}</div>\n</div>\n</figure>\n")
+            f"{svg}</div>\n</div>\n")
+    if phone is not None:
+        svg, unscaled, natural, narrowest = _checked_svg(phone, PHONE_COLUMN_PX, alt, what="phone drawing of ")
+        page += (f'<template class="mg-figure-phone" data-min-text-px="{unscaled:.1f}" '
+                 f'data-max-width="{math.ceil(natural)}" data-min-width="{narrowest}">\n{svg}</template>\n')
+    return page + "</figure>\n"
 
 
-def editions_html(figs: Mapping[str, Figure]) -> str:
+def _checked_svg(fig: Figure, column_px: float, alt: str, what: str = "") -> tuple[str, float, float, int]:
+    """``fig`` as inline SVG (:func:`_inline_svg`) with its smallest text at natural size (CSS px, rounded down),
+    its natural width (CSS px) and the narrowest width (CSS px) that keeps its text at :data:`MIN_TEXT_PX`;
+    ValueError if its text renders under that floor in a ``column_px`` column."""
+    renderer = _renderer(fig)
+    smallest = min_text_px(fig, column_px, renderer=renderer)
+    if smallest < MIN_TEXT_PX:
+        raise ValueError(f"{what}figure {title_of(fig)!r}: smallest text renders at {smallest:.1f} px in the "
+                         f"{column_px:g} px column, under the {MIN_TEXT_PX:g} px floor")
+    svg = to_svg(fig)
+    natural = float(re.search(r'viewBox="0 0 ([0-9.]+)', svg).group(1)) * PX_PER_PT  # as the browser sizes it
+    unscaled = math.floor(min_text_pt(fig) * PX_PER_PT * 10) / 10  # rounded down: never claims more than it has
+    return _inline_svg(svg, alt), unscaled, natural, math.ceil(MIN_TEXT_PX * natural / unscaled)
+
+
+def editions_html(figs: Mapping[str, Figure], phones: Mapping[str, Figure] | None = None) -> str:
     """One figure per language (``{"en": fig, "zh": fig}``, each with its own alt text) as one output for both
-    editions: each :func:`to_html` (every check applies to each) in its ``mg-lang-*`` div."""
-    return lang.editions_html({language: to_html(fig) for language, fig in figs.items()})
+    editions: each :func:`to_html` (every check applies to each), with its phone drawing from ``phones`` where
+    given, in its ``mg-lang-*`` div."""
+    phones = phones or {}
+    return lang.editions_html({language: to_html(fig, phone=phones.get(language)) for language, fig in figs.items()})
 
 
 def draw_editions(draw: Callable[[], Figure]) -> dict[str, Figure]:
-    """``draw()`` once per language of the book (:func:`multigpu.book.lang.using`), by language; if one fails,
-    the figures drawn so far are closed."""
+    """``draw()`` once per language of the book (:func:`multigpu.book.lang.using`), by language (under
+    :func:`phone_layout`, with :func:`phone_fit`); if one fails, the figures drawn so far are closed."""
     figs: dict[str, Figure] = {}
     try:
         for language in lang.LANGUAGES:
             with lang.using(language):
-                figs[language] = draw()
+                figs[language] = phone_fit(draw()) if on_phone() else draw()
     except BaseException:
         for fig in figs.values():
             plt.close(fig)
@@ -544,25 +812,40 @@ def draw_editions(draw: Callable[[], Figure]) -> dict[str, Figure]:
     return figs
 
 
-def show(fig: Figure | Mapping[str, Figure], *, alt: str | None = None) -> None:
+def show(fig: Figure | Mapping[str, Figure], *, alt: str | None = None,
+         phones: Mapping[str, Figure] | None = None) -> None:
     """Display the figure inline (notebooks) as :func:`to_html` (checks alt text and the text floor), then close
     it. ``alt`` defaults to the text attached with :func:`set_alt`; with neither, ValueError. A mapping of
-    language to figure (:func:`draw_editions`) shows as :func:`editions_html`, every figure closed (no ``alt``:
-    each figure carries its own)."""
+    language to figure (:func:`draw_editions`) shows as :func:`editions_html`, with ``phones``, their phone
+    drawings, every figure closed (no ``alt``: each figure carries its own)."""
     from IPython.display import HTML, display
 
     figs = dict(fig) if isinstance(fig, Mapping) else None
     if figs is not None and alt is not None:
         raise ValueError("a figure per language carries its own alt text (set_alt): show(figs) takes no alt")
     try:
-        page = editions_html(figs) if figs is not None else to_html(fig, alt=alt)
+        page = editions_html(figs, phones) if figs is not None else to_html(fig, alt=alt)
     finally:
-        for each in (figs.values() if figs is not None else [fig]):
+        for each in [*(figs.values() if figs is not None else [fig]), *(phones or {}).values()]:
             plt.close(each)
     display(HTML(page))
 
 
 def show_both(draw: Callable[[], Figure]) -> None:
-    """Draw the figure in each language (``draw()`` reads :func:`multigpu.book.lang.current`) and display them
-    as one output for both editions (:func:`show`)."""
-    show(draw_editions(draw))
+    """Draw the figure in each language (``draw()`` reads :func:`multigpu.book.lang.current`), and again for a
+    phone (:func:`phone_layout`), and display them as one output for both editions (:func:`show`). A figure
+    drawn without :func:`figure` (the wiring diagrams and schematics of :mod:`multigpu.book.diagrams`) has no
+    phone drawing: on a phone it keeps its desktop width and scrolls."""
+    figs = draw_editions(draw)
+    try:
+        with phone_layout():
+            phones = draw_editions(draw)
+    except BaseException:
+        for fig in figs.values():
+            plt.close(fig)
+        raise
+    if not all(getattr(fig, "mg_phone", False) for fig in phones.values()):  # drawn without figure(): a diagram
+        for fig in phones.values():
+            plt.close(fig)
+        phones = None
+    show(figs, phones=phones)
