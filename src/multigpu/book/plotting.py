@@ -171,7 +171,8 @@ def on_phone() -> bool:
 def phone_size(figsize: tuple[float, float], panels: int, rows: int) -> tuple[float, float]:
     """The phone drawing's size (inches) of a figure ``figsize`` wide and high on a desktop with ``panels``
     panels in ``rows`` rows: :data:`PHONE_FIGWIDTH_IN` wide, each panel three quarters as high as a desktop row,
-    within :data:`PHONE_PANEL_IN`, stacked, plus :data:`PHONE_FRAME_IN` for the title and the source line."""
+    within :data:`PHONE_PANEL_IN` (a row of :data:`PHONE_TALL_IN` or more keeps its height), stacked, plus
+    :data:`PHONE_FRAME_IN` for the title and the source line."""
     low, high = PHONE_PANEL_IN
     row = figsize[1] / rows
     panel = row if row >= PHONE_TALL_IN else min(high, max(low, 0.75 * row))
@@ -184,11 +185,12 @@ LEGEND_GAP_PT = 4.0
 
 def phone_fit(fig: Figure) -> Figure:
     """``fig``, drawn under :func:`phone_layout`, made to read in a phone's narrow panels: texts on the data kept
-    out of the layout (a label that reaches past a narrow panel's edge would shrink it); panel titles wrapped to
-    the figure's width; long category labels on a y axis wrapped (:data:`PHONE_YLABEL_SHARE`); x tick labels that
-    run into each other turned upright; each panel's legend moved under the panel, below its x axis (the bottom
-    row's under the figure), in one column unless its columns fit the figure's width (inside it would cover the
-    data, beside it leave the panel no room), the figure made as much higher. Figure legends stay. The layout is
+    out of the layout (a label that reaches past a narrow panel's edge would shrink it); panel titles and x
+    labels wrapped to the room around the panel's centre, y labels to its height; long category labels on a y
+    axis wrapped (:data:`PHONE_YLABEL_SHARE`); x tick labels that would run into each other turned upright;
+    each panel's legend moved under the panel, below its x axis (the bottom row's under the figure), in one
+    column unless its columns fit the figure's width (inside it would cover the data, beside it leave the panel
+    no room), the figure made as much higher. Figure legends stay. The layout is
     then fixed (no layout engine), so the texts on the data count again for the saved extent. Returns ``fig``."""
     with warnings.catch_warnings():  # a layout before the labels wrap may not fit; the phone checks judge the last
         warnings.filterwarnings("ignore", message="constrained_layout not applied")
@@ -322,7 +324,8 @@ def _upright_crowded_xtick_labels(fig: Figure, renderer) -> None:
                         if t.get_text() and t.get_visible()), key=lambda b: b.x0)
         # judged at the width the panel gets once a legend beside it has moved under it: to the figure's edge
         wider = max(1.0, (fig.bbox.x1 - ax.bbox.x0) / ax.bbox.width) if ax.bbox.width > 0 else 1.0
-        if any((b.x0 + b.x1 - a.x0 - a.x1) / 2 * wider < (a.width + b.width) / 2 + 1 for a, b in zip(boxes, boxes[1:])):
+        pairs = zip(boxes, boxes[1:])
+        if any((b.x0 + b.x1 - a.x0 - a.x1) / 2 * wider < (a.width + b.width) / 2 + 1 for a, b in pairs):
             ax.tick_params(axis="x", labelrotation=90)
 
 
