@@ -202,17 +202,17 @@ def _phone_fit(fig: Figure) -> Figure:
         for text in ax.texts:
             text.set_in_layout(False)
     renderer = _renderer(fig)
-    _upright_crowded_xtick_labels(fig, renderer)  # decided on one layout, before the wrapped labels change it
-    _wrap_long_ytick_labels(fig, renderer)
-    _renderer(fig)  # laid out: the panels' widths
-    _wrap_centred(fig, lambda ax: [ax.xaxis.label])  # before the legends go under it
-    fig = _legends_under(fig)
+    changed = _upright_crowded_xtick_labels(fig, renderer)  # decided on one layout, before wrapped labels move it
+    if _wrap_long_ytick_labels(fig, renderer):
+        renderer = _renderer(fig)  # the panels' new widths
+    if _wrap_centred(fig, lambda ax: [ax.xaxis.label]) or changed:
+        renderer = _renderer(fig)  # the x axes' new heights, where the legends go under them
+    fig = _legends_under(fig, renderer)
     _renderer(fig)  # laid out again, the legends out of the panels' way
     _wrap_centred(fig, lambda ax: [ax.title, ax._left_title, ax._right_title])
-    _renderer(fig)
-    for ax in fig.axes:
+    for ax in fig.axes:  # a title's new lines take a little of the height: 0.9 of it
         if ax.yaxis.label.get_text():
-            ax.yaxis.label.set_text(wrap_title(ax.yaxis.label.get_text(), 0.95 * ax.bbox.height / fig.dpi,
+            ax.yaxis.label.set_text(wrap_title(ax.yaxis.label.get_text(), 0.9 * ax.bbox.height / fig.dpi,
                                                ax.yaxis.label.get_fontsize()))
     _renderer(fig)  # the last layout, kept: the texts on the data count again for the saved extent
     fig.set_layout_engine("none")
@@ -222,24 +222,28 @@ def _phone_fit(fig: Figure) -> Figure:
     return fig
 
 
-def _wrap_centred(fig: Figure, texts: Callable[[Axes], list[Text]]) -> None:
+def _wrap_centred(fig: Figure, texts: Callable[[Axes], list[Text]]) -> bool:
     """Each panel's ``texts(ax)`` (its titles or x label, centred on it) wrapped to the room around its centre,
-    within its grid column (the figure's last layout)."""
+    within its grid column (the figure's last layout); whether any text changed."""
+    changed = False
     for ax in fig.axes:
         spec = ax.get_subplotspec()
         columns = spec.get_gridspec().ncols if spec is not None else 1
         centre = (ax.bbox.x0 + ax.bbox.x1) / 2 / fig.dpi
         room = 0.9 * min(2 * min(centre, fig.get_figwidth() - centre), fig.get_figwidth() / columns)
         for text in texts(ax):
-            if text.get_text():
-                text.set_text(wrap_title(text.get_text(), room, text.get_fontsize()))
+            wrapped = wrap_title(text.get_text(), room, text.get_fontsize()) if text.get_text() else ""
+            if wrapped != text.get_text():
+                text.set_text(wrapped)
+                changed = True
+    return changed
 
 
-def _legends_under(fig: Figure) -> Figure:
+def _legends_under(fig: Figure, renderer) -> Figure:
     """Each panel's legend moved under the panel, below its x axis (the bottom row's under the figure), in one
-    column unless its columns fit the figure's width, its labels wrapped to it; the figure made as much higher.
-    Returns ``fig``."""
-    renderer, added_in, footer_in = _renderer(fig), 0.0, 0.0
+    column unless its columns fit the figure's width, its labels wrapped to it; the figure made as much higher
+    (positions from ``renderer``, the figure's last layout). Returns ``fig``."""
+    added_in, footer_in = 0.0, 0.0
     shown = [ax for ax in fig.axes if ax.get_visible()]
     lowest = min((ax.bbox.y0 for ax in shown), default=0.0)
     for ax in fig.axes:
@@ -298,10 +302,11 @@ def _widest_fitting(fig: Figure, make: Callable[[int], Legend], ncols: int, rend
 PHONE_YLABEL_SHARE = 0.38
 
 
-def _wrap_long_ytick_labels(fig: Figure, renderer) -> None:
+def _wrap_long_ytick_labels(fig: Figure, renderer) -> bool:
     """Wrap each panel's y tick labels (categories: the bars of a horizontal bar chart) that take more than
     :data:`PHONE_YLABEL_SHARE` of the figure's width, at spaces, to that width, where each row has the height
-    for the lines (extents from ``renderer``, the figure's last layout)."""
+    for the lines (extents from ``renderer``, the figure's last layout); whether any panel's were wrapped."""
+    changed = False
     for ax in fig.axes:
         labels = [t for t in ax.get_yticklabels() if t.get_text() and t.get_visible()]
         widest = max((t.get_window_extent(renderer).width for t in labels), default=0.0)
@@ -313,12 +318,16 @@ def _wrap_long_ytick_labels(fig: Figure, renderer) -> None:
         lines = max(w.count("\n") + 1 for w in wrapped)
         if lines * 1.2 * size * fig.dpi / 72 > ax.bbox.height / len(labels):  # no room for more lines a row
             continue
-        ax.set_yticks(ax.get_yticks(), wrapped)
+        if wrapped != [t.get_text() for t in ax.get_yticklabels()]:
+            ax.set_yticks(ax.get_yticks(), wrapped)
+            changed = True
+    return changed
 
 
-def _upright_crowded_xtick_labels(fig: Figure, renderer) -> None:
+def _upright_crowded_xtick_labels(fig: Figure, renderer) -> bool:
     """Turn upright each panel's x tick labels when two neighbours would run into each other (extents from
-    ``renderer``, the figure's last layout)."""
+    ``renderer``, the figure's last layout); whether any panel's were turned."""
+    changed = False
     for ax in fig.axes:
         boxes = sorted((t.get_window_extent(renderer) for t in ax.get_xticklabels()
                         if t.get_text() and t.get_visible()), key=lambda b: b.x0)
@@ -327,6 +336,8 @@ def _upright_crowded_xtick_labels(fig: Figure, renderer) -> None:
         pairs = zip(boxes, boxes[1:])
         if any((b.x0 + b.x1 - a.x0 - a.x1) / 2 * wider < (a.width + b.width) / 2 + 1 for a, b in pairs):
             ax.tick_params(axis="x", labelrotation=90)
+            changed = True
+    return changed
 
 
 def wrap_title(title: str, width_in: float, fontsize_pt: float = TITLE_PT) -> str:
