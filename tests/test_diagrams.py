@@ -393,8 +393,10 @@ def test_multinode_alt_text_in_both_languages():
 
 def test_every_catalogue_system_and_link_kind_has_its_chinese_words():
     kinds = {wiring.for_system(s).kind for s in catalog.systems()}
+    assert kinds <= set(diagrams.TOPOLOGY_KINDS)
     for kind in kinds:
-        assert CHINESE.search(lang.label(kind, "zh")), kind
+        assert CHINESE.search(lang.label(diagrams.TOPOLOGY_KINDS[kind], "zh")), kind
+        assert " " in diagrams.TOPOLOGY_KINDS[kind] or diagrams.TOPOLOGY_KINDS[kind] == "NVSwitch", "a name, not an id"
     links = {e.kind for s in catalog.systems() for e in wiring.for_system(s).edges if e.kind != "bounce"}
     assert links <= set(diagrams.KINDS)
     for _colour, name in diagrams.KINDS.values():
@@ -421,3 +423,74 @@ def test_wrap_keeps_english_as_textwrap_and_breaks_chinese_by_width():
     lines = diagrams.wrap_text(chinese_text, 50).split("\n")
     assert len(lines) > 1 and all(lang.text_width(line) <= 50 or " " not in line for line in lines)
     assert "".join(lines).replace(" ", "") == chinese_text.replace(" ", "")
+
+
+# ------------------------------------------------------------------ phone drawings
+
+
+def phone(kind: str, arg: str, language: str = "en"):
+    """The figure's phone drawing as the book makes it (:func:`plotting.phone_layout`, :func:`plotting.phone_fit`);
+    the caller closes it."""
+    with lang.using(language), plotting.phone_layout():
+        return plotting.phone_fit(draw.__wrapped__(kind, arg) if hasattr(draw, "__wrapped__") else
+                                  {"wiring": diagrams.wiring_figure, "schematic": schematics.allreduce_schematic,
+                                   "multinode": diagrams.multinode_figure}[kind](arg))
+
+
+def label_boxes(fig):
+    """The drawn extent (px) of every text on the diagram's axes: vertex boxes, byte labels, tray numbers."""
+    renderer = plotting._renderer(fig)
+    return [(t.get_text(), (t.get_bbox_patch() or t).get_window_extent(renderer))
+            for ax in fig.axes for t in ax.texts if t.get_text().strip()]
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+@pytest.mark.parametrize("kind, arg", all_figures())
+def test_phone_drawing_fits_a_phone_column_with_its_labels_apart(kind, arg, language):
+    fig = phone(kind, arg, language)
+    try:
+        assert fig.mg_phone and fig.get_figwidth() == plotting.PHONE_FIGWIDTH_IN
+        assert plotting.min_text_px(fig, plotting.PHONE_COLUMN_PX) >= plotting.MIN_TEXT_PX
+        assert plotting.natural_width_px(fig) <= plotting.PHONE_FIGWIDTH_IN * 96 + 20, "text spills past the width"
+        assert not plotting.label_title_overlaps(fig) and not plotting.contrast_problems(fig)
+        boxes = label_boxes(fig)
+        clashes = [(a, b) for i, (a, box) in enumerate(boxes) for b, other in boxes[i + 1:] if box.overlaps(other)]
+        assert not clashes
+        title, source = fig._suptitle.get_text(), max(fig.texts, key=lambda t: -t.get_position()[1])
+        assert source.get_text().startswith(("Source:", "来源："))
+        lowest = min(artist.get_window_extent(fig.canvas.get_renderer()).y0 for artist in [*fig.legends, *fig.axes])
+        assert source.get_window_extent(fig.canvas.get_renderer()).y1 < lowest, "the source line under everything"
+        assert "\n" in title or plotting.text_width(title) < 50
+    finally:
+        plt.close(fig)
+
+
+def test_phone_wiring_draws_the_same_links_at_the_same_rates_as_the_desktop():
+    for system_id in ("dgx-1-v100", "pcie-a100-nvl-pairs"):
+        fig = phone("wiring", system_id)
+        labels = [h.get_label().replace("\n", " ") for h in fig.legends[0].legend_handles]
+        plt.close(fig)
+        assert labels == [h.get_label() for h in wiring_figure_of(system_id).legends[0].legend_handles]
+
+
+def test_phone_multinode_is_the_desktop_layout_turned_a_quarter():
+    desktop, turned = multinode("hgx-h100"), phone("multinode", "hgx-h100")
+    try:
+        boxes = {t.get_text(): t.get_position() for t in turned.axes[0].texts if t.get_bbox_patch() is not None}
+        gpus = sorted((xy for text, xy in boxes.items() if text.startswith("G")), key=lambda xy: -xy[1])
+        assert len({x for x, _ in gpus}) == 1, "the GPUs in one column"
+        assert turned.get_figheight() > 1.5 * turned.get_figwidth() and desktop.get_figwidth() > desktop.get_figheight()
+    finally:
+        plt.close(turned)
+
+
+def test_legend_names_link_generations_not_ids():
+    assert diagrams.link_generation("pcie5-x16", "PCIe") == "Gen5 x16"
+    assert diagrams.link_generation("infiniband-ndr", "InfiniBand NIC") == "NDR 4x"
+    assert diagrams.link_generation("nvswitch3", "NVLink to switch") == "NVSwitch gen3"
+    assert diagrams.link_generation("nvlink-bridge-a100", "NVLink bridge") == ""
+    ids = set(catalog.links())
+    for system_id in WIRING:
+        labels = " ".join(h.get_label() for h in wiring_figure_of(system_id).legends[0].legend_handles)
+        assert not [i for i in ids if f"({i})" in labels], labels
+    assert "(" not in wiring_figure_of("hgx-h100")._suptitle.get_text().replace("(NVSwitch)", "")

@@ -9,7 +9,7 @@ or text sticks out of the text column (the article) by more than 1 px unless
 it sits in a scroll container, and the page never scrolls sideways. Figures:
 every ``figure.mg-figure`` states its smallest text (``data-min-text-px``,
 at least 9 px) and is not drawn so small at either width that this text falls
-under 9 px; on the phone, one with a phone drawing shows it
+under 9 px; on the phone, each shows its phone drawing
 (``data-phone-min-text-px``) without scrolling sideways; every other image or
 SVG in the article has a text alternative.
 The intro (where ``index.html`` leads) holds the decision table.
@@ -371,7 +371,7 @@ def test_a_narrow_table_fits_the_desktop_column(layout, page_path: str) -> None:
 @pytest.mark.parametrize("page_path", pages())
 def test_figures_keep_text_readable(layout, page_path: str, width: int) -> None:
     """Every figure shows its smallest text at 9 px or more, at 1280 px and on a 390 px phone; on the phone a
-    figure with a phone drawing shows that drawing and fits the column without scrolling sideways."""
+    figure shows its phone drawing (every figure has one) and fits the column without scrolling sideways."""
     found = layout(width, page_path)
     problems = []
     for fig in found.figures:
@@ -390,6 +390,8 @@ def test_figures_keep_text_readable(layout, page_path: str, width: int) -> None:
                             f"smallest text is {shown:.1f} px at {width} px wide")
         if fig["phone"] != (width == WIDTHS[1] and fig["hasPhone"]):
             problems.append(f"{fig['element']}: shows its {'phone' if fig['phone'] else 'desktop'} drawing")
+        if width == WIDTHS[1] and not fig["hasPhone"]:
+            problems.append(f"{fig['element']}: has no phone drawing, so a phone scrolls it")
         if width == WIDTHS[1] and fig["phone"] and fig["hidden"] > TOLERANCE_PX:
             problems.append(f"{fig['element']}: its phone drawing scrolls sideways by {fig['hidden']} px")
     assert not problems, f"{page_path} at {width} px: figures under {MIN_TEXT_PX} px or scrolling:{_list(problems)}"
@@ -1007,13 +1009,16 @@ def test_numbers_read_as_people_read_them(page_path):
 
 @lru_cache(maxsize=1)
 def _slugs() -> re.Pattern[str]:
-    """The ids of the data files a reader should never meet in a sentence, an axis or alt text: systems, models
-    and named workloads (those with a hyphen: "hgx-h200", "llama3.1-8b", "serve-llama3.1-70b-30tps")."""
+    """The ids of the data files a reader should never meet in a sentence, an axis or alt text: systems, models,
+    named workloads, GPUs, links and topology kinds (those with a hyphen or a digit: "hgx-h200", "llama3.1-8b",
+    "serve-llama3.1-70b-30tps", "rtx-4090", "nvswitch3", "pcie-tree")."""
     from multigpu.compute import models
-    from multigpu.hardware import catalog
+    from multigpu.hardware import catalog, wiring
     from multigpu.market import workloads
 
-    ids = {i for i in (*catalog.systems(), *models.models(), *workloads.workloads_table()) if "-" in i}
+    kinds = {wiring.for_system(s).kind for s in catalog.systems()}
+    ids = {i for i in (*catalog.systems(), *models.models(), *workloads.workloads_table(), *catalog.gpus(),
+                       *catalog.links(), *kinds) if "-" in i or re.search(r"\d", i)}
     return re.compile(r"(?<![\w./'@-])(" + "|".join(sorted(map(re.escape, ids), key=len, reverse=True)) +
                       r")(?![\w'@-])")
 

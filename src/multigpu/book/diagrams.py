@@ -13,6 +13,9 @@ All-reduce schematics
 Every figure has a title and a source line, is at most 7 inches wide, uses no
 text under 8 pt, draws in :data:`multigpu.book.plotting.COLORS` and puts node
 labels on fills they contrast with at WCAG AA (:func:`contrast_ratio` >= 4.5).
+Under :func:`multigpu.book.plotting.phone_layout` each draws its phone drawing
+instead (:func:`phone_figure`): 3.8 inches wide, its texts wrapped to that and
+stacked under the drawing (:func:`below`), a wide layout turned or stacked.
 
 Words come in the current language (:mod:`multigpu.book.lang`, catalog
 ``multigpu.po``): a figure or alt text made inside ``lang.using("zh")`` is
@@ -36,7 +39,7 @@ from multigpu.book import lang, plotting
 from multigpu.book.vocabulary import short_system_name, system_name
 from multigpu.book.lang import N_, _, text_width
 from multigpu.common.errors import InputError
-from multigpu.hardware import wiring
+from multigpu.hardware import catalog, wiring
 
 BLACK, ORANGE, BLUE, GREEN, PINK, SKY, VERMILLION, GREY = plotting.COLORS
 WHITE = "#FFFFFF"
@@ -81,9 +84,10 @@ KINDS: dict[str, tuple[str, str]] = {
     "ethernet": (GREEN, N_("Ethernet NIC")),
     "uplink": (SKY, N_("Leaf uplink, non-blocking (sum of its NICs)")),
 }
-#: topology kind (:attr:`multigpu.hardware.wiring.Topology.kind`, shown in English as it is) -> message id:
-#: the id itself, whose translation names the class in another language
-TOPOLOGY_KINDS = (N_("nvswitch"), N_("mesh"), N_("hybrid-cube-mesh"), N_("pcie-tree"), N_("pcie-bridged"))
+#: topology kind (:attr:`multigpu.hardware.wiring.Topology.kind`) -> its name for people (a message)
+TOPOLOGY_KINDS: dict[str, str] = {"nvswitch": N_("NVSwitch"), "mesh": N_("full mesh"),
+                                  "hybrid-cube-mesh": N_("hybrid cube mesh"), "pcie-tree": N_("PCIe tree"),
+                                  "pcie-bridged": N_("PCIe, NVLink-bridged pairs")}
 #: GPUs per compute tray of an NVL72 rack (catalogue notes of gb200-nvl72: 18 trays of 4 GPUs)
 TRAY_GPUS = 4
 
@@ -147,11 +151,55 @@ def wrap_text(text: str, width: int) -> str:
 
 
 def finish(fig: Figure, title: str, source: str) -> Figure:
-    """Add the title and the wrapped source line (house style, >= 8 pt), in the current language."""
+    """Add the title and the wrapped source line (house style, >= 8 pt), in the current language; a phone
+    drawing's (:func:`phone_figure`) wrapped to its width, the source line under everything drawn."""
+    line = _("Source: {source}", source=source)
+    if getattr(fig, "mg_phone", False):
+        fig.suptitle(plotting.wrap_title(title, PHONE_TEXT_IN, TITLE_PT), fontsize=TITLE_PT)
+        fig.text(0.01, below(fig), plotting.wrap_source(line, PHONE_TEXT_IN, SOURCE_PT), fontsize=SOURCE_PT,
+                 color="#444444", ha="left", va="top")
+        return fig
     fig.suptitle(title, fontsize=TITLE_PT)
-    fig.text(0.01, -0.02, wrap_text(_("Source: {source}", source=source), 105), fontsize=SOURCE_PT, color="#444444",
-             ha="left", va="top")
+    fig.text(0.01, -0.02, wrap_text(line, 105), fontsize=SOURCE_PT, color="#444444", ha="left", va="top")
     return fig
+
+
+#: Width (inches) that a phone drawing's title, legend labels, caption and source line wrap to.
+PHONE_TEXT_IN = plotting.PHONE_FIGWIDTH_IN - 0.2
+#: Inches of a phone drawing per unit of a wiring layout (a GPU's spacing): "GPU7" and its neighbours apart.
+PHONE_IN_PER_UNIT = 0.42
+#: Inches a row of a phone drawing's turned multi-node view takes (a GPU and its NIC).
+PHONE_ROW_IN = 0.3
+
+
+def phone_figure(title: str, panels_in: list[float], gap_in: float = 0.0) -> tuple[Figure, list]:
+    """A diagram's phone drawing (:func:`multigpu.book.plotting.phone_layout`, marked ``mg_phone``):
+    :data:`multigpu.book.plotting.PHONE_FIGWIDTH_IN` wide, room at the top for ``title`` wrapped
+    (:func:`finish` draws it), then blank axes the full width, ``panels_in`` inches high each, stacked with
+    ``gap_in`` inches above each (for a panel's title). What goes under them is placed with :func:`below`."""
+    lines = plotting.wrap_title(title, PHONE_TEXT_IN, TITLE_PT).count("\n") + 1
+    top = lines * TITLE_PT * 1.3 / 72 + 0.25
+    height = top + sum(panels_in) + gap_in * len(panels_in)
+    fig = plt.figure(figsize=(plotting.PHONE_FIGWIDTH_IN, height))
+    fig.mg_phone = True
+    axes, y = [], height - top
+    for panel in panels_in:
+        y -= gap_in + panel
+        axes.append(blank_axes(fig, (0.02, y / height, 0.96, panel / height)))
+    return fig, axes
+
+
+def below(fig: Figure, gap_in: float = 0.1) -> float:
+    """The figure fraction ``gap_in`` inches under everything drawn so far: where a phone drawing stacks its
+    legend, caption and source line, one under the other (the saved extent grows to hold them)."""
+    return (fig.get_tightbbox(fig.canvas.get_renderer()).y0 - gap_in) / fig.get_figheight()
+
+
+def phone_legend(fig: Figure, handles: list) -> None:
+    """A phone drawing's legend: under everything drawn so far, one column, each label wrapped to the width."""
+    for handle in handles:
+        handle.set_label(plotting.wrap_title(handle.get_label(), PHONE_TEXT_IN - 0.6, LABEL_PT))
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, below(fig)), ncol=1, fontsize=LABEL_PT)
 
 
 def blank_axes(fig: Figure, rect: tuple[float, float, float, float]):
@@ -163,14 +211,16 @@ def blank_axes(fig: Figure, rect: tuple[float, float, float, float]):
 
 
 def draw_vertices(graph: nx.Graph, pos: dict, ax, labels: dict[str, str] | None = None) -> None:
-    """Vertices as labelled rounded boxes filled by role; label colour chosen for contrast."""
+    """Vertices as labelled rounded boxes filled by role; label colour chosen for contrast (on a phone drawing
+    the boxes hug their labels, so that a row of eight fits)."""
     labels = labels or {v: vertex_label(v) for v in graph}
+    pad = 0.15 if getattr(ax.figure, "mg_phone", False) else 0.3
     for name, (fill, ink, _what) in ROLES.items():
         members = {v: labels[v] for v in graph if graph.nodes[v].get("role", role(v)) == name and v in labels}
         if members:
             nx.draw_networkx_labels(graph, pos, members, ax=ax, font_size=LABEL_PT, font_color=ink,
                                     font_family=plt.rcParams["font.family"],  # the house fonts, CJK fallback too
-                                    bbox={"boxstyle": "round,pad=0.3", "fc": fill, "ec": "none"})
+                                    bbox={"boxstyle": f"round,pad={pad}", "fc": fill, "ec": "none"})
 
 
 def vertex_label(vertex: str) -> str:
@@ -262,11 +312,21 @@ def _draw_links(graph: nx.Graph, pos: dict, ax) -> list[Line2D]:
             nx.draw_networkx_edges(graph, pos, [(a, b)], ax=ax, width=edge_width(bw), edge_color=colour,
                                    arrows=True, arrowstyle="-", node_size=0,
                                    connectionstyle=_arc(pos[a], pos[b]) if direct else "arc3,rad=0.0")
-        name = _("{name} ({link_id})", name=name, link_id=link_id) if link_id else name
+        generation = link_generation(link_id, KINDS[kind][1]) if link_id else ""
+        name = _("{name} ({generation})", name=name, generation=generation) if generation else name
         handles.append(Line2D([], [], color=colour, linewidth=edge_width(bw),
                               label=_("{name}: {rate} GB/s per direction, {links}", name=name, rate=_gbps(bw),
                                       links=_links(len(edges)))))
     return handles
+
+
+def link_generation(link_id: str, kind_name: str) -> str:
+    """What the catalogue's name of link ``link_id`` adds to ``kind_name`` (the link kind's English name): its
+    name up to a parenthesis, a comma, " for " or " in ", without the words the kind already says ("PCIe Gen5 x16"
+    under "PCIe" -> "Gen5 x16", "InfiniBand NDR 4x" under "InfiniBand NIC" -> "NDR 4x"); empty if nothing."""
+    name = re.split(r" \(|, | for | in ", catalog.link(link_id).name)[0]
+    said = {word.lower() for word in kind_name.split()}
+    return " ".join(word for word in name.split() if word.lower() not in said)
 
 
 def _links(k: int) -> str:
@@ -286,16 +346,25 @@ def wiring_figure(system_id: str) -> Figure:
     if len(_gpus(graph)) > 16:
         return _rack_figure(system_id, graph)
     pos = wiring_layout(graph)
-    fig = plt.figure(figsize=(WIDTH_IN, 5.6))
-    ax = blank_axes(fig, (0.02, 0.27, 0.96, 0.63))
+    title = _("Wiring of {system} ({kind})", system=short_system_name(system_id),
+              kind=lang.label(TOPOLOGY_KINDS[wiring.for_system(system_id).kind]))
+    low = _lowest_arc(graph, pos) - 0.4
+    if plotting.on_phone():
+        fig, (ax,) = phone_figure(title, [(5.4 - low) * PHONE_IN_PER_UNIT])
+    else:
+        fig = plt.figure(figsize=(WIDTH_IN, 5.6))
+        ax = blank_axes(fig, (0.02, 0.27, 0.96, 0.63))
     ax.set_aspect("auto")
     handles = _draw_links(graph, pos, ax)
     draw_vertices(graph, pos, ax)
-    ax.set_ylim(_lowest_arc(graph, pos) - 0.4, 5.4)
-    ax.set_xlim(-0.7, len(_gpus(graph)) - 0.3)
-    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=1, fontsize=LABEL_PT)
-    return finish(fig, _("Wiring of {system} ({kind})", system=short_system_name(system_id),
-                          kind=lang.label(wiring.for_system(system_id).kind)), _wiring_source(system_id))
+    ax.set_ylim(low, 5.4)
+    margin = 0.55 if plotting.on_phone() else 0.7  # half a box, and a little
+    ax.set_xlim(-margin, len(_gpus(graph)) - 1 + margin)
+    if plotting.on_phone():
+        phone_legend(fig, handles)
+    else:
+        fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=1, fontsize=LABEL_PT)
+    return finish(fig, title, _wiring_source(system_id))
 
 
 def _lowest_arc(graph: nx.Graph, pos: dict) -> float:
@@ -315,37 +384,48 @@ def _wiring_source(system_id: str, function: str = "wiring_figure") -> str:
 
 
 def _rack_figure(system_id: str, graph: nx.Graph) -> Figure:
-    """A rack-scale NVLink domain: compute trays of :data:`TRAY_GPUS` GPUs around the NVLink switch."""
+    """A rack-scale NVLink domain: compute trays of :data:`TRAY_GPUS` GPUs around the NVLink switch (on a phone
+    each tray labelled with its GPUs' numbers alone, the legend saying so)."""
     gpus = _gpus(graph)
     trays = math.ceil(len(gpus) / TRAY_GPUS)
-    fig = plt.figure(figsize=(WIDTH_IN, 6.6))
-    ax = blank_axes(fig, (0.02, 0.14, 0.96, 0.78))
+    phone = plotting.on_phone()
+    title = _("Wiring of {system}: {gpus} GPUs in {trays} trays on one NVLink switch",
+              system=short_system_name(system_id), gpus=len(gpus), trays=trays)
+    if phone:
+        fig, (ax,) = phone_figure(title, [plotting.PHONE_FIGWIDTH_IN - 0.2])
+    else:
+        fig = plt.figure(figsize=(WIDTH_IN, 6.6))
+        ax = blank_axes(fig, (0.02, 0.14, 0.96, 0.78))
     pos = {"nvswitch": (0.0, 0.0)}
     for t in range(trays):
         angle = math.pi / 2 - 2 * math.pi * t / trays
         members = gpus[t * TRAY_GPUS:(t + 1) * TRAY_GPUS]
         _draw_tray(ax, pos, members, angle)
+        first, last = t * TRAY_GPUS, t * TRAY_GPUS + len(members) - 1
         ax.text(3.55 * math.cos(angle), 3.55 * math.sin(angle),
-                _("GPUs {first}-{last}", first=t * TRAY_GPUS, last=t * TRAY_GPUS + len(members) - 1),
+                f"{first}-{last}" if phone else _("GPUs {first}-{last}", first=first, last=last),
                 fontsize=LABEL_PT, ha="center", va="center")
     sub = graph.subgraph(gpus + ["nvswitch"])
     bw = next(d["bw_GBps_per_dir"] for _, _, d in sub.edges(data=True))
-    link_id = next(d["link_id"] for _, _, d in sub.edges(data=True))
     edges = sorted(tuple(sorted(e)) for e in sub.edges())  # a subgraph iterates in hash order: fix it
     nx.draw_networkx_edges(sub, pos, edgelist=edges, ax=ax, width=edge_width(bw) / 3, edge_color=BLUE, alpha=0.6)
     draw_vertices(graph.subgraph(["nvswitch"]), pos, ax, {"nvswitch": _("NVLink\nswitch")})
     ax.set_xlim(-4.3, 4.3)
     ax.set_ylim(-4.0, 4.0)
     handle = Line2D([], [], color=BLUE, linewidth=edge_width(bw) / 3,
-                    label=_("NVLink to switch ({link_id}): {rate} GB/s per direction per GPU, {links} (drawn at 1/3 "
-                            "width)", link_id=link_id, rate=_gbps(bw), links=_links(len(gpus))))
+                    label=_("NVLink to switch: {rate} GB/s per direction per GPU, {links} (drawn at 1/3 width)",
+                            rate=_gbps(bw), links=_links(len(gpus))))
     dot = Line2D([], [], color=BLUE, marker="o", linestyle="none",
-                 label=_("GPU ({count} per compute tray)", count=TRAY_GPUS))
-    fig.legend(handles=[handle, dot], loc="lower center", bbox_to_anchor=(0.5, 0.04), fontsize=LABEL_PT)
-    fig.text(0.5, 0.02, _host_summary(graph), fontsize=LABEL_PT, ha="center", va="center")
-    return finish(fig, _("Wiring of {system}: {gpus} GPUs in {trays} trays on one NVLink switch",
-                         system=short_system_name(system_id),
-                          gpus=len(gpus), trays=trays), _wiring_source(system_id))
+                 label=_("GPU ({count} per compute tray, numbered beside it)", count=TRAY_GPUS) if phone else
+                 _("GPU ({count} per compute tray)", count=TRAY_GPUS))
+    if phone:
+        phone_legend(fig, [handle, dot])
+        fig.text(0.5, below(fig), plotting.wrap_title(_host_summary(graph), PHONE_TEXT_IN, LABEL_PT),
+                 fontsize=LABEL_PT, ha="center", va="top")
+    else:
+        fig.legend(handles=[handle, dot], loc="lower center", bbox_to_anchor=(0.5, 0.04), fontsize=LABEL_PT)
+        fig.text(0.5, 0.02, _host_summary(graph), fontsize=LABEL_PT, ha="center", va="center")
+    return finish(fig, title, _wiring_source(system_id))
 
 
 def _draw_tray(ax, pos: dict, members: list[str], angle: float) -> None:
@@ -441,18 +521,29 @@ def multinode_figure(system_id: str, nodes: int = 2) -> Figure:
         raise InputError(f"{system_id}: the multi-node view draws nodes of at most 8 GPUs with NICs")
     plotting.apply_style()
     graph, pos = multinode_graph(system_id, nodes)
-    fig = plt.figure(figsize=(WIDTH_IN, 4.8))
-    ax = blank_axes(fig, (0.02, 0.2, 0.96, 0.7))
+    title = _("{nodes} nodes of {system}, rail-optimised: NIC m of every node on leaf m", nodes=nodes,
+              system=short_system_name(system_id))
+    columns = nodes * (topo.gpus_per_node + 1)
+    if plotting.on_phone():  # turned a quarter: the GPUs in a column, the fabric on the right
+        pos = {v: (y, -x) for v, (x, y) in pos.items()}
+        fig, (ax,) = phone_figure(title, [(columns + 0.2) * PHONE_ROW_IN])
+    else:
+        fig = plt.figure(figsize=(WIDTH_IN, 4.8))
+        ax = blank_axes(fig, (0.02, 0.2, 0.96, 0.7))
     ax.set_aspect("auto")
     handles = _draw_links(graph, pos, ax)
-    digits = nodes * (topo.gpus_per_node + 1) > 20
+    digits = columns > 20
     draw_vertices(graph, pos, ax, {v: _multinode_label(v, digits) for v in graph})
-    _node_frames(ax, topo, nodes)
-    ax.set_xlim(-0.8, nodes * (topo.gpus_per_node + 1) - 1.2)
-    ax.set_ylim(-1.7, 4.0)
-    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), fontsize=LABEL_PT)
-    return finish(fig, _("{nodes} nodes of {system}, rail-optimised: NIC m of every node on leaf m", nodes=nodes,
-                          system=short_system_name(system_id)), _wiring_source(system_id, "multinode_figure"))
+    _node_frames(ax, topo, nodes, turned=plotting.on_phone())
+    if plotting.on_phone():
+        ax.set_xlim(-1.9, 4.1)
+        ax.set_ylim(-(columns - 1.2), 0.8)
+        phone_legend(fig, handles)
+    else:
+        ax.set_xlim(-0.8, columns - 1.2)
+        ax.set_ylim(-1.7, 4.0)
+        fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), fontsize=LABEL_PT)
+    return finish(fig, title, _wiring_source(system_id, "multinode_figure"))
 
 
 def multinode_alt_text(system_id: str, nodes: int = 2) -> str:
@@ -530,10 +621,16 @@ def _multinode_label(vertex: str, digits: bool = False) -> str:
     return ("" if digits else short[role(local)]) + local[len(role(local)):]
 
 
-def _node_frames(ax, topo: wiring.Topology, nodes: int) -> None:
-    """A grey frame and caption around each node's GPUs, NICs and switch."""
+def _node_frames(ax, topo: wiring.Topology, nodes: int, turned: bool = False) -> None:
+    """A grey frame and caption around each node's GPUs, NICs and switch (``turned``: the layout turned a
+    quarter, (x, y) -> (y, -x), the caption above the frame)."""
     for k in range(nodes):
         x0 = k * (topo.gpus_per_node + 1) - 0.5
+        if turned:
+            ax.add_patch(FancyBboxPatch((-1.75, -x0 - topo.gpus_per_node), 3.25, topo.gpus_per_node,
+                                        boxstyle="round,pad=0.05", fc="none", ec=GREY, lw=0.8, zorder=0))
+            ax.text(-1.75, -x0 + 0.12, _("node {k}", k=k), fontsize=LABEL_PT, ha="left", va="bottom")
+            continue
         ax.add_patch(FancyBboxPatch((x0, -1.45), topo.gpus_per_node, 2.95, boxstyle="round,pad=0.05",
                                     fc="none", ec=GREY, lw=0.8, zorder=0))
         ax.text(x0 + 0.05, -1.62, _("node {k}", k=k), fontsize=LABEL_PT, ha="left", va="top")

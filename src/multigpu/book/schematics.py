@@ -18,13 +18,16 @@ from multigpu.book.diagrams import (
     BLACK,
     BLUE,
     LABEL_PT,
+    PHONE_TEXT_IN,
     VERMILLION,
     WHITE,
     WIDTH_IN,
+    below,
     blank_axes,
     draw_vertices,
     finish,
     ink,
+    phone_figure,
     role,
     size_text,
     vertex_label,
@@ -256,18 +259,30 @@ def allreduce_schematic(algorithm: str, n: int = 4, size_bytes: float = 1e9) -> 
         raise InputError(f"the schematic draws 2 to 8 GPUs; got {n}")
     plotting.apply_style()
     panels = 2 if algorithm in ("tree", "twoshot") else 1
-    fig = plt.figure(figsize=(WIDTH_IN, 4.4 if panels == 2 else 5.0))
-    axes = [blank_axes(fig, (0.02 + 0.49 * i, 0.13, 0.96 / panels, 0.72)) for i in range(panels)]
+    title = _("{algorithm} all-reduce of {size} on {n} GPUs", algorithm=lang.label(_TITLES[algorithm]),
+              size=size_text(size_bytes), n=n)
+    caption = _schematic_caption(algorithm, n, size_bytes, totals)
+    if plotting.on_phone():  # the panels one under the other, each with room for its two-line title
+        fig, axes = phone_figure(title, [PHONE_PANEL_IN] * panels, gap_in=0.45 if panels == 2 else 0.0)
+    else:
+        fig = plt.figure(figsize=(WIDTH_IN, 4.4 if panels == 2 else 5.0))
+        axes = [blank_axes(fig, (0.02 + 0.49 * i, 0.13, 0.96 / panels, 0.72)) for i in range(panels)]
     for ax in axes:
         ax.set_xlim(-1.45, 1.45)
         ax.set_ylim(-1.45, 1.45)
     _draw_schematic(axes, algorithm, n, float(size_bytes))
-    fig.text(0.5, 0.07, wrap_text(_schematic_caption(algorithm, n, size_bytes, totals), 95), fontsize=LABEL_PT,
-             ha="center", va="center")
-    return finish(fig, _("{algorithm} all-reduce of {size} on {n} GPUs", algorithm=lang.label(_TITLES[algorithm]),
-                          size=size_text(size_bytes), n=n),
-                   _("multigpu.book.schematics.link_bytes (closed forms; per-GPU totals as multigpu.comm.collectives: "
-                     "busbw_factor and the ring, one-shot, two-shot and NVLS plans). Bytes per direction per link."))
+    if plotting.on_phone():
+        fig.text(0.5, below(fig), plotting.wrap_title(caption, PHONE_TEXT_IN, LABEL_PT), fontsize=LABEL_PT,
+                 ha="center", va="top")
+    else:
+        fig.text(0.5, 0.07, wrap_text(caption, 95), fontsize=LABEL_PT, ha="center", va="center")
+    return finish(fig, title,
+                  _("multigpu.book.schematics.link_bytes (closed forms; per-GPU totals as multigpu.comm.collectives: "
+                    "busbw_factor and the ring, one-shot, two-shot and NVLS plans). Bytes per direction per link."))
+
+
+#: Height (inches) of a schematic's panel in its phone drawing: about the desktop panel's scale.
+PHONE_PANEL_IN = 3.4
 
 
 #: all-pairs schematics label every link up to this many GPUs; beyond, GPU 0's links (all links carry the same)
