@@ -18,6 +18,7 @@ from glue_citations import check_cited
 from multigpu.book import ch05_figures as ch05fig
 from multigpu.book import ch05_guide as ch05
 from multigpu.book import glue, lang, money, plotting, tables
+from multigpu.book.vocabulary import short_gpu_name
 from multigpu.common.numtext import range_text, significant
 from multigpu.evidence import claims, guide
 from multigpu.evidence.claims import Verdict
@@ -103,7 +104,8 @@ def test_training_example_sentences_carry_the_pick_and_the_front(runs):
         assert facts["ex_max_gpus"] == 16 and facts["ex_days"] == ch05.TRAIN_EXAMPLE["deadline_h"] / 24
         top = recommend.best(run.ex)
         assert f"{top['time_h'] / 24:.1f} days and USD {significant(top['cost_usd'])}" in facts["ex_best"]
-        assert f"`{top['layout']}`" in facts["ex_best"] and top["gpu"] in facts["ex_best"]
+        assert f"`{top['layout']}`" in facts["ex_best"] and short_gpu_name(top["gpu"]) in facts["ex_best"]
+        assert top["gpu"] not in facts["ex_best"], "the GPU's name, not its id"
         front = recommend.pareto(run.ex)
         fast = front.sort_values("time_h").iloc[0]
         assert f"{fast['time_h']:.1f} hours for USD {significant(fast['cost_usd'])}" in facts["ex_front"]

@@ -16,9 +16,9 @@ from matplotlib.figure import Figure
 from multigpu.book import glue, lang, plotting
 from multigpu.book.lang import N_, _
 from multigpu.book.money import currency, in_currency
+from multigpu.book.vocabulary import short_gpu_name
 from multigpu.compute import models
 from multigpu.evidence import guide
-from multigpu.hardware import catalog
 from multigpu.market import recommend
 from multigpu.market.prices import PriceTable
 
@@ -32,12 +32,6 @@ CLASS_STYLE = {"PCIe": ("#FFFFFF", ""), "NVLink bridge": ("#E69F00", "///"), "GP
 #: Each guide class's short name, the first line of its cells in the decision matrix.
 SHORT_CLASS = {"PCIe": N_("PCIe"), "NVLink bridge": N_("bridge"), "GPU mesh node": N_("mesh"),
                "NVSwitch node": N_("NVSwitch"), "multi-node / NVL72": N_("multi-node"), "none feasible": N_("none")}
-
-
-def _short_gpu(gpu_id: str) -> str:
-    """A GPU's name without vendor, brand and memory size: 'H100 SXM5', 'RTX 4090', 'A100 PCIe'."""
-    words = catalog.gpu(gpu_id).name.replace("GeForce ", "").replace("NVIDIA ", "").split(" (")[0].split()
-    return " ".join(w for w in words if not w.upper().endswith("GB")) or gpu_id
 
 
 def plot_decision_matrix(ax: Any, table: pd.DataFrame, legend: pd.DataFrame | None = None) -> None:
@@ -62,7 +56,7 @@ def plot_decision_matrix(ax: Any, table: pd.DataFrame, legend: pd.DataFrame | No
             ax.add_patch(Rectangle((j, i), 1, 1, facecolor=fills[cls], edgecolor="#777777", linewidth=0.8))
             label = lang.label(SHORT_CLASS[cls])
             if cls != "none feasible":
-                label += f"\n{_short_gpu(row['gpu'])}\nx{int(row['instances'])}"
+                label += f"\n{short_gpu_name(row['gpu'])}\nx{int(row['instances'])}"
             ax.text(j + 0.5, i + 0.5, label, ha="center", va="center", fontsize=plotting.SMALL_PT,
                     linespacing=1.15, color=plotting.text_color_on(fills[cls]))
     ax.set_xlim(0, len(columns))

@@ -34,6 +34,7 @@ from multigpu.book import claim_values, glue, lang, tables
 from multigpu.book.glue import Facts
 from multigpu.book.lang import N_, _
 from multigpu.book.money import fx_sentence, local_bounds, money_columns, price
+from multigpu.book.vocabulary import short_gpu_name
 from multigpu.comm.calibration import Calibration
 from multigpu.common.numtext import ESTIMATE
 from multigpu.compute import models
@@ -300,7 +301,7 @@ def _instances(top: Mapping[str, Any]) -> dict[str, Any]:
     """The fields every pick sentence names: instances (and the word after the count), GPUs per instance, the
     GPU and its interconnect class in the current language."""
     return {"n": top["instances"], "instance_word": count_word(top["instances"], "instance"),
-            "per": top["gpus_per_instance"], "gpu": top["gpu"], "cls": word(top["interconnect_class"])}
+            "per": top["gpus_per_instance"], "gpu": short_gpu_name(top["gpu"]), "cls": word(top["interconnect_class"])}
 
 
 def _training_pick(top: Mapping[str, Any] | None, table: PriceTable) -> str:

@@ -58,6 +58,13 @@ def short_system_name(system_id: str, language: str | None = None) -> str:
     return re.split(r" / | \(|（|，", system_name(system_id, language))[0]
 
 
+def short_gpu_name(gpu_id: str) -> str:
+    """A catalogue GPU's name without vendor, brand and memory size: 'H100 SXM5', 'RTX 4090', 'A100 PCIe' (the
+    same in every language)."""
+    words = catalog.gpu(gpu_id).name.replace("GeForce ", "").replace("NVIDIA ", "").split(" (")[0].split()
+    return " ".join(w for w in words if not w.upper().endswith("GB")) or gpu_id
+
+
 def workload_title(workload_id: str, language: str | None = None) -> str:
     """A named workload's title in ``language`` (default: the current one): ``title``, or ``title_<language>``
     of ``data/cost_workloads.csv`` where it has one; an id the file does not name is shown as it is."""
