@@ -25,6 +25,7 @@ from matplotlib.figure import Figure
 from multigpu.book import ch04_cost as ch04
 from multigpu.book import ch04_figures as ch04fig
 from multigpu.book import lang, plotting
+from multigpu.book.vocabulary import short_gpu_name
 from multigpu.common.numtext import significant
 from multigpu.evidence import answer
 from multigpu.evidence import cost as analysis
@@ -185,7 +186,7 @@ def test_market_sentence_states_the_rate_and_the_lowest_price(tables, facts):
         assert sentence.startswith(f"The file has {count} in CNY")
         assert f"{1 / table.fx['CNY'].usd_per_unit:.4f} CNY per USD" in sentence
         assert f"the lowest is {low['price_per_hour'] / low['gpus_per_instance']:.2f} CNY per GPU-hour" in sentence
-        assert f"({low['gpu']}, {low['pricing']})" in sentence
+        assert f"({short_gpu_name(low['gpu'])}, {low['pricing']})" in sentence and low["gpu"] not in sentence
     assert facts["default"]["cny_sentence"] != facts["good"]["cny_sentence"]
     assert ch04.market_sentence(tables["good"].of_pricing("on-demand")) == "The file has no offer in CNY."
 

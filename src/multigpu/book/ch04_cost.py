@@ -71,7 +71,7 @@ from multigpu.evidence.cost import (  # noqa: F401  (the chapter's analysis, as 
     tornado_workload,
     tornados,
 )
-from multigpu.market import cost, premium, prices, workloads
+from multigpu.market import cost, history, premium, prices, workloads
 from multigpu.market.prices import PriceTable
 
 
@@ -484,17 +484,49 @@ def market_sentence(table: PriceTable, currency: str = "CNY") -> str:
         lowest = f"{price:.2f} {currency}"
     else:  # the Chinese edition states the rate once, with the price file (price_facts)
         converted = _("converted at the rate stated with the price file above")
-        local = f"¥{price:.2f}" if currency == LOCAL_CURRENCY else f"{price:.2f} {currency}"
+        local = as_quoted(price, currency)
         usd = DOLLAR + format(low["price_USD_per_gpu_hour"], ".2f")
         lowest = _("{local} ({usd})", local=local, usd=usd)
     return _("The file has {offers} in {currency} ({kinds}), {converted}; the lowest is {lowest} per GPU-hour ({gpu}, "
              "{pricing}).{gap}", offers=offers, currency=currency, kinds=kinds, converted=converted, lowest=lowest,
-             gpu=low["gpu"], pricing=word(low["pricing"]), gap=gap)
+             gpu=vocabulary.short_gpu_name(low["gpu"]), pricing=word(low["pricing"]), gap=gap)
+
+
+def as_quoted(amount: float, currency: str) -> str:
+    """A price as its file quotes it, two decimals: '142.36 CNY', in the Chinese edition '¥142.36' for CNY."""
+    return f"¥{amount:.2f}" if currency == LOCAL_CURRENCY and lang.current() != "en" else f"{amount:.2f} {currency}"
 
 
 def market_facts(table: PriceTable) -> Facts:
-    """The China market: ``cny_sentence`` (:func:`market_sentence` for CNY; prices in CNY per GPU-hour)."""
-    return glue.per_language(lambda: {"cny_sentence": market_sentence(table, "CNY")})
+    """The China market: ``cny_sentence`` (:func:`market_sentence` for CNY; prices in CNY per GPU-hour) and
+    ``history_sentence`` (:func:`history_sentence` against the median premium charged in ``table``)."""
+    today = answer.pair(table).median_pct
+    pairs = history.past_premiums()
+    return glue.per_language(lambda: {"cny_sentence": market_sentence(table, "CNY"),
+                                      "history_sentence": history_sentence(pairs, today)})
+
+
+def history_sentence(pairs: list[history.PastPremium], today_pct: float) -> str:
+    """The newest day's premium charged in the price history (:func:`multigpu.market.history.past_premiums`):
+    its largest instances' list prices per instance-hour and premium (%), the other GPU counts' premiums, and
+    ``today_pct``, the median premium charged in the price file (NaN: the file has no pair), in the current
+    language."""
+    if not pairs:
+        return _("The price history holds no same-day pair of an NVLink and a PCIe instance.")
+    newest = [p for p in pairs if (p.provider, p.observed) == (pairs[-1].provider, pairs[-1].observed)]
+    top = max(newest, key=lambda p: p.gpus_per_instance)
+    others = [p for p in newest if p is not top]
+    rest = (_(", and {premiums} with {gpus} GPUs", premiums=_joined(f"{p.premium_pct:.1f} %" for p in others),
+              gpus=_joined(str(p.gpus_per_instance) for p in others)) if others else "")
+    versus = (_("the median premium charged in today's price file is {today:.0f} %", today=today_pct)
+              if not math.isnan(today_pct) else _("today's price file has no pair to compare it with"))
+    return _("{provider}'s {pricing} list of {date} asked {premium:.1f} % more for {gpus} {gpu} GPUs of {memory:.0f} "
+             "GB wired by NVLink ({nv_instance}, {nv_price} per hour) than wired by PCIe ({pc_instance}, "
+             "{pc_price}){rest}; {versus}.", provider=top.provider, pricing=word(top.pricing),
+             date=top.observed.isoformat(), premium=top.premium_pct, gpus=top.gpus_per_instance, gpu=top.gpu_name,
+             memory=top.memory_GB_per_gpu, nv_instance=top.nvlink_instance,
+             nv_price=as_quoted(top.nvlink_price_per_hour, top.currency), pc_instance=top.pcie_instance,
+             pc_price=as_quoted(top.pcie_price_per_hour, top.currency), rest=rest, versus=versus)
 
 
 def tornado_text(tornado: pd.DataFrame | None, table: PriceTable) -> str:

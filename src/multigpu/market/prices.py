@@ -88,11 +88,13 @@ DEFAULT_PRICES = DATA_DIR / "prices.csv"
 DEFAULT_FX = DATA_DIR / "fx_rates.csv"
 
 
-def _lower(value: Any) -> Any:
+def lower_cell(value: Any) -> Any:
+    """A text cell stripped and in lower case (a pricing type, a system id); anything else as it is."""
     return value.strip().lower() if isinstance(value, str) else value
 
 
-def _upper(value: Any) -> Any:
+def upper_cell(value: Any) -> Any:
+    """A text cell stripped and in upper case (a currency code); anything else as it is."""
     return value.strip().upper() if isinstance(value, str) else value
 
 
@@ -110,8 +112,10 @@ def _hours(value: Any) -> Any:
     return hours
 
 
-class Offer(Row):
-    """One rental offer (a row of the price file); ``price_per_hour`` is per instance, in ``currency``."""
+class ListedPrice(Row):
+    """The columns every dated price has (an offer of a price file, a past list price of
+    :mod:`multigpu.market.history`): an instance of a catalogue GPU and link, its price per instance-hour in
+    ``currency``, the pricing type, when and where it was seen."""
 
     provider: Text
     instance: Text
@@ -119,17 +123,32 @@ class Offer(Row):
     gpus_per_instance: int = Field(ge=1)
     interconnect: Text
     price_per_hour: Positive
-    currency: Annotated[str, BeforeValidator(_upper), Field(min_length=1)]
-    pricing: Annotated[Literal[PRICING], BeforeValidator(_lower)]  # type: ignore[valid-type]
+    currency: Annotated[str, BeforeValidator(upper_cell), Field(min_length=1)]
+    pricing: Annotated[Literal[PRICING], BeforeValidator(lower_cell)]  # type: ignore[valid-type]
     observed: PastDate
     source: Text
+
+    @field_validator("gpu")
+    @classmethod
+    def _known_gpu(cls, value: str) -> str:
+        return datafiles.known(value, catalog.gpus(), "GPU", "gpus")
+
+    @field_validator("interconnect")
+    @classmethod
+    def _known_link(cls, value: str) -> str:
+        return datafiles.known(value, catalog.links(), "interconnect", "links")
+
+
+class Offer(ListedPrice):
+    """One rental offer (a row of the price file); ``price_per_hour`` is per instance, in ``currency``."""
+
     region: str | None = None
-    system: Annotated[str | None, BeforeValidator(_lower)] = None
-    fabric: Annotated[str | None, BeforeValidator(_lower)] = None
+    system: Annotated[str | None, BeforeValidator(lower_cell)] = None
+    fabric: Annotated[str | None, BeforeValidator(lower_cell)] = None
     provider_type: str | None = None
     notes: str | None = None
-    price_basis: Annotated[str | None, BeforeValidator(_lower)] = None
-    scale_out: Annotated[str | None, BeforeValidator(_lower)] = None
+    price_basis: Annotated[str | None, BeforeValidator(lower_cell)] = None
+    scale_out: Annotated[str | None, BeforeValidator(lower_cell)] = None
     min_lease_h: Annotated[float | None, BeforeValidator(_hours)] = None
 
     NOUN = "offer"
@@ -161,16 +180,6 @@ class Offer(Row):
         "min_lease_h": "optional: the shortest rental term in hours, a number >= 0 (720 for a monthly lease); a "
                        "shorter training job pays for the term",
     }
-
-    @field_validator("gpu")
-    @classmethod
-    def _known_gpu(cls, value: str) -> str:
-        return datafiles.known(value, catalog.gpus(), "GPU", "gpus")
-
-    @field_validator("interconnect")
-    @classmethod
-    def _known_link(cls, value: str) -> str:
-        return datafiles.known(value, catalog.links(), "interconnect", "links")
 
     @field_validator("fabric")
     @classmethod
@@ -206,7 +215,7 @@ class Offer(Row):
 class FxRate(Row):
     """One exchange rate: ``usd_per_unit`` US dollars buy one unit of ``currency``, on ``date``."""
 
-    currency: Annotated[str, BeforeValidator(_upper), Field(pattern=r"^[A-Z]{3}$")]
+    currency: Annotated[str, BeforeValidator(upper_cell), Field(pattern=r"^[A-Z]{3}$")]
     usd_per_unit: Positive
     date: PastDate
     source: Text
