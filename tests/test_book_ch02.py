@@ -221,6 +221,13 @@ def test_figures_draw_what_the_calibration_gives(slow_cal):
     plt.close(fig)
     assert f"{views.label(views.MESH)}: NCCL's choice" in labels
     assert set(views.ALLREDUCE_ALGORITHMS.values()) <= set(labels)
+    fig = ch02fig.figure_allreduce_vs_size()
+    bands = fig.axes[0].collections  # the model line's band: one wash, behind the lines
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    alt = plotting.get_alt(fig)
+    plt.close(fig)
+    assert len(bands) == 1 and "90 % prediction interval of NCCL's choice" in texts
+    assert "90 % prediction interval" in alt
 
 
 def test_claims_table_lists_the_chapters_claims(slow_cal):

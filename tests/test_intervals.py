@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from multigpu.evidence import intervals, sweeps
+from multigpu.evidence import intervals, sweeps, topology
 from multigpu.evidence.intervals import Regime
 
 
@@ -144,6 +144,21 @@ def test_a_band_brackets_time_and_busbw_alike(level, predicted):
     assert t_lo <= t_hi and b_lo <= b_hi
     assert math.isclose(t_lo * b_hi, predicted**2, rel_tol=1e-9) and math.isclose(t_hi * b_lo, predicted**2,
                                                                                      rel_tol=1e-9)
+
+
+def test_a_time_curve_takes_each_sizes_band():
+    """NCCL's all-reduce choice over sizes: each time's bounds are its regime's factors, so the curve's band
+    changes where the sizes cross from small to large messages, and always holds the prediction."""
+    frame = topology.allreduce_choice()
+    assert (frame["time_us_lo"] < frame["time_us"]).all() and (frame["time_us"] < frame["time_us_hi"]).all()
+    for _, row in frame.iterrows():
+        band = intervals.band(intervals.regime(row["bytes"], 1))
+        assert math.isclose(row["time_us_lo"], row["time_us"] * band.low, rel_tol=1e-12)
+        assert math.isclose(row["time_us_hi"], row["time_us"] * band.high, rel_tol=1e-12)
+    ratio = frame["time_us_hi"] / frame["time_us_lo"]
+    small, large = frame["bytes"] < sweeps.LARGE_BYTES, frame["bytes"] >= sweeps.LARGE_BYTES
+    assert np.allclose(ratio[small], ratio[small].iloc[0]) and np.allclose(ratio[large], ratio[large].iloc[0])
+    assert not math.isclose(ratio[small].iloc[0], ratio[large].iloc[0])
 
 
 def test_conformal_ranks_on_a_known_sample():

@@ -79,6 +79,8 @@ def plot_allreduce_vs_size(ax, frame: pd.DataFrame | None = None, mesh: pd.DataF
     if mesh is not None:
         ax.plot(mesh["bytes"], mesh["time_us"], color="#999999", linewidth=4, alpha=0.6, zorder=0, marker="",
                 label=_("{system}: NCCL's choice", system=_system(topology.MESH)))
+        if "time_us_lo" in mesh:
+            plotting.band(ax, mesh["bytes"], mesh["time_us_lo"], mesh["time_us_hi"], "#000000")  # dark: on shading
     ax.set_yscale("log")
     _size_axis(ax, frame["bytes"].to_numpy())
     lo, hi = float(frame["bytes"].min()), float(frame["bytes"].max())
@@ -89,8 +91,12 @@ def plot_allreduce_vs_size(ax, frame: pd.DataFrame | None = None, mesh: pd.DataF
         ax.text(lo * 1.4, 0.97, _("latency-bound"), transform=top, fontsize=8, va="top")
         ax.text(hi / 1.4, 0.97, _("bandwidth-bound"), transform=top, fontsize=8, va="top", ha="right")
     ax.set_xlim(lo, hi)
-    ax.legend(fontsize=plotting.SMALL_PT, loc="upper left", bbox_to_anchor=(0.0, 0.9), frameon=True, framealpha=1,
-              edgecolor="#cccccc")
+    style = {"fontsize": plotting.SMALL_PT, "loc": "upper left", "bbox_to_anchor": (0.0, 0.9), "frameon": True,
+             "framealpha": 1, "edgecolor": "#cccccc"}
+    if mesh is not None and "time_us_lo" in mesh:
+        plotting.legend_with_band(ax, _("90 % prediction interval of NCCL's choice"), **style)
+    else:
+        ax.legend(**style)
 
 
 def plot_ring_terms(ax, frame: pd.DataFrame | None = None) -> None:
@@ -235,20 +241,26 @@ def figure_allreduce_vs_size(cal: Calibration | None = None) -> Figure:
     """All-reduce time (µs, log scale) against the message size per GPU (bytes, log scale) on 8x H200 with
     NVSwitch, one line per algorithm, NCCL's choice on the mesh, and the latency- and bandwidth-bound ranges."""
     regions = topology.regimes(cal=cal)
-    mesh_choice = pd.DataFrame(collectives.evaluate("allreduce", topology.MESH, 8, topology.SIZES, cal=cal))
+    mesh_choice = topology.allreduce_choice(cal=cal)
     fig, ax = plotting.figure(
         _("All-reduce on 8x H200 (NVSwitch): time by algorithm"),
         _("message size per GPU (bytes, log scale)"), _("time (µs, log scale)"),
         source=_("multigpu.comm.collectives (alpha-beta per algorithm and protocol, NCCL 2.30 latencies, calibrated "
-                 "bandwidth); multigpu.evidence.topology.allreduce_vs_size and regimes"))
+                 "bandwidth); multigpu.evidence.topology.allreduce_vs_size, allreduce_choice and regimes; band from "
+                 "multigpu.evidence.intervals (held-out residuals)"))
     frame = topology.allreduce_vs_size(cal=cal)
     plot_allreduce_vs_size(ax, frame, mesh=mesh_choice, regions=regions)
+    small, large = mesh_choice.iloc[0], mesh_choice.iloc[-1]
     return plotting.set_alt(fig, _("Line chart, log-log: all-reduce time on 8x H200 against message size ({low} to "
                                    "{high}), one line per algorithm, {span}; latency-bound below {latency}, "
-                                   "bandwidth-bound from {bandwidth}.", low=_size_label(frame["bytes"].min()),
+                                   "bandwidth-bound from {bandwidth}. NCCL's choice on the mesh has a band for its "
+                                   "90 % prediction interval: {small_band} at {low}, {large_band} at {high}.",
+                                   low=_size_label(frame["bytes"].min()),
                                    high=_size_label(frame["bytes"].max()), span=plotting.span(frame["time_us"], "µs"),
                                    latency=_size_label(regions["latency_bound_to_bytes"]),
-                                   bandwidth=_size_label(regions["bandwidth_bound_from_bytes"])))
+                                   bandwidth=_size_label(regions["bandwidth_bound_from_bytes"]),
+                                   small_band=plotting.span([small["time_us_lo"], small["time_us_hi"]], "µs"),
+                                   large_band=plotting.span([large["time_us_lo"], large["time_us_hi"]], "µs")))
 
 
 def figure_ring_terms(cal: Calibration | None = None) -> Figure:

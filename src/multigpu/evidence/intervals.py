@@ -271,6 +271,18 @@ def busbw_bounds(frame: pd.DataFrame, columns: Sequence[str], nbytes: float, nod
     return pd.concat([frame, *parts], axis=1)
 
 
+def time_bounds(frame: pd.DataFrame, column: str, size_column: str = "bytes", nodes: int = 1,
+                level: float = LEVEL) -> pd.DataFrame:
+    """``frame`` with the prediction interval at ``level`` of each row's collective time ``column`` (any time
+    unit), as ``<column>_lo`` and ``<column>_hi``: the band of the regime of the row's size (``size_column``,
+    bytes per GPU) on ``nodes`` nodes, so a curve over sizes widens where it enters the small-message regime."""
+    data = residuals()
+    where = [regime(float(b), nodes) for b in frame[size_column]]
+    found = {r: band(r, level, data) for r in set(where)}
+    ends = [found[r].bounds(column, float(v)) for r, v in zip(where, frame[column])]
+    return pd.concat([frame, pd.DataFrame(ends, index=frame.index)], axis=1)
+
+
 def bands(level: float = LEVEL) -> pd.DataFrame:
     """Every regime's :func:`band` at ``level``: ``size, family, points, low, high, half_log_width``."""
     data = residuals()

@@ -273,6 +273,15 @@ def allreduce_vs_size(system_id: str = SWITCH, gpus: int = 8, sizes: Sequence[fl
     return pd.concat(frames, ignore_index=True)
 
 
+def allreduce_choice(system_id: str = MESH, gpus: int = 8, sizes: Sequence[float] | np.ndarray = SIZES,
+                     cal: Calibration | None = None) -> pd.DataFrame:
+    """The all-reduce NCCL would run at each size (the model's choice of algorithm and protocol): ``bytes``,
+    ``time_us``, ``busbw_GBps``, ``algorithm``, ``protocol``, with the time's 90 % prediction interval
+    (``time_us_lo``, ``time_us_hi``, :func:`multigpu.evidence.intervals.time_bounds`)."""
+    frame = pd.DataFrame(collectives.evaluate("allreduce", system_id, gpus, sizes, cal=cal))
+    return intervals.time_bounds(frame, "time_us")
+
+
 #: the size grid the all-reduce plans are compared on: 1/64 octave from 1 byte to 1 TiB (about 1 % apart)
 GRID = 2.0 ** np.arange(0, 40.001, 1 / 64)
 
