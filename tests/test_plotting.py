@@ -397,6 +397,15 @@ def test_the_source_line_and_ranges_come_in_the_current_language():
     assert plotting.span([3, 180], "%") == "3 to 180 %"
 
 
+def test_ranges_read_as_people_write_numbers():
+    """Alt text never shows an exponent or a rounded count: three significant figures for a measured or
+    modelled value, a whole number (a batch, a GPU count) exactly."""
+    assert plotting.span([70798.6, 177534.1], "µs") == "70,800 to 178,000 µs"
+    assert plotting.span([7.77, 3.25e5], "µs") == "7.77 to 325,000 µs"
+    assert plotting.span([64, 2048]) == "64 to 2,048" and plotting.span([12.04, 0.000123]) == "0.000123 to 12"
+    assert plotting.span([0.5, 0.514], fmt=".2g") == "0.5 to 0.51" and "e+" not in plotting.span([1e9, 2.5e12])
+
+
 def test_chinese_sources_wrap_at_chinese_semicolons_within_the_width():
     source = ("multigpu 目录，data/gpus.csv（H800、H20 和 L20 依据二手资料）；"
               "multigpu.evidence.generations.export_variants")

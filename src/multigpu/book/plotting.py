@@ -61,6 +61,7 @@ from matplotlib.text import Text  # noqa: E402
 
 from multigpu.book import lang  # noqa: E402
 from multigpu.book.lang import _, text_width  # noqa: E402
+from multigpu.common.numtext import ESTIMATE, number_text  # noqa: E402
 
 #: Okabe-Ito colours, ordered so that neighbours differ in lightness (grey-scale print).
 COLORS = ["#000000", "#E69F00", "#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#999999"]
@@ -342,8 +343,10 @@ def _upright_crowded_xtick_labels(fig: Figure, renderer) -> bool:
 
 def wrap_title(title: str, width_in: float, fontsize_pt: float = TITLE_PT) -> str:
     """``title`` broken at spaces (or after hyphens) into lines that fit ``width_in`` inches at ``fontsize_pt``
-    (:func:`wrap_source`'s measure)."""
+    (:func:`wrap_source`'s measure); a line break the title has is kept."""
     chars = max(16, int(width_in * 72 / (0.55 * fontsize_pt)))
+    if "\n" in title:
+        return "\n".join(wrap_title(line, width_in, fontsize_pt) for line in title.split("\n"))
     if text_width(title) <= chars:
         return title
     if text_width(title) == len(title):  # an id too long for a line breaks after a hyphen
@@ -352,9 +355,9 @@ def wrap_title(title: str, width_in: float, fontsize_pt: float = TITLE_PT) -> st
 
 
 #: Where text with CJK characters may break: between spaces, before and after each CJK character (closing
-#: punctuation stays with what it follows), after a hyphen.
-_UNITS = re.compile(r"\s+|[\u2e80-\u9fff\uff00-\uffef\u3000-\u303f][，。、；：）》」％]?"
-                    r"|[^\s\u2e80-\u9fff\uff00-\uffef\u3000-\u303f-]*-?[，。、；：）》」％]?")
+#: punctuation, up to two marks, stays with what it follows), after a hyphen.
+_UNITS = re.compile(r"\s+|[\u2e80-\u9fff\uff00-\uffef\u3000-\u303f][，。、；：）》」％]{0,2}"
+                    r"|[^\s\u2e80-\u9fff\uff00-\uffef\u3000-\u303f-]*-?[，。、；：）》」％]{0,2}")
 
 
 def _wrap_units(text: str, chars: int) -> list[str]:
@@ -455,15 +458,27 @@ def get_alt(fig: Figure) -> str | None:
     return getattr(fig, "mg_alt", None)
 
 
-def span(values, unit: str = "", fmt: str = ".3g") -> str:
-    """The range of finite ``values`` as alt-text words in the current language, e.g. ``"3 to 180 %"`` (one
-    value: ``"3 %"``); ``unit`` comes translated."""
+def span(values, unit: str = "", fmt: str = ESTIMATE) -> str:
+    """The range of finite ``values`` as alt-text words in the current language, e.g. ``"3 to 180 %"``,
+    ``"70,800 to 178,000 µs"`` (one value: ``"3 %"``), each number formatted by ``fmt`` (default: a whole number
+    as it is, any other to three significant figures, without exponent or trailing zeros; else as
+    :func:`multigpu.common.numtext.number_text` formats it); ``unit`` comes translated."""
     finite = sorted(float(v) for v in values if v is not None and math.isfinite(float(v)))
     if not finite:
         return _("no finite values")
-    lo, hi = format(finite[0], fmt), format(finite[-1], fmt)
+    lo, hi = _alt_number(finite[0], fmt), _alt_number(finite[-1], fmt)
     words = lo if lo == hi else _("{low} to {high}", low=lo, high=hi)
     return f"{words} {unit}".strip()
+
+
+def _alt_number(value: float, fmt: str) -> str:
+    """One number of :func:`span`: a count (a whole number) exactly, with separators, under the default ``fmt``."""
+    if fmt != ESTIMATE:
+        return number_text(value, fmt)
+    if value.is_integer():
+        return f"{int(value):,}"
+    text = number_text(value, fmt)
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def title_of(fig: Figure) -> str:
@@ -648,12 +663,12 @@ def band(ax, x, low, high, color) -> None:
     ax.fill_between(x, low, high, color=color, alpha=BAND_ALPHA, linewidth=0, zorder=0)
 
 
-def legend_with_band(ax, **kw) -> Legend:
-    """``ax.legend(**kw)`` with one last entry, a grey wash named for the 90 % prediction interval that each
-    line's band (:func:`band`) shows."""
+def legend_with_band(ax, label: str | None = None, **kw) -> Legend:
+    """``ax.legend(**kw)`` with one last entry, a grey wash named ``label`` (default: the 90 % prediction
+    interval that each line's band, :func:`band`, shows)."""
     handles, labels = ax.get_legend_handles_labels()
     swatch = Patch(facecolor="#000000", alpha=BAND_ALPHA, linewidth=0)
-    return ax.legend([*handles, swatch], [*labels, _("90 % prediction interval of each line")], **kw)
+    return ax.legend([*handles, swatch], [*labels, label or _("90 % prediction interval of each line")], **kw)
 
 
 def hatches() -> Iterator[str]:
@@ -848,8 +863,9 @@ def show(fig: Figure | Mapping[str, Figure], *, alt: str | None = None,
 def show_both(draw: Callable[[], Figure]) -> None:
     """Draw the figure in each language (``draw()`` reads :func:`multigpu.book.lang.current`), and again for a
     phone (:func:`phone_layout`), and display them as one output for both editions (:func:`show`). A figure
-    drawn without :func:`figure` (the wiring diagrams and schematics of :mod:`multigpu.book.diagrams`) has no
-    phone drawing: on a phone it keeps its desktop width and scrolls."""
+    that does not draw itself for a phone (made without :func:`figure` and not marked ``mg_phone``, as
+    :func:`multigpu.book.diagrams.phone_figure` marks its own) has no phone drawing: on a phone it keeps its
+    desktop width and scrolls."""
     figs = draw_editions(draw)
     try:
         with phone_layout():
@@ -858,7 +874,7 @@ def show_both(draw: Callable[[], Figure]) -> None:
         for fig in figs.values():
             plt.close(fig)
         raise
-    if not all(getattr(fig, "mg_phone", False) for fig in phones.values()):  # drawn without figure(): a diagram
+    if not all(getattr(fig, "mg_phone", False) for fig in phones.values()):  # not drawn for a phone
         for fig in phones.values():
             plt.close(fig)
         phones = None
