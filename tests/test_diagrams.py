@@ -396,7 +396,7 @@ def test_every_catalogue_system_and_link_kind_has_its_chinese_words():
     assert kinds <= set(diagrams.TOPOLOGY_KINDS)
     for kind in kinds:
         assert CHINESE.search(lang.label(diagrams.TOPOLOGY_KINDS[kind], "zh")), kind
-        assert " " in diagrams.TOPOLOGY_KINDS[kind] or diagrams.TOPOLOGY_KINDS[kind] == "NVSwitch", "a name, not an id"
+        assert " " in diagrams.TOPOLOGY_KINDS[kind], "a name, not an id"
     links = {e.kind for s in catalog.systems() for e in wiring.for_system(s).edges if e.kind != "bounce"}
     assert links <= set(diagrams.KINDS)
     for _colour, name in diagrams.KINDS.values():
@@ -493,4 +493,4 @@ def test_legend_names_link_generations_not_ids():
     for system_id in WIRING:
         labels = " ".join(h.get_label() for h in wiring_figure_of(system_id).legends[0].legend_handles)
         assert not [i for i in ids if f"({i})" in labels], labels
-    assert "(" not in wiring_figure_of("hgx-h100")._suptitle.get_text().replace("(NVSwitch)", "")
+    assert wiring_figure_of("hgx-h100")._suptitle.get_text() == "Wiring of DGX H100 (NVSwitch node)"

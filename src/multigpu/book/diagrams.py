@@ -85,7 +85,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "uplink": (SKY, N_("Leaf uplink, non-blocking (sum of its NICs)")),
 }
 #: topology kind (:attr:`multigpu.hardware.wiring.Topology.kind`) -> its name for people (a message)
-TOPOLOGY_KINDS: dict[str, str] = {"nvswitch": N_("NVSwitch"), "mesh": N_("full mesh"),
+TOPOLOGY_KINDS: dict[str, str] = {"nvswitch": N_("NVSwitch node"), "mesh": N_("full mesh"),
                                   "hybrid-cube-mesh": N_("hybrid cube mesh"), "pcie-tree": N_("PCIe tree"),
                                   "pcie-bridged": N_("PCIe, NVLink-bridged pairs")}
 #: GPUs per compute tray of an NVL72 rack (catalogue notes of gb200-nvl72: 18 trays of 4 GPUs)
