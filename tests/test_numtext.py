@@ -61,9 +61,10 @@ def test_a_cell_under_its_column_s_resolution_shows_the_bound(value, places):
 
 
 def test_zero_infinity_years_and_text():
-    """Zero is zero (no sign), infinity is ∞ in a cell, a year has no separator, text passes through."""
+    """Zero is zero (no sign; in a sentence without decimals), infinity is ∞ in a cell, a year has no separator,
+    text passes through."""
     assert fixed(-0.0, 2) == "0.00" and fixed(-0.001, 2) == "0.00" and fixed(math.inf, 1) == "∞"
-    assert number_text(-0.0, ".1f") == "0.0" and significant(0.0) == "0"
+    assert number_text(-0.0, ".1f") == "0" and number_text(0.0, ",.2f") == "0" and significant(0.0) == "0"
     assert below_resolution(0.0, 2) is None and below_resolution(math.nan, 2) is None
     assert year_text(2016.0) == "2016" and year_text(2024) == "2024"
     assert number_text("H100 SXM", "s") == "H100 SXM" and number_text(1234.5, ",.2f") == "1,234.50"

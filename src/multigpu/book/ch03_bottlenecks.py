@@ -29,6 +29,7 @@ import pandas as pd
 from multigpu.book import claim_values, glue, lang
 from multigpu.book.glue import Facts, plain, verdict_facts
 from multigpu.book.lang import N_, _
+from multigpu.book.money import fmt
 from multigpu.comm.calibration import Calibration
 from multigpu.compute import inference, models
 from multigpu.evidence import bottlenecks, claims, moe, serving, trainingruns, underload
@@ -306,15 +307,16 @@ def sensitivity_facts(cal: Calibration | None = None) -> Facts:
     ``se_dp_GB``/``se_tp_GB`` (GB each GPU sends per training step, DP 8 / TP 8 on the A100 PCIe server),
     ``se_dec_MB`` (MB per batch-1 decode step, TP 8); ``se_<setup>_<case>_bw`` and ``..._lat``: how much
     longer the step gets (%) with bandwidth halved / latency doubled, on the PCIe server (``pcie``) and
-    behind NVSwitch (``sw``).
+    behind NVSwitch (``sw``); ``se_pcie_dp_lat`` as text (it is often exactly 0, which reads "0", not "0.0").
     """
     z = bottlenecks.sensitivity(cal=cal).set_index(["setup", "case"])
     p, s = SETUPS["pcie"].label, SETUPS["a100sw"].label
     dp, tp, dec = "training, DP 8", "training, TP 8", "decode, TP 8"
-    return _values({
+    dp_lat = float(z.loc[(p, dp), "double_latency_pct"])
+    return glue.per_language(lambda: {"se_pcie_dp_lat": fmt(dp_lat, ".1f")}) | _values({
         "se_dp_GB": z.loc[(p, dp), "bytes_per_gpu_GB"], "se_tp_GB": z.loc[(p, tp), "bytes_per_gpu_GB"],
         "se_dec_MB": 1e3 * z.loc[(p, dec), "bytes_per_gpu_GB"],
-        "se_pcie_dp_bw": z.loc[(p, dp), "half_bandwidth_pct"], "se_pcie_dp_lat": z.loc[(p, dp), "double_latency_pct"],
+        "se_pcie_dp_bw": z.loc[(p, dp), "half_bandwidth_pct"],
         "se_pcie_tp_bw": z.loc[(p, tp), "half_bandwidth_pct"], "se_pcie_tp_lat": z.loc[(p, tp), "double_latency_pct"],
         "se_pcie_dec_bw": z.loc[(p, dec), "half_bandwidth_pct"],
         "se_pcie_dec_lat": z.loc[(p, dec), "double_latency_pct"],

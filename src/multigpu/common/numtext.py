@@ -56,13 +56,16 @@ def range_text(value: float, low: float, high: float, figures: int = ESTIMATE_FI
 def number_text(value: float, spec: str) -> str:
     """``format(value, spec)``, except that :data:`ESTIMATE` (``sigN``) gives N significant figures
     (:func:`significant`), a non-zero finite number a fixed-point spec prints as zero ("0.0", "-0") is shown to two
-    significant figures ("0.031"), and no number prints as a negative zero; text is formatted as it is."""
+    significant figures ("0.031"), exactly zero under a fixed-point spec is "0", and no number prints as a negative
+    zero; text is formatted as it is."""
     if isinstance(value, str):
         return format(value, spec)
     wanted = _SIGNIFICANT.match(spec)
     if wanted:
         return significant(value, int(wanted.group(1)))
     text = format(value, spec)
+    if _FIXED.match(spec) and value == 0:  # exactly zero reads "0" in a sentence, not "0.0"
+        return "0"
     if _FIXED.match(spec) and value and math.isfinite(value) and not text.strip("-+0.,"):
         return format(value, ".2g")
     return _no_negative_zero(text)
