@@ -126,11 +126,12 @@ def test_a_reason_s_kind_is_read_from_its_message_not_its_words():
 
 def test_no_sentence_says_zero_of_a_number_that_is_not_zero():
     """Issue 43: a non-zero number that a fixed-point spec would print as 0 ("0.0 ms") is shown to two significant
-    figures, in a message's own spec and in a :class:`Number`; zero stays zero and other specs are untouched."""
+    figures, in a message's own spec and in a :class:`Number`; an exact zero reads "0" and other specs are
+    untouched."""
     from multigpu.common.numtext import number_text
 
     sentence = Finding.of(msg("{a:.1f} ms, {b:.0f} %, {c:.1f}, {d:,.2f}"), a=0.031, b=0.3, c=0.0, d=1234.5)
-    assert str(sentence) == "0.031 ms, 0.3 %, 0.0, 1,234.50"
+    assert str(sentence) == "0.031 ms, 0.3 %, 0, 1,234.50"
     assert str(Number(0.0042, ".2f")) == "0.0042" and str(Number(-0.04, ".1f")) == "-0.04"
     assert str(Numbers((0.001, 2.0), ".1f")) == "0.001, 2.0"
     assert number_text(0.031, ".3g") == "0.031" and number_text(float("nan"), ".1f") == "nan"
