@@ -4,6 +4,7 @@ price file's window, paired only where nothing but the wiring differs, and told 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from datetime import date
 from pathlib import Path
@@ -55,7 +56,7 @@ def test_a_pair_needs_the_same_memory_size_and_date(tmp_path):
                     NVLINK.replace(",8,nvlink2", ",4,nvlink2"), NVLINK.replace("on-demand", "reserved"),
                     NVLINK.replace("v100-sxm2", "a100-sxm4-40gb")):
         assert not history.past_premiums(read(tmp_path, PCIE, changed)), changed
-    bridged = NVLINK.replace("nvlink2", "nvlink-bridge-a100")  # a bridge is NVLink-class only by link category
+    bridged = NVLINK.replace("nvlink2", "nvlink-bridge-a100")  # bridged pairs are neither side of a pair here
     assert not history.past_premiums(read(tmp_path, PCIE, bridged))
 
 
@@ -79,3 +80,17 @@ def test_the_sentence_follows_its_numbers():
         chinese = ch04_cost.history_sentence([pair], 16.0)
     assert "¥142.36" in chinese and "2.4 %" in chinese and "16 %" in chinese and "wired" not in chinese
     assert pair.observed == date(2019, 2, 27)
+
+
+def test_the_cli_lists_each_pair_with_its_named_fields(capsys):
+    from multigpu.cli import main
+    from multigpu.cli.commands import prices as prices_command
+
+    assert main(["prices", "history", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [tuple(row) for row in rows] == [prices_command._HISTORY_COLUMNS] * len(history.past_premiums())
+    assert rows[0]["premium_pct"] == pytest.approx(2.40, abs=0.005) and rows[0]["nvlink_price_per_hour"] == 142.36
+    assert main(["prices", "history", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == ",".join(prices_command._HISTORY_COLUMNS)
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    assert all(f"`{column}`" in readme for column in prices_command._HISTORY_COLUMNS)

@@ -69,7 +69,6 @@ class PastPremium:
     nvlink_price_per_hour: float
     pcie_price_per_hour: float
     source: str
-
     gpu_name: str
 
     @property

@@ -1,8 +1,11 @@
-"""``python -m multigpu prices check|template|list``: the analyst's price file.
+"""``python -m multigpu prices check|template|list|diff|history``: the analyst's price file.
 
 ``check FILE`` validates a price file and prints a one-line summary;
 ``template`` prints the default price file, byte for byte, as a starting point;
-``list`` shows the validated offers with their USD per GPU-hour.
+``list`` shows the validated offers with their USD per GPU-hour;
+``diff OLD NEW`` says what changes from one price file to another;
+``history`` shows the premium charged for NVLink over PCIe in dated list prices too old to be offers
+(:mod:`multigpu.market.history`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,12 @@ _EPILOG = ("Price file columns: provider, instance, gpu, gpus_per_instance, inte
            "Lines starting with # are comments. Every problem of a file is reported at once (file:line: column); "
            "warnings (valid but suspect values) go to stderr with exit status 0. MULTIGPU_PRICES=file sets the "
            "price file, MULTIGPU_FX=file the exchange-rate table.")
+#: ``prices history`` fields: the pair's provider, list date (ISO) and pricing type, the GPU both instances hold,
+#: its memory (GB per GPU) and count, each instance and its price per instance-hour in ``currency``, the premium
+#: charged (%) and the page it was listed on.
+_HISTORY_COLUMNS = ("provider", "observed", "pricing", "gpu", "memory_GB_per_gpu", "gpus_per_instance",
+                    "nvlink_instance", "nvlink_price_per_hour", "pcie_instance", "pcie_price_per_hour", "currency",
+                    "premium_pct", "source")
 _TABLE_COLUMNS = ("provider", "instance", "gpu", "gpus_per_instance", "interconnect", "system", "pricing",
                   "price_per_hour", "currency", "observed", "price_per_gpu_hour_usd")
 
@@ -42,6 +51,10 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     diff.add_argument("old", metavar="OLD", help="the earlier price file")
     diff.add_argument("new", metavar="NEW", help="the later price file")
     diff.set_defaults(handler=_diff)
+    past = _add(actions, add_command, "history", "the premium charged for NVLink over PCIe in dated list prices too "
+                "old to price today's market (data/price_history.csv): one row per same-day pair, with "
+                f"{', '.join(_HISTORY_COLUMNS)}")
+    past.set_defaults(handler=_history)
 
 
 def _add(actions: argparse._SubParsersAction, add_command, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -112,6 +125,20 @@ def _diff(args: argparse.Namespace) -> list[dict[str, Any]] | dict[str, Any] | s
         return f"{old.stamp_markdown()}\n{new.stamp_markdown()}\nNo offer, pick, premium or verdict changes."
     shown = [{**c, "change_pct": "" if c["change_pct"] is None else f"{c['change_pct']:+.1f} %"} for c in changes]
     return f"Old: {old.stamp_markdown()}\nNew: {new.stamp_markdown()}\n\n{render(shown, 'table')}"
+
+
+def _history(args: argparse.Namespace) -> list[dict[str, Any]] | str:
+    from multigpu.cli.output import render
+    from multigpu.market import history
+
+    rows = [{"provider": p.provider, "observed": p.observed.isoformat(), "pricing": p.pricing, "gpu": p.gpu_name,
+             "memory_GB_per_gpu": p.memory_GB_per_gpu, "gpus_per_instance": p.gpus_per_instance,
+             "nvlink_instance": p.nvlink_instance, "nvlink_price_per_hour": p.nvlink_price_per_hour,
+             "pcie_instance": p.pcie_instance, "pcie_price_per_hour": p.pcie_price_per_hour, "currency": p.currency,
+             "premium_pct": round(p.premium_pct, 2), "source": p.source} for p in history.past_premiums()]
+    if args.format != "table":
+        return rows
+    return render([{k: v for k, v in row.items() if k != "source"} for row in rows], "table")
 
 
 def _plain(value: Any) -> Any:
