@@ -307,7 +307,9 @@ def sensitivity_facts(cal: Calibration | None = None) -> Facts:
     ``se_dp_GB``/``se_tp_GB`` (GB each GPU sends per training step, DP 8 / TP 8 on the A100 PCIe server),
     ``se_dec_MB`` (MB per batch-1 decode step, TP 8); ``se_<setup>_<case>_bw`` and ``..._lat``: how much
     longer the step gets (%) with bandwidth halved / latency doubled, on the PCIe server (``pcie``) and
-    behind NVSwitch (``sw``); ``se_pcie_dp_lat`` as text (it is often exactly 0, which reads "0", not "0.0").
+    behind NVSwitch (``sw``); ``se_pcie_dp_lat`` as text
+    (:func:`multigpu.book.money.fmt`: a value under the 0.1 % that ``.1f`` shows reads as two significant figures,
+    not "0.0").
     """
     z = bottlenecks.sensitivity(cal=cal).set_index(["setup", "case"])
     p, s = SETUPS["pcie"].label, SETUPS["a100sw"].label

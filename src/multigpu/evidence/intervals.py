@@ -275,7 +275,8 @@ def time_bounds(frame: pd.DataFrame, column: str, size_column: str = "bytes", no
                 level: float = LEVEL) -> pd.DataFrame:
     """``frame`` with the prediction interval at ``level`` of each row's collective time ``column`` (any time
     unit), as ``<column>_lo`` and ``<column>_hi``: the band of the regime of the row's size (``size_column``,
-    bytes per GPU) on ``nodes`` nodes, so a curve over sizes widens where it enters the small-message regime."""
+    bytes per GPU) on ``nodes`` nodes, so a curve over sizes changes its width where it crosses from small to
+    large messages."""
     data = residuals()
     where = [regime(float(b), nodes) for b in frame[size_column]]
     found = {r: band(r, level, data) for r in set(where)}

@@ -41,7 +41,8 @@ class PastOffer(ListedPrice):
                 "currency": "a currency code, e.g. CNY",
                 "observed": "the date of the page that lists the price (a commit's date), YYYY-MM-DD",
                 "source": "the page, at that version (a URL)",
-                "memory_GB_per_gpu": "the memory of each of its GPUs, GB (1e9 bytes), a number > 0",
+                "memory_GB_per_gpu": "the memory of each of its GPUs as the vendor states it (\"16 GB\": a binary "
+                                     "size, GiB, as the catalogue's memory_GB), a number > 0",
                 "notes": "optional: anything, kept as text"}
 
 

@@ -23,8 +23,9 @@ _EPILOG = ("Price file columns: provider, instance, gpu, gpus_per_instance, inte
            "warnings (valid but suspect values) go to stderr with exit status 0. MULTIGPU_PRICES=file sets the "
            "price file, MULTIGPU_FX=file the exchange-rate table.")
 #: ``prices history`` fields: the pair's provider, list date (ISO) and pricing type, the GPU both instances hold,
-#: its memory (GB per GPU) and count, each instance and its price per instance-hour in ``currency``, the premium
-#: charged (%) and the page it was listed on.
+#: its memory per GPU (as the vendor states it: GB read as GiB, like the catalogue's ``memory_GB``) and count,
+#: each instance and its price per instance-hour in ``currency``, the premium charged (%) and the page it was
+#: listed on.
 _HISTORY_COLUMNS = ("provider", "observed", "pricing", "gpu", "memory_GB_per_gpu", "gpus_per_instance",
                     "nvlink_instance", "nvlink_price_per_hour", "pcie_instance", "pcie_price_per_hour", "currency",
                     "premium_pct", "source")
