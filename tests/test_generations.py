@@ -55,7 +55,7 @@ def test_first_users_come_from_the_catalogue():
     assert generations.first_gpu("nvlink1").id == "p100-sxm2"
     assert generations.first_gpu("pcie6-x16").id == "b300"
     assert generations.first_system("nvswitch1").id == "dgx-2"
-    assert generations.first_system("infinity-fabric-mi355x") is None
+    assert generations.first_system("infinity-fabric-mi355x").id == "mi355x-8"
     switches = generations.generation_table("nvswitch").set_index("generation")
     assert switches.loc["NVSwitch gen1", "max_gpus_per_domain"] == 16
     assert not switches.loc["NVSwitch gen2", "in_network_reduction"]
