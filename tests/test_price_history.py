@@ -79,6 +79,10 @@ def test_the_sentence_follows_its_numbers():
     with lang.using("zh"):
         chinese = ch04_cost.history_sentence([pair], 16.0)
     assert "¥142.36" in chinese and "2.4 %" in chinese and "16 %" in chinese and "wired" not in chinese
+    assert chinese.startswith("腾讯云") and text.startswith("Tencent Cloud")  # the provider's own name in Chinese
+    other = dataclasses.replace(pair, provider="Example Cloud")  # a provider an analyst's file names keeps its name
+    with lang.using("zh"):
+        assert ch04_cost.history_sentence([other], 16.0).startswith("Example Cloud")
     assert pair.observed == date(2019, 2, 27)
 
 

@@ -522,7 +522,7 @@ def history_sentence(pairs: list[history.PastPremium], today_pct: float) -> str:
               if not math.isnan(today_pct) else _("today's price file has no pair to compare it with"))
     return _("{provider}'s {pricing} list of {date} asked {premium:.1f} % more for {gpus} {gpu} GPUs of {memory:.0f} "
              "GB wired by NVLink ({nv_instance}, {nv_price} per hour) than wired by PCIe ({pc_instance}, "
-             "{pc_price}){rest}; {versus}.", provider=top.provider, pricing=word(top.pricing),
+             "{pc_price}){rest}; {versus}.", provider=vocabulary.provider_name(top.provider), pricing=word(top.pricing),
              date=top.observed.isoformat(), premium=top.premium_pct, gpus=top.gpus_per_instance, gpu=top.gpu_name,
              memory=top.memory_GB_per_gpu, nv_instance=top.nvlink_instance,
              nv_price=as_quoted(top.nvlink_price_per_hour, top.currency), pc_instance=top.pcie_instance,

@@ -74,3 +74,13 @@ def workload_title(workload_id: str, language: str | None = None) -> str:
     title = table[workload_id].title
     language = lang.check(language or lang.current())
     return title if language == "en" else data_names(language).get(title, title)
+
+
+#: Providers known in Chinese by a name of their own; any other provider is shown as the data name it.
+PROVIDERS = (N_("Tencent Cloud"),)
+
+
+def provider_name(provider: str) -> str:
+    """``provider`` as the price files name it, in the current language where :data:`PROVIDERS` holds it
+    ("Tencent Cloud" is 腾讯云 in Chinese), else as it is (an analyst's file may name any provider)."""
+    return lang.label(provider) if provider in PROVIDERS else provider
