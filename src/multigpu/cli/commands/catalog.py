@@ -26,7 +26,7 @@ _TABLES: dict[str, tuple[str, Callable[[], dict], Callable[[str], object], tuple
               catalog.links, catalog.link,
               ("id", "category", "per_link_GBps_per_dir", "links_per_gpu", "per_gpu_GBps_per_dir",
                "per_gpu_GBps_bidir", "in_network_reduction", "source")),
-    "systems": ("list systems (DGX/HGX, NVL72 racks, MI300X, PCIe boxes) and their wiring; "
+    "systems": ("list systems (DGX/HGX, NVL72 racks, AMD MI300X and MI355X, PCIe boxes) and their wiring; "
                 "NVLink and NIC GB/s per direction",
                 catalog.systems, catalog.system,
                 ("id", "gpu", "gpus_per_node", "topology", "nvlink", "nvlink_GBps_per_dir",
