@@ -29,6 +29,8 @@ _EPILOG = ("Price file columns: provider, instance, gpu, gpus_per_instance, inte
 _HISTORY_COLUMNS = ("provider", "observed", "pricing", "gpu", "memory_GB_per_gpu", "gpus_per_instance",
                     "nvlink_instance", "nvlink_price_per_hour", "pcie_instance", "pcie_price_per_hour", "currency",
                     "premium_pct", "source")
+#: ``prices history`` fields named otherwise on :class:`multigpu.market.history.PastPremium`.
+_HISTORY_ATTRIBUTES = {"gpu": "gpu_name"}
 _TABLE_COLUMNS = ("provider", "instance", "gpu", "gpus_per_instance", "interconnect", "system", "pricing",
                   "price_per_hour", "currency", "observed", "price_per_gpu_hour_usd")
 
@@ -132,11 +134,10 @@ def _history(args: argparse.Namespace) -> list[dict[str, Any]] | str:
     from multigpu.cli.output import render
     from multigpu.market import history
 
-    rows = [{"provider": p.provider, "observed": p.observed.isoformat(), "pricing": p.pricing, "gpu": p.gpu_name,
-             "memory_GB_per_gpu": p.memory_GB_per_gpu, "gpus_per_instance": p.gpus_per_instance,
-             "nvlink_instance": p.nvlink_instance, "nvlink_price_per_hour": p.nvlink_price_per_hour,
-             "pcie_instance": p.pcie_instance, "pcie_price_per_hour": p.pcie_price_per_hour, "currency": p.currency,
-             "premium_pct": round(p.premium_pct, 2), "source": p.source} for p in history.past_premiums()]
+    rows = [{column: _plain(getattr(p, _HISTORY_ATTRIBUTES.get(column, column))) for column in _HISTORY_COLUMNS}
+            for p in history.past_premiums()]
+    for row in rows:
+        row["premium_pct"] = round(row["premium_pct"], 2)
     if args.format != "table":
         return rows
     return render([{k: v for k, v in row.items() if k != "source"} for row in rows], "table")
