@@ -114,15 +114,18 @@ def test_sealed_rows_opened_once_stay_where_they_were_found():
 
 
 def test_the_pcie_side_s_runs_held_out(all_training):
-    """The runs of the PCIe side (issue 43), held out, with bounds at what they found (2026-12-05); the issue's goal,
-    12 % on each side, is not met. Training: 11 BERT fine-tuning runs (Lambda, PyTorch DDP, A100/H100 PCIe and
-    SXM, RTX 4090), median 36 %, worst 51 %, every one too fast: the model's compute misses BERT-era kernels on
-    small matrices, on both sides alike. Serving: 115 TensorRT-LLM release rows (v0.8 to v0.17), median 26 %;
-    the 40 rows on L40S at TP 2 to 8, median 22 %. The sealed third of these runs is not opened here."""
+    """The runs of the PCIe side (issue 43), held out, with bounds at what they found; the issue's goal, 12 % on
+    each side, is not met for serving. Training: 11 BERT fine-tuning runs (Lambda, PyTorch DDP, A100/H100 PCIe and
+    SXM, RTX 4090). Predicted with Megatron-LM's kernels they were median 36 %, worst 51 %, every one too fast
+    (2026-12-05); with the ``pytorch-ddp`` stack fitted on the 12 fit-split runs of the same source (2026-12-06),
+    median 7.7 %, worst 47 % (BERT-Base on 8 H100 SXM at micro-batch 320, whose measured step is 30 % shorter
+    than the same source's on 4 GPUs at the same micro-batch). Serving: 115 TensorRT-LLM release rows (v0.8 to
+    v0.17), median 26 %; the 40 rows on L40S at TP 2 to 8, median 22 %. The sealed third of these runs is not
+    opened here."""
     later = all_training[all_training["id"].str.startswith("T-lambda") & (all_training["split"] == "holdout")]
     error = later["rel_error"].abs()
-    assert len(later) >= 10 and error.median() <= 0.40 and error.max() <= 0.55
-    assert (later["rel_error"] < 0).all()  # too fast on every one
+    assert len(later) >= 10 and error.median() <= 0.09 and error.max() <= 0.50
+    assert abs(later["rel_error"].median()) <= 0.07
     data = serving.compare()
     held = data[(data["kind"] == "trtllm-perf") & (data["split"] == "holdout") & (data["metric"] == "throughput")]
     assert len(held) >= 100 and held["rel_error"].abs().median() <= 0.28

@@ -86,7 +86,11 @@ class TrainingStack:
 #:   userbuffers (Megatron-Bridge ``src/megatron/bridge/recipes/llama/llama3_70b.py`` and ``llama31_405b.py``;
 #:   NeMo ``nemo/collections/llm/recipes/llama31_405b.py``, ``pretrain_performance_optimizations``);
 #: - ``nanotron``: Hugging Face nanotron, which assigns the pipeline's blocks to stages by their compute cost,
-#:   the output layer counted as a block (``src/nanotron/models/llama.py``, ``get_block_compute_costs``).
+#:   the output layer counted as a block (``src/nanotron/models/llama.py``, ``get_block_compute_costs``);
+#: - ``pytorch-ddp``: plain PyTorch in eager mode with data parallelism, as NVIDIA's DeepLearningExamples BERT
+#:   fine-tuning runs it (``PyTorch/LanguageModeling/BERT/run_squad.py``: apex ``DistributedDataParallel``, AMP
+#:   O2, ``FusedAdam``, the gradients clipped and the loss read back to the host every step); no fused
+#:   transformer kernels, no tensor-parallel overlap.
 TRAINING_STACKS = {stack.name: stack for stack in (
     TrainingStack("megatron", False, False, "https://github.com/NVIDIA/Megatron-LM/blob/307dcf37f03d44da131ba2199"
                   "9278abe4112d2ad/megatron/training/arguments.py"),
@@ -94,6 +98,8 @@ TRAINING_STACKS = {stack.name: stack for stack in (
                   "7dcf01cffc2c22e7bc6/src/megatron/bridge/recipes/llama/llama3_70b.py"),
     TrainingStack("nanotron", False, True, "https://github.com/huggingface/nanotron/blob/4796d2d9107a1f04d4ee70b09d3"
                   "df22aca3a1d45/src/nanotron/models/llama.py"),
+    TrainingStack("pytorch-ddp", False, False, "https://github.com/NVIDIA/DeepLearningExamples/blob/f8b3a63f810049b"
+                  "0da23711f67c6df6d5569c1e0/PyTorch/LanguageModeling/BERT/run_squad.py"),
 )}
 DEFAULT_TRAINING_STACK = "megatron"
 

@@ -15,7 +15,8 @@ where a stage's ``t`` is ``t_compute + t_tp + t_ep + t_cp`` of its transformer l
 counts), and the last stage also runs the output layer's GEMMs (:func:`_pipeline`). With layers split evenly
 and no output layer this is ``(m + (pp - 1) / v) x t``. The training stack (:data:`TRAINING_STACKS`) sets
 two switches: ``nemo`` overlaps each pass's TP collectives with that pass's GEMMs, and ``nanotron`` takes
-layers off the last stage until the step is fastest (:func:`_balanced`).
+layers off the last stage until the step is fastest (:func:`_balanced`); ``megatron`` and ``pytorch-ddp`` set
+neither.
 
 - ``t_compute``: hardware FLOPs of one micro-batch on one stage over the
   achievable FLOP/s (:func:`multigpu.compute.efficiency.achievable_fraction`, carried

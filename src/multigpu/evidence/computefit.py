@@ -21,8 +21,9 @@ soft-L1 loss in log space (errors beyond :data:`LOSS_SCALE` count linearly, so o
 explain does not set them). A stack gets constants of its own only with
 :data:`~multigpu.compute.efficiency.MIN_FIT_RUNS` fit-split and
 :data:`~multigpu.compute.efficiency.MIN_HOLDOUT_RUNS` held-out runs; otherwise it takes the default stack's.
-The runs are decoder language models: encoder fine-tuning (BERT, :data:`ENCODER_FAMILIES`) is scored in the
-validation appendix's PCIe section and fitted on by nothing.
+Each run is fitted on by its own stack only (:func:`multigpu.evidence.runs.stack`): the encoder fine-tuning runs
+(BERT under PyTorch DDP, the PCIe side's training runs) fit ``pytorch-ddp`` and leave the decoder stacks as they
+were.
 
 Table 5's iteration times (175B, 530B and 1T, each with two recomputation settings, and 22B) are then out of
 sample: their layers run at the reference share (Table 4 timed the same software), and what the step model adds
@@ -49,8 +50,6 @@ from multigpu.hardware import catalog
 
 #: Korthikanti et al. 2022's Table 4: one layer's forward and backward time in five settings.
 LAYER_TIMINGS_CSV = DATA_DIR / "layer_timings.csv"
-#: Model families the efficiency line is not fitted on: encoders (bidirectional attention, no LM head).
-ENCODER_FAMILIES = ("bert",)
 #: The soft-L1 loss's scale in log space: a run's error counts quadratically up to about 10 %, linearly beyond.
 LOSS_SCALE = 0.1
 #: The bounds of ``k`` (dimensionless) and of a stack's share of the GEMM ceiling.
@@ -148,18 +147,13 @@ def fit() -> dict[str, float]:
     return {name: e.value for name, e in fit_result().items()}
 
 
-def _decoder_runs(frame: pd.DataFrame) -> pd.DataFrame:
-    families = frame["model_id"].map(lambda m: models.model(m).family)
-    return frame[~families.isin(ENCODER_FAMILIES)]
-
-
 def compared(split: str) -> pd.DataFrame:
-    """The model beside the published decoder training runs of ``split`` (:func:`multigpu.evidence.runs.compare`)."""
-    return _decoder_runs(runs.compare((split,)))
+    """The model beside the published training runs of ``split`` (:func:`multigpu.evidence.runs.compare`)."""
+    return runs.compare((split,))
 
 
 def stack_runs(stack: str, split: str) -> tuple[str, ...]:
-    """The ids of ``stack``'s decoder runs in ``split`` of ``data/training_runs.csv``."""
+    """The ids of ``stack``'s runs in ``split`` of ``data/training_runs.csv``."""
     frame = compared(split)
     return tuple(frame.loc[frame["stack"] == stack, "id"])
 

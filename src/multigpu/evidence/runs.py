@@ -237,8 +237,11 @@ def fp8_recipe(row: TrainingRunRow) -> str:
 
 def stack(row: TrainingRunRow) -> str:
     """The training stack of ``row`` (:data:`multigpu.compute.layout.TRAINING_STACKS`): ``nemo`` for NVIDIA's
-    NeMo and Megatron-Bridge performance recipes (the DGX Cloud benchmarks run them), else ``megatron``."""
-    return "nemo" if row.framework.startswith(("NeMo", "Megatron-Bridge")) else DEFAULT_TRAINING_STACK
+    NeMo and Megatron-Bridge performance recipes (the DGX Cloud benchmarks run them), ``pytorch-ddp`` for plain
+    PyTorch data parallelism (DeepLearningExamples' BERT), else ``megatron``."""
+    if row.framework.startswith(("NeMo", "Megatron-Bridge")):
+        return "nemo"
+    return "pytorch-ddp" if row.framework.startswith("PyTorch DDP") else DEFAULT_TRAINING_STACK
 
 
 def framework(row: TrainingRunRow) -> str:

@@ -273,7 +273,9 @@ def add_training_stack(parser: argparse.ArgumentParser) -> None:
                              "Megatron-Core defaults, layers split evenly, the output layer on the last stage), nemo "
                              "(NeMo and Megatron-Bridge performance recipes: tensor-parallel communication overlapped "
                              "with the GEMMs, Transformer Engine's fused kernels), nanotron (pipeline stages balanced "
-                             "by compute cost: the last stage holds fewer layers; megatron's kernels). Each stack's "
+                             "by compute cost: the last stage holds fewer layers; megatron's kernels), pytorch-ddp "
+                             "(plain PyTorch data parallelism in eager mode, as NVIDIA's BERT fine-tuning example runs "
+                             "it; fitted on BERT runs only). Each stack's "
                              "kernels are fitted on its published runs (data/stack_efficiency.csv)")
 
 
