@@ -35,6 +35,12 @@ LEDGER = (
     ("b300-serve-llama3.1-70b", "1e3250ba228d9586"),
     ("gb300-nvl72-serve-llama3.1-70b", "9d87a656b70957ee"),
     ("h20-141-serve-llama3.1-70b", "80e411465b111860"),
+    ("mi355x-4n-allreduce-1mib", "f48775f26f8af0f3"),
+    ("mi355x-4n-allreduce-64mib", "e844250d4252b21e"),
+    ("mi355x-4n-allreduce-1gib", "d4c553464ac29ae1"),
+    ("mi355x-4n-allreduce-8gib", "3f58048dca7a6e19"),
+    ("mi355x-train-llama3.1-8b", "9c52e48926cf7489"),
+    ("mi355x-serve-llama3.1-70b", "e178529277198024"),
 )
 
 

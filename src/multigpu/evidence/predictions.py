@@ -65,7 +65,10 @@ def _job(**values: object) -> tuple[tuple[str, object], ...]:
 
 #: The configurations on record or to be recorded: the three systems of the catalogue that no published sweep,
 #: training run or serving row in the data measures (a B300 node, a whole GB300 NVL72 rack, an H20 141 GB node),
-#: each with an all-reduce by size, a training step as NVIDIA's recipes run one, and a serving point.
+#: each with an all-reduce by size, a training step as NVIDIA's recipes run one, and a serving point; and the AMD
+#: MI355X node (recorded 2026-12-06, once the catalogue had it), whose all-reduce is predicted on 4 nodes because
+#: the data already hold published sweeps of one node and of two (those are not out of sample), with a training
+#: step under Megatron-LM's defaults and a serving point under vLLM, as AMD's software runs them.
 CONFIGURATIONS = (
     Configuration("b300-allreduce", "collective", "dgx-b300", 8, job=_job(op="allreduce")),
     Configuration("gb300-nvl72-allreduce", "collective", "gb300-nvl72", 72, job=_job(op="allreduce")),
@@ -85,6 +88,13 @@ CONFIGURATIONS = (
         model_id="llama3.1-70b", tp=8, batch=64, input_tokens=1024, output_tokens=1024, dtype="fp8")),
     Configuration("h20-141-serve-llama3.1-70b", "serving", "hgx-h20-141", 8, job=_job(
         model_id="llama3.1-70b", tp=8, batch=64, input_tokens=1024, output_tokens=1024, dtype="fp8")),
+    Configuration("mi355x-4n-allreduce", "collective", "mi355x-8", 32, nodes=4, job=_job(op="allreduce")),
+    Configuration("mi355x-train-llama3.1-8b", "training", "mi355x-8", 8, job=_job(
+        model_id="llama3.1-8b", tp=1, pp=1, global_batch=128, micro_batch=1, seq=8192, dtype="bf16",
+        stack="megatron")),
+    Configuration("mi355x-serve-llama3.1-70b", "serving", "mi355x-8", 8, job=_job(
+        model_id="llama3.1-70b", tp=8, batch=64, input_tokens=1024, output_tokens=1024, dtype="fp8",
+        stack_name="vllm")),
 )
 
 
@@ -97,8 +107,9 @@ def _setting(config: Configuration) -> str:
         return (f"{job['model_id']} {job['dtype']}, {config.gpus} GPUs, TP {job['tp']} PP {job['pp']}, micro-batch "
                 f"{job['micro_batch']}, global batch {job['global_batch']}, sequence {job['seq']}, "
                 f"ZeRO {job.get('zero_stage', 1)}, stack {job['stack']}")
+    stack = f", stack {job['stack_name']}" if "stack_name" in job else ""
     return (f"{job['model_id']} {job['dtype']}, TP {job['tp']}, {job['batch']} concurrent requests, "
-            f"{job['input_tokens']} tokens in, {job['output_tokens']} out")
+            f"{job['input_tokens']} tokens in, {job['output_tokens']} out{stack}")
 
 
 def predict(config: Configuration, level: float = intervals.LEVEL) -> list[dict[str, object]]:
@@ -126,7 +137,8 @@ def predict(config: Configuration, level: float = intervals.LEVEL) -> list[dict[
         return [{**base, "quantity": "step time", "unit": "s", "predicted": step.step_time_s, "low": low,
                  "high": high}]
     run = inference.run(job["model_id"], config.system_id, job["tp"], job["batch"], job["input_tokens"],
-                        job["output_tokens"], dtype=job["dtype"])
+                        job["output_tokens"], dtype=job["dtype"],
+                        stack_name=str(job.get("stack_name", inference.DEFAULT_STACK)))
     value = float(run.tokens_per_s_per_gpu)
     low, high = intervals.run_band("serving throughput", level).around(value)
     return [{**base, "quantity": "output tokens per second per GPU", "unit": "tokens/s", "predicted": value,
