@@ -54,6 +54,9 @@ from multigpu.compute.shapes import (  # noqa: F401  (re-exported: the model's s
     DTYPE_BYTES,
     NORM_KINDS,
     POSITION_KINDS,
+    LAYER_PARTS,
+    MAXTEXT_POLICIES,
+    MAXTEXT_SAVES,
     RECOMPUTE,
     RECOMPUTE_MODULES,
     Model,
@@ -167,25 +170,56 @@ def forward_flops_per_token(model: Model | str, context: ArrayLike) -> Number:
 
 
 def recomputed_modules(recompute: str, modules: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """The parts of a layer that ``recompute`` runs again (:data:`RECOMPUTE_MODULES`): under selective
+    """The parts of a layer that ``recompute`` runs again (:data:`RECOMPUTE_MODULES`, or the finer
+    :data:`LAYER_PARTS` a MaxText policy maps to, :func:`maxtext_recompute`): under selective
     recomputation ``modules``, or ``core_attn`` where none is stated (Megatron-Core's default); none otherwise
     (full recomputation is every part). An InputError for an unknown part, or parts without selective."""
     _check_choice(recompute, RECOMPUTE, "recompute")
     for name in modules:
-        _check_choice(name, RECOMPUTE_MODULES, "recompute module")
+        _check_choice(name, LAYER_PARTS, "recompute module")
     if modules and recompute != "selective":
         raise InputError(f"recompute modules ({', '.join(modules)}) need selective recomputation; got {recompute}")
     return (tuple(modules) or ("core_attn",)) if recompute == "selective" else ()
 
 
+def maxtext_recompute(model: Model | str, policy: str) -> tuple[str, tuple[str, ...]]:
+    """(recompute, parts) of MaxText's remat ``policy`` (:data:`MAXTEXT_POLICIES`) on ``model``: ``full``, or
+    selective recomputation of every part of :data:`LAYER_PARTS` it does not keep (:data:`MAXTEXT_SAVES`): the
+    norms and the MLP's activation always, the attention core with its output (``core_attn`` and ``context``).
+    An InputError for another policy, or for a mixture-of-experts or MLA model, whose layers' names the mapping
+    does not cover."""
+    _check_choice(policy, MAXTEXT_POLICIES, "MaxText remat policy")
+    if policy == "full":
+        return "full", ()
+    m = _resolve(model)
+    if m.is_moe or m.attention == "mla":
+        raise InputError(f"MaxText's remat policy '{policy}' is priced for dense layers with multi-head or "
+                         f"grouped-query attention only; {m.name} has {'experts' if m.is_moe else 'MLA'} "
+                         f"(use --recompute with Megatron-Core's module names)")
+    saves = MAXTEXT_SAVES[policy]
+    parts = ["layernorm", "mlp_act"] + [p for p in ("qkv_proj", "context", "out_proj", "mlp_in") if p not in saves]
+    if "context" in parts:
+        parts.insert(0, "core_attn")
+    return "selective", tuple(parts)
+
+
 def recompute_module_flops_per_token(model: Model | str, modules: tuple[str, ...]) -> float:
-    """Forward FLOPs per token that recomputing ``modules`` (:data:`RECOMPUTE_MODULES`) adds to a training step,
-    weight GEMMs only: MLA's up-projections (``mla_up_proj``), the dense layers' MLPs (``mlp``), the MoE blocks'
-    routed and shared experts (``moe``) or shared experts alone (``shared_experts``). The attention scores
+    """Forward FLOPs per token that recomputing ``modules`` (:data:`LAYER_PARTS`) adds to a training step,
+    weight GEMMs only: MLA's up-projections (``mla_up_proj``), the dense layers' MLPs (``mlp``), or their first
+    GEMMs alone (``mlp_in``: gate and up), the query, key and value projections (``qkv_proj``), the output
+    projection (``out_proj``), the MoE blocks' routed and shared experts (``moe``) or shared experts alone
+    (``shared_experts``). The attention scores
     (``core_attn``) are :func:`training_flops_per_step`'s; norms and activation functions (``layernorm``,
     ``moe_act``) are elementwise and not counted."""
     m = _resolve(model)
     h, flops = m.hidden, 0.0
+    qk, v = _attention_widths(m)
+    if "qkv_proj" in modules:
+        flops += 2.0 * m.layers * h * (qk + m.kv_heads * (m.head_dim + m.v_head_dim))
+    if "out_proj" in modules:
+        flops += 2.0 * m.layers * v * h
+    if "mlp_in" in modules and "mlp" not in modules:
+        flops += 2.0 * m.dense_layers * (2 if m.gated_mlp else 1) * h * m.ffn_hidden
     if "mla_up_proj" in modules and m.attention == "mla":
         flops += 2.0 * m.layers * m.heads * (m.q_lora_rank * m.head_dim + m.kv_lora_rank
                                              * (m.head_dim - m.rope_head_dim + m.v_head_dim))
@@ -486,17 +520,27 @@ def _moe_bytes(m: Model) -> int:
 
 def _recomputed_bytes(m: Model, moe_layer: bool, modules: tuple[str, ...]) -> tuple[float, float]:
     """(outside, inside) bytes per token of :func:`_activation_coefficients` that recomputing ``modules`` does not
-    store: the norms' outputs, the inputs of the QKV and first MLP GEMMs (``layernorm``, 4h); MLA's queries, keys
-    and values (``mla_up_proj``); a dense MLP's (``mlp``); the whole MoE block's (``moe``), or the routed experts'
+    store: the norms' outputs, the inputs of the QKV and first MLP GEMMs (``layernorm``, 4h); the residual the
+    second norm reads (``out_proj``, 2h); MLA's queries, keys and values (``mla_up_proj``), or any attention's
+    (``qkv_proj``); the attention output (``context``, 2v); a dense MLP's (``mlp``), or its first GEMMs' outputs
+    (``mlp_in``) or its activation's (``mlp_act``, 2f); the whole MoE block's (``moe``), or the routed experts'
     activation outputs (``moe_act``, 2f a copy) and the shared experts' MLPs (``shared_experts``). What a
     recomputed part keeps, its input, is stored by the part before it."""
-    outside = 4.0 * m.hidden if "layernorm" in modules else 0.0
+    outside = (4.0 * m.hidden if "layernorm" in modules else 0.0) + (2.0 * m.hidden if "out_proj" in modules else 0.0)
     inside = 0.0
+    qk, v = _attention_widths(m)
     if "mla_up_proj" in modules and m.attention == "mla":
-        qk, v = _attention_widths(m)
         inside += 2 * (2 * qk + v)
+    if "qkv_proj" in modules:
+        inside += 2 * (qk + m.kv_heads * (m.head_dim + m.v_head_dim))
+    if "context" in modules:
+        inside += 2 * v
     if not moe_layer:
-        return outside, inside + (_mlp_bytes(m, m.ffn_hidden) if "mlp" in modules else 0.0)
+        if "mlp" in modules:
+            return outside, inside + _mlp_bytes(m, m.ffn_hidden)
+        first = (4 if m.gated_mlp else 2) * m.ffn_hidden  # the gate and up outputs, or the activation's input
+        return outside, inside + (first if "mlp_in" in modules else 0.0) + (2 * m.ffn_hidden if "mlp_act" in modules
+                                                                            else 0.0)
     if "moe" in modules:
         return outside, inside + _moe_bytes(m)
     if "moe_act" in modules:
@@ -516,9 +560,10 @@ def _fp8_cached_bytes(m: Model, moe_layer: bool, modules: tuple[str, ...]) -> tu
     h, f = m.hidden, m.moe_ffn_hidden
     outside = 0.0 if "layernorm" in modules else 2.0 * h
     _, v = _attention_widths(m)
-    inside = 0.5 * v + (m.q_lora_rank + m.kv_lora_rank if m.attention == "mla" else 0)
+    inside = (0.0 if "context" in modules else 0.5 * v) + (m.q_lora_rank + m.kv_lora_rank if m.attention == "mla"
+                                                           else 0)
     if not moe_layer:
-        return outside, inside + (0.0 if "mlp" in modules else m.ffn_hidden)
+        return outside, inside + (0.0 if "mlp" in modules or "mlp_act" in modules else m.ffn_hidden)
     if "moe" in modules:
         return outside, inside
     swiglu = (2 if m.gated_mlp else 1) * f  # half of the gate and up outputs

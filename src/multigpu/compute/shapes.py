@@ -42,6 +42,30 @@ RECOMPUTE = ("none", "selective", "full")
 #: whole MoE block; ``shared_experts``, its shared experts. ``layernorm``, ``moe_act`` and ``mla_up_proj`` discard
 #: their outputs and recompute them from inputs that are kept anyway; the others keep only their inputs.
 RECOMPUTE_MODULES = ("core_attn", "layernorm", "mla_up_proj", "mlp", "moe_act", "moe", "shared_experts")
+#: Finer parts of a dense layer, for MaxText's named remat policies (:data:`MAXTEXT_SAVES`), which keep the
+#: outputs of named GEMMs and recompute the rest from the layer's input: ``qkv_proj``, the query, key and value
+#: projections' outputs; ``context``, the attention output (the output projection's input); ``out_proj``, the
+#: output projection's output (from which the residual the second norm reads is rebuilt); ``mlp_in``, a dense
+#: MLP's first GEMMs' outputs (gate and up under SwiGLU); ``mlp_act``, its activation's output (the down
+#: projection's input). Recomputing a part drops what it stores and, for the GEMM parts, runs their forward again.
+LAYER_PARTS = RECOMPUTE_MODULES + ("qkv_proj", "context", "out_proj", "mlp_in", "mlp_act")
+#: MaxText's named remat policies (``remat_policy``) by the GEMM outputs each keeps, in :data:`LAYER_PARTS`' names
+#: (``jax.checkpoint_policies.save_only_these_names`` over ``query_proj``/``key_proj``/``value_proj``/``qkv_proj``,
+#: ``context``, ``out_proj``, ``mlpwi_0``/``mlpwi_1``/``mlpwi`` and ``mlpwo``: AI-Hypercomputer/maxtext
+#: ``src/MaxText/layers/decoders.py`` at 02bc28ce534d, ``Decoder.minimal_policy`` and ``get_remat_policy``). A kept
+#: ``mlpwo`` output is not needed by the backward pass and changes nothing here. ``full`` keeps only the layer's
+#: input (the model's full recomputation); the offloading policies move tensors to host memory, which the model
+#: does not price.
+MAXTEXT_SAVES: dict[str, frozenset[str]] = {
+    "minimal_with_context": frozenset({"qkv_proj", "context", "out_proj", "mlp_in"}),
+    "minimal": frozenset({"qkv_proj", "out_proj", "mlp_in"}),
+    "save_dot_with_context_except_mlp": frozenset({"qkv_proj", "context", "out_proj"}),
+    "save_dot_except_mlpwi": frozenset({"qkv_proj", "out_proj"}),
+    "save_dot_except_mlp": frozenset({"qkv_proj", "out_proj"}),
+    "save_qkv_proj": frozenset({"qkv_proj"}),
+    "save_out_proj": frozenset({"out_proj"}),
+}
+MAXTEXT_POLICIES = (*MAXTEXT_SAVES, "full")
 #: attention kernels: FlashAttention (scores never stored) or the score matrix materialised (Megatron before 2022)
 ATTENTION_KERNELS = ("flash", "materialised")
 BIAS_KINDS = ("none", "qkv", "all")

@@ -7,7 +7,7 @@ from typing import Any
 
 from multigpu.cli import args as types
 from multigpu.common.errors import InputError
-from multigpu.compute import disaggregated, inference, queueing, training
+from multigpu.compute import disaggregated, inference, models, queueing, training
 from multigpu.compute.layout import (
     ACTIVATION_CACHES,
     ATTENTION_KERNELS,
@@ -24,6 +24,7 @@ from multigpu.compute.layout import (
     TRAINING_DTYPES,
     TRAINING_STACKS,
 )
+from multigpu.compute.shapes import MAXTEXT_POLICIES
 
 
 def register(subparsers: argparse._SubParsersAction, add_command) -> None:
@@ -42,6 +43,13 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                             "values), mlp (a dense layer's MLP), moe_act (the routed experts' activation), moe "
                             "(the whole MoE block, its dispatch and combine included), shared_experts; output "
                             "recompute_modules")
+    train.add_argument("--remat-policy", choices=MAXTEXT_POLICIES, default=None, metavar="POLICY",
+                       help="MaxText's named remat policy instead of --recompute: " + ", ".join(MAXTEXT_POLICIES)
+                            + ". Each keeps the outputs of the GEMMs it names and recomputes the rest of the layer "
+                            "from its input: outputs recompute full, or selective with the parts it does not keep "
+                            "in recompute_modules (layernorm, mlp_act, and of qkv_proj, context with core_attn, "
+                            "out_proj and mlp_in those it does not save); dense models without MLA only; the "
+                            "offloading policies are not priced")
     train.add_argument("--recompute-layers", type=types.count, default=0, metavar="N",
                        help="with --recompute full: the layers of each virtual pipeline stage fully recomputed, the "
                             "others keeping their activations (Megatron's --recompute-num-layers N with "
@@ -182,7 +190,8 @@ TRAIN_FIELDS = """fields (seconds unless named otherwise):
   exposed_comm_s         tp, pp, dp, ep and cp communication not hidden behind compute
   ep_kernel              the kernels of the MoE dispatch and combine (--ep-kernel)
   pp_schedule            the pipeline schedule (--pp-schedule)
-  recompute_modules      the parts of each layer selective recomputation covers (--recompute-modules)
+  recompute_modules      the parts of each layer selective recomputation covers (--recompute-modules, or what
+                         --remat-policy does not keep)
   activation_cache       how kept activations are stored (--activation-cache)
   moment_dtype           the precision of Adam's moments (--moment-dtype)
   stack                  the training stack; its kernels (share of the best measured matmul, traffic outside
@@ -287,15 +296,25 @@ def add_grad_dtype(parser: argparse.ArgumentParser) -> None:
                              "performance recipes run): half the gradient memory and reduction bytes")
 
 
+def _recompute(args: argparse.Namespace) -> tuple[str, tuple[str, ...]]:
+    """(recompute, recompute modules) of ``train``: as given, or what ``--remat-policy`` maps to."""
+    if args.remat_policy is None:
+        return args.recompute, args.recompute_modules
+    if args.recompute != "none" or args.recompute_modules:
+        raise InputError("--remat-policy sets the recomputation: give it without --recompute and --recompute-modules")
+    return models.maxtext_recompute(args.model, args.remat_policy)
+
+
 def _train(args: argparse.Namespace) -> dict[str, Any]:
+    recompute, parts = _recompute(args)
     out = training.step(args.model, args.system, args.gpus, args.tp, args.pp, args.global_batch, args.micro_batch,
-                         dp=args.dp, seq=args.seq, recompute=args.recompute, sequence_parallel=args.sequence_parallel,
+                         dp=args.dp, seq=args.seq, recompute=recompute, sequence_parallel=args.sequence_parallel,
                          interleave=args.interleave, dtype=args.dtype, zero_stage=args.zero, ep=args.ep,
                          etp=args.etp, cp=args.cp, grad_dtype=args.grad_dtype, fp8_recipe=args.fp8_recipe,
                          ep_dispatch=args.ep_dispatch, pp_first_layers=args.pp_first_layers,
                          pp_last_layers=args.pp_last_layers, attention=args.attention, stack=args.stack,
                          recompute_layers=args.recompute_layers, ep_kernel=args.ep_kernel,
-                         pp_schedule=args.pp_schedule, recompute_modules=args.recompute_modules,
+                         pp_schedule=args.pp_schedule, recompute_modules=parts,
                          activation_cache=args.activation_cache, moment_dtype=args.moment_dtype).to_dict()
     return out if args.interval is None else {**out, **_interval(out, "training step time", args.interval,
                                                                    ("step_time_s",), ("model_tflops_per_gpu", "mfu"))}
