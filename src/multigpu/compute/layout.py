@@ -76,6 +76,9 @@ class TrainingStack:
     #: transformer layers (the layout's ``pp_last_layers`` chosen for the fastest step where not stated)
     balanced_stages: bool
     source: str
+    #: data parallelism alone: every GPU holds the whole model and optimizer state and all-reduces the gradients
+    #: (PyTorch DDP, ZeRO 0); no tensor, pipeline, context or expert parallelism
+    data_parallel_only: bool = False
 
 
 #: Training stacks by the name ``train --stack`` takes, the default first:
@@ -90,7 +93,7 @@ class TrainingStack:
 #: - ``pytorch-ddp``: plain PyTorch in eager mode with data parallelism, as NVIDIA's DeepLearningExamples BERT
 #:   fine-tuning runs it (``PyTorch/LanguageModeling/BERT/run_squad.py``: apex ``DistributedDataParallel``, AMP
 #:   O2, ``FusedAdam``, the gradients clipped and the loss read back to the host every step); no fused
-#:   transformer kernels, no tensor-parallel overlap.
+#:   transformer kernels, and data parallelism alone (:attr:`TrainingStack.data_parallel_only`).
 TRAINING_STACKS = {stack.name: stack for stack in (
     TrainingStack("megatron", False, False, "https://github.com/NVIDIA/Megatron-LM/blob/307dcf37f03d44da131ba2199"
                   "9278abe4112d2ad/megatron/training/arguments.py"),
@@ -99,7 +102,7 @@ TRAINING_STACKS = {stack.name: stack for stack in (
     TrainingStack("nanotron", False, True, "https://github.com/huggingface/nanotron/blob/4796d2d9107a1f04d4ee70b09d3"
                   "df22aca3a1d45/src/nanotron/models/llama.py"),
     TrainingStack("pytorch-ddp", False, False, "https://github.com/NVIDIA/DeepLearningExamples/blob/f8b3a63f810049b"
-                  "0da23711f67c6df6d5569c1e0/PyTorch/LanguageModeling/BERT/run_squad.py"),
+                  "0da23711f67c6df6d5569c1e0/PyTorch/LanguageModeling/BERT/run_squad.py", data_parallel_only=True),
 )}
 DEFAULT_TRAINING_STACK = "megatron"
 

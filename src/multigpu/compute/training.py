@@ -187,6 +187,8 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
     check_ep_kernel(options.get("ep_kernel", EP_KERNELS[0]), options.get("dtype", TRAINING_DTYPES[0]))
     check_pp_schedule(options.get("pp_schedule", PP_SCHEDULES[0]), pp, interleave, global_batch // (micro_batch * dp))
     check_stack(options.get("stack", DEFAULT_TRAINING_STACK))
+    check_stack_layout(options.get("stack", DEFAULT_TRAINING_STACK), tp, pp, options.get("cp", 1),
+                       options.get("ep", 1), options.get("zero_stage", 1))
     check_recompute_layers(model, pp, interleave, options.get("recompute", "none"), options.get("recompute_layers", 0))
     models.recomputed_modules(options.get("recompute", "none"), tuple(options.get("recompute_modules", ())))
     check_memory_savers(options.get("dtype", TRAINING_DTYPES[0]), options.get("activation_cache", ACTIVATION_CACHES[0]),
@@ -266,6 +268,14 @@ def check_stack(stack: str) -> None:
     """An InputError unless ``stack`` is one of :data:`TRAINING_STACKS`."""
     if stack not in TRAINING_STACKS:
         raise InputError(f"unknown training stack '{stack}'; expected one of {', '.join(TRAINING_STACKS)}")
+
+
+def check_stack_layout(stack: str, tp: int, pp: int, cp: int, ep: int, zero_stage: int) -> None:
+    """An InputError where ``stack`` runs data parallelism alone (:attr:`TrainingStack.data_parallel_only`) and the
+    layout asks for more: TP, PP, CP and EP must be 1 and ZeRO 0."""
+    if TRAINING_STACKS[stack].data_parallel_only and (tp, pp, cp, ep, zero_stage) != (1, 1, 1, 1, 0):
+        raise InputError(f"the {stack} stack runs data parallelism alone (TP, PP, CP and EP 1, ZeRO 0); got TP {tp}, "
+                         f"PP {pp}, CP {cp}, EP {ep}, ZeRO {zero_stage}")
 
 
 def check_grad_dtype(grad_dtype: str) -> None:

@@ -47,7 +47,7 @@ from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.common.findings import Finding, Number, msg, say
 from multigpu.compute import inference, models, training
-from multigpu.compute.layout import DEFAULT_GRAD_DTYPE, DEFAULT_TRAINING_STACK, Layout
+from multigpu.compute.layout import DEFAULT_GRAD_DTYPE, DEFAULT_TRAINING_STACK, TRAINING_STACKS, Layout
 from multigpu.hardware import catalog
 
 RECOMPUTE = ("none", "selective", "full")
@@ -330,8 +330,13 @@ def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int
     training.check_stack(stack)
     training.nodes_spanned(system, gpus)
     base = layouts(model, system, gpus, global_batch)
+    if TRAINING_STACKS[stack].data_parallel_only:  # every GPU holds the whole model: DP alone, ZeRO 0
+        base = base[(base["tp"] == 1) & (base["pp"] == 1) & (base["ep"] == 1)].reset_index(drop=True)
+        zero_stages = (0,)
     if base.empty:
-        raise InputError(f"no layout of {gpus} GPUs divides '{model.id}' with global batch {global_batch}")
+        raise InputError(f"no layout of {gpus} GPUs divides '{model.id}' with global batch {global_batch}"
+                         + (f" under the {stack} stack (data parallelism alone)"
+                            if TRAINING_STACKS[stack].data_parallel_only else ""))
     cal = calibration.resolve(cal)
     base_columns = {c: base[c].to_numpy() for c in base.columns}
     option_list = _options(base_columns["tp"], zero_stages)

@@ -68,8 +68,9 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                        help="attention kernel: flash (default, FlashAttention: the score matrix never reaches "
                             "memory) or materialised (the score matrix and its softmax go through memory, as "
                             "Megatron's fused softmax kernels do)")
-    train.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=1,
-                       help="ZeRO stage of the data-parallel group (default 1: distributed optimizer)")
+    train.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=None,
+                       help="ZeRO stage of the data-parallel group (default 1: distributed optimizer; 0 under a "
+                            "stack that runs data parallelism alone, pytorch-ddp)")
     train.add_argument("--ep", type=types.count, default=1, help="expert-parallel degree (MoE models)")
     train.add_argument("--etp", type=int, choices=(0, 1), default=0,
                        help="expert tensor parallelism: 0 (default) splits each expert over the TP ranks, as the "
@@ -284,7 +285,7 @@ def add_training_stack(parser: argparse.ArgumentParser) -> None:
                              "with the GEMMs, Transformer Engine's fused kernels), nanotron (pipeline stages balanced "
                              "by compute cost: the last stage holds fewer layers; megatron's kernels), pytorch-ddp "
                              "(plain PyTorch data parallelism in eager mode, as NVIDIA's BERT fine-tuning example runs "
-                             "it; fitted on BERT runs only). Each stack's "
+                             "it: data parallelism alone, ZeRO 0; fitted on BERT runs only). Each stack's "
                              "kernels are fitted on its published runs (data/stack_efficiency.csv)")
 
 
@@ -294,6 +295,13 @@ def add_grad_dtype(parser: argparse.ArgumentParser) -> None:
                         help="precision of the gradient buffer and its data-parallel reduction: fp32 (default, "
                              "Megatron-LM's), bf16 (grad_reduce_in_fp32=False, as NVIDIA's NeMo and Megatron-Bridge "
                              "performance recipes run): half the gradient memory and reduction bytes")
+
+
+def _zero(args: argparse.Namespace) -> int:
+    """``--zero``, or the stack's default: 0 where it runs data parallelism alone, else 1."""
+    if args.zero is not None:
+        return args.zero
+    return 0 if TRAINING_STACKS[args.stack].data_parallel_only else 1
 
 
 def _recompute(args: argparse.Namespace) -> tuple[str, tuple[str, ...]]:
@@ -309,7 +317,7 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
     recompute, parts = _recompute(args)
     out = training.step(args.model, args.system, args.gpus, args.tp, args.pp, args.global_batch, args.micro_batch,
                          dp=args.dp, seq=args.seq, recompute=recompute, sequence_parallel=args.sequence_parallel,
-                         interleave=args.interleave, dtype=args.dtype, zero_stage=args.zero, ep=args.ep,
+                         interleave=args.interleave, dtype=args.dtype, zero_stage=_zero(args), ep=args.ep,
                          etp=args.etp, cp=args.cp, grad_dtype=args.grad_dtype, fp8_recipe=args.fp8_recipe,
                          ep_dispatch=args.ep_dispatch, pp_first_layers=args.pp_first_layers,
                          pp_last_layers=args.pp_last_layers, attention=args.attention, stack=args.stack,
