@@ -24,8 +24,8 @@ from multigpu.book import app_validation, app_validation_figures, lang, tables, 
 from multigpu.book.lang import text_width
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import (bottlenecks, deployment, epfit, layoutorder, pcieside, runs, serving, sweepchecks, sweeps, topology,
-                               trainingruns, validation)
+from multigpu.evidence import (bottlenecks, deployment, epfit, layoutorder, pcieside, runs, scaleout, serving,
+                               sweepchecks, sweeps, topology, trainingruns, validation)
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "book" / "appendix" / "validation.ipynb"
@@ -191,6 +191,7 @@ def shown_tables(table) -> list:
             app_validation.training_runs_table(runs.compare(splits=("sealed",))),
             app_validation.serving_runs_table(serving.compare(splits=("sealed",))),
             app_validation.layout_order_table(layoutorder.scores()),
+            app_validation.scaleout_table(scaleout.series()),
             app_validation.ep_table(epfit.compare(("holdout",))),
             app_validation.pcie_side_table(pcieside.comparisons(("holdout",))),
             app_validation.pcie_pairs_table(pcieside.pairs(pcieside.comparisons(("fit", "holdout")))),

@@ -81,3 +81,14 @@ def test_the_search_cli_gives_the_same_layout():
                           "--format", "json"], capture_output=True, text=True, check=True)
     best = json.loads(out.stdout)["best"]
     assert best["layout"] == cost.plan(w.id, "dgx-a100", 8).layout
+
+
+def test_a_search_with_no_layout_that_fits_says_why_in_every_format(capsys):
+    from multigpu.cli.app import main
+
+    args = ["search", "--model", "llama3.1-405b", "--system", "pcie-rtx4090-8", "--gpus", "2", "--global-batch", "256"]
+    assert main(args) == 0
+    table = capsys.readouterr().out
+    assert "does not fit" in table and "GB per GPU" in table
+    assert main(args + ["--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["reason"].startswith("does not fit")

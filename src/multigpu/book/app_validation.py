@@ -44,6 +44,7 @@ from multigpu.evidence import (
     pcieside,
     fitquality,
     runs,
+    scaleout,
     serving,
     sweepchecks,
     sweepfit,
@@ -95,6 +96,9 @@ TABLE_HEADERS = (
     N_("Side"), N_("Effect"), N_("Pairs"),
     # the held-out training runs by stack and scale; the order of layouts
     N_("Group"), N_("Runs"), N_("Layouts"), N_("Refused"), N_("Stack"), N_("Rank correlation"), N_("Model rank of best"), N_("Meets goal"),
+    # from a few GPUs to many
+    N_("Model"), N_("Framework"), N_("From GPUs"), N_("To GPUs"), N_("Measured change (%)"),
+    N_("Predicted change (%)"), N_("Model less measured (points)"), N_("Held out runs"),
     # how sure: prediction intervals
     N_("Scope"), N_("Calibration points"), N_("From (%)"), N_("To (%)"), N_("Sweeps or sources"), N_("Inside"),
     N_("Expected inside"), N_("Inside (%)"), N_("Inside by group (%)"), N_("Half width (%)"),
@@ -624,6 +628,44 @@ def layout_order_table(scores: pd.DataFrame) -> pd.DataFrame:
     return out.set_index("sweep").round({"rank_correlation": 2, "median_error_pct": 0})
 
 
+def scaleout_table(scaled: pd.DataFrame) -> pd.DataFrame:
+    """:func:`multigpu.evidence.scaleout.series` for print: the model, GPU, precision and framework of each
+    series, the fewest and the larger GPU count, the measured and predicted change of the rate per GPU (%), the
+    model's less the measured (percentage points) and the held-out runs of the two."""
+    out = pd.DataFrame({"model": scaled["model_id"].map(lambda m: models.model(m).name),
+                        "gpu": scaled["gpu"].map(lambda g: catalog.gpu(g).name), "dtype": scaled["dtype"],
+                        "framework": scaled["framework"], "from_gpus": scaled["from_gpus"],
+                        "to_gpus": scaled["to_gpus"], "measured_change_pct": scaled["measured_change_pct"],
+                        "predicted_change_pct": scaled["predicted_change_pct"],
+                        "Model less measured (points)": scaled["gap_points"],
+                        "held_out_runs": scaled["held_out_runs"]})
+    return out.set_index("model").round({"measured_change_pct": 1, "predicted_change_pct": 1,
+                                         "Model less measured (points)": 1})
+
+
+def scaleout_facts(scaled: pd.DataFrame) -> Facts:
+    """Scaling series in figures (``scaled``: :func:`multigpu.evidence.scaleout.series`): ``sc_series``,
+    ``sc_pairs`` (a larger count against the fewest), ``sc_median_gap`` (median |model less measured|,
+    percentage points), ``sc_optimistic`` (comparisons where the model loses less rate per GPU than measured);
+    NVIDIA's recipes (NeMo): the largest measured loss of rate per GPU ``sc_nvidia_loss`` (%) at ``sc_nvidia_to``
+    GPUs and the model's largest, ``sc_nvidia_model_loss``; on a PCIe server (:func:`pcieside.side`): the largest
+    measured loss ``sc_pcie_loss`` (%) from ``sc_pcie_from`` to ``sc_pcie_to`` GPUs and the model's there,
+    ``sc_pcie_model_loss``."""
+    loss = lambda change: 0.0 - float(change)  # noqa: E731  (a loss of rate, %; 0.0 - x: no negative zero)
+    nvidia = scaled[scaled["framework"].str.startswith(("NeMo", "Megatron-Bridge"))]
+    worst = nvidia.loc[nvidia["measured_change_pct"].idxmin()]
+    pcie = scaled[scaled["system_id"].map(pcieside.side) == pcieside.PCIE]
+    pc = pcie.loc[pcie["measured_change_pct"].idxmin()]
+    return _values({
+        "sc_series": int(scaled["series"].nunique()), "sc_pairs": len(scaled),
+        "sc_median_gap": float(scaled["gap_points"].abs().median()),
+        "sc_optimistic": int((scaled["gap_points"] > 0).sum()),
+        "sc_nvidia_loss": loss(worst["measured_change_pct"]), "sc_nvidia_to": int(worst["to_gpus"]),
+        "sc_nvidia_model_loss": loss(nvidia["predicted_change_pct"].min()),
+        "sc_pcie_loss": loss(pc["measured_change_pct"]), "sc_pcie_from": int(pc["from_gpus"]),
+        "sc_pcie_to": int(pc["to_gpus"]), "sc_pcie_model_loss": loss(pc["predicted_change_pct"])})
+
+
 def ep_table(compared: pd.DataFrame) -> pd.DataFrame:
     """:func:`multigpu.evidence.epfit.compare` for print, one row per published dispatch or combine, by system:
     the kernel (normal or low-latency), its release, GPUs and nodes, the SMs it ran on (where published), the
@@ -1027,5 +1069,6 @@ def facts(cal: Calibration | None = None) -> Facts:
             **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal)),
             **pcie_side_facts(pcieside.comparisons(("holdout",), cal), pcieside.comparisons(("fit", "holdout"), cal)),
             **_in_both(functools.partial(interval_facts, interval_rows())),
-            **layout_order_facts(layoutorder.scores()), **table5_facts(cal), **ep_facts(cal),
+            **layout_order_facts(layoutorder.scores()), **scaleout_facts(scaleout.series(cal=cal)), **table5_facts(cal),
+            **ep_facts(cal),
             **diagnosis_facts(diagnosis.evidence())}

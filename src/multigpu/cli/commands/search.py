@@ -30,8 +30,8 @@ def _search(args: argparse.Namespace) -> dict[str, Any] | list[dict[str, Any]]:
                              progress=update, grad_dtype=args.grad_dtype, stack=args.stack)
     top = [layout.to_dict() for layout in found.top]
     summary = {"evaluated": found.evaluated, "valid": found.valid, "seconds": found.seconds}
-    if args.format == "table":  # one row per layout, with the search's totals on each
-        return [{"rank": i + 1, **row, **summary} for i, row in enumerate(top)]
+    if args.format == "table":  # one row per layout, with the search's totals on each; or why none fits
+        return [{"rank": i + 1, **row, **summary} for i, row in enumerate(top)] or [{**summary, "reason": found.reason}]
     result = {"model": found.model, "system": found.system, "gpus": found.gpus, "global_batch": found.global_batch,
               "seq": found.seq, "grad_dtype": found.grad_dtype, "stack": found.stack, **summary, "layouts_per_s": found.layouts_per_s,
               "best": top[0] if top else None, "reason": found.reason}
