@@ -23,8 +23,8 @@ from multigpu.evidence import runs
 #: The trailing GPU count of a run id.
 _GPU_COUNT = re.compile(r"-\d+$")
 #: Columns of :func:`series`.
-COLUMNS = ["series", "model_id", "system_id", "gpu", "dtype", "framework", "from_gpus", "to_gpus", "measured_change_pct",
-           "predicted_change_pct", "gap_points", "held_out_runs"]
+COLUMNS = ["series", "model_id", "system_id", "gpu", "dtype", "framework", "stack", "from_gpus", "to_gpus",
+           "measured_change_pct", "predicted_change_pct", "gap_points", "held_out_runs"]
 
 
 def _runs(splits: Iterable[str], cal: Calibration | None) -> pd.DataFrame:
@@ -57,8 +57,8 @@ def series(splits: Iterable[str] = ("fit", "holdout"), cal: Calibration | None =
             measured = 100 * (base["measured_step_s"] / run["measured_step_s"] - 1)
             predicted = 100 * (base["predicted_step_s"] / run["predicted_step_s"] - 1)
             out.append({"series": base["series"], "model_id": base["model_id"], "system_id": base["system_id"],
-                        "gpu": base["gpu"],
-                        "dtype": base["dtype"], "framework": base["framework"], "from_gpus": int(base["gpus"]),
+                        "gpu": base["gpu"], "dtype": base["dtype"], "framework": base["framework"],
+                        "stack": base["stack"], "from_gpus": int(base["gpus"]),
                         "to_gpus": int(run["gpus"]), "measured_change_pct": measured,
                         "predicted_change_pct": predicted, "gap_points": predicted - measured,
                         "held_out_runs": int((base["split"] == "holdout") + (run["split"] == "holdout"))})

@@ -323,7 +323,9 @@ def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int
     :class:`TrainingLayout` and ``fits``. ``method``: pretrain, full (fine-tune) or lora with adapters of rank
     ``lora_rank`` (:mod:`multigpu.compute.training`); ``grad_dtype``: the gradients' precision
     (:data:`multigpu.compute.layout.GRAD_DTYPES`); ``stack``: the training stack
-    (:data:`multigpu.compute.layout.TRAINING_STACKS`). Raises :class:`InputError` when the job cannot be split."""
+    (:data:`multigpu.compute.layout.TRAINING_STACKS`); under a stack that runs data parallelism alone, only its
+    layouts are tried, at ZeRO 0, whatever ``zero_stages`` says. Raises :class:`InputError` when the job cannot be
+    split."""
     model, system = models.model(model_id), catalog.system(system_id)
     training.check_method(method, lora_rank)
     training.check_grad_dtype(grad_dtype)
