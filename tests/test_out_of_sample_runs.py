@@ -118,9 +118,9 @@ def test_the_pcie_side_s_runs_held_out(all_training):
     each side, is not met for serving. Training: 11 BERT fine-tuning runs (Lambda, PyTorch DDP, A100/H100 PCIe and
     SXM, RTX 4090). Predicted with Megatron-LM's kernels they were median 36 %, worst 51 %, every one too fast
     (2026-12-05); with the ``pytorch-ddp`` stack fitted on the 12 fit-split runs of the same source (2026-12-06),
-    median 7.7 %, worst 47 % (BERT-Base on 8 H100 SXM at micro-batch 320, predicted too slow). Serving: 115 TensorRT-LLM release rows (v0.8 to
-    v0.17), median 26 %; the 40 rows on L40S at TP 2 to 8, median 22 %. The sealed third of these runs is not
-    opened here."""
+    median 7.7 %, worst 47 % (BERT-Base on 8 H100 SXM at micro-batch 320, predicted too slow). Serving: 115
+    TensorRT-LLM release rows (v0.8 to v0.17), median 26 %; the 40 rows on L40S at TP 2 to 8, median 22 %. The
+    sealed third of these runs is not opened here."""
     later = all_training[all_training["id"].str.startswith("T-lambda") & (all_training["split"] == "holdout")]
     error = later["rel_error"].abs()
     assert len(later) >= 10 and error.median() <= 0.09 and error.max() <= 0.50

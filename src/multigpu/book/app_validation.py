@@ -648,9 +648,9 @@ def scaleout_facts(scaled: pd.DataFrame) -> Facts:
     ``sc_pairs`` (a larger count against the fewest), ``sc_median_gap`` (median |model less measured|,
     percentage points), ``sc_optimistic`` (comparisons where the model loses less rate per GPU than measured);
     NVIDIA's recipes (the ``nemo`` stack): the largest measured loss of rate per GPU ``sc_nvidia_loss`` (%) at
-    ``sc_nvidia_to`` GPUs and the model's largest, ``sc_nvidia_model_loss``; on a PCIe server (:func:`pcieside.side`): the largest
-    measured loss ``sc_pcie_loss`` (%) from ``sc_pcie_from`` to ``sc_pcie_to`` GPUs and the model's there,
-    ``sc_pcie_model_loss``."""
+    ``sc_nvidia_to`` GPUs and the model's largest, ``sc_nvidia_model_loss``; on a PCIe server
+    (:func:`pcieside.side`): the largest measured loss ``sc_pcie_loss`` (%) from ``sc_pcie_from`` to
+    ``sc_pcie_to`` GPUs and the model's there, ``sc_pcie_model_loss``."""
     loss = lambda change: 0.0 - float(change)  # noqa: E731  (a loss of rate, %; 0.0 - x: no negative zero)
     nvidia = scaled[scaled["stack"] == "nemo"]
     worst = nvidia.loc[nvidia["measured_change_pct"].idxmin()]
