@@ -95,17 +95,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from multigpu.comm import calibration, collectives, expert
 from multigpu.comm.calibration import Calibration
-from multigpu.common import datafiles
-from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
-from multigpu.compute import efficiency, gemm, models
+from multigpu.compute import efficiency, gemm, memorybw, models
+from multigpu.compute.memorybw import measured_hbm_fractions
 from multigpu.compute.shapes import FP4_FORMATS
 from multigpu.compute.training import nodes_spanned, peak_flops
 from multigpu.hardware import catalog
@@ -117,49 +115,14 @@ DTYPES = ("bf16", "fp16", "fp8") + FP4_FORMATS
 #: follows: its GEMVs and attention stream weights and KV cache and write almost nothing, as ``dot`` reads two
 #: arrays and writes none (:func:`hbm_read_efficiency`).
 DECODE_READ_KERNEL = "dot"
-#: Published memory-bandwidth kernels by GPU (``data/hbm_bandwidth.csv``).
-HBM_CSV = DATA_DIR / "hbm_bandwidth.csv"
-#: STREAM-style kernels (as in BabelStream): copy and mul read one array and write one, add and triad read two
-#: and write one, dot reads two and writes none.
-HBM_KERNELS = ("copy", "mul", "add", "triad", "dot")
 
 
-class HbmRow(datafiles.Row):
-    """Schema of ``data/hbm_bandwidth.csv``: one measured memory-bandwidth kernel on one GPU (TB/s, 1e12 B/s)."""
-
-    id: datafiles.Text
-    gpu: datafiles.Text
-    kernel: datafiles.one_of(HBM_KERNELS)  # type: ignore[valid-type]
-    measured_TBps: datafiles.Positive
-    source: datafiles.Text
-    notes: str | None = None
-
-    NOUN = "memory-bandwidth measurement"
-
-
-def measured_hbm_fractions(path: Path = HBM_CSV) -> list[dict[str, Any]]:
-    """Each row of ``data/hbm_bandwidth.csv`` with the GPU's nominal bandwidth (catalogue, TB/s) and the measured
-    fraction of it: dicts of id, gpu, kernel, measured_TBps, nominal_TBps, fraction, source."""
-    gpus = catalog.gpus()
-    out = []
-    for line, row in datafiles.read(path, HbmRow, unique=("id",)):
-        if row.gpu not in gpus:
-            raise InputError(f"unknown gpu '{row.gpu}'", str(path), line, "gpu")
-        nominal = gpus[row.gpu].mem_bw_GBps / 1e3
-        out.append({"id": row.id, "gpu": row.gpu, "kernel": row.kernel, "measured_TBps": row.measured_TBps,
-                    "nominal_TBps": nominal, "fraction": row.measured_TBps / nominal, "source": row.source})
-    return out
-
-
-@lru_cache(maxsize=None)
 def hbm_read_efficiency(gpu_id: str) -> float:
     """Achievable fraction of ``gpu_id``'s nominal HBM bandwidth when a decode step streams weights and KV cache:
     the measured read-only kernel (:data:`DECODE_READ_KERNEL`) of ``data/hbm_bandwidth.csv`` on that GPU, else
     the median of that kernel over the GPUs measured. What a decode step loses besides, to its many small kernels,
     is the per-layer fixed time (``decode_layer_overhead_s``, :func:`multigpu.compute.efficiency.constants`)."""
-    reads = [r for r in measured_hbm_fractions() if r["kernel"] == DECODE_READ_KERNEL]
-    own = [r["fraction"] for r in reads if r["gpu"] == gpu_id]
-    return float(np.median(own or [r["fraction"] for r in reads]))
+    return memorybw.hbm_efficiency(gpu_id, DECODE_READ_KERNEL)
 
 
 #: Share of GPU memory a serving engine takes by default: vLLM's ``gpu_memory_utilization`` (0.9 of the GPU's memory,

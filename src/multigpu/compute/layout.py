@@ -151,6 +151,11 @@ class Layout:
     ep_dispatch: str = EP_DISPATCH_DTYPES[0]  #: MoE dispatch precision (:data:`EP_DISPATCH_DTYPES`)
     ep_kernel: str = EP_KERNELS[0]  #: the kernels of the MoE dispatch and combine (:data:`EP_KERNELS`)
     pp_schedule: str = PP_SCHEDULES[0]  #: pipeline schedule (:data:`PP_SCHEDULES`)
+    #: the interleaved schedule overlaps its stage-to-stage transfers with compute (Megatron-LM's
+    #: ``overlap_p2p_comm``: added 2023-05-31, commit f9283c5, the default since 2023-10-12, commit 4eeff55);
+    #: False for software before it, whose every transfer blocks (``batch_isend_irecv``, then
+    #: ``torch.cuda.synchronize()``, ``megatron/p2p_communication.py`` of 2021-2022)
+    overlap_p2p: bool = True
     activation_cache: str = ACTIVATION_CACHES[0]  #: how kept activations are stored (:data:`ACTIVATION_CACHES`)
     moment_dtype: str = MOMENT_DTYPES[0]  #: precision of Adam's moments (:data:`MOMENT_DTYPES`)
     #: transformer layers on the first and on the last pipeline stage, 0 = an even split (Megatron-Core's

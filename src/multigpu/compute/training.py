@@ -45,8 +45,9 @@ neither.
   only what outlasts the compute shows.
 
 - ``t_opt``: the mixed-precision Adam step over the parameters this GPU updates
-  (its ZeRO shard), memory-bound: :data:`ADAM_STEP_BYTES` per parameter at the
-  GPU's memory bandwidth (:func:`_optimizer_s`; :func:`adam_step_bytes` under
+  (its ZeRO shard), memory-bound: :data:`ADAM_STEP_BYTES` per parameter, and the
+  gradient buffer zeroed for the next step, at the memory bandwidth a STREAM
+  triad reaches on the GPU (:func:`_optimizer_s`; :func:`adam_step_bytes` under
   FP32 weights or BF16 moments).
 
 The compute's efficiency is a reference line (:mod:`multigpu.compute.efficiency`, Megatron-LM's kernels as
@@ -89,7 +90,7 @@ from numpy.typing import ArrayLike
 from multigpu.comm import calibration, collectives, expert
 from multigpu.comm.calibration import Calibration
 from multigpu.common.errors import InputError
-from multigpu.compute import efficiency, gemm, models
+from multigpu.compute import efficiency, gemm, memorybw, models
 from multigpu.compute.layout import (
     ACTIVATION_CACHES,
     DEFAULT_FP8_RECIPE,
@@ -133,11 +134,17 @@ WGRAD_SHARE = 1.0 / 3.0
 #: Share of a micro-batch's compute that is its backward pass, which the DP reduction can hide behind.
 BACKWARD_SHARE = 2.0 / 3.0
 #: Bytes one mixed-precision Adam step moves per parameter it updates: the three FP32 states read and written
-#: (24), the FP32 gradient read for the gradient-norm clipping and again for the update (8), the 16-bit weight
-#: written (2). Megatron-LM clips at norm 1.0 by default (``--clip-grad``); Kingma & Ba 2015, Micikevicius et al.
+#: (24), the FP32 gradient read for the gradient-norm clipping and again for the update (8), and the FP32 master
+#: copy read again and written to the 16-bit weight (6) by a pass of its own, as Megatron-LM's
+#: ``_copy_main_params_to_model_params`` (``megatron/optimizer/optimizer.py``) does after the update.
+#: Megatron-LM clips at norm 1.0 by default (``--clip-grad``); Kingma & Ba 2015, Micikevicius et al.
 #: 2018 (https://arxiv.org/abs/1710.03740) for the mixed-precision master copy. Other precisions:
 #: :func:`adam_step_bytes`.
-ADAM_STEP_BYTES = 34.0
+ADAM_STEP_BYTES = 38.0
+#: The STREAM-style kernel (``data/hbm_bandwidth.csv``) whose access pattern the optimizer step follows: its
+#: passes read several arrays and write fewer, as ``triad`` reads two and writes one
+#: (:func:`multigpu.compute.memorybw.hbm_efficiency`).
+OPTIMIZER_KERNEL = "triad"
 #: LoRA's backward pass is the activation-gradient GEMMs only (forward : backward = 1 : 1 of the weight GEMMs):
 #: the share of a micro-batch's compute the DP reduction can hide behind, and none for backward TP traffic.
 LORA_BACKWARD_SHARE = 1.0 / 2.0
@@ -483,10 +490,11 @@ def _pp_comm_s(model: models.Model, system: catalog.System, lay: Layout, cal: Ca
     # and that slowest hop paces every micro-batch (tp x dp < a node's GPUs included)
     nodes = np.where(lay.tp * lay.cp * lay.dp * lay.pp > system.gpus_per_node, 2, 1)
     one = _times_s("sendrecv", system, np.where(lay.pp > 1, 2, 1), nodes, nbytes, cal)
-    # the interleaved schedule overlaps its steady-state transfers with compute (Megatron's overlap_p2p_comm),
+    # the interleaved schedule overlaps its steady-state transfers with compute (Megatron's overlap_p2p_comm,
+    # unless ``lay.overlap_p2p`` says the software ran each transfer to completion first),
     # and DualPipe each chunk's behind its paired chunk: only those of the warm-up and cool-down, 2 v (pp - 1),
     # stay on the critical path
-    overlapped = (np.asarray(lay.interleave) > 1) | (lay.pp_schedule == "dualpipe")
+    overlapped = ((np.asarray(lay.interleave) > 1) & lay.overlap_p2p) | (lay.pp_schedule == "dualpipe")
     exposed = np.where(overlapped, lay.pp - 1, lay.microbatches + lay.pp - 1)
     return 2 * lay.interleave * exposed * one
 
@@ -626,19 +634,22 @@ def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layout, dtype: str) ->
 def adam_step_bytes(dtype: str, moment_dtype: str = "fp32") -> float:
     """Bytes one Adam step moves per parameter (:data:`ADAM_STEP_BYTES` for BF16 training with FP32 moments): the
     FP32 master copy, or the FP32 weights themselves under TF32 or FP32 training, read and written (8); each
-    moment read and written; the FP32 gradient read twice (8); the 16-bit weight written where there is a master
-    copy (2)."""
+    moment read and written; the FP32 gradient read twice (8); where there is a master copy, the master read again
+    and the 16-bit weight written (6)."""
     master = models.dtype_bytes(dtype) < 4
-    return 8.0 + 4 * models.dtype_bytes(moment_dtype) + 8.0 + (2.0 if master else 0.0)
+    return 8.0 + 4 * models.dtype_bytes(moment_dtype) + 8.0 + (6.0 if master else 0.0)
 
 
-def _optimizer_s(optimizer_bytes: ArrayLike, gpu: catalog.Gpu, dtype: str = "bf16",
+def _optimizer_s(optimizer_bytes: ArrayLike, gradient_bytes: ArrayLike, gpu: catalog.Gpu, dtype: str = "bf16",
                  moment_dtype: str = "fp32") -> np.ndarray:
     """The optimizer step on one GPU, seconds: a memory-bound pass over the parameters it updates (its share of
     the optimizer's states, ``optimizer_bytes``, at :func:`multigpu.compute.models.optimizer_bytes_per_param`),
-    moving :func:`adam_step_bytes` per parameter at the GPU's memory bandwidth."""
+    moving :func:`adam_step_bytes` per parameter, and the GPU's gradient buffer (``gradient_bytes``) zeroed for the
+    next step (Megatron-LM's ``zero_grad_buffer``), both at the bandwidth a STREAM triad reaches on the GPU
+    (:data:`OPTIMIZER_KERNEL`), not the nominal one."""
     params = np.asarray(optimizer_bytes, dtype=float) / models.optimizer_bytes_per_param(dtype, moment_dtype)
-    return params * adam_step_bytes(dtype, moment_dtype) / (gpu.mem_bw_GBps * 1e9)
+    moved = params * adam_step_bytes(dtype, moment_dtype) + np.asarray(gradient_bytes, dtype=float)
+    return moved / (gpu.mem_bw_GBps * 1e9 * memorybw.hbm_efficiency(gpu.id, OPTIMIZER_KERNEL))
 
 
 def _score_traffic_s(model: models.Model, gpu: catalog.Gpu, lay: Layout) -> np.ndarray:
@@ -797,7 +808,8 @@ def evaluate(model: models.Model, system: catalog.System, lay: Layout,
     first_compute = first_layers / layers * layer_compute + np.where(np.asarray(lay.pp) == 1, head_compute, 0.0)
     dp_s = _exposed_dp_s(model, system, lay, cal, first_compute, backward_share)
     memory = models.memory_per_gpu_bytes(model, lay)
-    optimizer_s = 0.0 if lora else _optimizer_s(memory["largest_optimizer_bytes"], gpu, lay.dtype, lay.moment_dtype)
+    optimizer_s = 0.0 if lora else _optimizer_s(memory["largest_optimizer_bytes"], memory["gradients_bytes"], gpu,
+                                                lay.dtype, lay.moment_dtype)
     step_s = m * per_mb + bubble + pp_s + dp_s + optimizer_s
     model_flops, _, _ = training_flops(model, lay.global_batch, lay.seq, lay.recompute, lay.method, lay.lora_rank)
     total_bytes = np.asarray(memory["total_bytes"], dtype=float)
@@ -876,6 +888,7 @@ class TrainingStep:
     recompute_modules: tuple[str, ...] = ()
     activation_cache: str = ACTIVATION_CACHES[0]  #: how kept activations are stored (:data:`ACTIVATION_CACHES`)
     moment_dtype: str = MOMENT_DTYPES[0]  #: precision of Adam's moments (:data:`MOMENT_DTYPES`)
+    overlap_p2p: bool = True  #: the interleaved schedule's stage-to-stage transfers overlap compute
 
     def to_dict(self) -> dict[str, Any]:
         """The step as a flat dict (``exposed_comm_s`` a dict of tp, pp, dp, ep), for JSON and CSV."""
@@ -892,7 +905,8 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     pp_first_layers and pp_last_layers (transformer layers on the first and last stages, 0 = an even split),
     recompute_layers (with recompute full, the layers of each virtual stage recomputed, 0 = all),
     stack (:data:`multigpu.compute.layout.TRAINING_STACKS`), ep_kernel (:data:`EP_KERNELS`), pp_schedule
-    (:data:`PP_SCHEDULES`).
+    (:data:`PP_SCHEDULES`), overlap_p2p (False: the interleaved schedule's transfers block, as before Megatron-LM's
+    ``overlap_p2p_comm``).
     """
     model = models.model(model_id)
     system = catalog.system(system_id)
@@ -908,7 +922,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
         bool(r["fits"]), lay.cp, lay.ep_dispatch,
         _stage_counts(model, replace(lay, pp_last_layers=int(r["pp_last_layers"]))), lay.attention, lay.stack,
         r["optimizer_s"], int(lay.recompute_layers), lay.ep_kernel, lay.pp_schedule, lay.recomputed,
-        lay.activation_cache, lay.moment_dtype)
+        lay.activation_cache, lay.moment_dtype, bool(lay.overlap_p2p))
 
 
 def _stage_counts(model: models.Model, lay: Layout) -> tuple[int, int, int]:

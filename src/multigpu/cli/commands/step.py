@@ -98,6 +98,11 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                             "backward chunk overlap and hide each other's all-to-all and stage-to-stage traffic, "
                             "a bubble of (pp/2 - 1)(F&B + B - 3W); needs an even pp and an even number of "
                             "micro-batches, at least 2 x pp); named in the output as pp_schedule")
+    train.add_argument("--p2p-overlap", choices=("on", "off"), default="on",
+                       help="whether the interleaved schedule (--interleave) overlaps its stage-to-stage transfers "
+                            "with compute: on (default; Megatron-LM's overlap_p2p_comm, the default since 2023) or "
+                            "off (each transfer waits to complete, as in Megatron-LM before 2023); named in the "
+                            "output as overlap_p2p")
     train.add_argument("--activation-cache", choices=ACTIVATION_CACHES, default=ACTIVATION_CACHES[0],
                        help="how the activations kept for the backward pass are stored: bf16 (default) or fp8 "
                             "(DeepSeek-V3's: the linear layers' inputs in FP8, the attention output in 12 bits; "
@@ -191,6 +196,8 @@ TRAIN_FIELDS = """fields (seconds unless named otherwise):
   exposed_comm_s         tp, pp, dp, ep and cp communication not hidden behind compute
   ep_kernel              the kernels of the MoE dispatch and combine (--ep-kernel)
   pp_schedule            the pipeline schedule (--pp-schedule)
+  overlap_p2p            whether the interleaved schedule's stage-to-stage transfers overlap compute
+                         (--p2p-overlap)
   recompute_modules      the parts of each layer selective recomputation covers (--recompute-modules, or what
                          --remat-policy does not keep)
   activation_cache       how kept activations are stored (--activation-cache)
@@ -323,7 +330,8 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
                          pp_last_layers=args.pp_last_layers, attention=args.attention, stack=args.stack,
                          recompute_layers=args.recompute_layers, ep_kernel=args.ep_kernel,
                          pp_schedule=args.pp_schedule, recompute_modules=parts,
-                         activation_cache=args.activation_cache, moment_dtype=args.moment_dtype).to_dict()
+                         activation_cache=args.activation_cache, moment_dtype=args.moment_dtype,
+                         overlap_p2p=args.p2p_overlap == "on").to_dict()
     return out if args.interval is None else {**out, **_interval(out, "training step time", args.interval,
                                                                    ("step_time_s",), ("model_tflops_per_gpu", "mfu"))}
 
