@@ -1,8 +1,10 @@
 """The optimizer step and the pipeline transfers of the training model, against the published facts they rest on."""
 
+import numpy as np
 import pytest
 
-from multigpu.compute import memorybw, training
+from multigpu.comm import calibration
+from multigpu.compute import memorybw, models, training
 from multigpu.compute.layout import Layout
 from multigpu.hardware import catalog
 
@@ -20,7 +22,7 @@ def test_a_gpu_without_a_measurement_takes_the_median_fraction_of_those_measured
     fractions = sorted(r["fraction"] for r in memorybw.measured_hbm_fractions() if r["kernel"] == "triad")
     measured = {r["gpu"] for r in memorybw.measured_hbm_fractions()}
     unmeasured = next(g for g in catalog.gpus() if g not in measured)
-    assert memorybw.hbm_efficiency(unmeasured, "triad") == pytest.approx(float(__import__("numpy").median(fractions)))
+    assert memorybw.hbm_efficiency(unmeasured, "triad") == pytest.approx(float(np.median(fractions)))
     assert all(0 < f < 1 for f in fractions)
 
 
@@ -45,3 +47,16 @@ def test_blocking_transfers_never_make_a_step_faster():
     slow = training.step("gpt3-175b", "dgx-a100", 64, 8, 8, 64, 1, overlap_p2p=False, **base)
     assert slow.step_time_s > fast.step_time_s
     assert Layout().overlap_p2p
+
+
+def test_a_reduction_after_the_backward_pass_hides_nothing():
+    """Megatron-LM before 2023 reduced the gradients once the backward pass had ended: the whole reduction
+    shows; with overlap_grad_reduce only what outlasts the last micro-batch's backward pass shows."""
+    base = dict(sequence_parallel=True, recompute="selective", dp=8)
+    after = training.step("gpt3-175b", "dgx-a100", 512, 8, 8, 512, 1, overlap_grad_reduce=False, **base)
+    overlapped = training.step("gpt3-175b", "dgx-a100", 512, 8, 8, 512, 1, **base)
+    lay = Layout(tp=8, pp=8, dp=8, global_batch=512, sequence_parallel=True, recompute="selective")
+    grads, params = training._dp_parts_s(models.model("gpt3-175b"), catalog.system("dgx-a100"), lay,
+                                         calibration.resolve(None))
+    assert after.exposed_comm_s.dp == pytest.approx(float(grads + params))
+    assert overlapped.exposed_comm_s.dp < after.exposed_comm_s.dp

@@ -156,6 +156,11 @@ class Layout:
     #: False for software before it, whose every transfer blocks (``batch_isend_irecv``, then
     #: ``torch.cuda.synchronize()``, ``megatron/p2p_communication.py`` of 2021-2022)
     overlap_p2p: bool = True
+    #: the gradient reduction overlaps the backward pass and the parameter all-gather the next forward pass
+    #: (Megatron-LM's ``overlap_grad_reduce``: added 2023-08-16, commit 2d5220a); False for software before it,
+    #: which reduced the gradients once the backward pass had ended (``optimizer.reduce_model_grads`` in
+    #: ``train_step``, ``megatron/training.py`` of 2021-2022)
+    overlap_grad_reduce: bool = True
     activation_cache: str = ACTIVATION_CACHES[0]  #: how kept activations are stored (:data:`ACTIVATION_CACHES`)
     moment_dtype: str = MOMENT_DTYPES[0]  #: precision of Adam's moments (:data:`MOMENT_DTYPES`)
     #: transformer layers on the first and on the last pipeline stage, 0 = an even split (Megatron-Core's

@@ -575,14 +575,16 @@ def _exposed_dp_s(model: models.Model, system: catalog.System, lay: Layout, cal:
 
     - The gradient reduction overlaps the backward pass of the last micro-batch only; the distributed
       optimizer's all-gather of the updated parameters overlaps the next step's first forward pass
-      (Megatron-Core's ``overlap_grad_reduce`` and ``overlap_param_gather``, :func:`_dp_parts_s`).
+      (Megatron-Core's ``overlap_grad_reduce`` and ``overlap_param_gather``, :func:`_dp_parts_s`); without
+      ``lay.overlap_grad_reduce`` neither is hidden.
     - ZeRO-3's parameter gathers are prefetched, one layer ahead, during the pass that needs them (PyTorch
       FSDP's forward and backward prefetch): each pass of each micro-batch shows only the part of its gather
       that outlasts its compute (forward: ``1 - backward_share`` of a micro-batch's compute; backward: the rest).
     """
     grads, params = _dp_parts_s(model, system, lay, cal)
-    reduction = (np.maximum(0.0, grads - backward_share * compute_mb)
-                 + np.maximum(0.0, params - (1.0 - backward_share) * compute_mb))
+    hidden = np.where(lay.overlap_grad_reduce, 1.0, 0.0)  # nothing hidden once the backward pass has ended
+    reduction = (np.maximum(0.0, grads - hidden * backward_share * compute_mb)
+                 + np.maximum(0.0, params - hidden * (1.0 - backward_share) * compute_mb))
     gather = _gather_s(model, system, lay, cal)
     per_mb = (np.maximum(0.0, gather - (1.0 - backward_share) * compute_mb)
               + np.maximum(0.0, gather - backward_share * compute_mb))
@@ -889,6 +891,7 @@ class TrainingStep:
     activation_cache: str = ACTIVATION_CACHES[0]  #: how kept activations are stored (:data:`ACTIVATION_CACHES`)
     moment_dtype: str = MOMENT_DTYPES[0]  #: precision of Adam's moments (:data:`MOMENT_DTYPES`)
     overlap_p2p: bool = True  #: the interleaved schedule's stage-to-stage transfers overlap compute
+    overlap_grad_reduce: bool = True  #: the data-parallel reduction overlaps the backward and forward passes
 
     def to_dict(self) -> dict[str, Any]:
         """The step as a flat dict (``exposed_comm_s`` a dict of tp, pp, dp, ep), for JSON and CSV."""
@@ -906,7 +909,8 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     recompute_layers (with recompute full, the layers of each virtual stage recomputed, 0 = all),
     stack (:data:`multigpu.compute.layout.TRAINING_STACKS`), ep_kernel (:data:`EP_KERNELS`), pp_schedule
     (:data:`PP_SCHEDULES`), overlap_p2p (False: the interleaved schedule's transfers block, as before Megatron-LM's
-    ``overlap_p2p_comm``).
+    ``overlap_p2p_comm``), overlap_grad_reduce (False: the gradients are reduced after the backward pass, as before
+    Megatron-LM's ``overlap_grad_reduce``).
     """
     model = models.model(model_id)
     system = catalog.system(system_id)
@@ -922,7 +926,7 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
         bool(r["fits"]), lay.cp, lay.ep_dispatch,
         _stage_counts(model, replace(lay, pp_last_layers=int(r["pp_last_layers"]))), lay.attention, lay.stack,
         r["optimizer_s"], int(lay.recompute_layers), lay.ep_kernel, lay.pp_schedule, lay.recomputed,
-        lay.activation_cache, lay.moment_dtype, bool(lay.overlap_p2p))
+        lay.activation_cache, lay.moment_dtype, bool(lay.overlap_p2p), bool(lay.overlap_grad_reduce))
 
 
 def _stage_counts(model: models.Model, lay: Layout) -> tuple[int, int, int]:

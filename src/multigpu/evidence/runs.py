@@ -192,7 +192,8 @@ class ModelCall:
     fp8_recipe: str = DEFAULT_FP8_RECIPE  #: FP8 scaling recipe the row names (:func:`fp8_recipe`)
     stack: str = DEFAULT_TRAINING_STACK  #: the framework's training stack (:func:`stack`)
     end_layers: int = 0  #: layers on the first and on the last stage (:func:`end_stage_layers`), 0 = even
-    overlap_p2p: bool = True  #: the interleaved schedule's transfers overlap compute (:func:`overlap_p2p`)
+    overlap_p2p: bool = True  #: the interleaved schedule's transfers overlap compute (:func:`megatron_2022`)
+    overlap_grad_reduce: bool = True  #: the gradient reduction overlaps the backward pass (:func:`megatron_2022`)
     assumed: tuple[str, ...] = field(default=())  #: layout values not published, taken by the rules of the module
 
     @property
@@ -245,12 +246,12 @@ def stack(row: TrainingRunRow) -> str:
     return "pytorch-ddp" if row.framework.startswith("PyTorch DDP") else DEFAULT_TRAINING_STACK
 
 
-def overlap_p2p(row: TrainingRunRow) -> bool:
-    """Whether ``row``'s software overlaps the interleaved schedule's stage-to-stage transfers with compute
-    (:attr:`multigpu.compute.layout.Layout.overlap_p2p`): not for Megatron-LM of a year before 2023, which ran
-    each transfer to completion (Megatron-LM added ``overlap_p2p_comm`` on 2023-05-31)."""
+def megatron_2022(row: TrainingRunRow) -> bool:
+    """Whether ``row`` ran Megatron-LM of a year before 2023, which overlapped no communication with compute:
+    it reduced the gradients once the backward pass had ended and waited for each stage-to-stage transfer
+    (Megatron-LM added ``overlap_p2p_comm`` on 2023-05-31 and ``overlap_grad_reduce`` on 2023-08-16)."""
     match = re.match(r"Megatron-LM \((\d{4})\)", row.framework)
-    return not (match and int(match.group(1)) < 2023)
+    return bool(match and int(match.group(1)) < 2023)
 
 
 def framework(row: TrainingRunRow) -> str:
@@ -365,7 +366,8 @@ def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
     call = ModelCall(row.id, m.id, row.system_id, row.gpus, tp, pp, dp, row.global_batch, row.micro_batch, row.seq,
                      recompute, sp, vp, row.dtype, ep=ep, zero_stage=_zero_stage(row, fsdp), cp=cp,
                      attention=_attention(row), etp=_etp(row, 0), grad_dtype=grad_dtype(row), fp8_recipe=fp8_recipe(row),
-                     stack=stack(row), end_layers=end_stage_layers(m, pp, vp), overlap_p2p=overlap_p2p(row),
+                     stack=stack(row), end_layers=end_stage_layers(m, pp, vp), overlap_p2p=not megatron_2022(row),
+                     overlap_grad_reduce=not megatron_2022(row),
                      assumed=assumed)
     return call, []
 
@@ -378,7 +380,7 @@ def model_step(call: ModelCall, cal: Calibration | None = None) -> training.Trai
                          zero_stage=call.zero_stage, ep=call.ep, cp=call.cp, attention=call.attention,
                          etp=call.etp, grad_dtype=call.grad_dtype, fp8_recipe=call.fp8_recipe, stack=call.stack,
                          pp_first_layers=call.end_layers, pp_last_layers=call.end_layers,
-                         overlap_p2p=call.overlap_p2p)
+                         overlap_p2p=call.overlap_p2p, overlap_grad_reduce=call.overlap_grad_reduce)
 
 
 # ----------------------------------------------------------------------------- units

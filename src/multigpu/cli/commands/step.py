@@ -103,6 +103,11 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                             "with compute: on (default; Megatron-LM's overlap_p2p_comm, the default since 2023) or "
                             "off (each transfer waits to complete, as in Megatron-LM before 2023); named in the "
                             "output as overlap_p2p")
+    train.add_argument("--grad-reduce-overlap", choices=("on", "off"), default="on",
+                       help="whether the data-parallel gradient reduction overlaps the backward pass: on (default; "
+                            "Megatron-LM's overlap_grad_reduce, since 2023) or off (the gradients are reduced once "
+                            "the backward pass has ended, as in Megatron-LM before 2023); named in the output as "
+                            "overlap_grad_reduce")
     train.add_argument("--activation-cache", choices=ACTIVATION_CACHES, default=ACTIVATION_CACHES[0],
                        help="how the activations kept for the backward pass are stored: bf16 (default) or fp8 "
                             "(DeepSeek-V3's: the linear layers' inputs in FP8, the attention output in 12 bits; "
@@ -198,6 +203,8 @@ TRAIN_FIELDS = """fields (seconds unless named otherwise):
   pp_schedule            the pipeline schedule (--pp-schedule)
   overlap_p2p            whether the interleaved schedule's stage-to-stage transfers overlap compute
                          (--p2p-overlap)
+  overlap_grad_reduce    whether the data-parallel gradient reduction overlaps the backward pass
+                         (--grad-reduce-overlap)
   recompute_modules      the parts of each layer selective recomputation covers (--recompute-modules, or what
                          --remat-policy does not keep)
   activation_cache       how kept activations are stored (--activation-cache)
@@ -331,7 +338,8 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
                          recompute_layers=args.recompute_layers, ep_kernel=args.ep_kernel,
                          pp_schedule=args.pp_schedule, recompute_modules=parts,
                          activation_cache=args.activation_cache, moment_dtype=args.moment_dtype,
-                         overlap_p2p=args.p2p_overlap == "on").to_dict()
+                         overlap_p2p=args.p2p_overlap == "on",
+                         overlap_grad_reduce=args.grad_reduce_overlap == "on").to_dict()
     return out if args.interval is None else {**out, **_interval(out, "training step time", args.interval,
                                                                    ("step_time_s",), ("model_tflops_per_gpu", "mfu"))}
 
