@@ -239,11 +239,11 @@ def test_row75_measured_time_is_138_tflops_of_sc21_eq3():
 #: Error bounds (|model / measured - 1|) of training_validation's runs, matched on the end of the run name
 #: (first match wins).
 ERROR_BOUNDS = (
-    # [MLM] 2021 Megatron-LM, at the megatron stack's fitted kernels, overlapping no communication: -2.1 %
+    # [MLM] 2021 Megatron-LM, at the megatron stack's fitted kernels, overlapping no communication: +0.3 %
     ("full recompute (row 75)", 0.05),
-    # [K22] section 6.3, 2240 GPUs: -7.6 %; the 8-way data parallelism adds 1.3 s to the measured iteration and
+    # [K22] section 6.3, 2240 GPUs: -7.1 %; the 8-way data parallelism adds 1.3 s to the measured iteration and
     # less to the model's (the scale-out reduction is undercharged, issue 46)
-    ("SP + selective, DP 8", 0.09),
+    ("SP + selective, DP 8", 0.085),
     # [K22] Table 5, out of sample since the line rests on Table 4's layer timings and a matmul
     # microbenchmark (multigpu.evidence.computefit): -1.9 % to -5.9 %, mean 3.8 %; Calculon, in sample, 3.7 % and 8.9 %
     ("SP + selective", 0.07),
@@ -272,9 +272,10 @@ def test_training_model_error_on_every_comparable_run():
 def test_row75_error_bound_directly():
     # [MLM] GPT-3 175B, 1024 A100, TP 8 PP 16, batch 1536: model within 5 % of 138 TFLOP/s per GPU
     # (Megatron-LM in 2021: the attention scores materialised, before FlashAttention, and no communication
-    # overlapped), at the megatron stack's fitted kernels (data/stack_efficiency.csv): about 141.
+    # overlapped, no distributed optimizer), at the megatron stack's fitted kernels (data/stack_efficiency.csv):
+    # about 138.
     r = training.step("gpt3-175b", "dgx-a100", 1024, 8, 16, 1536, 1, recompute="full", attention="materialised",
-                      overlap_p2p=False, overlap_grad_reduce=False)
+                      overlap_p2p=False, overlap_grad_reduce=False, zero_stage=0)
     flops = models.megatron_flops_per_iteration("gpt3-175b", 1536, 2048, full_recompute=True)
     assert flops / r.step_time_s / 1024 / 1e12 == pytest.approx(138, rel=0.05)
 

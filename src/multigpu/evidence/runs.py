@@ -247,11 +247,19 @@ def stack(row: TrainingRunRow) -> str:
 
 
 def megatron_2022(row: TrainingRunRow) -> bool:
-    """Whether ``row`` ran Megatron-LM of a year before 2023, which overlapped no communication with compute:
-    it reduced the gradients once the backward pass had ended and waited for each stage-to-stage transfer
-    (Megatron-LM added ``overlap_p2p_comm`` on 2023-05-31 and ``overlap_grad_reduce`` on 2023-08-16)."""
+    """Whether ``row`` ran Megatron-LM of a year before 2023: it waited for each stage-to-stage transfer, its own
+    DDP reduced the gradients once the backward pass had ended (:func:`overlap_grad_reduce`), and it did not
+    shard the optimizer (Megatron-LM added ``overlap_p2p_comm`` on 2023-05-31 and ``overlap_grad_reduce`` on
+    2023-08-16; its distributed optimizer came in 2022, opt-in)."""
     match = re.match(r"Megatron-LM \((\d{4})\)", row.framework)
     return bool(match and int(match.group(1)) < 2023)
+
+
+def overlap_grad_reduce(row: TrainingRunRow) -> bool:
+    """Whether ``row``'s gradient reduction overlaps the backward pass: before 2023 (:func:`megatron_2022`) only
+    where the notes name ``--DDP-impl torch`` (PyTorch's DDP, whose bucketed all-reduce starts during the backward
+    pass), not under Megatron-LM's own DDP (``local``, the default), which reduces once the backward pass ends."""
+    return not megatron_2022(row) or "--DDP-impl torch" in row.notes
 
 
 def framework(row: TrainingRunRow) -> str:
@@ -305,10 +313,12 @@ def _fsdp(row: TrainingRunRow) -> int:
 
 def _zero_stage(row: TrainingRunRow, fsdp: int) -> int:
     """The ZeRO stage of ``row``: 3 under FSDP, 0 under PyTorch DDP (every rank keeps the whole optimizer state
-    and all-reduces the gradients), else Megatron's distributed optimizer (1)."""
+    and all-reduces the gradients) and under Megatron-LM before 2023 (:func:`megatron_2022`: its distributed
+    optimizer came in 2022 and is opt-in, ``--use-distributed-optimizer``), else Megatron's distributed
+    optimizer (1)."""
     if fsdp:
         return 3
-    return 0 if "PyTorch DDP" in row.framework else 1
+    return 0 if "PyTorch DDP" in row.framework or megatron_2022(row) else 1
 
 
 def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
@@ -367,7 +377,7 @@ def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
                      recompute, sp, vp, row.dtype, ep=ep, zero_stage=_zero_stage(row, fsdp), cp=cp,
                      attention=_attention(row), etp=_etp(row, 0), grad_dtype=grad_dtype(row), fp8_recipe=fp8_recipe(row),
                      stack=stack(row), end_layers=end_stage_layers(m, pp, vp), overlap_p2p=not megatron_2022(row),
-                     overlap_grad_reduce=not megatron_2022(row),
+                     overlap_grad_reduce=overlap_grad_reduce(row),
                      assumed=assumed)
     return call, []
 
