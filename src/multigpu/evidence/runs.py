@@ -193,7 +193,7 @@ class ModelCall:
     stack: str = DEFAULT_TRAINING_STACK  #: the framework's training stack (:func:`stack`)
     end_layers: int = 0  #: layers on the first and on the last stage (:func:`end_stage_layers`), 0 = even
     overlap_p2p: bool = True  #: the interleaved schedule's transfers overlap compute (:func:`megatron_2022`)
-    overlap_grad_reduce: bool = True  #: the gradient reduction overlaps the backward pass (:func:`megatron_2022`)
+    overlap_grad_reduce: bool = True  #: the gradient reduction overlaps the backward pass (:func:`overlap_grad_reduce`)
     assumed: tuple[str, ...] = field(default=())  #: layout values not published, taken by the rules of the module
 
     @property
