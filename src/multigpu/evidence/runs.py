@@ -222,10 +222,15 @@ def grad_dtype(row: TrainingRunRow) -> str:
     BF16 where NVIDIA's performance recipes set ``grad_reduce_in_fp32 = False`` (Megatron-Bridge: every recipe,
     ``scripts/performance/utils/overrides.py``; NeMo and the DGX Cloud benchmarks built on it: FP8 recipes,
     ``scripts/performance/helpers.py``), and 16-bit where the notes name apex AMP O2 (FP16 model weights, so
-    FP16 gradients: 2 bytes, as BF16), else Megatron-LM's FP32."""
+    FP16 gradients: 2 bytes, as BF16) and for FP16 runs of Megatron-LM before 2023 (:func:`megatron_2022`: it
+    accumulated and all-reduced the gradients in the weights' precision unless told
+    ``--accumulate-allreduce-grads-in-fp32``, which the SC21 scripts do not set), else Megatron-LM's FP32 (which
+    BF16 runs force)."""
     if row.framework.startswith("Megatron-Bridge") or (row.framework.startswith("NeMo") and row.dtype == "fp8"):
         return "bf16"
     if "AMP O2" in row.notes:
+        return "bf16"
+    if megatron_2022(row) and row.dtype == "fp16":
         return "bf16"
     return DEFAULT_GRAD_DTYPE
 
