@@ -175,6 +175,20 @@ def test_fsdp_over_all_data_parallel_ranks_is_zero_3():
     assert call.zero_stage == 1  # Megatron's distributed optimizer, the default
 
 
+def test_megatron_before_2023_runs_as_its_source_says():
+    """Megatron-LM of 2021: no distributed optimizer (ZeRO 0), blocking pipeline transfers, FP16 gradients without
+    --accumulate-allreduce-grads-in-fp32, and the gradient all-reduce overlapped only under --DDP-impl torch
+    (examples/sc21/run_table_1.sh). Later frameworks keep the defaults."""
+    old = {"framework": "Megatron-LM (2021)", "dtype": "fp16"}
+    for ddp, overlapped in (("torch", True), ("local", False)):
+        call, reasons = runs.plan(synthetic("T-synthetic-2021", runs.STEP_S, 5.0,
+                                            notes=f"model id llama3.1-8b; --DDP-impl {ddp} in the script", **old))
+        assert reasons == [] and call.overlap_grad_reduce is overlapped
+        assert (call.zero_stage, call.overlap_p2p, call.grad_dtype) == (0, False, "bf16")  # 16-bit gradients
+    call, _ = runs.plan(synthetic("T-synthetic-2024", runs.STEP_S, 5.0, framework="Megatron-LM (2024)"))
+    assert (call.zero_stage, call.overlap_p2p, call.overlap_grad_reduce) == (1, True, True)
+
+
 def test_published_layouts_that_ran_fit_but_near_misses():
     """Memory is checked against what a program can allocate: the stated "80 GB" is 80 GiB, of which CUDA's
     deviceQuery shows 85,045,477,376 bytes on an H100 80GB HBM3. With the gradient precision of each framework's

@@ -36,11 +36,12 @@ K22_530B_DP8 = ("turing-530b", 2240, 8, 35, 2240, 1, 3, 39.15)
 
 
 K22_SOURCE = "Korthikanti et al. 2022"
-# Their Megatron-LM (2022) overlapped no communication with compute: it ran each stage-to-stage transfer to
-# completion before going on, and reduced the gradients after the backward pass. Megatron-LM added the overlap of
-# the interleaved schedule's transfers (``overlap_p2p_comm``) on 2023-05-31 and of the gradient reduction
-# (``overlap_grad_reduce``) on 2023-08-16. Nor did these runs shard the optimizer (ZeRO 0): Megatron-LM's distributed
-# optimizer came in 2022, opt-in.
+#: How the Megatron-LM of these runs (2021-2022, its own DDP) ran, as keyword arguments of
+#: :func:`multigpu.compute.training.step`: each stage-to-stage transfer to completion before going on, the gradients
+#: reduced after the backward pass, the optimizer not sharded (ZeRO 0). Megatron-LM added the overlap of the
+#: interleaved schedule's transfers (``overlap_p2p_comm``) on 2023-05-31, of the gradient reduction
+#: (``overlap_grad_reduce``) on 2023-08-16; its distributed optimizer came in 2022, opt-in.
+MEGATRON_BEFORE_2023 = {"overlap_p2p": False, "overlap_grad_reduce": False, "zero_stage": 0}
 # These runs' layers run at the reference line itself (``reference_kernels``): it is fitted on their own layers
 # (Table 4, ``data/layer_timings.csv``), timed in the same software on the same GPUs.
 
@@ -54,8 +55,7 @@ def _row75(cal: Calibration | None = None) -> dict:
     138 TFLOP/s per GPU counted with full recomputation (Narayanan et al. SC21 eq. 3)."""
     flops = models.megatron_flops_per_iteration("gpt3-175b", 1536, RUN_SEQ, full_recompute=True)
     r = training.step("gpt3-175b", "dgx-a100", 1024, 8, 16, 1536, 1, recompute="full", seq=RUN_SEQ, cal=cal,
-                      attention=K22_ATTENTION, overlap_p2p=False, overlap_grad_reduce=False,
-                      zero_stage=0)
+                      attention=K22_ATTENTION, **MEGATRON_BEFORE_2023)
     return {"measured_s": flops / (138e12 * 1024), "model_s": r.step_time_s,
             "model_tflops_per_gpu": flops / r.step_time_s / 1024 / 1e12}
 
@@ -88,26 +88,22 @@ def published_runs(cal: Calibration | None = None) -> list[dict]:
     arguments of :func:`multigpu.compute.training.step` plus ``run``, ``source``, ``fitted`` and ``measured_s``."""
     runs = [dict(run="GPT-3 175B, full recompute (row 75)", source="measurements.csv row 75",
                  fitted=False, measured_s=_row75(cal=cal)["measured_s"], model_id="gpt3-175b", gpus=1024, tp=8, pp=16,
-                 global_batch=1536, micro_batch=1, recompute="full", interleave=1, sequence_parallel=False,
-                 overlap_p2p=False, overlap_grad_reduce=False, zero_stage=0)]
+                 global_batch=1536, micro_batch=1, recompute="full", interleave=1, sequence_parallel=False)]
     for model_id, gpus, tp, pp, batch, mb, v, selective, full in K22_RUNS:
         name = models.model(model_id).name
         runs.append(dict(run=f"{name}, SP + selective", source=f"{K22_SOURCE}, Table 5", fitted=False,
                          measured_s=selective, model_id=model_id, gpus=gpus, tp=tp, pp=pp, global_batch=batch,
                          micro_batch=mb, recompute="selective", interleave=v, sequence_parallel=True,
-                         reference_kernels=True, overlap_p2p=False, overlap_grad_reduce=False,
-                         zero_stage=0))
+                         reference_kernels=True))
         runs.append(dict(run=f"{name}, full recompute", source=f"{K22_SOURCE}, Table 5", fitted=False,
                          measured_s=full, model_id=model_id, gpus=gpus, tp=tp, pp=pp, global_batch=batch,
                          micro_batch=mb, recompute="full", interleave=v, sequence_parallel=False,
-                         reference_kernels=True, overlap_p2p=False, overlap_grad_reduce=False,
-                         zero_stage=0))
+                         reference_kernels=True))
     model_id, gpus, tp, pp, batch, mb, v, seconds = K22_530B_DP8
     runs.append(dict(run=f"{models.model(model_id).name}, SP + selective, DP 8", source=f"{K22_SOURCE}, sec. 6.3",
                      fitted=False, measured_s=seconds, model_id=model_id, gpus=gpus, tp=tp, pp=pp,
                      global_batch=batch, micro_batch=mb, recompute="selective", interleave=v,
-                     sequence_parallel=True, reference_kernels=True, overlap_p2p=False, overlap_grad_reduce=False,
-                         zero_stage=0))
+                     sequence_parallel=True, reference_kernels=True))
     return runs
 
 
@@ -136,10 +132,7 @@ def training_validation(cal: Calibration | None = None) -> pd.DataFrame:
         r = training.step(run["model_id"], "dgx-a100", run["gpus"], run["tp"], run["pp"], run["global_batch"],
                           run["micro_batch"], recompute=run["recompute"], interleave=run["interleave"],
                           sequence_parallel=run["sequence_parallel"], seq=RUN_SEQ, cal=cal, attention=K22_ATTENTION,
-                          reference_kernels=run.get("reference_kernels", False),
-                          overlap_p2p=run.get("overlap_p2p", True),
-                          overlap_grad_reduce=run.get("overlap_grad_reduce", True),
-                          zero_stage=run.get("zero_stage", 1))
+                          reference_kernels=run.get("reference_kernels", False), **MEGATRON_BEFORE_2023)
         rows.append({"run": run["run"], "source": run["source"], "gpus": run["gpus"],
                      "layout": f"{r.tp} x {r.pp} x {r.dp}", "measured_s": run["measured_s"],
                      "model_s": r.step_time_s, "error_pct": 100 * (r.step_time_s / run["measured_s"] - 1),
