@@ -46,7 +46,7 @@ from multigpu.book.money import (  # noqa: F401  (money as the notebook and test
 )
 from multigpu.comm.calibration import Calibration
 from multigpu.common.numtext import ESTIMATE
-from multigpu.compute import models
+from multigpu.compute import efficiency, models
 from multigpu.evidence import answer, claims, guide
 from multigpu.evidence.claims import cost as cost_claims
 from multigpu.evidence.cost import (  # noqa: F401  (the chapter's analysis, as the notebook and tests name it)
@@ -97,7 +97,7 @@ VOCABULARY = (
 #: tensor parallelism in the book's workloads.
 SMALL_PARAMS = 15e9
 #: The training stacks the stack table compares (:data:`multigpu.evidence.answer.COMPARED_STACKS`), for people.
-STACK_NAMES = {"megatron": N_("Megatron-LM defaults"), "nemo": N_("NeMo recipes")}
+STACK_NAMES = {"megatron": N_("Megatron-LM defaults"), "nemo": N_("NeMo recipes"), "pytorch-fsdp": N_("PyTorch FSDP")}
 #: The introduction's verdicts (:data:`multigpu.evidence.answer.VERDICTS`), as messages.
 ANSWER_VERDICTS = (N_("NVLink-class cheaper"), N_("PCIe cheaper"), N_("too close to call"), N_("PCIe cannot run it"),
                    N_("neither runs it"), N_("no pair to price"))
@@ -226,21 +226,24 @@ def stack_html(table: PriceTable, cal: Calibration | None = None) -> str:
 def stack_facts(table: PriceTable, cal: Calibration | None = None) -> Facts:
     """How the training stack moves the answer (:func:`multigpu.evidence.answer.stack_effect`): ``st_n``
     (training workloads), ``st_nv_<stack>`` (those NVLink-class cheaper under each compared stack), ``st_same``
-    (those whose verdict is the same under both), ``st_70b_<stack>`` (the 70B pre-training job's break-even
-    premium, %), ``st_small_max`` (the largest change of the break-even premium of a job of a model of at most
-    ``st_small_b`` billion parameters, :data:`SMALL_PARAMS`, points)."""
+    (those whose verdict is the same under every compared stack), ``st_70b_<stack>`` (the 70B pre-training job's
+    break-even premium, %), ``st_small_max`` (the largest spread between stacks of the break-even premium of a job
+    of a model of at most ``st_small_b`` billion parameters, :data:`SMALL_PARAMS`, points), ``st_fsdp_runs`` (the
+    fit-split runs FSDP's kernels rest on). ``<stack>`` is the
+    stack's name with ``_`` for ``-`` (``pytorch_fsdp``)."""
     frame = answer.stack_effect(table, cal)
     wide = frame.pivot(index="workload", columns="stack")
     verdicts, premiums = wide["verdict"], wide["break_even_premium_pct"]
-    stacks = answer.COMPARED_STACKS
+    stacks = list(answer.COMPARED_STACKS)
     small = [w for w in premiums.index if models.model(workloads.workload(w).model).params_total <= SMALL_PARAMS]
-    out: dict[str, object] = {"st_n": len(wide), "st_same": int((verdicts[stacks[0]] == verdicts[stacks[1]]).sum()),
-                              "st_small_max": float((premiums.loc[small, stacks[0]]
-                                                     - premiums.loc[small, stacks[1]]).abs().max()),
-                              "st_small_b": SMALL_PARAMS / 1e9}
+    spread = premiums.loc[small, stacks].max(axis=1) - premiums.loc[small, stacks].min(axis=1)
+    out: dict[str, object] = {"st_n": len(wide), "st_same": int((verdicts[stacks].nunique(axis=1) == 1).sum()),
+                              "st_small_max": float(spread.max()), "st_small_b": SMALL_PARAMS / 1e9}
+    out["st_fsdp_runs"] = efficiency.stack_rows()[("pytorch-fsdp", "share")].fit_runs
     for stack in stacks:
-        out[f"st_nv_{stack}"] = int((verdicts[stack] == "NVLink-class cheaper").sum())
-        out[f"st_70b_{stack}"] = float(premiums.loc[TRAIN_70B, stack])
+        key = stack.replace("-", "_")
+        out[f"st_nv_{key}"] = int((verdicts[stack] == "NVLink-class cheaper").sum())
+        out[f"st_70b_{key}"] = float(premiums.loc[TRAIN_70B, stack])
     return out
 
 

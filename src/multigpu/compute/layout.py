@@ -79,6 +79,9 @@ class TrainingStack:
     #: data parallelism alone: every GPU holds the whole model and optimizer state and all-reduces the gradients
     #: (PyTorch DDP, ZeRO 0); no tensor, pipeline, context or expert parallelism
     data_parallel_only: bool = False
+    #: the ZeRO stage the stack always runs (None: any, ZeRO 1 unless given): 0 under PyTorch DDP, 3 under FSDP,
+    #: which gathers each layer's parameters before it runs and reduce-scatters its gradients
+    zero_stage: int | None = None
 
 
 #: Training stacks by the name ``train --stack`` takes, the default first:
@@ -93,7 +96,11 @@ class TrainingStack:
 #: - ``pytorch-ddp``: plain PyTorch in eager mode with data parallelism, as NVIDIA's DeepLearningExamples BERT
 #:   fine-tuning runs it (``PyTorch/LanguageModeling/BERT/run_squad.py``: apex ``DistributedDataParallel``, AMP
 #:   O2, ``FusedAdam``, the gradients clipped and the loss read back to the host every step); no fused
-#:   transformer kernels, and data parallelism alone (:attr:`TrainingStack.data_parallel_only`).
+#:   transformer kernels, and data parallelism alone (:attr:`TrainingStack.data_parallel_only`);
+#: - ``pytorch-fsdp``: PyTorch's fully sharded data parallelism (ZeRO 3) with the framework's own kernels, as
+#:   MosaicML's llm-foundry (FSDP, ``FULL_SHARD``) and torchtitan (FSDP2, ``fully_shard`` in
+#:   ``torchtitan/models/llama3/parallelize.py``) run it; torchtitan adds tensor and pipeline parallelism, so
+#:   any layout is allowed, at ZeRO 3.
 TRAINING_STACKS = {stack.name: stack for stack in (
     TrainingStack("megatron", False, False, "https://github.com/NVIDIA/Megatron-LM/blob/307dcf37f03d44da131ba2199"
                   "9278abe4112d2ad/megatron/training/arguments.py"),
@@ -102,7 +109,10 @@ TRAINING_STACKS = {stack.name: stack for stack in (
     TrainingStack("nanotron", False, True, "https://github.com/huggingface/nanotron/blob/4796d2d9107a1f04d4ee70b09d3"
                   "df22aca3a1d45/src/nanotron/models/llama.py"),
     TrainingStack("pytorch-ddp", False, False, "https://github.com/NVIDIA/DeepLearningExamples/blob/f8b3a63f810049b"
-                  "0da23711f67c6df6d5569c1e0/PyTorch/LanguageModeling/BERT/run_squad.py", data_parallel_only=True),
+                  "0da23711f67c6df6d5569c1e0/PyTorch/LanguageModeling/BERT/run_squad.py", data_parallel_only=True,
+                  zero_stage=0),
+    TrainingStack("pytorch-fsdp", False, False, "https://github.com/pytorch/torchtitan/blob/b5bcd76c66d0acb1a08b176d96"
+                  "39425bc55e0b2a/torchtitan/models/llama3/parallelize.py", zero_stage=3),
 )}
 DEFAULT_TRAINING_STACK = "megatron"
 

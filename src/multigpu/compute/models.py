@@ -59,6 +59,8 @@ from multigpu.compute.shapes import (  # noqa: F401  (re-exported: the model's s
     MAXTEXT_SAVES,
     RECOMPUTE,
     RECOMPUTE_MODULES,
+    REMAT_POLICIES,
+    TORCHTITAN_OP_PARTS,
     Model,
     ModelRow,
     check_shape,
@@ -191,11 +193,7 @@ def maxtext_recompute(model: Model | str, policy: str) -> tuple[str, tuple[str, 
     _check_choice(policy, MAXTEXT_POLICIES, "MaxText remat policy")
     if policy == "full":
         return "full", ()
-    m = _resolve(model)
-    if m.is_moe or m.attention == "mla":
-        raise InputError(f"MaxText's remat policy '{policy}' is priced for dense layers with multi-head or "
-                         f"grouped-query attention only; {m.name} has {'experts' if m.is_moe else 'MLA'} "
-                         f"(use --recompute with Megatron-Core's module names)")
+    _check_dense(model, f"MaxText's remat policy '{policy}'")
     saves = MAXTEXT_SAVES[policy]
     parts = ["layernorm", "mlp_act"] + [p for p in ("qkv_proj", "context", "out_proj", "mlp_in") if p not in saves]
     if "context" in parts:
@@ -203,12 +201,34 @@ def maxtext_recompute(model: Model | str, policy: str) -> tuple[str, tuple[str, 
     return "selective", tuple(parts)
 
 
+def named_recompute(model: Model | str, policy: str) -> tuple[str, tuple[str, ...]]:
+    """(recompute, parts) of a named recomputation ``policy`` (:data:`REMAT_POLICIES`) on ``model``: MaxText's
+    (:func:`maxtext_recompute`), or torchtitan's per-operator policy, ``torchtitan-op``: selective recomputation
+    of :data:`TORCHTITAN_OP_PARTS`. Dense layers with multi-head or grouped-query attention only."""
+    _check_choice(policy, REMAT_POLICIES, "remat policy")
+    if policy in MAXTEXT_POLICIES:
+        return maxtext_recompute(model, policy)
+    _check_dense(model, f"torchtitan's policy '{policy}'")
+    return "selective", TORCHTITAN_OP_PARTS
+
+
+def _check_dense(model: Model | str, what: str) -> None:
+    """An InputError where ``model`` has experts or MLA, whose layers' names a named policy's mapping does not
+    cover."""
+    m = _resolve(model)
+    if m.is_moe or m.attention == "mla":
+        raise InputError(f"{what} is priced for dense layers with multi-head or grouped-query attention only; "
+                         f"{m.name} has {'experts' if m.is_moe else 'MLA'} (use --recompute with Megatron-Core's "
+                         f"module names)")
+
+
 def recompute_module_flops_per_token(model: Model | str, modules: tuple[str, ...]) -> float:
     """Forward FLOPs per token that recomputing ``modules`` (:data:`LAYER_PARTS`) adds to a training step,
     weight GEMMs only: MLA's up-projections (``mla_up_proj``), the dense layers' MLPs (``mlp``), or their first
     GEMMs alone (``mlp_in``: gate and up), the query, key and value projections (``qkv_proj``), the output
-    projection (``out_proj``), the MoE blocks' routed and shared experts (``moe``) or shared experts alone
-    (``shared_experts``). The attention scores
+    projection (``out_proj``), the key projection alone (``k_proj``), a gated MLP's up GEMM alone (``mlp_up``),
+    the MoE blocks' routed and shared experts (``moe``) or shared experts alone (``shared_experts``). The attention
+    scores
     (``core_attn``) are :func:`training_flops_per_step`'s; norms and activation functions (``layernorm``,
     ``moe_act``) are elementwise and not counted."""
     m = _resolve(model)
@@ -216,10 +236,14 @@ def recompute_module_flops_per_token(model: Model | str, modules: tuple[str, ...
     qk, v = _attention_widths(m)
     if "qkv_proj" in modules:
         flops += 2.0 * m.layers * h * (qk + m.kv_heads * (m.head_dim + m.v_head_dim))
+    elif "k_proj" in modules:
+        flops += 2.0 * m.layers * h * m.kv_heads * m.head_dim
     if "out_proj" in modules:
         flops += 2.0 * m.layers * v * h
     if "mlp_in" in modules and "mlp" not in modules:
         flops += 2.0 * m.dense_layers * (2 if m.gated_mlp else 1) * h * m.ffn_hidden
+    elif "mlp_up" in modules and "mlp" not in modules and m.gated_mlp:
+        flops += 2.0 * m.dense_layers * h * m.ffn_hidden
     if "mla_up_proj" in modules and m.attention == "mla":
         flops += 2.0 * m.layers * m.heads * (m.q_lora_rank * m.head_dim + m.kv_lora_rank
                                              * (m.head_dim - m.rope_head_dim + m.v_head_dim))
@@ -522,8 +546,9 @@ def _recomputed_bytes(m: Model, moe_layer: bool, modules: tuple[str, ...]) -> tu
     """(outside, inside) bytes per token of :func:`_activation_coefficients` that recomputing ``modules`` does not
     store: the norms' outputs, the inputs of the QKV and first MLP GEMMs (``layernorm``, 4h); the residual the
     second norm reads (``out_proj``, 2h); MLA's queries, keys and values (``mla_up_proj``), or any attention's
-    (``qkv_proj``); the attention output (``context``, 2v); a dense MLP's (``mlp``), or its first GEMMs' outputs
-    (``mlp_in``) or its activation's (``mlp_act``, 2f); the whole MoE block's (``moe``), or the routed experts'
+    (``qkv_proj``), or the keys alone (``k_proj``); the attention output (``context``, 2v); a dense MLP's
+    (``mlp``), or its first GEMMs' outputs (``mlp_in``), or a gated MLP's up output alone (``mlp_up``, 2f), or
+    its activation's (``mlp_act``, 2f); the whole MoE block's (``moe``), or the routed experts'
     activation outputs (``moe_act``, 2f a copy) and the shared experts' MLPs (``shared_experts``). What a
     recomputed part keeps, its input, is stored by the part before it."""
     outside = (4.0 * m.hidden if "layernorm" in modules else 0.0) + (2.0 * m.hidden if "out_proj" in modules else 0.0)
@@ -533,14 +558,19 @@ def _recomputed_bytes(m: Model, moe_layer: bool, modules: tuple[str, ...]) -> tu
         inside += 2 * (2 * qk + v)
     if "qkv_proj" in modules:
         inside += 2 * (qk + m.kv_heads * (m.head_dim + m.v_head_dim))
+    elif "k_proj" in modules:
+        inside += 2 * m.kv_heads * m.head_dim
     if "context" in modules:
         inside += 2 * v
     if not moe_layer:
         if "mlp" in modules:
             return outside, inside + _mlp_bytes(m, m.ffn_hidden)
         first = (4 if m.gated_mlp else 2) * m.ffn_hidden  # the gate and up outputs, or the activation's input
-        return outside, inside + (first if "mlp_in" in modules else 0.0) + (2 * m.ffn_hidden if "mlp_act" in modules
-                                                                            else 0.0)
+        if "mlp_in" not in modules and "mlp_up" in modules and m.gated_mlp:
+            first = 2 * m.ffn_hidden  # the up output alone
+        elif "mlp_in" not in modules:
+            first = 0.0
+        return outside, inside + first + (2 * m.ffn_hidden if "mlp_act" in modules else 0.0)
     if "moe" in modules:
         return outside, inside + _moe_bytes(m)
     if "moe_act" in modules:

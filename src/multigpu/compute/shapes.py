@@ -47,8 +47,9 @@ RECOMPUTE_MODULES = ("core_attn", "layernorm", "mla_up_proj", "mlp", "moe_act", 
 #: projections' outputs; ``context``, the attention output (the output projection's input); ``out_proj``, the
 #: output projection's output (from which the residual the second norm reads is rebuilt); ``mlp_in``, a dense
 #: MLP's first GEMMs' outputs (gate and up under SwiGLU); ``mlp_act``, its activation's output (the down
-#: projection's input). Recomputing a part drops what it stores and, for the GEMM parts, runs their forward again.
-LAYER_PARTS = RECOMPUTE_MODULES + ("qkv_proj", "context", "out_proj", "mlp_in", "mlp_act")
+#: projection's input); ``k_proj``, the key projection's output alone; ``mlp_up``, a gated MLP's up GEMM's output
+#: alone. Recomputing a part drops what it stores and, for the GEMM parts, runs their forward again.
+LAYER_PARTS = RECOMPUTE_MODULES + ("qkv_proj", "context", "out_proj", "mlp_in", "mlp_act", "k_proj", "mlp_up")
 #: MaxText's named remat policies (``remat_policy``) by the GEMM outputs each keeps, in :data:`LAYER_PARTS`' names
 #: (``jax.checkpoint_policies.save_only_these_names`` over ``query_proj``/``key_proj``/``value_proj``/``qkv_proj``,
 #: ``context``, ``out_proj``, ``mlpwi_0``/``mlpwi_1``/``mlpwi`` and ``mlpwo``: AI-Hypercomputer/maxtext
@@ -66,6 +67,15 @@ MAXTEXT_SAVES: dict[str, frozenset[str]] = {
     "save_out_proj": frozenset({"out_proj"}),
 }
 MAXTEXT_POLICIES = (*MAXTEXT_SAVES, "full")
+#: torchtitan's per-operator selective activation checkpointing (``activation_checkpoint.mode = "selective"``,
+#: ``selective_ac_option = "op"``; pytorch/torchtitan at e7c0cae, ``torchtitan/models/llama3/parallelize_llama.py``,
+#: ``_save_list`` and ``_custom_policy``), in :data:`LAYER_PARTS`' names: it keeps the outputs of the attention
+#: kernel and of every second matrix multiply of a block, counted in the order they run (the query, value, gate
+#: and down projections of a Llama block) and recomputes the rest: the key and output projections, the MLP's up
+#: projection, and the elementwise norms and activation.
+TORCHTITAN_OP_PARTS = ("layernorm", "k_proj", "out_proj", "mlp_up", "mlp_act")
+#: The named recomputation policies ``train --remat-policy`` takes: MaxText's, and torchtitan's per-operator one.
+REMAT_POLICIES = (*MAXTEXT_POLICIES, "torchtitan-op")
 #: attention kernels: FlashAttention (scores never stored) or the score matrix materialised (Megatron before 2022)
 ATTENTION_KERNELS = ("flash", "materialised")
 BIAS_KINDS = ("none", "qkv", "all")

@@ -278,11 +278,15 @@ def check_stack(stack: str) -> None:
 
 
 def check_stack_layout(stack: str, tp: int, pp: int, cp: int, ep: int, zero_stage: int) -> None:
-    """An InputError where ``stack`` runs data parallelism alone (:attr:`TrainingStack.data_parallel_only`) and the
-    layout asks for more: TP, PP, CP and EP must be 1 and ZeRO 0."""
-    if TRAINING_STACKS[stack].data_parallel_only and (tp, pp, cp, ep, zero_stage) != (1, 1, 1, 1, 0):
-        raise InputError(f"the {stack} stack runs data parallelism alone (TP, PP, CP and EP 1, ZeRO 0); got TP {tp}, "
-                         f"PP {pp}, CP {cp}, EP {ep}, ZeRO {zero_stage}")
+    """An InputError where the layout asks for what ``stack`` does not run: more than data parallelism under a
+    stack that runs it alone (:attr:`TrainingStack.data_parallel_only`: TP, PP, CP and EP 1), or another ZeRO
+    stage than the one it always runs (:attr:`TrainingStack.zero_stage`)."""
+    kind = TRAINING_STACKS[stack]
+    if kind.data_parallel_only and (tp, pp, cp, ep) != (1, 1, 1, 1):
+        raise InputError(f"the {stack} stack runs data parallelism alone (TP, PP, CP and EP 1); got TP {tp}, "
+                         f"PP {pp}, CP {cp}, EP {ep}")
+    if kind.zero_stage is not None and zero_stage != kind.zero_stage:
+        raise InputError(f"the {stack} stack runs ZeRO {kind.zero_stage}; got ZeRO {zero_stage}")
 
 
 def check_grad_dtype(grad_dtype: str) -> None:

@@ -151,7 +151,7 @@ def decision_table(table: PriceTable | None = None, cal: Calibration | None = No
 
 #: The training stacks the stack comparison sets side by side (:func:`stack_effect`): those with kernels of
 #: their own (``data/stack_efficiency.csv``).
-COMPARED_STACKS = ("megatron", "nemo")
+COMPARED_STACKS = ("megatron", "nemo", "pytorch-fsdp")
 
 
 def stack_effect(table: PriceTable | None = None, cal: Calibration | None = None) -> pd.DataFrame:

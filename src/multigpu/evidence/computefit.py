@@ -20,10 +20,11 @@ Both are fitted on the stack's fit-split runs of ``data/training_runs.csv`` thro
 soft-L1 loss in log space (errors beyond :data:`LOSS_SCALE` count linearly, so one run that the model cannot
 explain does not set them). A stack gets constants of its own only with
 :data:`~multigpu.compute.efficiency.MIN_FIT_RUNS` fit-split and
-:data:`~multigpu.compute.efficiency.MIN_HOLDOUT_RUNS` held-out runs; otherwise it takes the default stack's.
-Each run is fitted on by its own stack only (:func:`multigpu.evidence.runs.stack`): the encoder fine-tuning runs
-(BERT under PyTorch DDP, the PCIe side's training runs) fit ``pytorch-ddp`` and leave the decoder stacks as they
-were.
+:data:`~multigpu.compute.efficiency.MIN_HOLDOUT_RUNS` held-out runs (the holdout split, and the sealed rows
+already opened, which no fit has seen); otherwise it takes the default stack's. Each run is fitted on by its own
+stack only (:func:`multigpu.evidence.runs.stack`): the encoder fine-tuning runs (BERT under PyTorch DDP, the PCIe
+side's training runs) fit ``pytorch-ddp``, and the FSDP runs (llm-foundry, torchtitan) ``pytorch-fsdp``; neither
+moves the other stacks.
 
 Table 5's iteration times (175B, 530B and 1T, each with two recomputation settings, and 22B) are then out of
 sample: their layers run at the reference share (Table 4 timed the same software), and what the step model adds
@@ -161,8 +162,9 @@ def stack_runs(stack: str, split: str) -> tuple[str, ...]:
 def fit_stack(stack: str, keep: Callable[[str], bool] | None = None) -> StackFit | None:
     """``stack``'s share of the GEMM ceiling and its ``k``, fitted on its fit-split runs (those ``keep`` takes,
     by id: a cross-validation fold's complement) at the file's line constants; None where it has too few runs
-    for constants of its own."""
-    fit_ids, holdout_ids = stack_runs(stack, "fit"), stack_runs(stack, "holdout")
+    for constants of its own (its held-out runs: the holdout split and the opened sealed rows)."""
+    fit_ids = stack_runs(stack, "fit")
+    holdout_ids = stack_runs(stack, "holdout") + stack_runs(stack, "sealed")
     fit_ids = tuple(i for i in fit_ids if keep is None or keep(i))
     if len(fit_ids) < efficiency.MIN_FIT_RUNS or len(holdout_ids) < efficiency.MIN_HOLDOUT_RUNS:
         return None

@@ -194,6 +194,7 @@ class ModelCall:
     end_layers: int = 0  #: layers on the first and on the last stage (:func:`end_stage_layers`), 0 = even
     overlap_p2p: bool = True  #: the interleaved schedule's transfers overlap compute (:func:`megatron_2022`)
     overlap_grad_reduce: bool = True  #: the gradient reduction overlaps the backward pass (:func:`overlap_grad_reduce`)
+    recompute_modules: tuple[str, ...] = ()  #: the parts selective recomputation covers (:func:`recompute_modules`)
     assumed: tuple[str, ...] = field(default=())  #: layout values not published, taken by the rules of the module
 
     @property
@@ -244,10 +245,13 @@ def fp8_recipe(row: TrainingRunRow) -> str:
 
 def stack(row: TrainingRunRow) -> str:
     """The training stack of ``row`` (:data:`multigpu.compute.layout.TRAINING_STACKS`): ``nemo`` for NVIDIA's
-    NeMo and Megatron-Bridge performance recipes (the DGX Cloud benchmarks run them), ``pytorch-ddp`` for plain
-    PyTorch data parallelism (DeepLearningExamples' BERT), else ``megatron``."""
+    NeMo and Megatron-Bridge performance recipes (the DGX Cloud benchmarks run them), ``pytorch-fsdp`` for a
+    framework on PyTorch FSDP (llm-foundry, torchtitan), ``pytorch-ddp`` for plain PyTorch data parallelism
+    (DeepLearningExamples' BERT), else ``megatron``."""
     if row.framework.startswith(("NeMo", "Megatron-Bridge")):
         return "nemo"
+    if "FSDP" in row.framework:
+        return "pytorch-fsdp"
     return "pytorch-ddp" if row.framework.startswith("PyTorch DDP") else DEFAULT_TRAINING_STACK
 
 
@@ -265,6 +269,15 @@ def overlap_grad_reduce(row: TrainingRunRow) -> bool:
     where the notes name ``--DDP-impl torch`` (PyTorch's DDP, whose bucketed all-reduce starts during the backward
     pass), not under Megatron-LM's own DDP (``local``, the default), which reduces once the backward pass ends."""
     return not megatron_2022(row) or "--DDP-impl torch" in row.notes
+
+
+def recompute_modules(row: TrainingRunRow, model: str, recompute: str) -> tuple[str, ...]:
+    """The parts of each layer ``row``'s selective recomputation of ``model`` covers: torchtitan's per-operator
+    policy (:data:`multigpu.compute.shapes.TORCHTITAN_OP_PARTS`) where the notes name ``selective_ac_option op``;
+    else none stated (Megatron-Core's default, the attention core)."""
+    if recompute == "selective" and "selective_ac_option op" in row.notes:
+        return models.named_recompute(model, "torchtitan-op")[1]
+    return ()
 
 
 def framework(row: TrainingRunRow) -> str:
@@ -383,6 +396,7 @@ def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
                      attention=_attention(row), etp=_etp(row, 0), grad_dtype=grad_dtype(row), fp8_recipe=fp8_recipe(row),
                      stack=stack(row), end_layers=end_stage_layers(m, pp, vp), overlap_p2p=not megatron_2022(row),
                      overlap_grad_reduce=overlap_grad_reduce(row),
+                     recompute_modules=recompute_modules(row, m.id, recompute),
                      assumed=assumed)
     return call, []
 
@@ -395,7 +409,8 @@ def model_step(call: ModelCall, cal: Calibration | None = None) -> training.Trai
                          zero_stage=call.zero_stage, ep=call.ep, cp=call.cp, attention=call.attention,
                          etp=call.etp, grad_dtype=call.grad_dtype, fp8_recipe=call.fp8_recipe, stack=call.stack,
                          pp_first_layers=call.end_layers, pp_last_layers=call.end_layers,
-                         overlap_p2p=call.overlap_p2p, overlap_grad_reduce=call.overlap_grad_reduce)
+                         overlap_p2p=call.overlap_p2p, overlap_grad_reduce=call.overlap_grad_reduce,
+                         recompute_modules=call.recompute_modules)
 
 
 # ----------------------------------------------------------------------------- units

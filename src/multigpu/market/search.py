@@ -324,7 +324,8 @@ def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int
     ``lora_rank`` (:mod:`multigpu.compute.training`); ``grad_dtype``: the gradients' precision
     (:data:`multigpu.compute.layout.GRAD_DTYPES`); ``stack``: the training stack
     (:data:`multigpu.compute.layout.TRAINING_STACKS`); under a stack that runs data parallelism alone, only its
-    layouts are tried, at ZeRO 0, whatever ``zero_stages`` says. Raises :class:`InputError` when the job cannot be
+    layouts are tried, and under a stack that always runs one ZeRO stage (0 under DDP, 3 under FSDP), only that
+    stage, whatever ``zero_stages`` says. Raises :class:`InputError` when the job cannot be
     split."""
     model, system = models.model(model_id), catalog.system(system_id)
     training.check_method(method, lora_rank)
@@ -332,9 +333,10 @@ def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int
     training.check_stack(stack)
     training.nodes_spanned(system, gpus)
     base = layouts(model, system, gpus, global_batch)
-    if TRAINING_STACKS[stack].data_parallel_only:  # every GPU holds the whole model: DP alone, ZeRO 0
+    if TRAINING_STACKS[stack].data_parallel_only:  # every GPU holds the whole model: DP alone
         base = base[(base["tp"] == 1) & (base["pp"] == 1) & (base["ep"] == 1)].reset_index(drop=True)
-        zero_stages = (0,)
+    if TRAINING_STACKS[stack].zero_stage is not None:  # DDP's ZeRO 0, FSDP's ZeRO 3
+        zero_stages = (TRAINING_STACKS[stack].zero_stage,)
     if base.empty:
         raise InputError(f"no layout of {gpus} GPUs divides '{model.id}' with global batch {global_batch}"
                          + (f" under the {stack} stack (data parallelism alone)"

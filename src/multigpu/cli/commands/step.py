@@ -24,7 +24,7 @@ from multigpu.compute.layout import (
     TRAINING_DTYPES,
     TRAINING_STACKS,
 )
-from multigpu.compute.shapes import MAXTEXT_POLICIES
+from multigpu.compute.shapes import MAXTEXT_POLICIES, REMAT_POLICIES
 
 
 def register(subparsers: argparse._SubParsersAction, add_command) -> None:
@@ -43,13 +43,16 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                             "values), mlp (a dense layer's MLP), moe_act (the routed experts' activation), moe "
                             "(the whole MoE block, its dispatch and combine included), shared_experts; output "
                             "recompute_modules")
-    train.add_argument("--remat-policy", choices=MAXTEXT_POLICIES, default=None, metavar="POLICY",
-                       help="MaxText's named remat policy instead of --recompute: " + ", ".join(MAXTEXT_POLICIES)
-                            + ". Each keeps the outputs of the GEMMs it names and recomputes the rest of the layer "
-                            "from its input: outputs recompute full, or selective with the parts it does not keep "
-                            "in recompute_modules (layernorm, mlp_act, and of qkv_proj, context with core_attn, "
-                            "out_proj and mlp_in those it does not save); dense models without MLA only; the "
-                            "offloading policies are not priced")
+    train.add_argument("--remat-policy", choices=REMAT_POLICIES, default=None, metavar="POLICY",
+                       help="a named recomputation policy instead of --recompute: MaxText's "
+                            + ", ".join(MAXTEXT_POLICIES) + ", or torchtitan's per-operator selective policy, "
+                            "torchtitan-op (selective_ac_option op). Each keeps the outputs of the GEMMs it names "
+                            "and recomputes the rest of the layer from its input: outputs recompute full, or "
+                            "selective with the parts it does not keep in recompute_modules (MaxText's: layernorm, "
+                            "mlp_act, and of qkv_proj, context with core_attn, out_proj and mlp_in those it does "
+                            "not save; torchtitan-op: layernorm, k_proj, out_proj, mlp_up and mlp_act, every "
+                            "second matrix multiply); dense models without MLA only; the offloading policies are "
+                            "not priced")
     train.add_argument("--recompute-layers", type=types.count, default=0, metavar="N",
                        help="with --recompute full: the layers of each virtual pipeline stage fully recomputed, the "
                             "others keeping their activations (Megatron's --recompute-num-layers N with "
@@ -69,8 +72,8 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                             "memory) or materialised (the score matrix and its softmax go through memory, as "
                             "Megatron's fused softmax kernels do)")
     train.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=None,
-                       help="ZeRO stage of the data-parallel group (default 1: distributed optimizer; 0 under a "
-                            "stack that runs data parallelism alone, pytorch-ddp)")
+                       help="ZeRO stage of the data-parallel group (default 1: distributed optimizer; 0 under "
+                            "pytorch-ddp, which runs data parallelism alone, and 3 under pytorch-fsdp)")
     train.add_argument("--ep", type=types.count, default=1, help="expert-parallel degree (MoE models)")
     train.add_argument("--etp", type=int, choices=(0, 1), default=0,
                        help="expert tensor parallelism: 0 (default) splits each expert over the TP ranks, as the "
@@ -299,7 +302,8 @@ def add_training_stack(parser: argparse.ArgumentParser) -> None:
                              "with the GEMMs, Transformer Engine's fused kernels), nanotron (pipeline stages balanced "
                              "by compute cost: the last stage holds fewer layers; megatron's kernels), pytorch-ddp "
                              "(plain PyTorch data parallelism in eager mode, as NVIDIA's BERT fine-tuning example runs "
-                             "it: data parallelism alone, ZeRO 0; fitted on BERT runs only). Each stack's "
+                             "it: data parallelism alone, ZeRO 0; fitted on BERT runs only), pytorch-fsdp (PyTorch "
+                             "FSDP, ZeRO 3, as llm-foundry and torchtitan run it). Each stack's "
                              "kernels are fitted on its published runs (data/stack_efficiency.csv)")
 
 
@@ -312,10 +316,11 @@ def add_grad_dtype(parser: argparse.ArgumentParser) -> None:
 
 
 def _zero(args: argparse.Namespace) -> int:
-    """``--zero``, or the stack's default: 0 where it runs data parallelism alone, else 1."""
+    """``--zero``, or the stage the stack always runs (:attr:`TrainingStack.zero_stage`), else 1."""
     if args.zero is not None:
         return args.zero
-    return 0 if TRAINING_STACKS[args.stack].data_parallel_only else 1
+    stage = TRAINING_STACKS[args.stack].zero_stage
+    return 1 if stage is None else stage
 
 
 def _recompute(args: argparse.Namespace) -> tuple[str, tuple[str, ...]]:
@@ -324,7 +329,7 @@ def _recompute(args: argparse.Namespace) -> tuple[str, tuple[str, ...]]:
         return args.recompute, args.recompute_modules
     if args.recompute != "none" or args.recompute_modules:
         raise InputError("--remat-policy sets the recomputation: give it without --recompute and --recompute-modules")
-    return models.maxtext_recompute(args.model, args.remat_policy)
+    return models.named_recompute(args.model, args.remat_policy)
 
 
 def _train(args: argparse.Namespace) -> dict[str, Any]:
