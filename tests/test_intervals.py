@@ -41,7 +41,7 @@ def test_the_runs_fold_kernels_come_from_today_s_data():
     assert intervals.stored_digest(intervals.RUN_FOLDS_CSV) == intervals.inputs_digest(intervals.RUN_INPUTS)
     stored = intervals.stored_run_kernels()
     assert set(stored) == set(range(intervals.FOLDS))
-    assert all(set(k) == {"megatron", "nemo", "pytorch-ddp", "pytorch-fsdp"} for k in stored.values())
+    assert all(set(k) == {"megatron", "nemo", "pytorch-ddp", "pytorch-fsdp", "maxtext"} for k in stored.values())
 
 
 def test_a_fold_s_runs_are_predicted_without_their_own_fit():

@@ -268,9 +268,9 @@ TRT_LLM_V05 = "TensorRT-LLM/blob/main/docs/source/performance.md"
 #: a count stated in the text of RUNS-NOTES.md -> the counts (one per group of the pattern) the files give
 RUNS_TEXT: dict[str, tuple[re.Pattern, Callable[[re.Match], list[int]]]] = {
     "script-checked training rows": (
-        re.compile(r"llm-foundry README: (\d+) rows\)"),
+        re.compile(r"llm-foundry\s+README: (\d+) rows\)"),
         lambda m: [int(_csv("training_runs.csv")["source"].str.contains(
-            "Megatron-Bridge|github.com/NVIDIA/NeMo/|dgxc-benchmarking|llm-foundry").sum())]),
+            "Megatron-Bridge|github.com/NVIDIA/NeMo/|dgxc-benchmarking|llm-foundry|pytorch/torchtitan").sum())]),
     "training per GPU and dtype": (
         re.compile(rf"Per GPU and dtype:(?:\s+(?:{_GPU_WORDS})\s+(?:FP16|BF16|FP8)\s+\d+[,;.])+"),
         lambda m: _training_by_gpu_and_dtype(m)),

@@ -101,7 +101,7 @@ def test_overlapping_tensor_parallel_communication_is_never_slower(tp, pp, sp):
 
 
 def test_every_stack_names_a_source():
-    assert set(TRAINING_STACKS) == {"megatron", "nemo", "nanotron", "pytorch-ddp", "pytorch-fsdp"}
+    assert set(TRAINING_STACKS) == {"megatron", "nemo", "nanotron", "pytorch-ddp", "pytorch-fsdp", "maxtext"}
     assert all(stack.source.startswith("https://") for stack in TRAINING_STACKS.values())
 
 

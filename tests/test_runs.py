@@ -41,8 +41,8 @@ def only(monkeypatch: pytest.MonkeyPatch, *rows: runs.TrainingRunRow) -> None:
 
 def test_loader_reads_every_row_with_unique_ids():
     rows = runs.runs()
-    assert len(rows) == 118
-    assert len({r.id for r in rows}) == 118
+    assert len(rows) == 128
+    assert len({r.id for r in rows}) == 128
     assert {r.split for r in rows} <= set(runs.SPLITS)
 
 
@@ -111,7 +111,7 @@ def test_rows_the_model_cannot_express_get_a_reason(monkeypatch):
     rows = [synthetic("T-synthetic-hours", "million GPU-hours", 2.7),
             synthetic("T-synthetic-cp", runs.STEP_S, 5.0, cp="3"),
             synthetic("T-synthetic-missing", runs.STEP_S, 5.0, tp=None),
-            synthetic("T-synthetic-fsdp", runs.STEP_S, 5.0, notes="model id llama3.1-8b; FSDP 4"),
+            synthetic("T-synthetic-fsdp", runs.STEP_S, 5.0, notes="model id llama3.1-8b; FSDP 3"),
             synthetic("T-synthetic-unknown", runs.STEP_S, 5.0, model="Some 7B", notes=""),
             synthetic("T-synthetic-layers", runs.STEP_S, 5.0, pp="16", vp="3", gpus="128"),
             synthetic("T-synthetic-tflops", runs.TFLOPS, 400),
@@ -130,7 +130,7 @@ def test_rows_the_model_cannot_express_get_a_reason(monkeypatch):
     assert "unit" in reasons["T-synthetic-hours"]
     assert "cp" in reasons["T-synthetic-cp"]  # context parallelism is modelled; 8 GPUs do not split by cp 3
     assert "tp" in reasons["T-synthetic-missing"]
-    assert "FSDP over 4 GPUs" in reasons["T-synthetic-fsdp"]  # hybrid sharding: 4 of the 8 data-parallel ranks
+    assert "FSDP over 3 GPUs does not divide" in reasons["T-synthetic-fsdp"]  # shard groups must split the 8 ranks
     assert "catalogue" in reasons["T-synthetic-unknown"]
     assert "layers" in reasons["T-synthetic-layers"]
     assert "convention" in reasons["T-synthetic-tflops"]

@@ -100,7 +100,11 @@ class TrainingStack:
 #: - ``pytorch-fsdp``: PyTorch's fully sharded data parallelism (ZeRO 3) with the framework's own kernels, as
 #:   MosaicML's llm-foundry (FSDP, ``FULL_SHARD``) and torchtitan (FSDP2, ``fully_shard`` in
 #:   ``torchtitan/models/llama3/parallelize.py``) run it; torchtitan adds tensor and pipeline parallelism, so
-#:   any layout is allowed, at ZeRO 3.
+#:   any layout is allowed, at ZeRO 3;
+#: - ``maxtext``: MaxText on JAX and XLA, as NVIDIA's DGX Cloud recipe runs it (``maxtext/configure.sh`` of
+#:   NVIDIA/dgxc-benchmarking v25.04): its ``fsdp`` axes shard the weights and optimizer state (ZeRO 3), over
+#:   every GPU or, with ``dcn_data_parallelism``, over groups of them (:attr:`Layout.shard_group`); XLA pipelines
+#:   the all-gathers and reduce-scatters behind compute.
 TRAINING_STACKS = {stack.name: stack for stack in (
     TrainingStack("megatron", False, False, "https://github.com/NVIDIA/Megatron-LM/blob/307dcf37f03d44da131ba2199"
                   "9278abe4112d2ad/megatron/training/arguments.py"),
@@ -113,6 +117,8 @@ TRAINING_STACKS = {stack.name: stack for stack in (
                   zero_stage=0),
     TrainingStack("pytorch-fsdp", False, False, "https://github.com/pytorch/torchtitan/blob/b5bcd76c66d0acb1a08b176d96"
                   "39425bc55e0b2a/torchtitan/models/llama3/parallelize.py", zero_stage=3),
+    TrainingStack("maxtext", False, False, "https://github.com/NVIDIA/dgxc-benchmarking/blob/v25.04/maxtext/"
+                  "configure.sh", zero_stage=3),
 )}
 DEFAULT_TRAINING_STACK = "megatron"
 
@@ -152,6 +158,10 @@ class Layout:
     sequence_parallel: bool = False
     dtype: str = "bf16"  #: the GEMMs' precision
     zero_stage: Any = 1  #: ZeRO stage of the data-parallel sharding (0 to 3)
+    #: hybrid sharding (HSDP, ``ShardingStrategy.HYBRID_SHARD``; MaxText's ``dcn_data_parallelism``): the ZeRO
+    #: shards span groups of this many data-parallel ranks (of ``dp x cp``), and the groups hold copies of the
+    #: same shards; 0 = one group of every data-parallel rank
+    shard_group: Any = 0
     attention: str = "flash"  #: attention kernel (:data:`ATTENTION_KERNELS`)
     method: str = "pretrain"  #: training method (:data:`METHODS`)
     lora_rank: int = 0  #: LoRA adapter rank (``method`` lora)
@@ -186,6 +196,12 @@ class Layout:
     def gpus(self) -> Any:
         """GPUs the layout uses: tp x cp x pp x dp."""
         return self.tp * self.cp * self.pp * self.dp
+
+    @property
+    def shards(self) -> Any:
+        """Data-parallel ranks one set of ZeRO shards spans: ``shard_group``, or every ``dp x cp`` rank."""
+        group = np.asarray(self.shard_group)
+        return np.where(group > 0, group, np.asarray(self.dp) * np.asarray(self.cp))
 
     @property
     def microbatches(self) -> Any:

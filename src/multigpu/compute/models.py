@@ -714,7 +714,8 @@ def _dualpipe_memory(parts: list[dict[str, Any]], lay: dict[str, np.ndarray],
 
 
 def _checked_layout(m: Model, layout: Layout) -> dict[str, np.ndarray]:
-    """The layout's degrees as float arrays, with cp folded into dp and the sequence; InputError where the
+    """The layout's degrees as float arrays, with cp folded into dp and the sequence, and ``shards``, the ranks
+    the ZeRO shards span (:attr:`Layout.shards`); InputError where the
     layout cannot hold ``m`` (a degree below 1, experts that do not split, more stages than layers)."""
     _check_choice(layout.recompute, RECOMPUTE, "recompute")
     tp, pp, ep, vs, cp = (np.asarray(x, dtype=float) for x in (layout.tp, layout.pp, layout.ep, layout.interleave,
@@ -732,7 +733,9 @@ def _checked_layout(m: Model, layout: Layout) -> dict[str, np.ndarray]:
         raise InputError(f"pp must not exceed the {m.layers} layers of '{m.id}'")
     count = layout.microbatches
     in_flight = pp if count is None else np.minimum(pp, np.asarray(count, dtype=float))
-    return {"tp": tp, "pp": pp, "dp": dp, "ep": ep, "etp": etp, "vs": vs, "b": b, "s": s, "in_flight": in_flight}
+    shards = np.asarray(layout.shards, dtype=float)
+    return {"tp": tp, "pp": pp, "dp": dp, "ep": ep, "etp": etp, "vs": vs, "b": b, "s": s, "in_flight": in_flight,
+            "shards": shards}
 
 
 def _activation_parts(m: Model, layout: Layout, lay: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -787,7 +790,8 @@ def _stage_memory(m: Model, layout: Layout, lay: dict[str, np.ndarray], acts: di
     dense_layers = (np.minimum(layers, m.dense_layers) if first
                     else np.clip(m.dense_layers - (m.layers - layers), 0, None))
     adam = optimizer_bytes_per_param(layout.dtype, layout.moment_dtype)
-    states_shared = model_state_bytes_per_gpu(shared / tp, dp, stage, layout.dtype, layout.grad_dtype, adam)
+    states_shared = model_state_bytes_per_gpu(shared / tp, lay["shards"], stage, layout.dtype, layout.grad_dtype,
+                                              adam)
     states_expert = model_state_bytes_per_gpu(experts / (etp * ep), tp * dp / (etp * ep), stage, layout.dtype,
                                               layout.grad_dtype, adam)
     part = {k: np.asarray(states_shared[k]) + np.asarray(states_expert[k]) for k in states_shared}

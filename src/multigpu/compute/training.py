@@ -200,7 +200,21 @@ def make_layout(model: models.Model, gpus: int, tp: int, pp: int, dp: int | None
     models.recomputed_modules(options.get("recompute", "none"), tuple(options.get("recompute_modules", ())))
     check_memory_savers(options.get("dtype", TRAINING_DTYPES[0]), options.get("activation_cache", ACTIVATION_CACHES[0]),
                         options.get("moment_dtype", MOMENT_DTYPES[0]))
+    check_shard_group(options.get("shard_group", 0), dp * cp, options.get("zero_stage", 1),
+                      options.get("method", "pretrain"))
     return Layout(tp=tp, pp=pp, dp=dp, global_batch=global_batch, micro_batch=micro_batch, **options)
+
+
+def check_shard_group(group: int, ranks: int, zero_stage: int, method: str) -> None:
+    """An InputError unless a hybrid-sharding group (``group`` > 0; 0 = none) divides the ``ranks`` data-parallel
+    ranks (dp x cp) and shards something (ZeRO 1 to 3) of a job that is not LoRA, whose adapters the model shards
+    over every rank."""
+    if not group:
+        return
+    if group < 0 or ranks % group:
+        raise InputError(f"a shard group of {group} does not divide the {ranks} data-parallel ranks (dp x cp)")
+    if zero_stage == 0 or method == "lora":
+        raise InputError("hybrid sharding (a shard group) needs ZeRO 1 to 3 and a job that is not LoRA")
 
 
 def check_stage_layers(model: models.Model, pp: int, interleave: int, first: int, last: int) -> None:
@@ -521,13 +535,28 @@ def _dp_parts_s(model: models.Model, system: catalog.System, lay: Layout,
     if lay.method == "lora":
         return _lora_dp_comm_s(model, system, lay, cal), np.zeros(np.shape(lay.tp))
     experts = model.expert_params_total
-    replicas = lay.dp * lay.cp  # context-parallel ranks hold the same parameters: gradients reduce over dp x cp
-    groups = ((model.params_total - experts) / (lay.tp * lay.pp), replicas, lay.tp),
-    if experts:
-        groups += _expert_group(experts, lay),
     stages = 2.0 if lay.pp_schedule == "dualpipe" else 1.0
-    parts = [_reduce_parts_s(system, stages * params, ranks, stride, lay, cal) for params, ranks, stride in groups]
+    # context-parallel ranks hold the same parameters: gradients reduce over dp x cp, in groups of lay.shards
+    parts = [_hybrid_parts_s(system, stages * (model.params_total - experts) / (lay.tp * lay.pp), lay, cal)]
+    if experts:
+        params, ranks, stride = _expert_group(experts, lay)
+        parts.append(_reduce_parts_s(system, stages * params, ranks, stride, lay, cal))
     return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+
+def _hybrid_parts_s(system: catalog.System, params: ArrayLike, lay: Layout,
+                    cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_reduce_parts_s` of the dense parameters over the ``dp x cp`` ranks (``tp`` apart), sharded in
+    groups of ``lay.shards`` (hybrid sharding): within a group as one sharded reduction; where the groups are
+    more than one, each GPU's reduced shard (``params / shards``) is then all-reduced across the groups, whose
+    matching ranks are ``tp x shards`` apart (PyTorch's HSDP: reduce-scatter within the shard group, all-reduce
+    across the replica groups)."""
+    replicas, shards = np.asarray(lay.dp) * np.asarray(lay.cp), np.asarray(lay.shards)
+    grads, weights = _reduce_parts_s(system, params, shards, lay.tp, lay, cal)
+    groups = replicas // shards
+    across = _times_s("allreduce", system, groups, placement(system, groups, np.asarray(lay.tp) * shards),
+                      np.asarray(params) / shards * models.dtype_bytes(lay.grad_dtype), cal)
+    return grads + np.where((groups > 1) & (np.asarray(lay.zero_stage) > 0), across, 0.0), weights
 
 
 def _expert_group(experts: float, lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -563,9 +592,8 @@ def _gather_s(model: models.Model, system: catalog.System, lay: Layout, cal: Cal
     """ZeRO-3 (FSDP ``FULL_SHARD``): one all-gather of this stage's sharded parameters (LoRA: the frozen base
     weights), which each forward and each backward pass of each micro-batch needs, seconds; 0 below stage 3.
     Experts, sharded over their own data-parallel group (:func:`_expert_group`), are gathered apart."""
-    replicas = lay.dp * lay.cp
     experts = 0.0 if lay.method == "lora" else model.expert_params_total
-    groups = (((model.params_total - experts) / (lay.tp * lay.pp), replicas, lay.tp),)
+    groups = (((model.params_total - experts) / (lay.tp * lay.pp), lay.shards, lay.tp),)
     if experts:
         groups += (_expert_group(experts, lay),)
     total = sum(_times_s("allgather", system, ranks, placement(system, ranks, stride),
@@ -896,6 +924,7 @@ class TrainingStep:
     moment_dtype: str = MOMENT_DTYPES[0]  #: precision of Adam's moments (:data:`MOMENT_DTYPES`)
     overlap_p2p: bool = True  #: the interleaved schedule's stage-to-stage transfers overlap compute
     overlap_grad_reduce: bool = True  #: the data-parallel reduction overlaps the backward and forward passes
+    shard_group: int = 0  #: hybrid sharding: the data-parallel ranks one set of ZeRO shards spans (0 = all)
 
     def to_dict(self) -> dict[str, Any]:
         """The step as a flat dict (``exposed_comm_s`` a dict of tp, pp, dp, ep), for JSON and CSV."""
@@ -914,7 +943,8 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
     stack (:data:`multigpu.compute.layout.TRAINING_STACKS`), ep_kernel (:data:`EP_KERNELS`), pp_schedule
     (:data:`PP_SCHEDULES`), overlap_p2p (False: the interleaved schedule's transfers block, as before Megatron-LM's
     ``overlap_p2p_comm``), overlap_grad_reduce (False: the gradients are reduced after the backward pass, as before
-    Megatron-LM's ``overlap_grad_reduce``).
+    Megatron-LM's ``overlap_grad_reduce``), shard_group (hybrid sharding: the data-parallel ranks one set of ZeRO
+    shards spans, 0 = all).
     """
     model = models.model(model_id)
     system = catalog.system(system_id)
@@ -930,7 +960,8 @@ def step(model_id: str, system_id: str, gpus: int, tp: int, pp: int, global_batc
         bool(r["fits"]), lay.cp, lay.ep_dispatch,
         _stage_counts(model, replace(lay, pp_last_layers=int(r["pp_last_layers"]))), lay.attention, lay.stack,
         r["optimizer_s"], int(lay.recompute_layers), lay.ep_kernel, lay.pp_schedule, lay.recomputed,
-        lay.activation_cache, lay.moment_dtype, bool(lay.overlap_p2p), bool(lay.overlap_grad_reduce))
+        lay.activation_cache, lay.moment_dtype, bool(lay.overlap_p2p), bool(lay.overlap_grad_reduce),
+        int(lay.shard_group))
 
 
 def _stage_counts(model: models.Model, lay: Layout) -> tuple[int, int, int]:

@@ -98,6 +98,7 @@ _MODEL_ID = re.compile(r"\bmodel id ([a-z0-9][a-z0-9.-]*)")
 _FSDP = re.compile(r"\bFSDP (\d+)")
 _ATTENTION = re.compile(r"\battention (flash|materialised)\b")
 _ETP = re.compile(r"\bETP (\d+)")
+_REMAT = re.compile(r"\bremat_policy ([a-z_]+)")
 
 
 class TrainingRunRow(datafiles.Row):
@@ -143,8 +144,9 @@ def runs() -> tuple[TrainingRunRow, ...]:
 
 
 #: Sealed rows not opened yet: the runs collected for the PCIe side (Lambda's BERT fine-tuning, ids ``T-lambda...``)
-#: keep their own sealed third closed until its one opening; ``"sealed"`` selects only the rows opened before.
-UNOPENED = re.compile(r"^T-lambda")
+#: and for training as renters run it (MaxText's DGX Cloud runs, ``T-dgxc2504-h100-maxtext...``) keep their own
+#: sealed third closed until its one opening; ``"sealed"`` selects only the rows opened before.
+UNOPENED = re.compile(r"^T-(lambda|dgxc2504-h100-maxtext)")
 
 
 def unopened(row: TrainingRunRow) -> bool:
@@ -195,6 +197,7 @@ class ModelCall:
     overlap_p2p: bool = True  #: the interleaved schedule's transfers overlap compute (:func:`megatron_2022`)
     overlap_grad_reduce: bool = True  #: the gradient reduction overlaps the backward pass (:func:`overlap_grad_reduce`)
     recompute_modules: tuple[str, ...] = ()  #: the parts selective recomputation covers (:func:`recompute_modules`)
+    shard_group: int = 0  #: hybrid sharding: FSDP over fewer GPUs than the data-parallel ranks (0 = over all)
     assumed: tuple[str, ...] = field(default=())  #: layout values not published, taken by the rules of the module
 
     @property
@@ -246,12 +249,14 @@ def fp8_recipe(row: TrainingRunRow) -> str:
 def stack(row: TrainingRunRow) -> str:
     """The training stack of ``row`` (:data:`multigpu.compute.layout.TRAINING_STACKS`): ``nemo`` for NVIDIA's
     NeMo and Megatron-Bridge performance recipes (the DGX Cloud benchmarks run them), ``pytorch-fsdp`` for a
-    framework on PyTorch FSDP (llm-foundry, torchtitan), ``pytorch-ddp`` for plain PyTorch data parallelism
-    (DeepLearningExamples' BERT), else ``megatron``."""
+    framework on PyTorch FSDP (llm-foundry, torchtitan), ``maxtext`` for MaxText, ``pytorch-ddp`` for plain
+    PyTorch data parallelism (DeepLearningExamples' BERT), else ``megatron``."""
     if row.framework.startswith(("NeMo", "Megatron-Bridge")):
         return "nemo"
     if "FSDP" in row.framework:
         return "pytorch-fsdp"
+    if row.framework.startswith("MaxText"):
+        return "maxtext"
     return "pytorch-ddp" if row.framework.startswith("PyTorch DDP") else DEFAULT_TRAINING_STACK
 
 
@@ -273,11 +278,15 @@ def overlap_grad_reduce(row: TrainingRunRow) -> bool:
 
 def recompute_modules(row: TrainingRunRow, model: str, recompute: str) -> tuple[str, ...]:
     """The parts of each layer ``row``'s selective recomputation of ``model`` covers: torchtitan's per-operator
-    policy (:data:`multigpu.compute.shapes.TORCHTITAN_OP_PARTS`) where the notes name ``selective_ac_option op``;
+    policy (:data:`multigpu.compute.shapes.TORCHTITAN_OP_PARTS`) where the notes name ``selective_ac_option op``,
+    MaxText's named policy where they name ``remat_policy P`` (:func:`multigpu.compute.models.named_recompute`);
     else none stated (Megatron-Core's default, the attention core)."""
-    if recompute == "selective" and "selective_ac_option op" in row.notes:
+    if recompute != "selective":
+        return ()
+    if "selective_ac_option op" in row.notes:
         return models.named_recompute(model, "torchtitan-op")[1]
-    return ()
+    match = _REMAT.search(row.notes)
+    return models.named_recompute(model, match.group(1))[1] if match else ()
 
 
 def framework(row: TrainingRunRow) -> str:
@@ -374,9 +383,8 @@ def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
         dp = row.gpus // (tp * pp * cp)
     elif tp * pp * cp * dp != row.gpus:
         reasons.append(f"tp x pp x cp x dp = {tp * pp * cp * dp} is not the {row.gpus} GPUs")
-    if fsdp and fsdp != dp * cp:
-        reasons.append(f"FSDP over {fsdp} GPUs, not over the {dp * cp} data-parallel ranks (hybrid sharding "
-                       "is not modelled)")
+    if fsdp and (dp * cp) % fsdp:
+        reasons.append(f"FSDP over {fsdp} GPUs does not divide the {dp * cp} data-parallel ranks")
     if m is not None:
         if pp * vp > m.layers:
             reasons.append(f"pp x vp = {pp * vp} is more than the {m.layers} layers of '{m.id}'")
@@ -397,7 +405,7 @@ def plan(row: TrainingRunRow) -> tuple[ModelCall | None, list[str]]:
                      stack=stack(row), end_layers=end_stage_layers(m, pp, vp), overlap_p2p=not megatron_2022(row),
                      overlap_grad_reduce=overlap_grad_reduce(row),
                      recompute_modules=recompute_modules(row, m.id, recompute),
-                     assumed=assumed)
+                     shard_group=fsdp if fsdp and fsdp < dp * cp else 0, assumed=assumed)
     return call, []
 
 
@@ -410,7 +418,7 @@ def model_step(call: ModelCall, cal: Calibration | None = None) -> training.Trai
                          etp=call.etp, grad_dtype=call.grad_dtype, fp8_recipe=call.fp8_recipe, stack=call.stack,
                          pp_first_layers=call.end_layers, pp_last_layers=call.end_layers,
                          overlap_p2p=call.overlap_p2p, overlap_grad_reduce=call.overlap_grad_reduce,
-                         recompute_modules=call.recompute_modules)
+                         recompute_modules=call.recompute_modules, shard_group=call.shard_group)
 
 
 # ----------------------------------------------------------------------------- units

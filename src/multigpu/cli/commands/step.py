@@ -73,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                             "Megatron's fused softmax kernels do)")
     train.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=None,
                        help="ZeRO stage of the data-parallel group (default 1: distributed optimizer; 0 under "
-                            "pytorch-ddp, which runs data parallelism alone, and 3 under pytorch-fsdp)")
+                            "pytorch-ddp, which runs data parallelism alone, and 3 under pytorch-fsdp and maxtext)")
     train.add_argument("--ep", type=types.count, default=1, help="expert-parallel degree (MoE models)")
     train.add_argument("--etp", type=int, choices=(0, 1), default=0,
                        help="expert tensor parallelism: 0 (default) splits each expert over the TP ranks, as the "
@@ -111,6 +111,12 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                             "Megatron-LM's overlap_grad_reduce, since 2023) or off (the gradients are reduced once "
                             "the backward pass has ended, as in Megatron-LM before 2023); named in the output as "
                             "overlap_grad_reduce")
+    train.add_argument("--shard-group", type=types.count, default=None, metavar="N",
+                       help="hybrid sharding (PyTorch's HSDP, MaxText's dcn_data_parallelism): the ZeRO shards span "
+                            "groups of N data-parallel ranks, which hold copies of the same shards; the gradients "
+                            "are reduce-scattered within a group, then all-reduced across the groups (default: one "
+                            "group of every data-parallel rank; needs ZeRO 1 to 3); named in the output as "
+                            "shard_group (0: one group)")
     train.add_argument("--activation-cache", choices=ACTIVATION_CACHES, default=ACTIVATION_CACHES[0],
                        help="how the activations kept for the backward pass are stored: bf16 (default) or fp8 "
                             "(DeepSeek-V3's: the linear layers' inputs in FP8, the attention output in 12 bits; "
@@ -213,7 +219,9 @@ TRAIN_FIELDS = """fields (seconds unless named otherwise):
   activation_cache       how kept activations are stored (--activation-cache)
   moment_dtype           the precision of Adam's moments (--moment-dtype)
   stack                  the training stack; its kernels (share of the best measured matmul, traffic outside
-                         the GEMMs) are fitted on its published runs: data/stack_efficiency.csv"""
+                         the GEMMs) are fitted on its published runs: data/stack_efficiency.csv
+  shard_group            hybrid sharding: the data-parallel ranks one set of ZeRO shards spans (--shard-group;
+                         0: every data-parallel rank)"""
 
 
 #: the fields of ``infer``'s output, defined (``--help``)
@@ -303,7 +311,8 @@ def add_training_stack(parser: argparse.ArgumentParser) -> None:
                              "by compute cost: the last stage holds fewer layers; megatron's kernels), pytorch-ddp "
                              "(plain PyTorch data parallelism in eager mode, as NVIDIA's BERT fine-tuning example runs "
                              "it: data parallelism alone, ZeRO 0; fitted on BERT runs only), pytorch-fsdp (PyTorch "
-                             "FSDP, ZeRO 3, as llm-foundry and torchtitan run it). Each stack's "
+                             "FSDP, ZeRO 3, as llm-foundry and torchtitan run it), maxtext (MaxText as NVIDIA's DGX "
+                             "Cloud recipe runs it, ZeRO 3). Each stack's "
                              "kernels are fitted on its published runs (data/stack_efficiency.csv)")
 
 
@@ -344,7 +353,8 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
                          pp_schedule=args.pp_schedule, recompute_modules=parts,
                          activation_cache=args.activation_cache, moment_dtype=args.moment_dtype,
                          overlap_p2p=args.p2p_overlap == "on",
-                         overlap_grad_reduce=args.grad_reduce_overlap == "on").to_dict()
+                         overlap_grad_reduce=args.grad_reduce_overlap == "on",
+                         shard_group=args.shard_group or 0).to_dict()
     return out if args.interval is None else {**out, **_interval(out, "training step time", args.interval,
                                                                    ("step_time_s",), ("model_tflops_per_gpu", "mfu"))}
 
