@@ -577,15 +577,17 @@ def _reduce_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, strid
 def _reduce_parts_s(system: catalog.System, params: ArrayLike, ranks: ArrayLike, stride: ArrayLike, lay: Layout,
                     cal: Calibration) -> tuple[np.ndarray, np.ndarray]:
     """(gradients, updated parameters) of :func:`_reduce_s`: ZeRO 0 all-reduces the gradients (``lay.grad_dtype``,
-    FP32 by default); ZeRO 1-3 (the distributed optimizer) reduce-scatter them and all-gather the updated
-    parameters, s."""
+    FP32 by default); ZeRO 1-3 reduce-scatter them. ZeRO 1 and 2 (the distributed optimizer) then all-gather the
+    updated parameters; ZeRO 3 does not, each rank keeping its shard until the next pass gathers it layer by layer
+    (:func:`_gather_s`), s."""
     nodes = placement(system, ranks, stride)
     grads = np.asarray(params) * models.dtype_bytes(lay.grad_dtype)
     weights = np.asarray(params) * _wire_bytes(lay.dtype)
     if lay.zero_stage == 0:
         return _times_s("allreduce", system, ranks, nodes, grads, cal), np.zeros(np.shape(grads))
-    return (_times_s("reducescatter", system, ranks, nodes, grads, cal),
-            _times_s("allgather", system, ranks, nodes, weights, cal))
+    gathered = np.where(np.asarray(lay.zero_stage) >= 3, 0.0, _times_s("allgather", system, ranks, nodes, weights,
+                                                                        cal))
+    return _times_s("reducescatter", system, ranks, nodes, grads, cal), gathered
 
 
 def _gather_s(model: models.Model, system: catalog.System, lay: Layout, cal: Calibration) -> np.ndarray:
