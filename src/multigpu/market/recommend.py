@@ -140,15 +140,16 @@ def _comm_clause(b: TrainingLayout, system: catalog.System, gpus: int, cls: str)
     """Where a training option's exposed communication goes, e.g. 'exposed comm 3 % of the step, mostly dp8 over
     InfiniBand NDR', naming the parallel dimension with the largest part and the link it crosses."""
     step = b.step_time_s
-    parts = {"tp": b.tp_s, "pp": b.pp_s, "dp": b.dp_s, "ep": b.ep_s}
+    parts = {"tp": b.tp_s, "pp": b.pp_s, "dp": b.dp_s, "ep": b.ep_s, "cp": b.cp_s}
     total = sum(parts.values())
     pct = 100 * total / step if step > 0 else 0.0
     if pct < 0.5:
         return say(msg("{link} leaves no exposed comm"), link=cls.replace(" only", ""))
     part = max(parts, key=parts.get)
-    inside = part == "tp" or gpus <= system.gpus_per_node or (part == "ep" and b.tp * b.ep <= system.gpus_per_node)
+    inside = (part == "tp" or gpus <= system.gpus_per_node or (part == "ep" and b.tp * b.ep <= system.gpus_per_node)
+              or (part == "cp" and b.tp * b.cp <= system.gpus_per_node))
     over = cls.replace(" only", "") if inside else _short_link(system.nic)
-    what = {"tp": f"tp{b.tp}", "pp": f"pp{b.pp}", "dp": f"dp{b.dp}", "ep": f"ep{b.ep}"}[part]
+    what = {"tp": f"tp{b.tp}", "pp": f"pp{b.pp}", "dp": f"dp{b.dp}", "ep": f"ep{b.ep}", "cp": f"cp{b.cp}"}[part]
     return say(msg("exposed comm {pct:.0f} % of the step, mostly {part} over {link}"), pct=float(pct), part=what,
                link=over)
 

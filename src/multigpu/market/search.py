@@ -57,6 +57,11 @@ ZERO_STAGES = (1, 3)
 MAX_MICRO_BATCH, MAX_INTERLEAVE = 16, 8
 #: Most layers taken off the last pipeline stage, which also runs the output layer, and spread over the others.
 MAX_LAST_STAGE_SHIFT = 3
+#: The fewest tokens of a sequence the search gives a context-parallel rank (context parallelism splits each
+#: sequence into 2 x cp chunks, two to a rank): a search bound, as NVIDIA's recipes keep 4,096 tokens on a rank
+#: (Llama 3.1 70B and 405B at 8,192 tokens with cp 2: their runs in ``data/training_runs.csv``), so sequences of
+#: 4,096 tokens are not split
+MIN_CP_TOKENS = 4096
 #: Largest in-flight batch tried when serving.
 MAX_BATCH = 256
 Progress = Callable[[int, int], None]
@@ -196,13 +201,16 @@ class TrainingLayout:
     pp_last_layers: int = 0  #: transformer layers on the last pipeline stage, 0 = an even split
     optimizer_s: float = 0.0  #: the optimizer step
     ep: int = 1  #: expert parallelism (a mixture-of-experts model's routed experts over tp x ep ranks)
+    cp: int = 1  #: context parallelism: each sequence split over cp GPUs
+    cp_s: float = 0.0  #: exposed context-parallel (ring attention) communication
 
     @property
     def label(self) -> str:
-        """A short name, e.g. ``tp2 pp4 dp8 ep4 mb1 v2 selective-recompute SP ZeRO-3``: expert parallelism,
-        interleaving, the last stage's layers (``last3``), recompute, sequence parallelism and a ZeRO stage other
-        than 1 only when used."""
-        text = f"tp{self.tp} pp{self.pp} dp{self.dp}" + (f" ep{self.ep}" if self.ep > 1 else "")
+        """A short name, e.g. ``tp2 pp4 cp2 dp8 ep4 mb1 v2 selective-recompute SP ZeRO-3``: context and expert
+        parallelism, interleaving, the last stage's layers (``last3``), recompute, sequence parallelism and a ZeRO
+        stage other than 1 only when used."""
+        text = f"tp{self.tp} pp{self.pp}" + (f" cp{self.cp}" if self.cp > 1 else "") + f" dp{self.dp}"
+        text += f" ep{self.ep}" if self.ep > 1 else ""
         text += f" mb{self.micro_batch}"
         text += f" v{self.interleave}" if self.interleave > 1 else ""
         text += f" last{int(self.pp_last_layers)}" if self.pp_last_layers else ""
@@ -213,13 +221,13 @@ class TrainingLayout:
     @property
     def exposed_comm_s(self) -> float:
         """All exposed communication of one step, seconds."""
-        return self.tp_s + self.pp_s + self.dp_s + self.ep_s
+        return self.tp_s + self.pp_s + self.dp_s + self.ep_s + self.cp_s
 
     @property
     def noncomm_s(self) -> float:
         """Compute of one step, the compute share of the pipeline bubble and the optimizer step, seconds."""
         compute_mb = self.compute_s / self.microbatches
-        comm_mb = (self.tp_s + self.ep_s) / self.microbatches
+        comm_mb = (self.tp_s + self.ep_s + self.cp_s) / self.microbatches
         bubble_comm = self.bubble_s * comm_mb / (compute_mb + comm_mb)
         return self.compute_s + self.bubble_s - bubble_comm + self.optimizer_s
 
@@ -271,13 +279,15 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
-def layouts(model: models.Model, system: catalog.System, gpus: int, global_batch: int, *,
+def layouts(model: models.Model, system: catalog.System, gpus: int, global_batch: int, *, seq: int = 2048,
             max_micro_batch: int = MAX_MICRO_BATCH, max_interleave: int = MAX_INTERLEAVE) -> pd.DataFrame:
-    """Every (tp, pp, dp, ep, micro_batch, interleave, pp_last_layers) that divides, as integer columns of a
+    """Every (tp, pp, cp, dp, ep, micro_batch, interleave, pp_last_layers) that divides, as integer columns of a
     DataFrame.
 
     ``tp`` divides the heads and fits in a node; ``pp`` divides the layers and
-    the GPUs left by ``tp``; ``dp`` is what remains; ``ep``, for a
+    the GPUs left by ``tp``; ``cp`` (context parallelism) divides the GPUs left
+    by ``tp x pp`` and leaves each rank at least :data:`MIN_CP_TOKENS` of a
+    ``seq``-token sequence, in two of its ``2 cp`` equal chunks; ``dp`` is what remains; ``ep``, for a
     mixture-of-experts model, divides both ``dp`` and the routed experts (the
     experts are split over ``tp x ep`` of a stage's ``tp x dp`` ranks, as
     Megatron-Core places them; 1 for a dense model); ``micro_batch`` divides
@@ -294,18 +304,26 @@ def layouts(model: models.Model, system: catalog.System, gpus: int, global_batch
         for pp in _divisors(gpus // tp):
             if model.layers % pp:
                 continue
-            dp = gpus // (tp * pp)
-            if global_batch % dp:
-                continue
-            eps = [e for e in _divisors(dp) if not model.experts % e] if model.is_moe else [1]
-            micro = [b for b in _divisors(global_batch // dp) if b <= max_micro_batch]
-            inter = [v for v in _divisors(model.layers // pp) if v <= max_interleave] if pp > 1 else [1]
-            share = model.layers // pp
-            lasts = [0] + [share - k for k in range(1, MAX_LAST_STAGE_SHIFT + 1) if share - k >= 1] if pp > 1 else [0]
-            rows.extend((tp, pp, dp, e, b, v, last) for e in eps for b in micro for v in inter for last in lasts
-                        if v == 1 or not last)
-    return pd.DataFrame(rows, columns=["tp", "pp", "dp", "ep", "micro_batch", "interleave", "pp_last_layers"],
+            for cp in (c for c in _divisors(gpus // (tp * pp)) if c == 1 or seq >= c * MIN_CP_TOKENS
+                       and not seq % (2 * c)):
+                rows.extend(_split(model, tp, pp, cp, gpus // (tp * pp * cp), global_batch, max_micro_batch,
+                                   max_interleave))
+    return pd.DataFrame(rows, columns=["tp", "pp", "cp", "dp", "ep", "micro_batch", "interleave", "pp_last_layers"],
                         dtype=int)
+
+
+def _split(model: models.Model, tp: int, pp: int, cp: int, dp: int, global_batch: int, max_micro_batch: int,
+           max_interleave: int) -> list[tuple[int, ...]]:
+    """The (tp, pp, cp, dp, ep, micro_batch, interleave, pp_last_layers) rows of one (tp, pp, cp, dp) split."""
+    if global_batch % dp:
+        return []
+    eps = [e for e in _divisors(dp) if not model.experts % e] if model.is_moe else [1]
+    micro = [b for b in _divisors(global_batch // dp) if b <= max_micro_batch]
+    inter = [v for v in _divisors(model.layers // pp) if v <= max_interleave] if pp > 1 else [1]
+    share = model.layers // pp
+    lasts = [0] + [share - k for k in range(1, MAX_LAST_STAGE_SHIFT + 1) if share - k >= 1] if pp > 1 else [0]
+    return [(tp, pp, cp, dp, e, b, v, last) for e in eps for b in micro for v in inter for last in lasts
+            if v == 1 or not last]
 
 
 def _options(tp: np.ndarray, zero_stages: Iterable[int]) -> list[tuple[str, bool, int, np.ndarray]]:
@@ -332,9 +350,10 @@ def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int
     training.check_grad_dtype(grad_dtype)
     training.check_stack(stack)
     training.nodes_spanned(system, gpus)
-    base = layouts(model, system, gpus, global_batch)
+    base = layouts(model, system, gpus, global_batch, seq=seq)
     if TRAINING_STACKS[stack].data_parallel_only:  # every GPU holds the whole model: DP alone
-        base = base[(base["tp"] == 1) & (base["pp"] == 1) & (base["ep"] == 1)].reset_index(drop=True)
+        base = base[(base["tp"] == 1) & (base["pp"] == 1) & (base["cp"] == 1)
+                    & (base["ep"] == 1)].reset_index(drop=True)
     if TRAINING_STACKS[stack].zero_stage is not None:  # DDP's ZeRO 0, FSDP's ZeRO 3
         zero_stages = (TRAINING_STACKS[stack].zero_stage,)
     if base.empty:
@@ -348,7 +367,7 @@ def evaluate_layouts(model_id: str, system_id: str, gpus: int, global_batch: int
     for done, (recompute, sp, stage, mask) in enumerate(option_list, start=1):
         part = {c: v[mask] for c, v in base_columns.items()}
         n = int(mask.sum())
-        arrays = Layout(**{c: part[c] for c in ("tp", "pp", "dp", "ep", "micro_batch", "interleave",
+        arrays = Layout(**{c: part[c] for c in ("tp", "pp", "cp", "dp", "ep", "micro_batch", "interleave",
                                                 "pp_last_layers")}, global_batch=global_batch, seq=seq,
                         recompute=recompute, sequence_parallel=sp, dtype=dtype, zero_stage=stage,
                         method=method, lora_rank=lora_rank, grad_dtype=grad_dtype, stack=stack)
