@@ -49,7 +49,8 @@ def test_every_citation_of_the_prose_is_a_fact_in_the_form_its_role_needs(facts)
 def test_facts_are_plain_python_values(facts):
     assert all(type(v) in (int, float, str) for v in facts.values())
     english = {f"{c.lower()}_{part}" for c in claim_checks.CLAIM_IDS for part in ("verdict", "tests")} | \
-        {"v_out_worst", "in_short", "se_pcie_dp_lat"} | DECODE_SENTENCES | MOE_SENTENCES | LOAD_SENTENCES
+        {"v_out_worst", "in_short", "se_pcie_dp_lat"} | DECODE_SENTENCES | MOE_SENTENCES | LOAD_SENTENCES | \
+        HYBRID_NAMES
     assert {k for k, v in facts.items() if isinstance(v, str)} == english | {f"{k}_zh" for k in english}
 
 
@@ -59,6 +60,8 @@ DECODE_SENTENCES = {"dr_above_text", "dr_trend_text", "dr_takeaway", "c16_where"
 MOE_SENTENCES = {"moe_software_text", "moe_srv_checked_text"}
 #: the sentence of serving under load, which follows the two ratios of the A100 servers
 LOAD_SENTENCES = {"ul_gap_text", "ul_split_text"}
+#: the names hybrid sharding's paragraph cites: the model and the two systems
+HYBRID_NAMES = {"hs_model", "hs_slow_name", "hs_fast_name"}
 
 
 def test_decode_sentences_follow_the_ratios(facts):
@@ -184,7 +187,8 @@ CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 
 
 def test_every_text_fact_has_its_chinese_with_the_same_numbers(facts):
-    editions.check_chinese_twins(facts, data=("se_pcie_dp_lat",))  # a number, the same in both
+    # a number, and names the same in both (a model's, a system's without a Chinese name)
+    editions.check_chinese_twins(facts, data=("se_pcie_dp_lat", *HYBRID_NAMES))
     assert facts["c13_verdict_zh"] == "**有误导性**" and "*不成立*：" in facts["c13_tests_zh"]
     assert facts["ar_fp8_vs_nv_zh"] == {"higher": "更高", "lower": "更低"}[facts["ar_fp8_vs_nv"]]
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from multigpu.book import claim_values, glue, lang
+from multigpu.book import claim_values, glue, lang, vocabulary
 from multigpu.book.glue import Facts, plain, verdict_facts
 from multigpu.book.lang import N_, _
 from multigpu.book.money import fmt
@@ -324,6 +324,29 @@ def sensitivity_facts(cal: Calibration | None = None) -> Facts:
         "se_pcie_dec_lat": z.loc[(p, dec), "double_latency_pct"],
         "se_sw_tp_bw": z.loc[(s, tp), "half_bandwidth_pct"], "se_sw_dec_lat": z.loc[(s, dec), "double_latency_pct"],
         "se_sw_dp_bw": z.loc[(s, dp), "half_bandwidth_pct"]})
+
+
+def hybrid_facts(cal: Calibration | None = None) -> Facts:
+    """Hybrid sharding on a slow and a fast network (:func:`multigpu.evidence.bottlenecks.hybrid_sharding`):
+    ``hs_gpus``, ``hs_nodes``, ``hs_seq``, ``hs_model`` (the job); ``hs_slow_name`` and ``hs_fast_name`` (the two
+    systems); ``hs_<slow|fast>_<full|node>_s`` (the step, s, sharded over every GPU or within each node);
+    ``hs_<slow|fast>_<full|node>_dp_s`` (the data-parallel communication left exposed, s); ``hs_mem_<full|node>_GB``
+    (GB a GPU holds, on the fast system)."""
+    frame = bottlenecks.hybrid_sharding(cal).set_index(["system_id", "shard_group"])
+    slow, fast = bottlenecks.HYBRID_SYSTEMS
+    job = bottlenecks.HYBRID_JOB
+    out: dict[str, object] = {"hs_gpus": job["gpus"], "hs_seq": job["seq"],
+                              "hs_nodes": job["gpus"] // catalog.system(fast).gpus_per_node}
+    for key, system_id in (("slow", slow), ("fast", fast)):
+        for name, (_, group) in zip(("full", "node"), frame.loc[system_id].iterrows()):
+            out[f"hs_{key}_{name}_s"] = group["step_time_s"]
+            out[f"hs_{key}_{name}_dp_s"] = group["dp_exposed_s"]
+            if key == "fast":
+                out[f"hs_mem_{name}_GB"] = group["memory_per_gpu_GB"]
+    names = glue.per_language(lambda: {"hs_slow_name": vocabulary.system_name(slow),
+                                       "hs_fast_name": vocabulary.system_name(fast),
+                                       "hs_model": models.model(job["model_id"]).name})
+    return _values(out) | names
 
 
 def verdicts(cal: Calibration | None = None) -> dict[str, claims.Verdict]:
@@ -693,7 +716,7 @@ def facts(cal: Calibration | None = None) -> Facts:
     for section in (training_step_facts, decode_step_facts, scaling_facts, amdahl_facts, dp_batch_facts,
                     decode_ratio_facts, sensitivity_facts, batching_facts, transfer_facts, fixed_batch_facts,
                     at_rate_facts, measured_run_facts, exercise_facts, moe_facts, moe_serving_facts,
-                    under_load_facts):
+                    under_load_facts, hybrid_facts):
         out.update(section(cal))
     out.update(volume_facts(verdicts(cal)))
     out.update(glue.per_language(lambda: {"in_short": in_short(out)}))

@@ -379,6 +379,29 @@ def _case_time(setup: Cluster, kind: str, tp: int, cal: Calibration | None = Non
     return r.decode_step_s, r.decode_comm_s, sent
 
 
+#: Chapter 3's case for hybrid sharding: Llama 3.1 8B under PyTorch FSDP (ZeRO 3) on 8 nodes of 8 GPUs, one
+#: 1,024-token sequence a GPU per micro-batch and 4 micro-batches a step, so that each pass's weight gathers
+#: outlast its compute
+HYBRID_JOB = dict(model_id="llama3.1-8b", gpus=64, tp=1, pp=1, global_batch=256, micro_batch=1, seq=1024,
+                  zero_stage=3, stack="pytorch-fsdp")
+#: The two networks it is run on: four 100 Gb/s EFA links per node (AWS p4d) and a 400 Gb/s NIC per GPU (HGX H100)
+HYBRID_SYSTEMS = ("hgx-a100-efa", "hgx-h100")
+
+
+def hybrid_sharding(cal: Calibration | None = None) -> pd.DataFrame:
+    """:data:`HYBRID_JOB` on each of :data:`HYBRID_SYSTEMS`, its ZeRO shards over every GPU (``shard_group`` 0)
+    or over each node's GPUs (hybrid sharding, ``shard_group`` = GPUs per node): one row per system and group,
+    with ``step_time_s``, ``dp_exposed_s`` (the data-parallel communication compute does not hide, s) and
+    ``memory_per_gpu_GB`` (GB, 1e9 bytes)."""
+    rows = []
+    for system_id in HYBRID_SYSTEMS:
+        for group in (0, catalog.system(system_id).gpus_per_node):
+            r = training.step(system_id=system_id, shard_group=group, cal=cal, **HYBRID_JOB)
+            rows.append({"system_id": system_id, "shard_group": group, "step_time_s": r.step_time_s,
+                         "dp_exposed_s": r.exposed_comm_s.dp, "memory_per_gpu_GB": r.memory_per_gpu_GB})
+    return pd.DataFrame(rows)
+
+
 def sensitivity(cases: Sequence[tuple[str, Cluster, str, int]] = SENSITIVITY_CASES,
                 cal: Calibration | None = None) -> pd.DataFrame:
     """How much slower each case gets when every link's bandwidth halves, or every latency doubles.
