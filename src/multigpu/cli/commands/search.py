@@ -13,7 +13,8 @@ from multigpu.market import search
 
 def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     parser = add_command(subparsers, "search", "search every layout (tp, pp, dp, ep for a mixture-of-experts "
-                         "model, micro-batch, interleave, recompute, sequence parallel) of a training job; times in s")
+                         "model, cp for sequences of 8,192 tokens or more, micro-batch, interleave, recompute, "
+                         "sequence parallel) of a training job; times in s")
     add_training_job(parser)
     parser.add_argument("--top", type=types.count, default=1, help="also list the K best layouts")
     parser.add_argument("--zero", type=int, choices=(1, 3), action="append",
