@@ -308,3 +308,13 @@ def test_the_notebook_stores_every_figure_and_table_in_both_editions():
     assert len(figures) == len(FIGURES)
     csv_names = re.findall(r'download="([^"]+)"', "".join(pages))
     assert len(set(csv_names)) == len(TABLES) and len(csv_names) == 2 * len(TABLES)
+
+
+def test_the_hybrid_sharding_paragraph_follows_the_model(facts):
+    """"Sharding within a node": on the slow network sharding within each node shortens the step and the
+    network's share; on the fast one it lengthens the step; each GPU then holds more. The paragraph says so in
+    words, so the model must keep it true."""
+    assert facts["hs_slow_node_s"] < facts["hs_slow_full_s"]
+    assert facts["hs_slow_node_dp_s"] < facts["hs_slow_full_dp_s"]
+    assert facts["hs_fast_node_s"] > facts["hs_fast_full_s"]
+    assert facts["hs_mem_node_GB"] > facts["hs_mem_full_GB"]

@@ -16,6 +16,7 @@ from multigpu.compute import models, training
 from multigpu.compute.layout import DEFAULT_GRAD_DTYPE, TRAINING_STACKS
 from multigpu.compute.shapes import MAXTEXT_SAVES
 from multigpu.evidence import runs
+from multigpu.hardware import catalog
 
 #: Llama 3.1 70B on 8 HGX H100 nodes, ZeRO 3, short micro-batches whose compute does not hide the gathers
 JOB = dict(model_id="llama3.1-70b", system_id="hgx-h100", gpus=64, tp=1, pp=1, global_batch=256, micro_batch=1,
@@ -53,10 +54,11 @@ def test_sharding_within_a_node_pays_on_a_slow_network_and_costs_memory():
 def test_the_reduction_across_groups_is_paid_where_nothing_hides_it():
     """With the gradient reduction after the backward pass (nothing overlapped), groups of 8 still reduce every
     gradient: a reduce-scatter within the node, then an all-reduce of each GPU's shard across the 8 nodes; that
-    all-reduce alone sends at least 2 x 7/8 of the shard over each GPU's 400 Gb/s NIC."""
+    all-reduce alone sends at least 2 x 7/8 of the shard over each GPU's NIC (the catalogue's NDR port)."""
     node = _step(shard_group=8, overlap_grad_reduce=False)
     shard_bytes = models.model("llama3.1-70b").params_total / 8 * 4  # FP32 gradients
-    assert node.exposed_comm_s.dp >= 2 * 7 / 8 * shard_bytes / 50e9
+    nic_Bps = catalog.link(catalog.system("hgx-h100").nic).per_gpu_GBps_per_dir * 1e9
+    assert node.exposed_comm_s.dp >= 2 * 7 / 8 * shard_bytes / nic_Bps
 
 
 def test_a_group_must_divide_the_ranks_and_shard_something():

@@ -338,11 +338,11 @@ def hybrid_facts(cal: Calibration | None = None) -> Facts:
     out: dict[str, object] = {"hs_gpus": job["gpus"], "hs_seq": job["seq"],
                               "hs_nodes": job["gpus"] // catalog.system(fast).gpus_per_node}
     for key, system_id in (("slow", slow), ("fast", fast)):
-        for name, (_, group) in zip(("full", "node"), frame.loc[system_id].iterrows()):
-            out[f"hs_{key}_{name}_s"] = group["step_time_s"]
-            out[f"hs_{key}_{name}_dp_s"] = group["dp_exposed_s"]
+        for name, group in (("full", 0), ("node", catalog.system(system_id).gpus_per_node)):
+            row = frame.loc[(system_id, group)]
+            out[f"hs_{key}_{name}_s"], out[f"hs_{key}_{name}_dp_s"] = row["step_time_s"], row["dp_exposed_s"]
             if key == "fast":
-                out[f"hs_mem_{name}_GB"] = group["memory_per_gpu_GB"]
+                out[f"hs_mem_{name}_GB"] = row["memory_per_gpu_GB"]
     names = glue.per_language(lambda: {"hs_slow_name": vocabulary.system_name(slow),
                                        "hs_fast_name": vocabulary.system_name(fast),
                                        "hs_model": models.model(job["model_id"]).name})

@@ -550,13 +550,13 @@ def _hybrid_parts_s(system: catalog.System, params: ArrayLike, lay: Layout,
     groups of ``lay.shards`` (hybrid sharding): within a group as one sharded reduction; where the groups are
     more than one, each GPU's reduced shard (``params / shards``) is then all-reduced across the groups, whose
     matching ranks are ``tp x shards`` apart (PyTorch's HSDP: reduce-scatter within the shard group, all-reduce
-    across the replica groups)."""
+    across the replica groups; one group all-reduces nothing more)."""
     replicas, shards = np.asarray(lay.dp) * np.asarray(lay.cp), np.asarray(lay.shards)
     grads, weights = _reduce_parts_s(system, params, shards, lay.tp, lay, cal)
     groups = replicas // shards
     across = _times_s("allreduce", system, groups, placement(system, groups, np.asarray(lay.tp) * shards),
                       np.asarray(params) / shards * models.dtype_bytes(lay.grad_dtype), cal)
-    return grads + np.where((groups > 1) & (np.asarray(lay.zero_stage) > 0), across, 0.0), weights
+    return grads + across, weights
 
 
 def _expert_group(experts: float, lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
