@@ -42,7 +42,8 @@ def test_attention_and_the_vocabulary_projection_run_at_the_16_bit_rate_under_fp
     assert models.head_training_flops_per_step(m, 1, 8192) == pytest.approx(head)
     fp8_rate = training.peak_flops(gpu, "fp8") * training._fraction(m, gpu, lay, "fp8")
     bf16_rate = training.peak_flops(gpu, "bf16") * training._fraction(m, gpu, lay, "bf16")
-    expected = lay.microbatches * ((hw - attention - head) / fp8_rate + (attention + head) / bf16_rate)
+    kernels = m.layers * training.kernel_overhead_s("none")  # the fixed time of the layers' kernels
+    expected = lay.microbatches * ((hw - attention - head) / fp8_rate + (attention + head) / bf16_rate + kernels)
     assert r["compute_s"][0] == pytest.approx(expected[0])
     assert attention / hw > 0.1  # at 8K tokens attention is a real share of Llama 3.1 8B's FLOPs
     assert head / hw > 0.05  # and a 128K vocabulary is a real share of an 8B model's
@@ -83,7 +84,9 @@ def test_bf16_training_runs_every_gemm_at_one_rate():
                sequence_parallel=False)
     _, hw = models.training_flops_per_step(m, 1, 8192)
     rate = training.peak_flops(gpu, "bf16") * training._fraction(m, gpu, lay, "bf16")
-    assert training.evaluate(m, system, lay)["compute_s"][0] == pytest.approx(lay.microbatches[0] * hw / rate)
+    kernels = m.layers * training.kernel_overhead_s("none")  # the fixed time of the layers' kernels
+    assert training.evaluate(m, system, lay)["compute_s"][0] == pytest.approx(lay.microbatches[0] * (hw / rate
+                                                                                                     + kernels))
 
 
 def test_flash_attention_stores_no_score_matrix():
@@ -270,3 +273,32 @@ def test_fp8_dispatch_is_named_and_halves_two_of_the_four_all_to_alls():
     assert step.ep_dispatch == "fp8" and step.to_dict()["ep_dispatch"] == "fp8"
     with pytest.raises(InputError, match="dispatch precision"):
         training.step("mixtral-8x7b", "hgx-h100", 64, 1, 1, 256, 2, ep=8, ep_dispatch="fp4")
+
+
+def test_sequence_parallelism_splits_the_norms_and_never_slows_the_compute():
+    """Under sequence parallelism each tensor-parallel rank runs the norms, dropouts and residual additions on its
+    share of the sequence (Korthikanti et al. 2022, section 4.2.2): a layout's compute is shorter with it than
+    without, by more at TP 8 than at TP 2, and unchanged at TP 1."""
+    m, system = models.model("llama3.1-70b"), catalog.system("hgx-h100")
+    saved = {}
+    for tp in (1, 2, 8):
+        on, off = (training.evaluate(m, system, _lay(tp=np.array([tp]), pp=np.array([1]), dp=np.array([8 // tp]),
+                                                      sequence_parallel=sp))["compute_s"].item()
+                   for sp in (True, False))
+        saved[tp] = 1 - on / off
+    assert saved[1] == pytest.approx(0.0, abs=1e-12)
+    assert 0 < saved[2] < saved[8] < efficiency.constants().sp_traffic_share
+
+
+def test_a_larger_micro_batch_saves_at_least_the_kernels_it_no_longer_launches():
+    """Each pass of a layer pays the fixed time of its kernels (``decode_layer_overhead_s``, fitted on decode
+    steps): the forward pass once, the backward twice, a full recomputation once more. Halving the micro-batches
+    of a step saves at least that time for every micro-batch dropped (the GEMMs also grow, never slower)."""
+    m, system = models.model("llama3.1-8b"), catalog.system("hgx-h100")
+    overhead = efficiency.constants().decode_layer_overhead_s
+    for recompute, passes in (("none", 3), ("full", 4)):
+        one, two = (training.evaluate(m, system, _lay(tp=np.array([1]), pp=np.array([1]), dp=np.array([8]),
+                                                       micro_batch=np.array([mb]), recompute=recompute))
+                    for mb in (1, 2))
+        dropped = 64 // 8 - 64 // 16  # micro-batches per GPU: 8 at micro-batch 1, 4 at 2
+        assert one["compute_s"].item() - two["compute_s"].item() >= dropped * m.layers * passes * overhead * 0.999

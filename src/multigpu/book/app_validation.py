@@ -840,7 +840,8 @@ def table5_facts(cal: Calibration | None = None) -> Facts:
     (:mod:`multigpu.evidence.computefit`): ``t5_n``, ``t5_mean`` and ``t5_worst`` (mean and largest absolute
     error, %), ``t5_fast_n`` (runs the model makes faster than measured), ``calc_mean`` and ``calc_worst``
     (Calculon's, in sample, %); ``lt_n`` and ``lt_worst`` (the layer timings and the largest error on them, %),
-    ``eta_ref_pct`` (the A100's best matmul over its peak, %), ``k_ref``; per training stack with constants of
+    ``eta_ref_pct`` (the A100's best matmul over its peak, %), ``k_ref``, ``sp_share_pct`` (the share of it that
+    sequence parallelism splits, %); per training stack with constants of
     its own (``-`` in its name written ``_``), ``share_<stack>_pct`` (its share of the GEMM ceiling, %),
     ``k_<stack>`` and ``fit_n_<stack>`` (the fit-split runs or serving rows it rests on); ``dp8_measured_s``
     and ``dp8_model_s`` (what 8-way data parallelism adds to the 530B iteration, measured and in the model, s),
@@ -855,6 +856,7 @@ def table5_facts(cal: Calibration | None = None) -> Facts:
         "calc_worst": trainingruns.CALCULON_TABLE5_PCT["worst"], "lt_n": len(layers), "lt_worst": float(layers.max()),
         "eta_ref_pct": 100 * efficiency.constants().gemm_efficiency_max,
         "k_ref": efficiency.constants().traffic_per_hidden,
+        "sp_share_pct": 100 * efficiency.constants().sp_traffic_share,
         "dp8_measured_s": float(with_dp["measured_s"] - alone["measured_s"]),
         "dp8_model_s": float(with_dp["model_s"] - alone["model_s"]), "dp8_gpus": int(with_dp["gpus"])}
     for (stack, parameter), row in efficiency.stack_rows().items():

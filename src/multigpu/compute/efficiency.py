@@ -35,7 +35,11 @@ class EfficiencyConstants:
     traffic_per_hidden: float
     reference_flops_peak: float
     reference_mem_bw_Bps: float
-    decode_layer_overhead_s: float  #: fixed time of one layer's kernels in a forward pass (inference), seconds
+    decode_layer_overhead_s: float  #: fixed time of one layer's kernels in a forward pass, seconds
+    #: the share of the non-GEMM traffic (``traffic_per_hidden``) that sequence parallelism splits over the
+    #: tensor-parallel ranks: the norms, dropouts and residual additions between the tensor-parallel regions,
+    #: which every rank otherwise repeats on the whole sequence
+    sp_traffic_share: float = 0.0
 
 
 class EfficiencyRow(datafiles.Row):

@@ -661,10 +661,30 @@ def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layout, dtype: str) ->
     fraction = np.asarray(efficiency.achievable_fraction(
         peak, model.hidden / lay.tp, lay.micro_batch * lay.seq / lay.cp, mem_bw,
         ceiling_scale=gemm.relative_ceiling(gpu.id, dtype) * kernels.share,
-        traffic_per_hidden=kernels.traffic_per_hidden))
+        traffic_per_hidden=kernels.traffic_per_hidden * sp_traffic_factor(lay.tp, lay.sequence_parallel)))
     if dtype != "fp8":
         return fraction
     return 1.0 / (1.0 / fraction + peak / mem_bw * fp8_cast_bytes_per_flop(model, lay.fp8_recipe))
+
+
+def sp_traffic_factor(tp: ArrayLike, sequence_parallel: ArrayLike) -> np.ndarray:
+    """What remains of a GPU's non-GEMM traffic per GEMM FLOP under sequence parallelism, as a fraction of what it
+    is without (1 where ``sequence_parallel`` is off): the share that sequence parallelism splits
+    (``sp_traffic_share`` of ``data/compute_efficiency.csv``: the norms, dropouts and residual additions, which
+    Korthikanti et al. 2022 split along the sequence) falls to 1 / ``tp``; the rest (GEMM operands, activation
+    functions inside the tensor-parallel regions) is unchanged."""
+    share = efficiency.constants().sp_traffic_share
+    return np.where(np.asarray(sequence_parallel, dtype=bool), 1.0 - share + share / np.asarray(tp, dtype=float), 1.0)
+
+
+def kernel_overhead_s(recompute: ArrayLike) -> np.ndarray:
+    """The fixed time of one transformer layer's kernels in one micro-batch's forward and backward passes,
+    seconds: ``decode_layer_overhead_s`` (each kernel's launch, ramp and tail, fitted on decode steps, where
+    nothing else is left) for the forward pass, twice that for the backward (a data-gradient and a weight-gradient
+    kernel for each forward GEMM, as :data:`BACKWARD_SHARE` counts its FLOPs), and once more where full
+    recomputation repeats the forward pass."""
+    passes = 1.0 + BACKWARD_SHARE / (1.0 - BACKWARD_SHARE) + np.where(np.asarray(recompute) == "full", 1.0, 0.0)
+    return passes * efficiency.constants().decode_layer_overhead_s
 
 
 def adam_step_bytes(dtype: str, moment_dtype: str = "fp32") -> float:
@@ -785,7 +805,7 @@ def _layer_parts(model: models.Model, system: catalog.System, lay: Layout,
     layers = stage_layers(model, lay)  # the layers the parts of one micro-batch below are computed for
     shards = lay.tp * lay.cp * model.layers / layers
     layer_compute = ((hw_flops_mb - attention_mb - head_mb) / (peak * fraction) + attention_mb / attention_rate) / shards
-    layer_compute = layer_compute + _score_traffic_s(model, gpu, lay)
+    layer_compute = layer_compute + _score_traffic_s(model, gpu, lay) + layers * kernel_overhead_s(lay.recompute)
     backward_share = LORA_BACKWARD_SHARE if lora else BACKWARD_SHARE
     tp_fwd, tp_bwd = _tp_comm_s(model, system, lay, cal)
     if TRAINING_STACKS[lay.stack].tp_comm_overlap:  # each pass's collectives behind that pass's own GEMMs
