@@ -187,6 +187,7 @@ def shown_tables(table) -> list:
             sweepchecks.wide_miss_table(sweepchecks.held_out_wide_misses(sweep_cmp)),
             app_validation.fitted_constants_table(),
             app_validation.training_runs_table(runs.compare()), app_validation.training_groups_table(runs.compare()),
+            app_validation.training_misses_table(runs.compare()),
             app_validation.serving_runs_table(serving.compare()),
             app_validation.training_runs_table(runs.compare(splits=("sealed",))),
             app_validation.serving_runs_table(serving.compare(splits=("sealed",))),
@@ -224,7 +225,12 @@ def test_every_table_has_chinese_headers_words_and_the_same_data(shown_tables):
         labels = {full.columns.get_loc(c) for c in app_validation.LABEL_COLUMNS if c in full.columns}
         width = len(full.columns)
         for i, (a, b) in enumerate(zip(*cells)):
-            if i % width in labels and a != tables.MISSING:
+            translate = app_validation.LABEL_COLUMNS.get(full.columns[i % width])
+            if i % width in labels and a != tables.MISSING and translate is not lang.label:
+                # names that Chinese may keep (a training stack's), among other text kept as it is
+                with lang.using("zh"):
+                    assert html.unescape(b) == translate(html.unescape(a)), (full.columns[i % width], a, b)
+            elif i % width in labels and a != tables.MISSING:
                 # a word, translated: Chinese, or a unit (µs for "us")
                 assert html.unescape(b) == lang.label(html.unescape(a), "zh"), (full.columns[i % width], a, b)
                 assert CHINESE.search(b) or a in UNITS, (full.columns[i % width], a, b)
@@ -278,3 +284,14 @@ def test_the_worst_case_prose_follows_the_held_out_misses_and_their_twins():
     assert set(points.loc[points["pair"], "sweep"]) == {"h100-16-2n-ar-efa-awsome-p5eks",
                                                         "h100-16-2n-ar-efa-cgawsbench"}
     assert points["sweep"].nunique() >= 6 and (points["bytes"] >= 2**20).all()
+
+
+def test_every_training_stack_has_a_name_for_people():
+    """The tables name a training stack for people (Megatron-LM defaults, NeMo recipes, PyTorch FSDP ...), never by
+    the slug ``train --stack`` takes, and in both editions."""
+    from multigpu.book import lang, vocabulary
+    from multigpu.compute.layout import TRAINING_STACKS
+
+    assert set(vocabulary.TRAINING_STACK_NAMES) == set(TRAINING_STACKS)
+    with lang.using("zh"):
+        assert all(vocabulary.stack_names_label(name) for name in vocabulary.TRAINING_STACK_NAMES.values())

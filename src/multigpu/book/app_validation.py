@@ -43,6 +43,7 @@ from multigpu.evidence import (
     layoutorder,
     pcieside,
     fitquality,
+    runmisses,
     runs,
     scaleout,
     serving,
@@ -96,6 +97,8 @@ TABLE_HEADERS = (
     N_("Side"), N_("Effect"), N_("Pairs"),
     # the held-out training runs by stack and scale; the order of layouts
     N_("Group"), N_("Runs"), N_("Layouts"), N_("Refused"), N_("Stack"), N_("Rank correlation"), N_("Model rank of best"), N_("Meets goal"),
+    # the largest held-out misses
+    N_("Run"), N_("Error (%)"), N_("Hidden size"), N_("Outside its fit runs"),
     # from a few GPUs to many
     N_("Model"), N_("Framework"), N_("From GPUs"), N_("To GPUs"), N_("Measured change (%)"),
     N_("Predicted change (%)"), N_("Model less measured (points)"), N_("Held out runs"),
@@ -110,9 +113,11 @@ TABLE_HEADERS = (
 
 #: The tables' columns whose cells are words of a fixed vocabulary (:data:`CELL_WORDS`), translated in the
 #: Chinese edition; the other cells are data (ids, names, benchmarks, layouts), as they are.
-LABEL_COLUMNS = ("split", "size_class", "scope", "set", "kind", "side", "effect", "compared", "metric", "regime",
-                 "unit", "what", "check", "known_miss", "source", "note", "fit_status", "kernel", "phase",
-                 "limited_by")
+LABEL_COLUMNS = {**dict.fromkeys(("split", "size_class", "scope", "set", "kind", "side", "effect", "compared",
+                                   "metric", "regime", "unit", "what", "check", "known_miss", "source", "note",
+                                   "fit_status", "kernel", "phase", "limited_by"), lang.label),
+                 "stack": vocabulary.stack_names_label, "group": vocabulary.stack_names_label,
+                 "outside_its_fit_runs": lambda text: _counts_text(text)}
 
 #: The words of :data:`LABEL_COLUMNS` as the evidence layer writes them, as messages ("no" is the shared
 #: catalog's). A word missing here fails the notebook's Chinese edition (LookupError naming it).
@@ -127,7 +132,7 @@ CELL_WORDS = (
     N_("within a node"), N_("across nodes"), N_("large messages"), N_("small messages"), N_("training step time"),
     N_("serving throughput"), N_("all runs"),
     # the groups of the held-out training runs (training_groups_table)
-    N_("framework"), N_("GPUs per run"),
+    N_("stack"), N_("framework"), N_("GPUs per run"),
     # expert-parallel kernels, their phases and what limits them (ep_table)
     N_("normal"), N_("low-latency"), N_("dispatch"), N_("combine"), N_("NVLink fabric"), N_("network"),
     N_("fixed time"),
@@ -537,17 +542,45 @@ def _scale(gpus: int) -> str:
 
 
 def training_groups_table(comparison: pd.DataFrame) -> pd.DataFrame:
-    """The held-out runs of :func:`multigpu.evidence.runs.compare` by framework (as published) and by GPUs per
-    run (:data:`RUN_SCALES`): runs, median |error| and signed median error of the step time (%, positive: the
-    model slower), and the worst (%)."""
+    """The held-out runs of :func:`multigpu.evidence.runs.compare` by the training stack they are priced with, by
+    framework (as published) and by GPUs per run (:data:`RUN_SCALES`): runs, median |error| and signed median
+    error of the step time (%, positive: the model slower), and the worst (%)."""
     held = comparison[comparison["split"] == "holdout"].assign(error_pct=100 * comparison["rel_error"])
     scales = held["gpus"].map(_scale)
     order = sorted(set(scales), key=lambda g: int(g.split("-")[0].rstrip("+")))
-    groups = [("framework", held["framework"]), ("GPUs per run", pd.Categorical(scales, order, ordered=True))]
+    groups = [("stack", held["stack"].map(vocabulary.TRAINING_STACK_NAMES)), ("framework", held["framework"]),
+              ("GPUs per run", pd.Categorical(scales, order, ordered=True))]
     rows = [{"kind": kind, "group": name, "runs": len(part), "median_abs_error_pct": part["error_pct"].abs().median(),
              "median_error_pct": part["error_pct"].median(), "worst_abs_error_pct": part["error_pct"].abs().max()}
             for kind, keys in groups for name, part in held.groupby(keys, sort=True, observed=True)]
     return pd.DataFrame(rows).set_index(["kind", "group"]).round(1)
+
+
+def training_misses_table(comparison: pd.DataFrame) -> pd.DataFrame:
+    """The held-out runs the training model misses most (:func:`multigpu.evidence.runmisses.misses`) for print:
+    the run, its stack, the error of the step time (%), its hidden size, and the counts on which it lies
+    outside the runs its stack was fitted on (:data:`~multigpu.evidence.runmisses.COUNTS`; none: empty)."""
+    misses = runmisses.misses(comparison)
+    outside = misses.apply(lambda row: ", ".join(word for column, word in runmisses.COUNTS.items() if row[column]),
+                           axis=1)
+    return pd.DataFrame({"run": misses["run"], "stack": misses["stack"].map(vocabulary.TRAINING_STACK_NAMES),
+                         "error_pct": misses["error_pct"].round(1),
+                         "hidden_size": misses["hidden"],
+                         "outside_its_fit_runs": outside.replace("", None)}).set_index("run")
+
+
+def _counts_text(text: str) -> str:
+    """A cell of ``outside_its_fit_runs`` (words of :data:`~multigpu.evidence.runmisses.COUNTS`, comma-separated)
+    in the current language."""
+    return lang.label(", ").join(lang.label(word) for word in text.split(", "))
+
+
+def training_miss_facts(training: pd.DataFrame) -> Facts:
+    """The held-out training run the model misses most, in words (``training``:
+    :func:`multigpu.evidence.runs.compare`): ``tr_miss``, :func:`multigpu.evidence.runmisses.finding` of it in the
+    current language."""
+    worst = runmisses.misses(training, 1).iloc[0]
+    return {"tr_miss": runmisses.finding(worst, training).render(vocabulary.label)}
 
 
 def serving_runs_table(comparison: pd.DataFrame) -> pd.DataFrame:
@@ -621,7 +654,8 @@ def layout_order_table(scores: pd.DataFrame) -> pd.DataFrame:
     the goal."""
     names = {mid: models.model(mid).name for mid in scores["model_id"].unique()}
     out = pd.DataFrame({"sweep": scores["sweep"], "model": scores["model_id"].map(names), "gpus": scores["gpus"],
-                        "stack": scores["stack"], "layouts": scores["layouts"], "refused": scores["refused"],
+                        "stack": scores["stack"].map(vocabulary.TRAINING_STACK_NAMES), "layouts": scores["layouts"],
+                        "refused": scores["refused"],
                         "rank_correlation": scores["spearman"], "model_rank_of_best": scores["best_rank"],
                         "median_error_pct": scores["median_error_pct"],
                         "meets_goal": scores["meets_goal"].map({True: _("yes"), False: _("no")})})
@@ -1069,6 +1103,7 @@ def facts(cal: Calibration | None = None) -> Facts:
             **_in_both(lambda: scale_facts(sweepchecks.scale_points(comparison))),
             **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
             **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal)),
+            **_in_both(lambda: training_miss_facts(trained)),
             **pcie_side_facts(pcieside.comparisons(("holdout",), cal), pcieside.comparisons(("fit", "holdout"), cal)),
             **_in_both(functools.partial(interval_facts, interval_rows())),
             **layout_order_facts(layoutorder.scores()), **scaleout_facts(scaleout.series(cal=cal)), **table5_facts(cal),

@@ -96,8 +96,6 @@ VOCABULARY = (
 #: The models the stack comparison calls small: up to Qwen2.5 14B, the largest that one node trains without
 #: tensor parallelism in the book's workloads.
 SMALL_PARAMS = 15e9
-#: The training stacks the stack table compares (:data:`multigpu.evidence.answer.COMPARED_STACKS`), for people.
-STACK_NAMES = {"megatron": N_("Megatron-LM defaults"), "nemo": N_("NeMo recipes"), "pytorch-fsdp": N_("PyTorch FSDP")}
 #: The introduction's verdicts (:data:`multigpu.evidence.answer.VERDICTS`), as messages.
 ANSWER_VERDICTS = (N_("NVLink-class cheaper"), N_("PCIe cheaper"), N_("too close to call"), N_("PCIe cannot run it"),
                    N_("neither runs it"), N_("no pair to price"))
@@ -219,7 +217,7 @@ def stack_html(table: PriceTable, cal: Calibration | None = None) -> str:
     """:func:`multigpu.evidence.answer.stack_effect`: each training workload under each compared stack, with the
     PCIe server's layout, the break-even premium (%) and the verdict."""
     frame = answer.stack_effect(table, cal)
-    frame = frame.assign(stack=[STACK_NAMES[s] for s in frame["stack"]])
+    frame = frame.assign(stack=[vocabulary.TRAINING_STACK_NAMES[s] for s in frame["stack"]])
     return _html(frame, key=["workload", "stack"], csv_name="ch4-stacks", digits={"break_even_premium_pct": 0})
 
 

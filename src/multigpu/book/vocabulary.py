@@ -76,6 +76,18 @@ def workload_title(workload_id: str, language: str | None = None) -> str:
     return title if language == "en" else data_names(language).get(title, title)
 
 
+#: The training stacks (:data:`multigpu.compute.layout.TRAINING_STACKS`), for people: Megatron-LM as its defaults
+#: run, NVIDIA's NeMo and Megatron-Bridge recipes, and the frameworks by their own names.
+TRAINING_STACK_NAMES = {"megatron": N_("Megatron-LM defaults"), "nemo": N_("NeMo recipes"), "nanotron": N_("nanotron"),
+                        "pytorch-ddp": N_("PyTorch DDP"), "pytorch-fsdp": N_("PyTorch FSDP"), "maxtext": N_("MaxText")}
+
+
+def stack_names_label(text: str) -> str:
+    """A table cell in the current language: a name of :data:`TRAINING_STACK_NAMES` translated, any other text (a
+    framework's name, a range of GPUs) as it is."""
+    return lang.label(text) if text in TRAINING_STACK_NAMES.values() else text
+
+
 #: Providers known in Chinese by a name of their own; any other provider is shown as the data name it.
 PROVIDERS = (N_("Tencent Cloud"),)
 
