@@ -39,7 +39,7 @@ class EfficiencyConstants:
     #: the share of the non-GEMM traffic (``traffic_per_hidden``) that sequence parallelism splits over the
     #: tensor-parallel ranks: the norms, dropouts and residual additions between the tensor-parallel regions,
     #: which every rank otherwise repeats on the whole sequence
-    sp_traffic_share: float = 0.0
+    sp_traffic_share: float
 
 
 class EfficiencyRow(datafiles.Row):
