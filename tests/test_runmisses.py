@@ -51,7 +51,7 @@ def test_mpt_3b_in_fp8_is_an_extrapolation_of_the_fsdp_stack():
     assert mpt["stack"] == "pytorch-fsdp" and mpt["hidden"] == 2560
     assert (mpt["fit_hidden_min"], mpt["fit_hidden_max"]) == (4096, 8192)
     assert mpt["outside_hidden"] and mpt["outside_gpu"] and not mpt["outside_dtype"]
-    text = str(runmisses.finding(mpt, compared))
+    text = str(runmisses.finding(mpt))
     assert "extrapolation" in text and "2,560" in text and "4,096 to 8,192" in text and "H100" in text
 
 
@@ -60,5 +60,5 @@ def test_a_run_inside_its_fit_runs_is_not_called_an_extrapolation():
     misses = runmisses.misses(compared, n=len(compared))
     inside = misses[~misses[list(runmisses.COUNTS)].any(axis=1)]
     assert len(inside) > 0
-    text = str(runmisses.finding(inside.iloc[0], compared))
+    text = str(runmisses.finding(inside.iloc[0]))
     assert "not priced by extrapolation" in text and inside.iloc[0]["run"] in text

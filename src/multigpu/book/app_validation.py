@@ -580,7 +580,7 @@ def training_miss_facts(training: pd.DataFrame) -> Facts:
     :func:`multigpu.evidence.runs.compare`): ``tr_miss``, :func:`multigpu.evidence.runmisses.finding` of it in the
     current language."""
     worst = runmisses.misses(training, 1).iloc[0]
-    return {"tr_miss": runmisses.finding(worst, training).render(vocabulary.label)}
+    return {"tr_miss": runmisses.finding(worst).render(vocabulary.label)}
 
 
 def serving_runs_table(comparison: pd.DataFrame) -> pd.DataFrame:

@@ -28,8 +28,9 @@ from multigpu.hardware import catalog
 #: The held-out runs :func:`misses` keeps, the largest |error| first.
 MISSES = 5
 #: Columns of :func:`misses`.
-COLUMNS = ["id", "run", "stack", "error_pct", "hidden", "fit_hidden_min", "fit_hidden_max", "outside_hidden",
-           "outside_gpu", "outside_dtype", "outside_gpus"]
+COLUMNS = ["id", "run", "stack", "error_pct", "gpu_family", "dtype", "gpus", "hidden", "fit_hidden_min",
+           "fit_hidden_max", "fit_gpus_min", "fit_gpus_max", "outside_hidden", "outside_gpu", "outside_dtype",
+           "outside_gpus"]
 
 
 def run_name(row: pd.Series) -> str:
@@ -60,7 +61,9 @@ def misses(comparison: pd.DataFrame, n: int = MISSES) -> pd.DataFrame:
         hidden = models.model(row["model_id"]).hidden
         rows.append({
             "id": row["id"], "run": run_name(row), "stack": row["stack"], "error_pct": row["error_pct"],
-            "hidden": hidden, "fit_hidden_min": fit["hidden"].min(), "fit_hidden_max": fit["hidden"].max(),
+            "gpu_family": row["gpu_family"], "dtype": row["dtype"], "gpus": row["gpus"], "hidden": hidden,
+            "fit_hidden_min": fit["hidden"].min(), "fit_hidden_max": fit["hidden"].max(),
+            "fit_gpus_min": fit["gpus"].min(), "fit_gpus_max": fit["gpus"].max(),
             "outside_hidden": not fit["hidden"].min() <= hidden <= fit["hidden"].max(),
             "outside_gpu": row["gpu_family"] not in set(fit["gpu_family"]),
             "outside_dtype": row["dtype"] not in set(fit["dtype"]),
@@ -68,29 +71,27 @@ def misses(comparison: pd.DataFrame, n: int = MISSES) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _reasons(row: pd.Series, comparison: pd.DataFrame) -> list[Finding]:
+def _reasons(row: pd.Series) -> list[Finding]:
     """What ``row`` of :func:`misses` lies outside of, one finding per count."""
-    fit = _fit_runs(comparison, row["stack"])
     reasons = []
     if row["outside_hidden"]:
         reasons.append(Finding.of(msg("a hidden size of {hidden:,}, against {low:,} to {high:,} in those runs"),
                                   hidden=int(row["hidden"]), low=int(row["fit_hidden_min"]),
                                   high=int(row["fit_hidden_max"])))
-    run = comparison.loc[comparison["id"] == row["id"]].iloc[0]
     if row["outside_gpu"]:
-        reasons.append(Finding.of(msg("the {gpu}, which none of them used"), gpu=str(run["gpu_family"])))
+        reasons.append(Finding.of(msg("the {gpu}, which none of them used"), gpu=str(row["gpu_family"])))
     if row["outside_dtype"]:
-        reasons.append(Finding.of(msg("{dtype}, which none of them used"), dtype=str(run["dtype"]).upper()))
+        reasons.append(Finding.of(msg("{dtype}, which none of them used"), dtype=str(row["dtype"]).upper()))
     if row["outside_gpus"]:
         reasons.append(Finding.of(msg("{gpus:,} GPUs, against {low:,} to {high:,} in those runs"),
-                                  gpus=int(run["gpus"]), low=int(fit["gpus"].min()), high=int(fit["gpus"].max())))
+                                  gpus=int(row["gpus"]), low=int(row["fit_gpus_min"]), high=int(row["fit_gpus_max"])))
     return reasons
 
 
-def finding(row: pd.Series, comparison: pd.DataFrame) -> Finding:
+def finding(row: pd.Series) -> Finding:
     """The miss of ``row`` (of :func:`misses`) in words: the run, its error, and what it lies outside of among
     the runs its stack was fitted on, or that it lies within them on every count."""
-    reasons = _reasons(row, comparison)
+    reasons = _reasons(row)
     values = {"run": row["run"], "error": Number(row["error_pct"], "+.0f")}
     if not reasons:
         return Finding.of(msg("{run}, off by {error} %, lies within the runs its stack was fitted on in hidden size, "
