@@ -91,12 +91,14 @@ def test_infer_disagg_adds_the_pools_fields(capsys):
     assert main(argv + ["--disagg", "1,2"]) == 2 and "--disagg needs --rate" in capsys.readouterr().err
 
 
-def test_the_pool_flags_need_disagg_and_the_scheduler_flag_needs_a_load(capsys):
+def test_the_pool_flags_need_disagg_and_the_engine_limit_packs_prefills(capsys):
     argv = ["infer", "--model", "llama3.1-8b", "--system", "hgx-h100", "--tp", "1", "--batch", "8",
             "--input-tokens", "512", "--output-tokens", "64"]
     assert main(argv + ["--kv-link", "nvlink"]) == 2 and "give --disagg P,D too" in capsys.readouterr().err
     assert main(argv + ["--rate", "2", "--prefill-tp", "2"]) == 2 and "--disagg" in capsys.readouterr().err
-    assert main(argv + ["--max-num-tokens", "4096"]) == 2 and "give --rate or --concurrency" in capsys.readouterr().err
+    # without a load, --max-num-tokens sets how many prompts the steady-state cycle prefills in one pass
+    assert main(argv + ["--max-num-tokens", "4096", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["prefill_prompts_per_pass"] == 8
     assert main(argv + ["--rate", "2", "--requests", "200", "--disagg", "1,1", "--kv-link", "nvlink",
                         "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["load_kv_link"] == "nvlink"

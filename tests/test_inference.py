@@ -6,6 +6,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from multigpu.common.errors import InputError
 from multigpu.compute import efficiency, inference, models
@@ -104,10 +106,11 @@ def test_closed_loop_ttft_waits_for_half_the_others_when_prefills_fill_the_engin
     import types
 
     from multigpu.compute import inference as inf
+    one_a_pass = dict(ttft_s=1.0, prefill_prompts_per_pass=1, prefill_pass_s=1.0, pp=1, tp=1, ep=1, output_tokens=100)
     for users in (2, 10, 50):
-        alone = types.SimpleNamespace(batch=users, ttft_s=1.0, cycle_s=users * 1.0, output_tokens=100)
+        alone = types.SimpleNamespace(batch=users, cycle_s=users * 1.0, **one_a_pass)
         assert inf.closed_loop(alone).ttft_s == pytest.approx(1.0 + (users - 1) / 2)
-    light = types.SimpleNamespace(batch=50, ttft_s=1.0, cycle_s=1e6, output_tokens=100)
+    light = types.SimpleNamespace(batch=50, cycle_s=1e6, **one_a_pass)
     assert inf.closed_loop(light).ttft_s == pytest.approx(1.0, rel=1e-4)
 
 
@@ -224,3 +227,36 @@ def test_a_memory_bandwidth_row_on_an_unknown_gpu_names_file_line_and_column(tmp
     with pytest.raises(InputError) as err:
         inference.measured_hbm_fractions(bad)
     assert "h900" in err.value.message and err.value.line == 2
+
+
+@settings(max_examples=25, deadline=None)
+@given(input_tokens=st.sampled_from([64, 128, 500, 2048, 9000]), batch=st.integers(1, 512),
+       max_num_tokens=st.sampled_from([1024, 2048, 8192, 16384]), tp=st.sampled_from([1, 2, 8]))
+def test_packing_prompts_into_a_pass_never_slows_the_cycle_or_changes_what_a_user_sees(input_tokens, batch,
+                                                                                       max_num_tokens, tp):
+    """A pass of several prompts (TensorRT-LLM's iteration of up to max_num_tokens tokens) pays the layers' fixed
+    time and the all-reduces' latency once: never slower than its prompts one at a time, never faster than one of
+    them alone. A user's TTFT and the decode step do not depend on it."""
+    args = ("llama3.1-70b", "hgx-h100", tp, batch, input_tokens, 128)
+    if tp == 1:
+        args = ("llama3.1-8b", "hgx-h100", tp, batch, input_tokens, 128)
+    alone = inference.run(*args, dtype="fp8", max_num_tokens=input_tokens)
+    packed = inference.run(*args, dtype="fp8", max_num_tokens=max_num_tokens)
+    k = packed.prefill_prompts_per_pass
+    assert k == max(1, min(batch, max_num_tokens // input_tokens))
+    assert packed.ttft_s == alone.ttft_s and packed.decode_step_s == alone.decode_step_s
+    assert alone.ttft_s * (1 - 1e-12) <= packed.prefill_pass_s <= k * alone.ttft_s * (1 + 1e-12)
+    assert packed.tokens_per_s_per_gpu >= alone.tokens_per_s_per_gpu * (1 - 1e-12)
+
+
+def test_short_prompts_gain_most_from_packing():
+    """128-token prompts fill a pass of 8192 tokens 64 at a time, so their prefills cost far less of the cycle than
+    one at a time; 8192-token prompts take a pass each, and nothing changes."""
+    short = [inference.run("llama3.1-70b", "hgx-h100", 8, 1024, 128, 128, dtype="fp8", max_num_tokens=t)
+             for t in (128, 8192)]
+    assert short[1].prefill_prompts_per_pass == 64
+    assert short[1].tokens_per_s_per_gpu > 1.3 * short[0].tokens_per_s_per_gpu
+    long = [inference.run("llama3.1-70b", "hgx-h100", 8, 16, 8192, 128, dtype="fp8", max_num_tokens=t)
+            for t in (8192, 8192 * 2)]
+    assert long[0].prefill_prompts_per_pass == 1 and long[1].prefill_prompts_per_pass == 2
+    assert long[1].tokens_per_s_per_gpu == pytest.approx(long[0].tokens_per_s_per_gpu, rel=0.05)

@@ -19,9 +19,13 @@ MODEL, IN, OUT = "llama3.1-70b", 2048, 256
 
 def test_one_stage_is_what_it_was():
     # pp = 1 inside a node: the micro-batch is the batch, no stage sends, one node
-    r = inference.run(MODEL, "hgx-h100", 8, 16, IN, OUT)
-    assert r.nodes == 1
+    r = inference.run(MODEL, "hgx-h100", 8, 16, IN, OUT, max_num_tokens=IN)
+    assert r.nodes == 1 and r.prefill_prompts_per_pass == 1 and r.prefill_pass_s == pytest.approx(r.ttft_s)
     assert r.cycle_s == pytest.approx(16 * r.ttft_s + OUT * r.decode_step_s)
+    # four prompts a pass (8192 tokens): four passes for the 16 prefills
+    packed = inference.run(MODEL, "hgx-h100", 8, 16, IN, OUT)
+    assert packed.prefill_prompts_per_pass == 4
+    assert packed.cycle_s == pytest.approx(4 * packed.prefill_pass_s + OUT * packed.decode_step_s)
 
 
 @settings(max_examples=20, deadline=None)
@@ -36,7 +40,8 @@ def test_a_token_is_never_faster_than_its_stage_gpus_can_read_the_weights(batch,
     assert r.tpot_s > weights / tp / (catalog.gpu("h100-sxm").mem_bw_GBps * 1e9)
     # and the GPUs deliver what the cycle holds: every query's prefill (the stages on different prompts at once)
     # and its decode steps
-    assert r.cycle_s == pytest.approx(batch * r.ttft_s / pp + OUT * r.decode_step_s)
+    passes = batch / r.prefill_prompts_per_pass
+    assert r.cycle_s == pytest.approx(passes * r.prefill_pass_s / pp + OUT * r.decode_step_s)
     assert r.tokens_per_s_per_gpu == pytest.approx(batch * OUT / r.cycle_s / 8)
 
 

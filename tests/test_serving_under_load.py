@@ -27,7 +27,7 @@ def h100():
 
 
 def test_a_lone_request_sees_the_bare_prefill_and_one_query_s_decode_step(h100):
-    alone = queueing.simulate(h100, rate=0.01 * h100.capacity_per_s(), requests=200)
+    alone = queueing.simulate(h100, rate=0.005 * h100.capacity_per_s(), requests=200)
     assert alone.ttft_p50_s == pytest.approx(h100.prefill_s, rel=1e-9)
     assert alone.tpot_p50_s == pytest.approx(h100.decode_step_s[0], rel=1e-3)
     single = inference.run(batch=1, **ARGS)
@@ -71,10 +71,13 @@ def test_no_user_is_served_faster_than_the_hardware(prefill, step, growth, batch
 @pytest.mark.parametrize("users", [4, 16, 64])
 def test_closed_loop_time_per_token_is_the_closed_loop_model_s(h100, users):
     """Two derivations of one steady state: each user's tokens come one cycle of the batch (its prefills and
-    decode steps) per answer, so the simulated time per output token is ``inference.closed_loop``'s."""
+    decode steps) per answer, so the simulated time per output token is ``inference.closed_loop``'s. The
+    simulation packs prompts that wait together into one prefill pass, which the analytic model does not: at 64
+    users that makes its tokens about 2 % faster."""
     run = queueing.simulate(h100, concurrency=users)
     analytic = inference.closed_loop(inference.run(batch=users, **ARGS))
-    assert run.tpot_mean_s == pytest.approx(analytic.itl_s, rel=0.02)
+    assert run.tpot_mean_s == pytest.approx(analytic.itl_s, rel=0.03)
+    assert run.tpot_mean_s <= analytic.itl_s * 1.001
     assert run.ttft_mean_s >= h100.prefill_s
 
 

@@ -44,6 +44,12 @@
   throughput per GPU is below ``batch x tokens/s per user / GPUs`` by the
   prefills' share of the cycle (NVIDIA's modelled tables sit at 0.83-0.89 of
   that product).
+- **Prefills packed into passes**: an iteration of the engine holds up to
+  ``max_num_tokens`` tokens (TensorRT-LLM's engine limit, :data:`DEFAULT_MAX_NUM_TOKENS`
+  by default), so the cycle runs its prefills ``max_num_tokens // input_tokens``
+  prompts to a pass (at least one, at most the batch): a pass pays the layers'
+  fixed time and its all-reduces' latency once, and its GEMMs see all its
+  prompts' tokens. A user's own TTFT stays the prefill of their prompt alone.
 
 - **Mixture of experts**: every expert's weights are held (split over the
   ``tp`` ranks, as tensor-parallel MoE serving in vLLM and TensorRT-LLM
@@ -110,6 +116,12 @@ from multigpu.hardware import catalog
 
 #: The weight formats ``infer --dtype`` takes: 16-bit, FP8, and the 4-bit floating-point formats.
 DTYPES = ("bf16", "fp16", "fp8") + FP4_FORMATS
+
+#: Tokens one iteration of the engine holds by default: TensorRT-LLM's engine limit ``max_num_tokens``
+#: (``BuildConfig.max_num_tokens = 8192``; the role is explained in its performance tuning guide, "Tuning Max Batch
+#: Size and Max Num Tokens", cited in :mod:`multigpu.compute.queueing`). The maximum-load cycle packs its prefills
+#: into passes of up to this many tokens.
+DEFAULT_MAX_NUM_TOKENS = 8192
 
 #: The STREAM-style kernel (``data/hbm_bandwidth.csv``) whose access pattern a decode step's memory traffic
 #: follows: its GEMVs and attention stream weights and KV cache and write almost nothing, as ``dot`` reads two
@@ -309,6 +321,8 @@ class ServingRun:
     gemm_dtype: str  #: the linear GEMMs' precision (:func:`compute_dtype`): 16-bit where the GPU lacks dtype's
     kv_cache_dtype: str  #: the KV cache's precision (:meth:`Stack.kv_dtype`)
     ttft_s: Any  #: time to first token: the prefill of the user's prompt (no queueing)
+    prefill_prompts_per_pass: Any  #: prompts the cycle prefills in one pass (:func:`prompts_per_pass`)
+    prefill_pass_s: Any  #: one such pass: its prompts' prefills, with one layers' fixed time
     tpot_s: Any  #: time per output token a user sees: one decode step of the batch (decode only)
     tokens_per_s_per_user: Any  #: 1 / tpot_s
     tokens_per_s_per_gpu: Any  #: batch x output_tokens / cycle_s / GPUs: prefill work included
@@ -332,22 +346,21 @@ class ServingRun:
 
 def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, output_tokens: int,
         pp: int = 1, dtype: str = "bf16", cal: Calibration | None = None,
-        stack_name: str = DEFAULT_STACK, layer_overhead_s: float | None = None, ep: int = 1) -> ServingRun:
+        stack_name: str = DEFAULT_STACK, layer_overhead_s: float | None = None, ep: int = 1,
+        max_num_tokens: int = DEFAULT_MAX_NUM_TOKENS) -> ServingRun:
     """Latency and throughput of serving ``batch`` concurrent queries (``batch`` may be an array) with the
     all-reduce kernels of the serving stack ``stack_name`` (:data:`STACKS`): a :class:`ServingRun`.
     ``layer_overhead_s``: fixed time of one layer's kernels in a prefill or a decode step, seconds (default: the
     fitted ``decode_layer_overhead_s`` of ``data/compute_efficiency.csv``); ``ep``: expert parallelism over that
-    many GPUs, with ``ep / tp`` data-parallel attention groups (module doc)."""
+    many GPUs, with ``ep / tp`` data-parallel attention groups; ``max_num_tokens``: tokens one pass of the engine
+    holds, which sets how many prompts the cycle prefills at once (module doc)."""
     run_as = stack(stack_name)
-    model, system = models.model(model_id), catalog.system(system_id)
-    nodes, group_nodes = _check(model, system, tp, pp, batch, ep)
-    at = _Deployment(model, system, catalog.gpu(system.gpu), tp, pp, dtype, calibration.resolve(cal), stack_name,
-                     nodes, group_nodes, ep)
+    at = _deployment(model_id, system_id, tp, pp, dtype, cal, stack_name, ep, batch)
+    model, system = at.model, at.system
     b = np.asarray(batch, dtype=float)
     micro = np.ceil(b / pp)  # the queries of the largest pipeline micro-batch (a query is not split)
     # the fixed time of each layer's kernels (launches, small kernels, tails): a token passes every layer
-    fixed = model.layers * (efficiency.constants().decode_layer_overhead_s
-                            if layer_overhead_s is None else layer_overhead_s)
+    fixed = _fixed_s(model, layer_overhead_s)
     prefill_compute, prefill_comm = _prefill_s(at, input_tokens)
     ttft = prefill_compute + prefill_comm + fixed
     kv_dtype = run_as.kv_dtype(dtype)
@@ -358,16 +371,19 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     decode_step = decode_compute + decode_comm
 
     # what a user sees (decode only between tokens), and the steady-state cycle of in-flight batching, where
-    # the stages (or the data-parallel groups) work on different prompts' prefills at once
+    # the stages (or the data-parallel groups) work on different prompts' prefills at once, packed into passes
     tpot = decode_step
-    cycle = b * ttft / (pp * at.dp) + output_tokens * decode_step
-    comm = b * prefill_comm / (pp * at.dp) + output_tokens * decode_comm
+    prompts = prompts_per_pass(input_tokens, b, max_num_tokens)
+    pass_s, pass_comm = _prefill_passes_s(at, input_tokens, prompts, fixed)
+    cycle = b / prompts * pass_s / (pp * at.dp) + output_tokens * decode_step
+    comm = b / prompts * pass_comm / (pp * at.dp) + output_tokens * decode_comm
     memory_GB, fits = _memory(at, run_as, b / at.dp * (input_tokens + output_tokens), kv_dtype)
     gpus = at.gpus
     out = {
         "model": model.id, "system": system.id, "tp": tp, "pp": pp, "batch": b, "input_tokens": input_tokens,
-        "output_tokens": output_tokens, "dtype": dtype, "stack": stack_name, "nodes": nodes, "ep": ep,
-        "ttft_s": ttft * np.ones_like(b), "tpot_s": tpot, "tokens_per_s_per_user": 1.0 / tpot,
+        "output_tokens": output_tokens, "dtype": dtype, "stack": stack_name, "nodes": at.nodes, "ep": ep,
+        "ttft_s": ttft * np.ones_like(b), "prefill_prompts_per_pass": prompts, "prefill_pass_s": pass_s,
+        "tpot_s": tpot, "tokens_per_s_per_user": 1.0 / tpot,
         "tokens_per_s_per_gpu": b * output_tokens / cycle / gpus, "decode_step_s": decode_step,
         "query_time_s": ttft + output_tokens * tpot, "cycle_s": cycle,
         "gemm_dtype": at.math_dtype, "kv_cache_dtype": kv_dtype,
@@ -381,7 +397,35 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     if np.ndim(batch) == 0:
         out = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in out.items()}
         out["batch"] = int(batch)
+        out["prefill_prompts_per_pass"] = int(out["prefill_prompts_per_pass"])
     return ServingRun(**out)
+
+
+def _deployment(model_id: str, system_id: str, tp: int, pp: int, dtype: str, cal: Calibration | None,
+                stack_name: str, ep: int, batch: Any) -> _Deployment:
+    """The checked deployment of :func:`run` (its layout, nodes and calibration)."""
+    model, system = models.model(model_id), catalog.system(system_id)
+    nodes, group_nodes = _check(model, system, tp, pp, batch, ep)
+    return _Deployment(model, system, catalog.gpu(system.gpu), tp, pp, dtype, calibration.resolve(cal), stack_name,
+                       nodes, group_nodes, ep)
+
+
+def _fixed_s(model: models.Model, layer_overhead_s: float | None = None) -> float:
+    """The fixed time of one pass's layers' kernels (launches, small kernels, tails), seconds: a token passes every
+    layer."""
+    return model.layers * (efficiency.constants().decode_layer_overhead_s
+                           if layer_overhead_s is None else layer_overhead_s)
+
+
+def prefill_passes_s(model_id: str, system_id: str, tp: int, input_tokens: int, prompts: Any, pp: int = 1,
+                     dtype: str = "bf16", cal: Calibration | None = None, stack_name: str = DEFAULT_STACK,
+                     ep: int = 1) -> np.ndarray:
+    """Seconds of one prefill pass of ``prompts`` prompts of ``input_tokens`` tokens each (an array of counts) on
+    one tensor-parallel group, as :func:`run`'s cycle packs them: GEMMs over all the pass's tokens, attention per
+    prompt, all-reduces of all its tokens, the layers' fixed time once."""
+    at = _deployment(model_id, system_id, tp, pp, dtype, cal, stack_name, ep, max(1, ep // tp))
+    counts = np.atleast_1d(np.asarray(prompts, dtype=float))
+    return _prefill_passes_s(at, input_tokens, counts, _fixed_s(at.model))[0]
 
 
 @dataclass(frozen=True)
@@ -489,22 +533,42 @@ def _stage_sends_s(at: _Deployment, elements: Any) -> Any:
     return total.reshape(np.shape(elements)) if np.ndim(elements) else float(total[0])
 
 
-def _prefill_s(at: _Deployment, input_tokens: int) -> tuple[float, float]:
-    """(compute, communication) seconds of one prompt's prefill, its pipeline stages one after another on ``tp``
-    GPUs each: its all-reduces and the sends between stages; the A100 fit carried over by the GPU's matmul
-    ceiling."""
+def prompts_per_pass(input_tokens: int, batch: Any, max_num_tokens: int = DEFAULT_MAX_NUM_TOKENS) -> np.ndarray:
+    """Prompts of ``input_tokens`` tokens that one pass of ``max_num_tokens`` tokens prefills together: as many as
+    fit, at least one (a longer prompt takes a pass of its own) and at most ``batch`` (an array of counts)."""
+    return np.clip(max_num_tokens // input_tokens, 1, np.asarray(batch, dtype=float))
+
+
+def _prefill_passes_s(at: _Deployment, input_tokens: int, prompts: np.ndarray,
+                      fixed: float) -> tuple[np.ndarray, np.ndarray]:
+    """(time, communication) seconds of one prefill pass of ``prompts`` prompts each (an array of counts), the
+    layers' ``fixed`` time paid once per pass."""
+    counts = np.asarray(prompts, dtype=float)
+    time, comm = np.zeros_like(counts), np.zeros_like(counts)
+    for n in np.unique(counts):
+        compute, sent = _prefill_s(at, input_tokens, int(n))
+        time, comm = np.where(counts == n, compute + sent + fixed, time), np.where(counts == n, sent, comm)
+    return time, comm
+
+
+def _prefill_s(at: _Deployment, input_tokens: int, prompts: int = 1) -> tuple[float, float]:
+    """(compute, communication) seconds of the prefill of ``prompts`` prompts of ``input_tokens`` tokens in one
+    pass, its pipeline stages one after another on ``tp`` GPUs each: its all-reduces and the sends between stages;
+    the A100 fit carried over by the GPU's matmul ceiling. The pass's GEMMs see all its prompts' tokens;
+    attention runs per prompt."""
     peak = peak_flops(at.gpu, at.math_dtype)
     ceiling = gemm.relative_ceiling(at.gpu.id, at.math_dtype)
-    fraction = efficiency.achievable_fraction(peak, at.model.hidden / at.tp, input_tokens, at.activation_bw_Bps,
+    tokens = prompts * input_tokens
+    fraction = efficiency.achievable_fraction(peak, at.model.hidden / at.tp, tokens, at.activation_bw_Bps,
                                               ceiling, at.weight_bw_Bps)
-    flops = models.prefill_flops(at.model, input_tokens)
-    routed = 2.0 * input_tokens * at.model.moe_layers * at.model.experts_per_token * at.model.expert_params
+    flops = models.prefill_flops(at.model, input_tokens, prompts)
+    routed = 2.0 * tokens * at.model.moe_layers * at.model.experts_per_token * at.model.expert_params
     # the routed experts' FLOPs run on the ep GPUs that hold them, the rest on the prompt's tp GPUs
     spread = (flops - routed) / at.tp + routed / at.ep if at.ep > 1 else flops / at.tp
     compute = spread / (peak * fraction)
-    elements = np.asarray(input_tokens * at.model.hidden, dtype=float)
-    # the prompt's tokens sit on its tp GPUs: the busiest of them dispatches input_tokens / tp
-    ep_comm = _ep_comm_s(at, np.ceil(input_tokens / at.tp) * at.ep, decode=False)
+    elements = np.asarray(tokens * at.model.hidden, dtype=float)
+    # the prompts' tokens sit on their tp GPUs: the busiest of them dispatches tokens / tp
+    ep_comm = _ep_comm_s(at, np.ceil(tokens / at.tp) * at.ep, decode=False)
     return compute, float(_allreduces_s(at, elements)[0]) + float(_stage_sends_s(at, elements)) + ep_comm
 
 
@@ -564,11 +628,20 @@ class ClosedLoop:
     itl_s: Any  #: mean time between two output tokens: the decode steps and the prefills between them
 
 
+def unpacked_cycle_s(run_: ServingRun) -> Any:
+    """``run_``'s steady-state cycle (s) with each prompt prefilled in a pass of its own: its ``batch`` prefills at
+    ``ttft_s`` each (spread over the pipeline stages and data-parallel groups) and its decode steps."""
+    b = np.asarray(run_.batch, dtype=float)
+    lanes = run_.pp * (run_.ep // run_.tp if run_.ep > 1 else 1)
+    packed = b / np.asarray(run_.prefill_prompts_per_pass) * np.asarray(run_.prefill_pass_s) / lanes
+    return np.asarray(run_.cycle_s) - packed + b * np.asarray(run_.ttft_s) / lanes
+
+
 def closed_loop(run_: ServingRun) -> ClosedLoop:
     """The closed-loop concurrency model, for fixed-concurrency benchmarks (AIPerf / genai-perf, vLLM's
     ``benchmark_serving --max-concurrency``): ``batch`` users each send their next query as soon as the previous
     answer ends, and the engine interleaves prefills with decode steps (in-flight batching). In the steady state
-    one cycle (``cycle_s`` = batch x ttft_s + output_tokens x decode_step_s) gives every user one prefill and
+    one cycle (batch x ttft_s + output_tokens x decode_step_s) gives every user one prefill and
     ``output_tokens`` decode steps, so
 
     - inter-token latency = ``(cycle_s - ttft_s) / output_tokens``: a user's decode steps plus the other
@@ -578,12 +651,16 @@ def closed_loop(run_: ServingRun) -> ClosedLoop:
       ``rho ttft_s / (2 (1 - rho))``, ``rho = (batch - 1) ttft_s / cycle_s`` the share of the engine's time the
       others' prefills take (not only the prefill found in progress, ``rho ttft_s / 2``).
 
+    Users who arrive at random seldom find other prompts waiting to share a pass, so here each prefill runs alone
+    (``cycle_s`` is recounted with one prompt a pass, :func:`unpacked_cycle_s`).
+
     No queue beyond the batch: a batch that does not fit in memory is the caller's to refuse."""
     b = np.asarray(run_.batch, dtype=float)
-    share = np.asarray(run_.ttft_s) / np.asarray(run_.cycle_s)
-    rho = (b - 1.0) * share  # < 1: cycle_s holds every user's prefill and the decode steps
+    cycle = unpacked_cycle_s(run_)
+    share = np.asarray(run_.ttft_s) / cycle
+    rho = (b - 1.0) * share  # < 1: the cycle holds every user's prefill and the decode steps
     ttft = np.asarray(run_.ttft_s) * (1.0 + rho / (2.0 * (1.0 - rho)))
-    itl = (np.asarray(run_.cycle_s) - np.asarray(run_.ttft_s)) / run_.output_tokens
+    itl = (cycle - np.asarray(run_.ttft_s)) / run_.output_tokens
     if np.ndim(run_.batch) == 0:
         return ClosedLoop(float(ttft), float(itl))
     return ClosedLoop(ttft, itl)

@@ -13,10 +13,11 @@ https://nvidia.github.io/TensorRT-LLM/performance/performance-tuning-guide/tunin
   (one per decoding query, the whole prompt per admitted request) stay within ``max_num_tokens``
   (by default :data:`DEFAULT_MAX_NUM_TOKENS`, or a whole prompt beside a full batch where that is more, as an
   engine built for such prompts holds; prompts are not chunked).
-- **An iteration** runs the admitted prompts' prefills, ``prefill_s`` each, and one decode step of the
-  queries already decoding, ``decode_step_s`` at their number: the sum of the two, as
-  :func:`multigpu.compute.inference.closed_loop` charges them. An admitted request's first token comes at
-  the end of that iteration; it then gets one token per iteration until its output is done.
+- **An iteration** runs the admitted prompts' prefills in one pass (their GEMMs together, the layers' fixed
+  time once: the inference model's prefill pass, :func:`multigpu.compute.inference.run`) and one decode step
+  of the queries already decoding, ``decode_step_s`` at their number: the sum of the two. An admitted
+  request's first token comes at the end of that iteration; it then gets one token per iteration until its
+  output is done.
 - **What a user measures.** TTFT = first token - arrival: the wait for admission and the iteration that ran
   the prefill. TPOT = (last token - first token) / (output tokens - 1): the decode steps at the batch the
   request met, and the other requests' prefills run between its tokens.
@@ -54,8 +55,8 @@ from multigpu.compute import inference
 #: Requests simulated by default.
 DEFAULT_REQUESTS = 2000
 #: Tokens one iteration may hold (decoding queries plus admitted prompts): TensorRT-LLM's engine default
-#: ``max_num_tokens`` (``BuildConfig.max_num_tokens = 8192``; the tuning guide above explains its role).
-DEFAULT_MAX_NUM_TOKENS = 8192
+#: ``max_num_tokens`` (:data:`multigpu.compute.inference.DEFAULT_MAX_NUM_TOKENS`).
+DEFAULT_MAX_NUM_TOKENS = inference.DEFAULT_MAX_NUM_TOKENS
 #: Share of the requests at each end of a run whose latencies are not counted.
 EDGE = 0.1
 #: Percentiles reported.
@@ -76,6 +77,16 @@ class Engine:
     #: requests arrive with their KV cache (a disaggregated decode pool): the iteration that admits them runs no
     #: prefill and decodes them with the others, one decode step of them all
     prefilled: bool = False
+    #: one prefill pass of n admitted prompts at index n - 1 (empty: each prompt a pass of its own)
+    prefill_pass_s: tuple[float, ...] = ()
+
+    def prefills_s(self, prompts: int) -> float:
+        """Seconds to prefill ``prompts`` admitted prompts: one pass (:attr:`prefill_pass_s`) where it holds them,
+        else full passes and the rest."""
+        if not self.prefill_pass_s:
+            return prompts * self.prefill_s
+        full, rest = divmod(prompts, len(self.prefill_pass_s))
+        return full * self.prefill_pass_s[-1] + (self.prefill_pass_s[rest - 1] if rest else 0.0)
 
     @property
     def max_batch(self) -> int:
@@ -84,11 +95,13 @@ class Engine:
 
     def capacity_per_s(self) -> float:
         """The most requests per second the deployment completes: its groups times the best over batch sizes b
-        of b / (b x prefill_s + (output_tokens - 1) x decode_step_s(b)), each request costing one prefill and
-        its share of the decode steps after its first token."""
+        of b / (prefills of b + (output_tokens - 1) x decode_step_s(b)), each request costing its prefill (in
+        passes of as many prompts as one holds, :meth:`prefills_s`) and its share of the decode steps after its
+        first token."""
         b = np.arange(1, self.max_batch + 1, dtype=float)
         steps = np.asarray(self.decode_step_s) * (self.output_tokens - 1)
-        return self.groups * float(np.max(b / (b * self.prefill_s + steps)))
+        prefills = np.array([self.prefills_s(int(n)) for n in b])
+        return self.groups * float(np.max(b / (prefills + steps)))
 
 
 def engine(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int, max_batch: int,
@@ -120,8 +133,13 @@ def engine(model_id: str, system_id: str, tp: int, input_tokens: int, output_tok
         raise InputError(f"{model_id} does not fit {max(tp, ep)} GPUs of {system_id} with one query per group")
     largest = int(np.argmin(fits)) if not fits.all() else per_group.size
     decode = tuple(float(x) for x in np.asarray(sweep.decode_step_s)[:largest])
+    # the most prompts one iteration holds beside no decoding query, and each such pass's time
+    prompts = np.arange(1, max(1, min(max_num_tokens // input_tokens, largest)) + 1)
+    passes = inference.prefill_passes_s(model_id, system_id, tp, input_tokens, prompts, dtype=dtype, cal=cal,
+                                        stack_name=stack_name, ep=ep)
+    pass_s = tuple(float(x) for x in passes)
     return Engine(float(np.asarray(sweep.ttft_s)[0]), decode, input_tokens, output_tokens, tp, max_num_tokens,
-                  groups)
+                  groups, prefill_pass_s=pass_s)
 
 
 @dataclass(frozen=True)
@@ -252,7 +270,7 @@ def serve_trace(eng: Engine, pending: list[tuple[float, int]], requests: int, cl
             if eng.prefilled:
                 dt = eng.decode_step_s[n + admit - 1]
             else:
-                dt = admit * eng.prefill_s + (eng.decode_step_s[n - 1] if n else 0.0)
+                dt = eng.prefills_s(admit) + (eng.decode_step_s[n - 1] if n else 0.0)
             steps = 1
         else:
             dt = eng.decode_step_s[n - 1]

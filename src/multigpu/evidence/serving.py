@@ -134,10 +134,13 @@ class ServingRow(datafiles.Row):
     source: datafiles.Text
     split: datafiles.one_of(SPLITS)  # type: ignore[valid-type]
     notes: str | None = None
+    #: tokens one iteration of the engine held, where the source states it (else the engine default)
+    max_num_tokens: datafiles.PositiveCount | None = None
 
     EXPECTED = {"id": "a unique run id", "gpus": "a whole number >= 1", "tp": "a whole number >= 1",
                 "pp": "a whole number >= 1", "input_tokens": "a whole number >= 1",
                 "output_tokens": "a whole number >= 1", "batch_or_concurrency": "a whole number >= 1",
+                "max_num_tokens": "a whole number >= 1",
                 "measured": "a positive number", "split": "fit, holdout or sealed"}
     NOUN = "serving run"
 
@@ -220,6 +223,8 @@ class ModelCall:
     closed_loop: bool = False  #: a fixed-concurrency row: latencies under load (:func:`inference.closed_loop`)
     stack: str = inference.DEFAULT_STACK  #: the serving stack whose all-reduce kernels the row ran
     ep: int = 1  #: GPUs the routed experts are spread over (``infer --ep``), 1: none
+    #: tokens one engine iteration holds (``infer --max-num-tokens``): how many prompts a prefill pass packs
+    max_num_tokens: int = inference.DEFAULT_MAX_NUM_TOKENS
 
 
 @dataclass(frozen=True)
@@ -306,11 +311,15 @@ def map_row(row: ServingRow, max_load_batch: bool = True) -> ModelCall | str:
         stack_name = inference.DEFAULT_STACK
         assumptions.append(f"serving stack '{row.stack or ''}' not modelled: {stack_name}'s all-reduce kernels")
     closed = (row.scenario or "").lower() == CLOSED_LOOP_SCENARIO and batch is not None
+    if kind == "throughput" and not closed and row.max_num_tokens is None:
+        assumptions.append(f"tokens an engine iteration holds not published: {inference.DEFAULT_MAX_NUM_TOKENS} "
+                           "(TensorRT-LLM's default), so a prefill pass packs that many tokens of prompts")
     if closed and kind != "throughput":
         assumptions.append(f"{batch} users at fixed concurrency: the closed-loop model's latencies under load")
     return ModelCall(row.id, row.kind, row.split, kind, model_id, stand_in, row.system_id, row.tp, pp, batch,
                      row.input_tokens, output, row.dtype, measured, unit, "; ".join(assumptions), row.source,
-                     closed_loop=closed, stack=stack_name, ep=row.ep or 1)
+                     closed_loop=closed, stack=stack_name, ep=row.ep or 1,
+                     max_num_tokens=row.max_num_tokens or inference.DEFAULT_MAX_NUM_TOKENS)
 
 
 def serving_stack(text: str | None) -> str | None:
@@ -336,11 +345,12 @@ def predict(call: ModelCall, cal: Calibration | None = None) -> Prediction:
     args = dict(model_id=call.model_id, system_id=call.system_id, tp=call.tp, input_tokens=call.input_tokens,
                 output_tokens=call.output_tokens, pp=call.pp, dtype=call.dtype, cal=cal,
                 stack_name=call.stack, ep=call.ep)
+    packing = dict(max_num_tokens=call.max_num_tokens)
     batch = call.batch
     if batch is None:
-        fits = np.asarray(inference.run(batch=np.arange(1, MAX_BATCH + 1), **args).fits, dtype=bool)
+        fits = np.asarray(inference.run(batch=np.arange(1, MAX_BATCH + 1), **args, **packing).fits, dtype=bool)
         batch = int(np.flatnonzero(fits).max()) + 1 if fits.any() else 1
-    run = inference.run(batch=batch, **args)
+    run = inference.run(batch=batch, **args, **packing)
     if call.closed_loop and not run.fits and call.pp == 1 and call.ep == 1:
         return _queued(call, args)
     return Prediction(_value(run, call.metric, call.closed_loop), batch, bool(run.fits), float(run.memory_per_gpu_GB),

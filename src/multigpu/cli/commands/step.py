@@ -235,7 +235,11 @@ INFER_FIELDS = """fields (seconds unless named otherwise):
   tokens_per_s_per_user  1 / tpot_s
   query_time_s           what one user waits for the whole answer: ttft_s + output tokens x tpot_s
   cycle_s                steady state of in-flight batching: the GPUs' time to serve the batch's queries,
-                         their prefills and decode steps
+                         their prefills (packed into passes) and decode steps
+  prefill_prompts_per_pass
+                         prompts the cycle prefills in one pass: as many as --max-num-tokens holds (at least
+                         one, at most the batch)
+  prefill_pass_s         one such pass: its prompts' prefills, the layers' fixed kernel time paid once
   tokens_per_s_per_gpu   batch x output tokens / cycle_s / GPUs: the prefill work is counted
   nodes                  the nodes (or NVLink racks) the tp x pp GPUs span: a tensor-parallel group wider than a
                          node all-reduces over the NICs; pipeline stages take whole nodes in turn, and the
@@ -284,7 +288,8 @@ def add_load(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-num-tokens", type=types.count, metavar="N",
                        help="tokens one iteration holds: one per decoding query, a whole prompt per admitted "
                             f"request (TensorRT-LLM's max_num_tokens; default {queueing.DEFAULT_MAX_NUM_TOKENS}, or "
-                            "a prompt beside a full batch where that is more)")
+                            "under load a prompt beside a full batch where that is more); it also sets how many "
+                            "prompts cycle_s prefills in one pass")
 
 
 def add_training_job(parser: argparse.ArgumentParser) -> None:
@@ -370,14 +375,13 @@ def _modules(text: str) -> tuple[str, ...]:
 
 
 def _infer(args: argparse.Namespace) -> dict[str, Any]:
+    packing = {} if args.max_num_tokens is None else {"max_num_tokens": args.max_num_tokens}
     out = inference.run(args.model, args.system, args.tp, args.batch, args.input_tokens, args.output_tokens,
-                        pp=args.pp, dtype=args.dtype, stack_name=args.stack, ep=args.ep).to_dict()
+                        pp=args.pp, dtype=args.dtype, stack_name=args.stack, ep=args.ep, **packing).to_dict()
     if args.disagg is not None:
         return {**out, **_disaggregated(args)}
     if args.prefill_tp is not None or args.kv_link is not None:
         raise InputError("--prefill-tp and --kv-link describe a disaggregated deployment: give --disagg P,D too")
-    if args.max_num_tokens is not None and args.rate is None and args.concurrency is None:
-        raise InputError("--max-num-tokens sets the scheduler of a loaded deployment: give --rate or --concurrency")
     if args.rate is not None or args.concurrency is not None:
         eng = queueing.engine(args.model, args.system, args.tp, args.input_tokens, args.output_tokens, args.batch,
                               dtype=args.dtype, stack_name=args.stack, max_num_tokens=args.max_num_tokens,
