@@ -98,6 +98,27 @@ def test_held_out_coverage_by_point_is_as_first_seen():
         assert found == FIRST_LOOK[(row.size, row.family)], row
 
 
+def test_a_run_fold_leaves_out_clusters_and_no_stack_loses_every_fit_run():
+    """The published runs' folds are deployments (source and system): a fold leaves out some clusters, so a stack
+    fitted on many keeps enough fit runs outside each fold to be refitted, and its runs are predicted by their
+    own stack, not by the reference line. A stack at the minimum of fit runs (PyTorch FSDP, MaxText) or fitted
+    on one deployment (Megatron-LM's 2021 runs on one DGX A100 cluster) is priced at the reference line when a
+    fold takes its runs. Lambda's harness, the one source of PyTorch DDP runs, spans folds."""
+    from multigpu.compute import efficiency
+    from multigpu.evidence import computefit
+
+    fit = computefit.compared("fit")
+    fold = [intervals.run_fold_of(source, system) for source, system in zip(fit["source"], fit["system_id"])]
+    fit = fit.assign(fold=fold, deployment=fit["source"].str.split().str[0] + " " + fit["system_id"])
+    refitted = {stack for stack in computefit.stack_fits()
+                if all((fit[fit["stack"] == stack]["fold"] != f).sum() >= efficiency.MIN_FIT_RUNS
+                       for f in range(intervals.FOLDS))}
+    assert refitted == {"nemo", "pytorch-ddp"}
+    ddp = fit[fit["stack"] == "pytorch-ddp"]
+    assert ddp["source"].str.split().str[0].str.contains("lambdal/deeplearning-benchmark").all()
+    assert ddp["fold"].nunique() >= 3
+
+
 def test_published_runs_are_calibrated_on_the_fit_split_and_scored_on_the_held_out_one():
     """Training step time and serving throughput: one regime each, calibrated on the fit split's runs
     (cross-validated: each stack's kernels refitted without the run's source), scored on the held-out runs, by

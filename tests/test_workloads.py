@@ -30,7 +30,8 @@ A100_MEM = 80 * 2**30  # the "80GB" A100 holds 80 GiB
 DAY = 86400.0
 
 REQUIRED = ["megatron-22b", "gpt3-175b", "turing-530b", "megatron-1t", "llama3.1-8b", "llama3.1-70b",
-            "llama3.1-405b", "mixtral-8x7b", "deepseek-v3", "llama3.2-1b", "llama3.2-3b", "qwen2.5-14b"]
+            "llama3.1-405b", "mixtral-8x7b", "deepseek-v3", "llama3.2-1b", "llama3.2-3b", "qwen2.5-14b",
+            "nemotron4-340b"]
 
 # [K22] Table 3: model, TP, PP, GPUs, global batch, micro-batch; interleaving with 3 stages for 175B and 530B (section 6)
 K22_RUNS = {

@@ -28,12 +28,15 @@ and the mean interval (Winkler) score in log units.
 
 **Published training and serving runs** (:func:`run_coverage`): each stack's kernels are fitted on its ``fit``
 runs (:mod:`multigpu.evidence.computefit`), so the intervals are calibrated on cross-validated residuals of that
-split, log(measured / predicted): the runs are grouped in :data:`FOLDS` folds by a hash of their source's
-address, and each fold is predicted with the stacks' kernels refitted without it (:func:`run_fold_kernels`,
-stored in ``data/run_folds.csv`` by :func:`write`; a stack with too few runs left is priced at the reference
-line). The ``holdout`` split scores them (by run, and by source). A regime needs
-:func:`least_points` calibration runs for a level, so each kind is one regime: training step time (the fit
-split's 34 runs: 16 on one node and 18 across nodes, each too few alone) and serving throughput per GPU (97 rows).
+split, log(measured / predicted): the runs are grouped in :data:`FOLDS` folds by a hash of their deployment
+(their source's address and the system they ran on, :func:`run_fold_of`), and each fold is predicted with the
+stacks' kernels refitted without it (:func:`run_fold_kernels`, stored in ``data/run_folds.csv`` by :func:`write`;
+a stack with too few runs left is priced at the reference line). A fold is a set of clusters the fit did not
+see, as a reader's is; folding by source alone left out every run of a stack fitted on one source (PyTorch DDP:
+Lambda's harness), pricing them at a line no fitted stack gives. The ``holdout`` split scores them (by run, and
+by source). A regime needs :func:`least_points` calibration runs for a level, so each kind is one regime:
+training step time and serving throughput per GPU (the fit split's runs of each, too few for a regime by node
+count).
 Time to first token and time per output token (12 and 2 fit rows) have no interval yet.
 """
 
@@ -108,10 +111,12 @@ def inputs_digest(inputs: tuple[Path, ...] = INPUTS) -> str:
     return digest.hexdigest()[:12]
 
 
-def run_fold_of(source: str) -> int:
-    """The cross-validation fold of a published run: a hash of its source's address (the first word)."""
+def run_fold_of(source: str, system_id: str = "") -> int:
+    """The cross-validation fold of a published run: a hash of its deployment, its source's address (the first
+    word) and the system it ran on, so that a fold leaves out clusters, not whole sources: a stack fitted on one
+    source's runs keeps the runs of its other systems when one fold is out."""
     address = (source or "").split()[0] if (source or "").split() else ""
-    return int(hashlib.sha256(address.encode("utf-8")).hexdigest(), 16) % FOLDS
+    return int(hashlib.sha256(f"{address} {system_id}".encode("utf-8")).hexdigest(), 16) % FOLDS
 
 
 # ---------------------------------------------------------------- calibration residuals
@@ -393,12 +398,12 @@ def run_fold_kernels(progress: bool = False) -> dict[int, dict[str, object]]:
     sources = {}
     for stack in stacks:
         frame = computefit.compared("fit")
-        sources.update(dict(zip(frame["id"], frame["source"])))
+        sources.update(dict(zip(frame["id"], zip(frame["source"], frame["system_id"]))))
     out = {}
     for fold in range(FOLDS):
         if progress:
             print(f"intervals: runs, fold {fold + 1} of {FOLDS}", file=sys.stderr)
-        fits = {stack: computefit.fit_stack(stack, keep=lambda i: run_fold_of(sources.get(i, "")) != fold)
+        fits = {stack: computefit.fit_stack(stack, keep=lambda i: run_fold_of(*sources.get(i, ("", ""))) != fold)
                 for stack in stacks}
         out[fold] = {stack: f.kernels if f else efficiency.reference_kernels() for stack, f in fits.items()}
     return out
@@ -442,7 +447,8 @@ def _cross_validated_runs(kind: str) -> pd.DataFrame:
     for fold, kernels in stored_run_kernels().items():
         with efficiency.trying(stacks=kernels):
             frame = _run_frame(kind, ("fit",))
-        parts.append(frame[frame["source"].map(run_fold_of) == fold])
+        folds = [run_fold_of(source, system) for source, system in zip(frame["source"], frame["system_id"])]
+        parts.append(frame[np.asarray(folds) == fold])
     return pd.concat(parts, ignore_index=True)
 
 

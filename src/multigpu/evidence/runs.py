@@ -81,7 +81,7 @@ MODEL_IDS = {
     "LLAMA3.1_405B": "llama3.1-405b", "Llama 3.1 405B": "llama3.1-405b",
     "Llama 3 405B (pre-training)": "llama3.1-405b",
     "GPT3-175B": "gpt3-175b", "GPT3 175B (NeMo Megatron)": "gpt3-175b",
-    "Mixtral-8x7B": "mixtral-8x7b", "DeepSeek V3 671B": "deepseek-v3",
+    "Mixtral-8x7B": "mixtral-8x7b", "DeepSeek V3 671B": "deepseek-v3", "Nemotron-4 340B": "nemotron4-340b",
 }
 
 #: FLOP conventions of TFLOP/s/GPU values, by id prefix. A TFLOP/s row whose prefix is not here has an
