@@ -101,8 +101,8 @@ def test_held_out_coverage_by_point_is_as_first_seen():
 def test_a_run_fold_leaves_out_clusters_and_no_stack_loses_every_fit_run():
     """The published runs' folds are deployments (source and system): a fold leaves out some clusters, so a stack
     fitted on many keeps enough fit runs outside each fold to be refitted, and its runs are predicted by their
-    own stack, not by the reference line. A stack at the minimum of fit runs (PyTorch FSDP, MaxText) or fitted
-    on one deployment (Megatron-LM's 2021 runs on one DGX A100 cluster) is priced at the reference line when a
+    own stack, not by the reference line. A stack at the minimum of fit runs (MaxText) or fitted on one
+    deployment (Megatron-LM's 2021 runs on one DGX A100 cluster) is priced at the reference line when a
     fold takes its runs. Lambda's harness, the one source of PyTorch DDP runs, spans folds."""
     from multigpu.compute import efficiency
     from multigpu.evidence import computefit
@@ -113,7 +113,7 @@ def test_a_run_fold_leaves_out_clusters_and_no_stack_loses_every_fit_run():
     refitted = {stack for stack in computefit.stack_fits()
                 if all((fit[fit["stack"] == stack]["fold"] != f).sum() >= efficiency.MIN_FIT_RUNS
                        for f in range(intervals.FOLDS))}
-    assert refitted == {"nemo", "pytorch-ddp"}
+    assert refitted == {"nemo", "pytorch-ddp", "pytorch-fsdp"}
     ddp = fit[fit["stack"] == "pytorch-ddp"]
     assert ddp["source"].str.split().str[0].str.contains("lambdal/deeplearning-benchmark").all()
     assert ddp["fold"].nunique() >= 3

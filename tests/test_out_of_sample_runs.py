@@ -9,10 +9,11 @@ import pytest
 from multigpu.evidence import decodefit, runs, serving
 
 
-#: The runs this file's first bounds were set on, before the PCIe side's runs arrived (issue 43): those runs are
-#: Lambda's BERT fine-tuning (training) and TensorRT-LLM's release pages (serving), bounded apart below.
+#: The runs this file's first bounds were set on, before the PCIe side's runs arrived (issue 43) and before
+#: llm-foundry's whole tables (issue 46): those runs are Lambda's BERT fine-tuning and llm-foundry's ``T-foundry``
+#: rows (training) and TensorRT-LLM's release pages (serving), bounded apart below.
 def _earlier(frame, kind_column: str | None = None):
-    later = frame["id"].str.startswith("T-lambda")
+    later = frame["id"].str.startswith(("T-lambda", "T-foundry"))
     if kind_column:
         later |= frame[kind_column] == "trtllm-perf"
     return frame[~later]
@@ -29,11 +30,12 @@ def training(all_training):
 
 
 def test_held_out_training_runs(training):
-    """24 held-out runs on A100, H100, H200, B200 and GB200, in FP16, BF16 and FP8 (context parallelism, Llama 3.1
-    405B's uneven pipeline stages, PyTorch FSDP, MaxText and Mixtral's expert parallelism among them): median
-    6.4 % of the step time, 90th percentile 14.2 %, worst 25.2 % (llm-foundry's MPT 3B in FP8 on H100, 512-token
-    sequences, predicted too slow: its hidden size, 2560, is below the 4096 to 8192 of the FSDP stack's fit
-    runs, and that stack's traffic constant is loose); signed median +4.2 %.
+    """26 held-out runs on A100, H100, H200, B200 and GB200, in FP16, BF16 and FP8 (context parallelism, Llama 3.1
+    405B's uneven pipeline stages, PyTorch FSDP, MaxText, Nemotron-4 340B and Mixtral's expert parallelism among
+    them): median 6.7 % of the step time, 90th percentile 13.8 %, worst 23.0 % (llm-foundry's MPT 3B in FP8 on
+    H100, 512-token sequences, predicted too slow); signed median +0.1 %. With the FSDP stack fitted on 31 runs of
+    llm-foundry's whole tables (2026-12-07); before, on three runs: median 6.6 %, worst 25.4 %, signed +4.2 %
+    (24 runs, without Nemotron-4 340B's two).
 
     Since llm-foundry's and torchtitan's FSDP runs fit a ``pytorch-fsdp`` stack of their own (2026-12-07), the
     five llm-foundry runs held out went from 13.2 % at the median, under Megatron-LM's kernels, to 5.6 %; before
@@ -143,10 +145,24 @@ def test_the_pcie_side_s_runs_held_out(all_training):
 
 
 def test_fsdp_runs_held_out_on_a_stack_of_their_own(training):
-    """llm-foundry's and torchtitan's held-out runs under the ``pytorch-fsdp`` stack (fitted on three runs of the
-    same frameworks): median 3.8 %; under Megatron-LM's kernels, which fitted them before (2026-12-06),
-    llm-foundry's five were 13.2 % at the median, its H100 runs 17-21 % too fast. The worst is MPT 3B in FP8
-    (+25 %), whose hidden size is below those of the fit runs."""
+    """llm-foundry's and torchtitan's first six held-out runs under the ``pytorch-fsdp`` stack: median 9.4 %, the
+    H100 and H200 runs 9-11 % too fast, the A100 ones within 3 %. Fitted on 31 runs of llm-foundry's whole tables
+    and torchtitan (2026-12-07), the stack prices Hopper against Ampere as those tables do not: llm-foundry's
+    2023 H100 runs reach 40 % of the peak where its A100 runs reach 55-60 %. Fitted on three runs before, the
+    median was 3.8 %; under Megatron-LM's kernels (2026-12-06), llm-foundry's five were 13.2 %."""
     fsdp = training[(training["stack"] == "pytorch-fsdp") & (training["split"] == "holdout")]
     assert set(fsdp["framework"]) == {"MosaicML Composer / llm-foundry", "torchtitan"} and len(fsdp) >= 6
-    assert fsdp["rel_error"].abs().median() <= 0.05
+    assert fsdp["rel_error"].abs().median() <= 0.10
+
+
+def test_llm_foundry_whole_tables_held_out(all_training):
+    """llm-foundry's benchmark tables, every MPT 3B to 70B row up to 8,192 tokens (``T-foundry``): 28 held out,
+    median 7.4 %, 90th percentile 21 %, worst 27 % (MPT 30B at 8,192 tokens on A100s, predicted too slow);
+    signed +3.5 %. The A100 runs are predicted 7 % too slow at the median and the H100 runs 6 % too fast: one
+    stack share cannot serve both generations of these 2023 runs."""
+    held = all_training[all_training["id"].str.startswith("T-foundry") & (all_training["split"] == "holdout")]
+    assert len(held) >= 25 and {"A100", "H100"} <= set(held["gpu_family"])
+    error = held["rel_error"].abs()
+    assert error.median() <= 0.08 and error.quantile(0.9) <= 0.23 and error.max() <= 0.30
+    by_family = held.groupby("gpu_family")["rel_error"].median()
+    assert abs(by_family["A100"]) <= 0.10 and abs(by_family["H100"]) <= 0.10

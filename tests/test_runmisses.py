@@ -41,18 +41,18 @@ def test_outside_means_outside_every_fit_run_of_the_stack():
         assert miss["outside_gpus"] == (not fit["gpus"].min() <= run["gpus"] <= fit["gpus"].max())
 
 
-def test_mpt_3b_in_fp8_is_an_extrapolation_of_the_fsdp_stack():
-    """MosaicML's MPT 3B (hidden size 2,560, llm-foundry's benchmark config) in FP8 on H100s lies outside the FSDP
-    stack's fit runs (MPT 13B and 70B on A100s, hidden 5,120 and 8,192; Llama 3.1 8B on H200s, 4,096), and its
-    finding says so with both numbers."""
+def test_maxtext_on_128_gpus_is_an_extrapolation_of_its_stack():
+    """NVIDIA's MaxText recipe on 128 H100s lies below the 512 to 1,024 GPUs of the MaxText stack's fit runs, and
+    its finding says so with both numbers. (MPT 3B in FP8 on H100s was such a case, by its hidden size, until
+    llm-foundry's whole tables put MPT 3B and H100 runs among the FSDP stack's fit runs.)"""
     compared = _compared()
     misses = runmisses.misses(compared, n=len(compared))
-    mpt = misses[misses["id"] == "T-mosaic-h100-mpt-3b-fp8-8-s512"].iloc[0]
-    assert mpt["stack"] == "pytorch-fsdp" and mpt["hidden"] == 2560
-    assert (mpt["fit_hidden_min"], mpt["fit_hidden_max"]) == (4096, 8192)
-    assert mpt["outside_hidden"] and mpt["outside_gpu"] and not mpt["outside_dtype"]
-    text = str(runmisses.finding(mpt))
-    assert "extrapolation" in text and "2,560" in text and "4,096 to 8,192" in text and "H100" in text
+    run = misses[misses["id"] == "T-dgxc2504-h100-maxtext-llama3-70b-fp8-128"].iloc[0]
+    assert run["stack"] == "maxtext" and run["gpus"] == 128
+    assert (run["fit_gpus_min"], run["fit_gpus_max"]) == (512, 1024)
+    assert run["outside_gpus"] and not (run["outside_hidden"] or run["outside_gpu"] or run["outside_dtype"])
+    text = str(runmisses.finding(run))
+    assert "extrapolation" in text and "128 GPUs" in text and "512 to 1,024" in text
 
 
 def test_a_run_inside_its_fit_runs_is_not_called_an_extrapolation():

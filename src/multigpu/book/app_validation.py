@@ -913,6 +913,16 @@ def _fp4_facts(served: pd.DataFrame) -> dict[str, object]:
             "sv_fp4_fast": int((fp4 > 0).sum()), "sv_fp4_page_fp8_median": 100 * float(fp8.abs().median())}
 
 
+def fsdp_generation_facts(training: pd.DataFrame) -> Facts:
+    """The FSDP stack's held-out runs by GPU generation (``training``: :func:`multigpu.evidence.runs.compare`):
+    ``fsdp_a100_pct`` and ``fsdp_h100_pct``, the signed median error of the step time on A100 and on H100
+    runs (%, positive: predicted slower than measured), and ``fsdp_held_n``, the runs."""
+    held = training[(training["split"] == "holdout") & (training["stack"] == "pytorch-fsdp")]
+    by_family = held.groupby("gpu_family")["rel_error"].median()
+    return _values({"fsdp_a100_pct": 100 * float(by_family["A100"]), "fsdp_h100_pct": 100 * float(by_family["H100"]),
+                    "fsdp_held_n": len(held)})
+
+
 def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     """Published runs against the model. Training (``training``: :func:`multigpu.evidence.runs.compare`):
     ``tr_<split>_n``, ``tr_<split>_median``, ``tr_<split>_worst`` (%), ``tr_not`` (fit and held-out runs the
@@ -1101,7 +1111,7 @@ def facts(cal: Calibration | None = None) -> Facts:
             **_in_both(lambda: wide_miss_facts(sweepchecks.held_out_wide_misses(comparison))),
             **latency_factor_facts(deployment.sweep_points(("holdout",), cal)), **anchored_facts(sweepchecks.anchored_points(cal)),
             **_in_both(lambda: scale_facts(sweepchecks.scale_points(comparison))),
-            **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)),
+            **runs_facts(trained, serving.compare(splits=_ALL_SPLITS, cal=cal)), **fsdp_generation_facts(trained),
             **_in_both(lambda: sealed_peer_facts(trained)), **_in_both(lambda: fit_status_facts(cal)),
             **_in_both(lambda: training_miss_facts(trained)),
             **pcie_side_facts(pcieside.comparisons(("holdout",), cal), pcieside.comparisons(("fit", "holdout"), cal)),

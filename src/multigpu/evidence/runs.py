@@ -146,7 +146,7 @@ def runs() -> tuple[TrainingRunRow, ...]:
 #: Sealed rows not opened yet: the runs collected for the PCIe side (Lambda's BERT fine-tuning, ids ``T-lambda...``)
 #: and for training as renters run it (MaxText's DGX Cloud runs, ``T-dgxc2504-h100-maxtext...``) keep their own
 #: sealed third closed until its one opening; ``"sealed"`` selects only the rows opened before.
-UNOPENED = re.compile(r"^T-(lambda|dgxc2504-h100-maxtext)")
+UNOPENED = re.compile(r"^T-(lambda|dgxc2504-h100-maxtext|foundry)")
 
 
 def unopened(row: TrainingRunRow) -> bool:
