@@ -2,8 +2,10 @@
 micro-batch, sequences per GPU and sequence length), so that the rate per GPU changes only through what
 scaling out adds: communication that stops hiding, stragglers, a deeper data-parallel reduction.
 
-A series is the runs of ``data/training_runs.csv`` whose ids differ only in their trailing GPU count
-(``T-dgxc2504-h100-llama31-8b-bf16-8`` and ``-128``), in the splits asked for (sealed rows are never read here).
+A series is the runs of ``data/training_runs.csv`` whose ids differ only in their GPU count, the id's last number
+or the one before a sequence-length tail (``T-dgxc2504-h100-llama31-8b-bf16-8`` and ``-128``;
+``T-foundry-h100-mpt-13b-bf16-8-s2048`` and ``-64-s2048``), in the splits asked for (sealed rows are never read
+here).
 Each larger count is set beside the fewest: the measured and the predicted change of the rate per GPU, tokens per
 second per GPU, from the fewest GPUs to that count (:func:`series`). The model's error on such a change is what
 a reader scaling a job out needs; the model's error on each run alone says little about it, since both ends
@@ -20,8 +22,8 @@ import pandas as pd
 from multigpu.comm.calibration import Calibration
 from multigpu.evidence import runs
 
-#: The trailing GPU count of a run id.
-_GPU_COUNT = re.compile(r"-\d+$")
+#: The GPU count of a run id: its last number, or the one before a ``-s<sequence length>`` tail.
+_GPU_COUNT = re.compile(r"-\d+(?=(?:-s\d+)?$)")
 #: Columns of :func:`series`.
 COLUMNS = ["series", "model_id", "system_id", "gpu", "dtype", "framework", "stack", "from_gpus", "to_gpus",
            "measured_change_pct", "predicted_change_pct", "gap_points", "held_out_runs"]
