@@ -395,10 +395,8 @@ def run_fold_kernels(progress: bool = False) -> dict[int, dict[str, object]]:
     from multigpu.evidence import computefit
 
     stacks = tuple(computefit.stack_fits())
-    sources = {}
-    for stack in stacks:
-        frame = computefit.compared("fit")
-        sources.update(dict(zip(frame["id"], zip(frame["source"], frame["system_id"]))))
+    frame = computefit.compared("fit")
+    sources = dict(zip(frame["id"], zip(frame["source"], frame["system_id"])))
     out = {}
     for fold in range(FOLDS):
         if progress:
