@@ -62,3 +62,10 @@ def test_a_run_inside_its_fit_runs_is_not_called_an_extrapolation():
     assert len(inside) > 0
     text = str(runmisses.finding(inside.iloc[0]))
     assert "not priced by extrapolation" in text and inside.iloc[0]["run"] in text
+
+
+def test_a_model_is_named_without_its_catalogue_note():
+    """The catalogue's bracketed notes ("llm-foundry benchmark config") are for the data file, not for a reader:
+    run names, and the validation appendix's scaling and layout tables, use the name without them."""
+    assert models.plain_name("mpt-3b") == "MPT 3B"
+    assert models.plain_name("llama3.1-8b") == models.model("llama3.1-8b").name

@@ -652,7 +652,7 @@ def layout_order_table(scores: pd.DataFrame) -> pd.DataFrame:
     layouts the model expressed and refused, the rank correlation, the model's rank of the layout measured
     fastest, the median error of the step times (%, negative: the model too fast), and whether the sweep meets
     the goal."""
-    names = {mid: models.model(mid).name for mid in scores["model_id"].unique()}
+    names = {mid: models.plain_name(mid) for mid in scores["model_id"].unique()}
     out = pd.DataFrame({"sweep": scores["sweep"], "model": scores["model_id"].map(names), "gpus": scores["gpus"],
                         "stack": scores["stack"].map(vocabulary.TRAINING_STACK_NAMES), "layouts": scores["layouts"],
                         "refused": scores["refused"],
@@ -666,7 +666,7 @@ def scaleout_table(scaled: pd.DataFrame) -> pd.DataFrame:
     """:func:`multigpu.evidence.scaleout.series` for print: the model, GPU, precision and framework of each
     series, the fewest and the larger GPU count, the measured and predicted change of the rate per GPU (%), the
     model's less the measured (percentage points) and the held-out runs of the two."""
-    out = pd.DataFrame({"model": scaled["model_id"].map(lambda m: models.model(m).name),
+    out = pd.DataFrame({"model": scaled["model_id"].map(models.plain_name),
                         "gpu": scaled["gpu"].map(lambda g: catalog.gpu(g).name), "dtype": scaled["dtype"],
                         "framework": scaled["framework"], "from_gpus": scaled["from_gpus"],
                         "to_gpus": scaled["to_gpus"], "measured_change_pct": scaled["measured_change_pct"],

@@ -35,6 +35,7 @@ Conventions, as in the sources the tests check:
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,12 @@ def _load(path: Path = MODELS_CSV) -> dict[str, Model]:
 def models() -> dict[str, Model]:
     """Every model of ``data/models.csv``, by id, in file order."""
     return dict(_load())
+
+
+def plain_name(model_id: str | Model) -> str:
+    """A model's name as people write it: the catalogue's name without its note in brackets ("MPT 3B", not "MPT 3B
+    (llm-foundry benchmark config)"), the same in every language."""
+    return re.sub(r"\s*\([^)]*\)", "", model(model_id).name)
 
 
 def model(model_id: str | Model) -> Model:

@@ -17,8 +17,6 @@ and that none does where none does.
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 
 from multigpu.common.findings import Finding, Number, and_list, msg
@@ -36,7 +34,7 @@ COLUMNS = ["id", "run", "stack", "error_pct", "gpu_family", "dtype", "gpus", "hi
 def run_name(row: pd.Series) -> str:
     """A run as people name it: its model (the catalogue's name without its note in brackets), precision and GPUs
     (``MPT 3B, FP8, 8 x H100 SXM5 80GB``), the same in every language."""
-    model = re.sub(r"\s*\([^)]*\)", "", models.model(row["model_id"]).name)
+    model = models.plain_name(row["model_id"])
     gpu = catalog.gpu(row["gpu"]).name
     return f"{model}, {row['dtype'].upper()}, {row['gpus']} × {gpu}"
 
