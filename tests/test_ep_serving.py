@@ -104,3 +104,11 @@ def test_every_tensor_parallel_rank_reads_the_whole_mla_latent():
         read_Bps = gpu.mem_bw_GBps * 1e9 * inference.hbm_read_efficiency(gpu.id)
         return (b - a) / (batches[1] - batches[0]) * read_Bps / kv
     assert per_query_s(V3, (512, 1024)) == pytest.approx(1.0, rel=1e-4)
+
+
+def test_a_data_parallel_group_packs_only_its_own_prompts():
+    """Under expert parallelism each attention group prefills its own queries: a pass never holds more prompts
+    than one group has, however many the whole batch holds (64 queries over 8 groups of TP 1: 8 a pass at most,
+    though 8,192 tokens would hold 64 prompts of 128)."""
+    run = inference.run("deepseek-v3", "gb200-nvl72", 1, 64, 128, 128, dtype="fp8", ep=8)
+    assert run.prefill_prompts_per_pass == 8

@@ -47,7 +47,8 @@
 - **Prefills packed into passes**: an iteration of the engine holds up to
   ``max_num_tokens`` tokens (TensorRT-LLM's engine limit, :data:`DEFAULT_MAX_NUM_TOKENS`
   by default), so the cycle runs its prefills ``max_num_tokens // input_tokens``
-  prompts to a pass (at least one, at most the batch): a pass pays the layers'
+  prompts to a pass (at least one, at most the queries of one data-parallel
+  attention group, the whole batch without expert parallelism): a pass pays the layers'
   fixed time and its all-reduces' latency once, and its GEMMs see all its
   prompts' tokens. A user's own TTFT stays the prefill of their prompt alone.
 
@@ -373,7 +374,8 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     # what a user sees (decode only between tokens), and the steady-state cycle of in-flight batching, where
     # the stages (or the data-parallel groups) work on different prompts' prefills at once, packed into passes
     tpot = decode_step
-    prompts = prompts_per_pass(input_tokens, b, max_num_tokens)
+    # each data-parallel attention group prefills its own queries
+    prompts = prompts_per_pass(input_tokens, np.maximum(1.0, np.floor(b / at.dp)), max_num_tokens)
     pass_s, pass_comm = _prefill_passes_s(at, input_tokens, prompts, fixed)
     cycle = b / prompts * pass_s / (pp * at.dp) + output_tokens * decode_step
     comm = b / prompts * pass_comm / (pp * at.dp) + output_tokens * decode_comm
@@ -535,7 +537,8 @@ def _stage_sends_s(at: _Deployment, elements: Any) -> Any:
 
 def prompts_per_pass(input_tokens: int, batch: Any, max_num_tokens: int = DEFAULT_MAX_NUM_TOKENS) -> np.ndarray:
     """Prompts of ``input_tokens`` tokens that one pass of ``max_num_tokens`` tokens prefills together: as many as
-    fit, at least one (a longer prompt takes a pass of its own) and at most ``batch`` (an array of counts)."""
+    fit, at least one (a longer prompt takes a pass of its own) and at most ``batch`` (an array of counts: the
+    queries of one data-parallel attention group, which prefills its own)."""
     return np.clip(max_num_tokens // input_tokens, 1, np.asarray(batch, dtype=float))
 
 
