@@ -135,6 +135,30 @@ def test_score_traffic_of_the_22b_layer():
     assert no_dropout == pytest.approx(32 * 4096**2 * (8 + 14))
 
 
+def test_fp32_scores_move_twice_the_bytes_but_the_same_dropout_mask():
+    # A materialised score matrix holds FP32 values under TF32 and FP32 training (4 bytes, not 2); dropout's mask
+    # stays one byte. [K22] 22B, selective recompute: forward twice, backward once, 6 + 6 + 9 value accesses and
+    # three masks: at 16 bits 45 B an element (the test above), at 32 bits 21 x 4 + 3 = 87 B.
+    fp32 = models.score_traffic_bytes("megatron-22b", 4, 2048, 8, "selective", "materialised", dtype="fp32")
+    assert fp32 == pytest.approx(8 * 4 * 2048**2 * 87)
+    assert models.score_traffic_bytes("megatron-22b", 4, 2048, 8, "selective", "materialised", dtype="tf32") == fp32
+    for dtype in ("bf16", "fp16", "fp8"):  # FP8 training computes its attention in BF16
+        assert models.score_traffic_bytes("megatron-22b", 4, 2048, 8, "selective", "materialised",
+                                          dtype=dtype) == pytest.approx(8 * 4 * 2048**2 * 45)
+    # without dropout there is no mask: exactly twice the 16-bit bytes
+    assert models.score_traffic_bytes("llama3.1-8b", 1, 4096, 1, "none", "materialised", dtype="fp32") == \
+        pytest.approx(2 * models.score_traffic_bytes("llama3.1-8b", 1, 4096, 1, "none", "materialised"))
+
+
+def test_a_tf32_step_pays_its_wider_scores_at_the_memory_bandwidth():
+    args = ("bert-large", "dgx-a100", 1, 1, 1, 32, 32)  # one GPU, one micro-batch of 32 sequences
+    kwargs = dict(seq=384, dtype="tf32")
+    flash = training.step(*args, **kwargs)
+    scores = training.step(*args, attention="materialised", **kwargs)
+    per_layer = models.score_traffic_bytes("bert-large", 32, 384, 1, "none", "materialised", dtype="tf32")
+    assert scores.step_time_s - flash.step_time_s == pytest.approx(24 * per_layer / 2.039e12, rel=1e-6)
+
+
 def test_score_traffic_grows_with_the_square_of_the_sequence_and_splits_over_tp_and_cp():
     base = models.score_traffic_bytes("gpt3-175b", 1, 2048, 8, "none", "materialised")
     assert models.score_traffic_bytes("gpt3-175b", 1, 4096, 8, "none", "materialised") == pytest.approx(4 * base)

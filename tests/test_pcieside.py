@@ -79,3 +79,23 @@ def test_a_whole_job_throughput_is_the_inverse_of_the_step_time():
     assert not reasons and call.zero_stage == 0 and call.grad_dtype == "bf16"
     assert runs.measured_step_s(row, call) == pytest.approx(896 / 2167)
     assert runs.in_unit(row, call, 896 / 2167) == pytest.approx(2167)
+
+
+def test_lambda_tf32_runs_score_the_wiring_on_one_gpu():
+    """Lambda's FP32 (TF32) BERT runs on A100 and H100, PCIe and SXM, give same-GPU pairs whose PCIe run is held
+    out: the ratio of their step times, which a verdict's break-even premium is, is predicted within 10 % at the
+    median (issue 43's goal), and each pair's model ratio lies on the measured side of 1 (the PCIe box slower)."""
+    held = pcieside.pairs(pcieside.comparisons(("holdout",)))
+    same = held[held["same_gpu"] & held["pcie_id"].str.contains("-tf32-")]
+    assert len(same) >= 3 and set(same["gpu_family"]) == {"A100", "H100"}
+    assert same["ratio_error"].abs().median() <= 0.10
+    assert (same["measured_ratio"] > 1).all() and (same["predicted_ratio"] > 1).all()
+
+
+def test_a_tf32_row_reduces_fp32_gradients_at_its_fp32_batch():
+    """Lambda's FP32 row for 8 H100 SXM: 8 GPUs x 64 sequences at 1042 samples/s (pytorch-train-throughput-fp32.csv
+    and pytorch-train-bs-fp32.csv, 8x H100 80GB SXM5); no AMP, so gradients are FP32 and the step 512 / 1042 s."""
+    row = next(r for r in runs.runs() if r.id == "T-lambdav1-h100sxm-bertlarge-tf32-8")
+    call, reasons = runs.plan(row)
+    assert not reasons and call.dtype == "tf32" and call.grad_dtype == "fp32"
+    assert runs.measured_step_s(row, call) == pytest.approx(512 / 1042)

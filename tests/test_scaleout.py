@@ -38,8 +38,13 @@ def test_the_change_of_rate_per_gpu_is_within_bounds(scaled):
     """Found 2026-12-06: 15 comparisons in 13 series, the model's change of rate per GPU off by 1.2 points at the
     median; the model loses less than was measured in 12 (it hides the data-parallel reduction behind the
     backward pass). With llm-foundry's whole tables (2026-12-07), whose ids end in a sequence length: 25
-    comparisons in 20 series, 1.8 points. The bound keeps a change from losing that quietly."""
-    assert len(scaled) >= 15 and scaled["gap_points"].abs().median() <= 2.0
+    comparisons in 20 series, 1.8 points. With Lambda's FP32 (TF32) BERT runs at 2, 4 and 8 GPUs (2026-12-07):
+    40 comparisons in 31 series, 2.2 points (the 25 before still 1.8); the largest gaps are Lambda's 2022-23
+    A100 SXM 80 GB rows, whose 8-GPU rate per GPU is 17-40 % below the 2- and 4-GPU ones in FP32 and 29 % above
+    in FP16, which data parallelism alone cannot do. The bounds keep a change from losing that quietly."""
+    assert len(scaled) >= 15 and scaled["gap_points"].abs().median() <= 2.5
+    earlier = scaled[~scaled["series"].str.contains("-tf32")]
+    assert len(earlier) >= 25 and earlier["gap_points"].abs().median() <= 2.0
 
 
 def test_an_id_with_a_sequence_length_tail_joins_its_series(scaled):

@@ -321,27 +321,41 @@ def head_training_flops_per_step(model: Model | str, global_batch: ArrayLike, se
     return as_number(method_passes * 2.0 * m.vocab * m.hidden * tokens)
 
 
-#: Bytes moved per attention-score element (one head, one query-key pair) when the score matrix is materialised
-#: (Megatron's fused scale-mask-softmax, before FlashAttention), by pass and by whether attention dropout runs:
+#: Reads and writes of each attention-score element (one head, one query-key pair) when the score matrix is
+#: materialised (Megatron's fused scale-mask-softmax, before FlashAttention), by pass and by whether attention
+#: dropout runs; each moves one score-width value (:data:`SCORE_WIDTH_BYTES`), and dropout adds its one-byte mask:
 #:
-#: - forward, 13 B: the QK^T GEMM writes the scores (2), the fused softmax reads them and writes the
-#:   probabilities (2 + 2), dropout reads those and writes its mask and its output (2 + 1 + 2), the GEMM
-#:   over V reads that output (2); without dropout 8 B;
-#: - backward, 19 B: dV reads the dropped-out probabilities (2), dP is written (2), dropout's backward reads
-#:   dP and the mask and writes its gradient (2 + 1 + 2), softmax's backward reads it and the probabilities and
-#:   writes dS (2 + 2 + 2), dQ and dK read dS (2 + 2); without dropout 14 B.
+#: - forward, 6 (13 B at 16 bits): the QK^T GEMM writes the scores, the fused softmax reads them and writes the
+#:   probabilities, dropout reads those and writes its output (and its mask), the GEMM over V reads that output;
+#:   without dropout 4 (8 B);
+#: - backward, 9 (19 B at 16 bits): dV reads the dropped-out probabilities, dP is written, dropout's backward reads
+#:   dP (and the mask) and writes its gradient, softmax's backward reads it and the probabilities and writes dS,
+#:   dQ and dK read dS; without dropout 7 (14 B).
 #:
 #: Selective and full recomputation both run the forward pass of the scores once more. Derived from the
 #: kernels' reads and writes (the tensors of Korthikanti et al. 2022, section 4.1), not fitted.
-SCORE_BYTES = {("forward", True): 13.0, ("backward", True): 19.0, ("forward", False): 8.0, ("backward", False): 14.0}
+SCORE_ACCESSES = {("forward", True): 6, ("backward", True): 9, ("forward", False): 4, ("backward", False): 7}
+#: Bytes of attention dropout's mask per score element, read or written once in each pass.
+DROPOUT_MASK_BYTES = 1.0
+#: Bytes of one attention score by the precision the scores are computed in: 16 bits under mixed precision
+#: (FP8 training computes attention in BF16), 32 bits under TF32 and FP32, whose softmax runs in FP32.
+SCORE_WIDTH_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 2.0, "tf32": 4.0, "fp32": 4.0}
+
+
+def score_bytes_per_element(pass_: str, dropout: bool, dtype: str = "bf16") -> float:
+    """Bytes one materialised attention-score element moves in one pass (``forward`` or ``backward``) when the
+    model trains in ``dtype``: :data:`SCORE_ACCESSES` at :data:`SCORE_WIDTH_BYTES`, and the dropout mask."""
+    _check_choice(dtype, tuple(SCORE_WIDTH_BYTES), "dtype")
+    return SCORE_ACCESSES[(pass_, dropout)] * SCORE_WIDTH_BYTES[dtype] + (DROPOUT_MASK_BYTES if dropout else 0.0)
 
 
 def score_traffic_bytes(model: Model | str, micro_batch: ArrayLike, seq: ArrayLike, tp: ArrayLike = 1,
-                        recompute: str = "none", attention: str = "flash", cp: ArrayLike = 1) -> Number:
+                        recompute: str = "none", attention: str = "flash", cp: ArrayLike = 1,
+                        dtype: str = "bf16") -> Number:
     """Memory traffic of the attention scores of one layer and one micro-batch on one GPU, bytes: 0 for
     FlashAttention (the scores stay on chip); for a materialised score matrix, ``heads / tp`` heads of
-    ``seq / cp`` queries by ``seq`` keys, times :data:`SCORE_BYTES` for the forward, the backward and the
-    forward that recomputation runs again."""
+    ``seq / cp`` queries by ``seq`` keys, times :func:`score_bytes_per_element` (at the width of ``dtype``'s
+    scores) for the forward, the backward and the forward that recomputation runs again."""
     m = _resolve(model)
     _check_choice(recompute, RECOMPUTE, "recompute")
     _check_choice(attention, ATTENTION_KERNELS, "attention")
@@ -349,7 +363,8 @@ def score_traffic_bytes(model: Model | str, micro_batch: ArrayLike, seq: ArrayLi
         return as_number(np.zeros(np.broadcast(np.asarray(micro_batch), np.asarray(seq), np.asarray(tp)).shape))
     s = np.asarray(seq, dtype=float)
     elements = m.heads / np.asarray(tp, dtype=float) * np.asarray(micro_batch, dtype=float) * s * s / np.asarray(cp)
-    forward, backward = SCORE_BYTES[("forward", m.dropout)], SCORE_BYTES[("backward", m.dropout)]
+    forward = score_bytes_per_element("forward", m.dropout, dtype)
+    backward = score_bytes_per_element("backward", m.dropout, dtype)
     per_element = forward * (1.0 if recompute == "none" else 2.0) + backward
     return as_number(elements * per_element)
 

@@ -710,10 +710,10 @@ def _optimizer_s(optimizer_bytes: ArrayLike, gradient_bytes: ArrayLike, gpu: cat
 
 def _score_traffic_s(model: models.Model, gpu: catalog.Gpu, lay: Layout) -> np.ndarray:
     """Time of one micro-batch on the busiest stage moving materialised attention scores through memory,
-    seconds (0 under FlashAttention): :func:`multigpu.compute.models.score_traffic_bytes` per layer, at the
-    GPU's memory bandwidth."""
+    seconds (0 under FlashAttention): :func:`multigpu.compute.models.score_traffic_bytes` per layer, 32-bit scores
+    under TF32 and FP32, at the GPU's memory bandwidth."""
     per_layer = models.score_traffic_bytes(model, lay.micro_batch, lay.seq, lay.tp, lay.recompute, lay.attention,
-                                           lay.cp)
+                                           lay.cp, lay.dtype)
     return stage_layers(model, lay) * np.asarray(per_layer) / (gpu.mem_bw_GBps * 1e9)
 
 

@@ -55,14 +55,14 @@ from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.compute import models, training
-from multigpu.compute.layout import DEFAULT_FP8_RECIPE, DEFAULT_GRAD_DTYPE, DEFAULT_TRAINING_STACK
+from multigpu.compute.layout import DEFAULT_FP8_RECIPE, DEFAULT_GRAD_DTYPE, DEFAULT_TRAINING_STACK, TRAINING_DTYPES
 from multigpu.hardware import catalog
 
 RUNS_CSV = DATA_DIR / "training_runs.csv"
 SPLITS = ("fit", "holdout", "sealed")
 #: the splits compared unless a caller names others; sealed rows are never touched by default
 DEFAULT_SPLITS = ("fit", "holdout")
-DTYPES = ("bf16", "fp16", "fp8")
+DTYPES = TRAINING_DTYPES  #: the precisions a run may state (TF32: FP32 weights, TF32 tensor-core matmuls)
 STEP_S = "s/step"  #: seconds per optimizer step (one global batch)
 TOKENS = "tokens/s/GPU"  #: training tokens per second per GPU
 TFLOPS = "TFLOP/s/GPU"  #: 1e12 FLOP per second per GPU, in the row's FLOP convention (:data:`FLOP_CONVENTIONS`)
