@@ -247,13 +247,13 @@ def _serving(source: str | None = None, kind: str | None = None, metric: str | N
 
 
 #: the GPUs RUNS-NOTES.md counts training rows of, as it writes them (longest first, so that a prefix never wins)
-_GPU_WORDS = "A100-PCIe-40|A100-PCIe|A100-40|A100|H100-PCIe|H100|RTX-4090|GB200|B200|H800|H200"
+_GPU_WORDS = "A100-PCIe-40|A100-PCIe|A100-40|A100|H100-PCIe|H100|RTX-4090|V100-PCIe|GB200|B200|H800|H200"
 
 
 def _training_by_gpu_and_dtype(match: re.Match) -> list[int]:
     gpus = {"A100": "a100-sxm4-80gb", "A100-40": "a100-sxm4-40gb", "A100-PCIe": "a100-pcie-80gb",
             "A100-PCIe-40": "a100-pcie-40gb", "H100": "h100-sxm", "H100-PCIe": "h100-pcie", "RTX-4090": "rtx-4090",
-            "B200": "b200", "GB200": "gb200", "H800": "h800-sxm", "H200": "h200-sxm"}
+            "V100-PCIe": "v100-pcie", "B200": "b200", "GB200": "gb200", "H800": "h800-sxm", "H200": "h200-sxm"}
     data = _csv("training_runs.csv")
     pairs = re.findall(rf"({_GPU_WORDS})\s+(FP16|BF16|FP8|TF32)\s+\d+", match.group())
     counts = [int(((data["gpu"] == gpus[g]) & (data["dtype"] == d.lower())).sum()) for g, d in pairs]
