@@ -99,9 +99,9 @@ def test_held_out_coverage_by_point_is_as_first_seen():
 
 
 def test_a_run_fold_leaves_out_clusters_and_no_stack_loses_every_fit_run():
-    """The published runs' folds are deployments (source and system): a fold leaves out some clusters, so a stack
-    fitted on many keeps enough fit runs outside each fold to be refitted, and its runs are predicted by their
-    own stack, not by the reference line. A stack at the minimum of fit runs (MaxText) or fitted on one
+    """The published runs' folds are deployments (where published, and system): a fold leaves out some clusters,
+    so a stack fitted on many keeps enough fit runs outside each fold to be refitted, and its runs are predicted
+    by their own stack, not by the reference line. A stack at the minimum of fit runs (MaxText) or fitted on one
     deployment (Megatron-LM's 2021 runs on one DGX A100 cluster) is priced at the reference line when a
     fold takes its runs. Lambda's harness, the one source of PyTorch DDP runs, spans folds."""
     from multigpu.compute import efficiency
@@ -117,6 +117,20 @@ def test_a_run_fold_leaves_out_clusters_and_no_stack_loses_every_fit_run():
     ddp = fit[fit["stack"] == "pytorch-ddp"]
     assert ddp["source"].str.split().str[0].str.contains("lambdal/deeplearning-benchmark").all()
     assert ddp["fold"].nunique() >= 3
+
+
+def test_a_deployment_is_where_a_run_is_published_and_the_system_it_ran_on():
+    """Two files of one GitHub snapshot (Lambda's FP16 and FP32 tables at commit 67a9bb51) publish runs of the same
+    machines: a system's rows of both share a fold. Another commit of the repository, or another system, is
+    another deployment; a source that is not a GitHub file is its own address."""
+    base = "https://github.com/lambdal/deeplearning-benchmark/blob/67a9bb51/pytorch/pytorch-train-throughput-{}.csv"
+    fp16, fp32 = base.format("fp16") + " (row '2x A100 40GB PCIe')", base.format("fp32") + " (row '2x A100 40GB PCIe')"
+    assert intervals.deployment_address(fp16) == intervals.deployment_address(fp32) == \
+        "https://github.com/lambdal/deeplearning-benchmark@67a9bb51"
+    assert intervals.run_fold_of(fp16, "pcie-a100-40-8") == intervals.run_fold_of(fp32, "pcie-a100-40-8")
+    assert intervals.deployment_address(fp16.replace("67a9bb51", "aa5addb6")).endswith("@aa5addb6")
+    page = "https://docs.nvidia.com/nemo-framework/user-guide/latest/performance/performance_summary.html (table)"
+    assert intervals.deployment_address(page) == page.split()[0]
 
 
 def test_published_runs_are_calibrated_on_the_fit_split_and_scored_on_the_held_out_one():

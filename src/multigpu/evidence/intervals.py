@@ -29,7 +29,7 @@ and the mean interval (Winkler) score in log units.
 **Published training and serving runs** (:func:`run_coverage`): each stack's kernels are fitted on its ``fit``
 runs (:mod:`multigpu.evidence.computefit`), so the intervals are calibrated on cross-validated residuals of that
 split, log(measured / predicted): the runs are grouped in :data:`FOLDS` folds by a hash of their deployment
-(their source's address and the system they ran on, :func:`run_fold_of`), and each fold is predicted with the
+(where they are published and the system they ran on, :func:`run_fold_of`), and each fold is predicted with the
 stacks' kernels refitted without it (:func:`run_fold_kernels`, stored in ``data/run_folds.csv`` by :func:`write`;
 a stack with too few runs left is priced at the reference line). A fold is a set of clusters the fit did not
 see, as a reader's is; folding by source alone left out every run of a stack fitted on one source (PyTorch DDP:
@@ -47,6 +47,7 @@ import functools
 import hashlib
 import io
 import math
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -111,11 +112,24 @@ def inputs_digest(inputs: tuple[Path, ...] = INPUTS) -> str:
     return digest.hexdigest()[:12]
 
 
-def run_fold_of(source: str, system_id: str = "") -> int:
-    """The cross-validation fold of a published run: a hash of its deployment, its source's address (the first
-    word) and the system it ran on, so that a fold leaves out clusters, not whole sources: a stack fitted on one
-    source's runs keeps the runs of its other systems when one fold is out."""
+#: A file of a GitHub repository at one commit or tag: the repository (group 1) and the commit (group 2).
+_GITHUB_FILE = re.compile(r"^https://github\.com/([^/]+/[^/]+)/blob/([^/]+)/")
+
+
+def deployment_address(source: str) -> str:
+    """What a run's deployment is published in: its source's address (the first word), or for a file of a GitHub
+    repository the repository at that commit, so that the files of one snapshot (Lambda's FP16 and FP32 tables,
+    one benchmark tag's recipe READMEs) name the same clusters."""
     address = (source or "").split()[0] if (source or "").split() else ""
+    snapshot = _GITHUB_FILE.match(address)
+    return f"https://github.com/{snapshot.group(1)}@{snapshot.group(2)}" if snapshot else address
+
+
+def run_fold_of(source: str, system_id: str = "") -> int:
+    """The cross-validation fold of a published run: a hash of its deployment, where it is published
+    (:func:`deployment_address`) and the system it ran on, so that a fold leaves out clusters, not whole sources:
+    a stack fitted on one source's runs keeps the runs of its other systems when one fold is out."""
+    address = deployment_address(source)
     return int(hashlib.sha256(f"{address} {system_id}".encode("utf-8")).hexdigest(), 16) % FOLDS
 
 
