@@ -36,10 +36,15 @@ def test_the_catalogue_holds_the_datasheets_tf32_and_fp32_rates():
 
 def test_pytorchs_default_fp32_matmul_runs_an_a100_at_its_cuda_core_rate():
     """PyTorch leaves TF32 off for matrix multiplies by default (since 1.12): an FP32 run of the same job computes
-    at 19.5 TFLOPS where TF32 computes at 156, so its GEMM-bound step is about 8x longer."""
+    at 19.5 TFLOPS where TF32 computes at 156, 8x the rate. Its CUDA-core GEMMs reach their ceiling whichever
+    stack calls them, while the stack's share (Megatron's 0.76) holds back the TF32 run's tensor-core GEMMs, so the
+    FP32 step's compute is 8 x 0.76, about 6x, longer, less what the memory traffic both share takes (5.6x)."""
+    from multigpu.compute import efficiency
+
     tf32, fp32 = (_step("llama3.1-8b", "dgx-a100", 8, 1, 1, d) for d in ("tf32", "fp32"))
-    assert fp32.compute_s / tf32.compute_s == pytest.approx(156 / 19.5, rel=0.25)
-    assert fp32.compute_s > 6 * tf32.compute_s
+    share = efficiency.stack_kernels("megatron", "megatron").share
+    assert fp32.compute_s / tf32.compute_s == pytest.approx(156 / 19.5 * share, rel=0.10)
+    assert fp32.compute_s > 5 * tf32.compute_s
 
 
 def test_32_bit_training_holds_and_sends_twice_the_bytes():

@@ -255,7 +255,7 @@ def _training_by_gpu_and_dtype(match: re.Match) -> list[int]:
             "A100-PCIe-40": "a100-pcie-40gb", "H100": "h100-sxm", "H100-PCIe": "h100-pcie", "RTX-4090": "rtx-4090",
             "V100-PCIe": "v100-pcie", "B200": "b200", "GB200": "gb200", "H800": "h800-sxm", "H200": "h200-sxm"}
     data = _csv("training_runs.csv")
-    pairs = re.findall(rf"({_GPU_WORDS})\s+(FP16|BF16|FP8|TF32)\s+\d+", match.group())
+    pairs = re.findall(rf"({_GPU_WORDS})\s+(FP16|BF16|FP8|TF32|FP32)\s+\d+", match.group())
     counts = [int(((data["gpu"] == gpus[g]) & (data["dtype"] == d.lower())).sum()) for g, d in pairs]
     assert sum(counts) == len(data), "the per-GPU counts do not cover every row"
     return counts
@@ -272,7 +272,7 @@ RUNS_TEXT: dict[str, tuple[re.Pattern, Callable[[re.Match], list[int]]]] = {
         lambda m: [int(_csv("training_runs.csv")["source"].str.contains(
             "Megatron-Bridge|github.com/NVIDIA/NeMo/|dgxc-benchmarking|llm-foundry|pytorch/torchtitan").sum())]),
     "training per GPU and dtype": (
-        re.compile(rf"Per GPU and dtype:(?:\s+(?:{_GPU_WORDS})\s+(?:FP16|BF16|FP8|TF32)\s+\d+[,;.])+"),
+        re.compile(rf"Per GPU and dtype:(?:\s+(?:{_GPU_WORDS})\s+(?:FP16|BF16|FP8|TF32|FP32)\s+\d+[,;.])+"),
         lambda m: _training_by_gpu_and_dtype(m)),
     "MLPerf rows": (re.compile(r"### \(a\) MLPerf Inference: (\d+) rows"),
                     lambda m: [len(_serving(kind="mlperf"))]),
@@ -321,7 +321,7 @@ def test_runs_notes_text_counts(what):
     assert len(found) == 1, f"'{what}' is stated {len(found)} times; expected once"
     match = found[0]
     if what == "training per GPU and dtype":
-        stated = [int(n) for n in re.findall(r"(?:FP16|BF16|FP8|TF32)\s+(\d+)", match.group())]
+        stated = [int(n) for n in re.findall(r"(?:FP16|BF16|FP8|TF32|FP32)\s+(\d+)", match.group())]
     else:
         stated = [int(g) for g in match.groups()]
     assert stated == expected(match)

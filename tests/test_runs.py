@@ -41,8 +41,8 @@ def only(monkeypatch: pytest.MonkeyPatch, *rows: runs.TrainingRunRow) -> None:
 
 def test_loader_reads_every_row_with_unique_ids():
     rows = runs.runs()
-    assert len(rows) == 247
-    assert len({r.id for r in rows}) == 247
+    assert len(rows) == 253
+    assert len({r.id for r in rows}) == 253
     assert {r.split for r in rows} <= set(runs.SPLITS)
 
 

@@ -38,12 +38,13 @@ def test_the_change_of_rate_per_gpu_is_within_bounds(scaled):
     """Found 2026-12-06: 15 comparisons in 13 series, the model's change of rate per GPU off by 1.2 points at the
     median; the model loses less than was measured in 12 (it hides the data-parallel reduction behind the
     backward pass). With llm-foundry's whole tables (2026-12-07), whose ids end in a sequence length: 25
-    comparisons in 20 series, 1.8 points. With Lambda's FP32 (TF32) BERT runs at 2, 4 and 8 GPUs (2026-12-07):
-    40 comparisons in 31 series, 2.2 points (the 25 before still 1.8); the largest gaps are Lambda's 2022-23
-    A100 SXM 80 GB rows, whose 8-GPU rate per GPU is 17-40 % below the 2- and 4-GPU ones in FP32 and 29 % above
-    in FP16, which data parallelism alone cannot do. The bounds keep a change from losing that quietly."""
+    comparisons in 20 series, 1.8 points. With Lambda's 32-bit BERT runs at 2, 4 and 8 GPUs (TF32, and FP32 on
+    V100 PCIe; 2026-12-07): 44 comparisons in 34 series, 2.3 points (the 26 in 16 and 8 bits, 2.0); the largest
+    gaps are Lambda's 2022-23 A100 SXM 80 GB rows, whose 8-GPU rate per GPU is 17-40 % below the 2- and 4-GPU
+    ones in TF32 and 29 % above in FP16, which data parallelism alone cannot do. The bounds keep a change from
+    losing that quietly."""
     assert len(scaled) >= 15 and scaled["gap_points"].abs().median() <= 2.5
-    earlier = scaled[~scaled["series"].str.contains("-tf32")]
+    earlier = scaled[~scaled["series"].str.contains("-tf32|-fp32")]
     assert len(earlier) >= 25 and earlier["gap_points"].abs().median() <= 2.0
 
 

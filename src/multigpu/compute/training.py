@@ -125,6 +125,8 @@ WIRE_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16", "tf32": "fp32", "fp
 #: (``megatron/core/models/gpt/gpt_model.py``), not a Transformer Engine module, so ``fp8_autocast`` leaves it
 #: in BF16.
 ATTENTION_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16", "tf32": "tf32", "fp32": "fp32"}
+#: Precisions whose GEMMs run on the CUDA cores, not the tensor cores (FP32 without TF32).
+CUDA_CORE_DTYPES = ("fp32",)
 #: Bytes per element of an FP8 dispatch: one byte plus one FP32 scale per 128 elements (DeepSeek-V3's 1 x 128
 #: tile-wise activation scaling, section 3.3.2).
 FP8_DISPATCH_BYTES = 1.0 + 4.0 / 128
@@ -653,14 +655,19 @@ def _fraction(model: models.Model, gpu: catalog.Gpu, lay: Layout, dtype: str) ->
     The memory traffic is priced at the width of what is on the wire (:data:`WIRE_DTYPE`): 16 bits under FP8
     (Transformer Engine keeps weights, activations, norms and residuals in BF16), 32 under TF32 and FP32, where
     the same traffic takes twice the bytes. Under FP8 the quantization of each GEMM operand adds its own traffic
-    (:func:`fp8_cast_bytes_per_flop`, by ``lay.fp8_recipe``), at the GPU's memory bandwidth."""
+    (:func:`fp8_cast_bytes_per_flop`, by ``lay.fp8_recipe``), at the GPU's memory bandwidth.
+
+    A stack's share of the ceiling is a share of tensor-core GEMMs, where it was fitted: FP32 GEMMs run on the
+    CUDA cores, whose cuBLAS kernels reach the ceiling whichever stack calls them (:data:`CUDA_CORE_DTYPES`; on
+    Lambda's V100 FP32 runs the share put the step 53-87 % too slow)."""
     peak = peak_flops(gpu, dtype)
     mem_bw = gpu.mem_bw_GBps * 1e9 * models.dtype_bytes("bf16") / _wire_bytes(dtype)
     kernels = (efficiency.reference_kernels() if lay.reference_kernels
                else efficiency.stack_kernels(lay.stack, DEFAULT_TRAINING_STACK))
+    share = 1.0 if dtype in CUDA_CORE_DTYPES else kernels.share
     fraction = np.asarray(efficiency.achievable_fraction(
         peak, model.hidden / lay.tp, lay.micro_batch * lay.seq / lay.cp, mem_bw,
-        ceiling_scale=gemm.relative_ceiling(gpu.id, dtype) * kernels.share,
+        ceiling_scale=gemm.relative_ceiling(gpu.id, dtype) * share,
         traffic_per_hidden=kernels.traffic_per_hidden * sp_traffic_factor(lay.tp, lay.sequence_parallel)))
     if dtype != "fp8":
         return fraction
