@@ -91,7 +91,7 @@ def test_published_fp4_serving_runs_are_compared_not_refused():
     missing = serving.not_modelled(("fit", "holdout"))
     assert not missing["reason"].str.contains("dtype").any()
     compared = serving.compare(("fit", "holdout"))
-    fp4 = compared[compared["dtype"] == "fp4"]
+    fp4 = compared[(compared["dtype"] == "fp4") & compared["system_id"].isin(["dgx-b200", "gb200-nvl72"])]
     assert len(fp4[fp4["split"] == "holdout"]) >= 6
     # the validation appendix reports this error (all too fast today; see data/RUNS-NOTES.md). Packing the
     # cycle's prefills into passes (2026-12-07) made these rows faster still: 0.29 -> 0.31
@@ -107,3 +107,18 @@ def test_cli_infer_takes_fp4_and_names_the_gemm_and_kv_precision():
     help_text = subprocess.run([sys.executable, "-m", "multigpu", "infer", "--help"], capture_output=True,
                                text=True, check=True).stdout
     assert "gemm_dtype" in help_text and "kv_cache_dtype" in help_text and "NVFP4" in help_text
+
+
+def test_rtx_pro_6000_serving_runs_are_scored_and_the_deeper_pipeline_misses_more():
+    """The same page's RTX PRO 6000 tables (Llama 3.3 70B FP4, TP1 x PP1 to PP8 on a PCIe box; data/RUNS-NOTES.md):
+    on one GPU the model is within 15 % at the median of the open rows, and its error grows with the pipeline's
+    depth, because the measured output per GPU falls from PP2 to PP8 while the model's rises (the miss the
+    validation appendix reports)."""
+    compared = serving.compare(("fit", "holdout"))
+    rtx = compared[compared["id"].str.contains("rtxpro6000") & (compared["model_id"] == "llama3.1-70b")]
+    by_pp = rtx.groupby("pp")["rel_error"].median()
+    assert list(by_pp.index) == [1, 2, 4, 8]
+    assert abs(by_pp[1]) < 0.15
+    assert by_pp.is_monotonic_increasing and by_pp[8] > 1.0
+    per_gpu = rtx.groupby("pp")["measured"].median()
+    assert per_gpu[8] < per_gpu[2]

@@ -260,3 +260,22 @@ def test_short_prompts_gain_most_from_packing():
             for t in (8192, 8192 * 2)]
     assert long[0].prefill_prompts_per_pass == 1 and long[1].prefill_prompts_per_pass == 2
     assert long[1].tokens_per_s_per_gpu == pytest.approx(long[0].tokens_per_s_per_gpu, rel=0.05)
+
+
+def test_uneven_pipeline_stages_move_at_the_largest_stages_pace():
+    """126 layers over 8 stages: TensorRT-LLM serves Llama 3.1 405B so on 8 RTX PRO 6000 (its performance
+    overview; data/RUNS-NOTES.md). The first stages take 16 layers, and a token waits for them at every stage:
+    at batch 1 a token reads 8 stages of 16 layers' weights, never less, where an even split would read
+    126 layers' worth."""
+    m = models.model("llama3.1-405b")
+    assert inference.stage_imbalance(126, 8) == pytest.approx(8 * 16 / 126)
+    assert inference.stage_imbalance(80, 8) == 1.0
+    r = inference.run("llama3.1-405b", "pcie-rtxpro6000-8", 1, 1, 128, 128, pp=8, dtype="fp4")
+    layer_bytes = (m.params_total - 2 * m.vocab * m.hidden) / m.layers * 0.5  # FP4: half a byte a weight
+    read_Bps = 1597e9 * inference.hbm_read_efficiency("rtx-pro-6000")
+    assert r.decode_compute_s >= 8 * 16 * layer_bytes / read_Bps
+    # a lone prompt passes each stage once: its prefill is not paced
+    even = inference.run("llama3.1-405b", "pcie-rtxpro6000-8", 1, 1, 128, 128, pp=2, dtype="fp4")
+    assert r.ttft_s < 1.05 * even.ttft_s
+    with pytest.raises(InputError, match="more than the 126 layers"):
+        inference.run("llama3.1-405b", "pcie-rtxpro6000-8", 1, 1, 128, 128, pp=127, dtype="fp4")

@@ -279,7 +279,10 @@ RUNS_TEXT: dict[str, tuple[re.Pattern, Callable[[re.Match], list[int]]]] = {
     "vendor rows": (re.compile(r"### \(b\) Vendor and framework pages: (\d+) rows"),
                     lambda m: [len(_serving(kind="vendor-page"))]),
     "perf-overview rows": (re.compile(r"- (\d+) rows\. There is no latency and no batch size\."),
-                           lambda m: [len(_serving("performance/perf-overview.md", kind="vendor-page"))]),
+                           lambda m: [int((_serving("performance/perf-overview.md", kind="vendor-page")["gpu"]
+                                           != "rtx-pro-6000").sum())]),
+    "perf-overview RTX PRO 6000 rows": (re.compile(r"(\d+) rows on the\s+RTX PRO 6000"),
+                                        lambda m: [int((_serving(kind="vendor-page")["gpu"] == "rtx-pro-6000").sum())]),
     "TensorRT-LLM release rows": (re.compile(r"### \(c\) TensorRT-LLM performance pages across releases: (\d+) rows"),
                                   lambda m: [len(_serving(kind="trtllm-perf"))]),
     "TensorRT-LLM release L40S rows": (re.compile(r"(\d+) rows on L40S"),

@@ -26,7 +26,11 @@
   micro-batch and a token is never faster than the weights over ``tp`` GPUs'
   bandwidth; a prompt's prefill runs its stages one after another. Between
   stages each micro-batch's activations (``tokens x hidden``, 16-bit) are
-  sent once per stage boundary.
+  sent once per stage boundary. Where ``pp`` does not divide the layers, the
+  first stages take one more (``ceil(layers / pp)``, as the memory model
+  places them) and the pipeline moves at that stage's pace: a decode step and
+  the cycle's prefill passes take :func:`stage_imbalance` times the even
+  split's; a lone prompt's prefill, which passes each stage once, does not.
 - **Across nodes**: a tensor-parallel group wider than a node runs its
   all-reduces over the nodes' NICs (NCCL; the serving stacks' one-shot and
   two-shot kernels work within a node only), and a stage boundary between two
@@ -100,6 +104,7 @@ Sizes in elements, times in seconds, bytes as bytes, GB = 1e9 bytes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -282,13 +287,19 @@ def _check(model: models.Model, system: catalog.System, tp: int, pp: int, batch:
         _check_ep(model, system, tp, pp, batch, ep)
     if model.heads % tp:
         raise InputError(f"tp {tp} does not divide the {model.heads} heads of '{model.id}'")
-    if model.layers % pp:
-        raise InputError(f"pp {pp} does not divide the {model.layers} layers of '{model.id}'")
+    if pp > model.layers:
+        raise InputError(f"pp {pp} is more than the {model.layers} layers of '{model.id}'")
     nodes, group_nodes = nodes_spanned(system, ep if ep > 1 else tp * pp), nodes_spanned(system, tp)
     if group_nodes == 1 and nodes > 1 and system.gpus_per_node % tp:
         raise InputError(f"tensor-parallel groups of {tp} GPUs would straddle the {system.gpus_per_node}-GPU nodes "
                          f"of {system.id}")
     return nodes, group_nodes
+
+
+def stage_imbalance(layers: int, pp: int) -> float:
+    """How much longer the largest of ``pp`` pipeline stages is than an even share of ``layers``:
+    ``pp x ceil(layers / pp) / layers`` (1 where ``pp`` divides them; 126 layers over 8 stages: 16 / 15.75)."""
+    return pp * math.ceil(layers / pp) / layers
 
 
 def _check_ep(model: models.Model, system: catalog.System, tp: int, pp: int, batch: Any, ep: int) -> None:
@@ -365,7 +376,9 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     prefill_compute, prefill_comm = _prefill_s(at, input_tokens)
     ttft = prefill_compute + prefill_comm + fixed
     kv_dtype = run_as.kv_dtype(dtype)
-    decode_compute = _decode_compute_s(at, micro, input_tokens + output_tokens / 2, kv_dtype) + fixed
+    # the pipeline moves at its largest stage's pace (1 where pp divides the layers)
+    paced = stage_imbalance(model.layers, pp)
+    decode_compute = paced * (_decode_compute_s(at, micro, input_tokens + output_tokens / 2, kv_dtype) + fixed)
     group = micro / at.dp  # the queries of one data-parallel attention group
     ep_comm = _ep_comm_s(at, b, decode=True)
     decode_comm = _allreduces_s(at, group * model.hidden) + _stage_sends_s(at, micro * model.hidden) + ep_comm
@@ -377,8 +390,8 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     # each data-parallel attention group prefills its own queries
     prompts = prompts_per_pass(input_tokens, np.maximum(1.0, np.floor(b / at.dp)), max_num_tokens)
     pass_s, pass_comm = _prefill_passes_s(at, input_tokens, prompts, fixed)
-    cycle = b / prompts * pass_s / (pp * at.dp) + output_tokens * decode_step
-    comm = b / prompts * pass_comm / (pp * at.dp) + output_tokens * decode_comm
+    cycle = b / prompts * paced * pass_s / (pp * at.dp) + output_tokens * decode_step
+    comm = b / prompts * paced * pass_comm / (pp * at.dp) + output_tokens * decode_comm
     memory_GB, fits = _memory(at, run_as, b / at.dp * (input_tokens + output_tokens), kv_dtype)
     gpus = at.gpus
     out = {
@@ -633,11 +646,13 @@ class ClosedLoop:
 
 def unpacked_cycle_s(run_: ServingRun) -> Any:
     """``run_``'s steady-state cycle (s) with each prompt prefilled in a pass of its own: its ``batch`` prefills at
-    ``ttft_s`` each (spread over the pipeline stages and data-parallel groups) and its decode steps."""
+    ``ttft_s`` each (spread over the pipeline stages and data-parallel groups, at the largest stage's pace) and its
+    decode steps."""
     b = np.asarray(run_.batch, dtype=float)
     lanes = run_.pp * (run_.ep // run_.tp if run_.ep > 1 else 1)
     packed = b / np.asarray(run_.prefill_prompts_per_pass) * np.asarray(run_.prefill_pass_s) / lanes
-    return np.asarray(run_.cycle_s) - packed + b * np.asarray(run_.ttft_s) / lanes
+    paced = stage_imbalance(models.model(run_.model).layers, run_.pp) if run_.pp > 1 else 1.0
+    return np.asarray(run_.cycle_s) - paced * (packed - b * np.asarray(run_.ttft_s) / lanes)
 
 
 def closed_loop(run_: ServingRun) -> ClosedLoop:
