@@ -309,6 +309,9 @@ RUNS_TEXT["rows stating the engine's max_num_tokens"] = (
     re.compile(r"the (\d+) TensorRT-LLM v0\.10 rows"),
     lambda m: [int((_csv("serving_runs.csv")["max_num_tokens"].notna()
                     & _csv("serving_runs.csv")["source"].str.contains("v0.10.0")).sum())])
+RUNS_TEXT["rows whose engine limits trtllm-bench set"] = (
+    re.compile(r"00f37686 pages \((\d+) of the file's"),
+    lambda m: [int((_csv("serving_runs.csv")["engine_limits"] == "trtllm-bench").sum())])
 RUNS_TEXT["expert-parallel rows by split"] = (
     re.compile(r"`int\(sha256\(id\)\) % 3`: (\d+) fit, (\d+) holdout and (\d+) sealed rows"),
     lambda m: [int((_csv("ep_kernels.csv")["split"] == s).sum()) for s in ("fit", "holdout", "sealed")])

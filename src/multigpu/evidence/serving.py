@@ -29,7 +29,10 @@ Assumptions, each named in the ``assumption`` column where it is used:
 - an ``offline`` row without a published batch ran at maximum load (all
   requests queued at once): the batch is the largest, up to
   :data:`MAX_BATCH`, whose weights and KV cache fit the GPU in the model
-  (``max_load_batch=False`` turns this off and gives a reason instead);
+  (``max_load_batch=False`` turns this off and gives a reason instead); where
+  the row's ``engine_limits`` names ``trtllm-bench``, up to the limits that tool
+  set (:mod:`multigpu.evidence.trtllmbench`), whose tokens an iteration also
+  set how many prompts a prefill pass packs;
 - a TTFT row without an output length runs the model with one output token:
   the model's TTFT (one prefill) does not depend on it;
 - an empty ``pp`` with a given ``tp`` is 1;
@@ -62,6 +65,7 @@ from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
 from multigpu.compute import inference, models, queueing
+from multigpu.evidence import trtllmbench
 from multigpu.hardware import catalog
 
 SERVING_CSV = DATA_DIR / "serving_runs.csv"
@@ -136,6 +140,9 @@ class ServingRow(datafiles.Row):
     notes: str | None = None
     #: tokens one iteration of the engine held, where the source states it (else the engine default)
     max_num_tokens: datafiles.PositiveCount | None = None
+    #: the tool that set the engine's batch and token limits where the source states none: ``trtllm-bench``
+    #: (:mod:`multigpu.evidence.trtllmbench`), or empty
+    engine_limits: datafiles.one_of(("", trtllmbench.TOOL)) | None = None  # type: ignore[valid-type]
 
     EXPECTED = {"id": "a unique run id", "gpus": "a whole number >= 1", "tp": "a whole number >= 1",
                 "pp": "a whole number >= 1", "input_tokens": "a whole number >= 1",
@@ -225,6 +232,8 @@ class ModelCall:
     ep: int = 1  #: GPUs the routed experts are spread over (``infer --ep``), 1: none
     #: tokens one engine iteration holds (``infer --max-num-tokens``): how many prompts a prefill pass packs
     max_num_tokens: int = inference.DEFAULT_MAX_NUM_TOKENS
+    #: the most queries the engine holds in flight (all its micro-batches), where its limits are known
+    max_batch: int = MAX_BATCH
 
 
 @dataclass(frozen=True)
@@ -311,15 +320,21 @@ def map_row(row: ServingRow, max_load_batch: bool = True) -> ModelCall | str:
         stack_name = inference.DEFAULT_STACK
         assumptions.append(f"serving stack '{row.stack or ''}' not modelled: {stack_name}'s all-reduce kernels")
     closed = (row.scenario or "").lower() == CLOSED_LOOP_SCENARIO and batch is not None
-    if kind == "throughput" and not closed and row.max_num_tokens is None:
+    max_num_tokens, max_batch = row.max_num_tokens or inference.DEFAULT_MAX_NUM_TOKENS, MAX_BATCH
+    if row.engine_limits == trtllmbench.TOOL:
+        tool = trtllmbench.limits(model_id, row.system_id, row.tp, pp, row.dtype, row.input_tokens, output)
+        max_num_tokens, max_batch = row.max_num_tokens or tool.max_num_tokens, pp * tool.max_batch_size
+        assumptions.append(f"engine limits set by {trtllmbench.TOOL}: {tool.max_batch_size} queries a micro-batch, "
+                           f"{tool.max_num_tokens} tokens an iteration")
+    elif kind == "throughput" and not closed and row.max_num_tokens is None:
         assumptions.append(f"tokens an engine iteration holds not published: {inference.DEFAULT_MAX_NUM_TOKENS} "
                            "(TensorRT-LLM's default), so a prefill pass packs that many tokens of prompts")
     if closed and kind != "throughput":
         assumptions.append(f"{batch} users at fixed concurrency: the closed-loop model's latencies under load")
     return ModelCall(row.id, row.kind, row.split, kind, model_id, stand_in, row.system_id, row.tp, pp, batch,
                      row.input_tokens, output, row.dtype, measured, unit, "; ".join(assumptions), row.source,
-                     closed_loop=closed, stack=stack_name, ep=row.ep or 1,
-                     max_num_tokens=row.max_num_tokens or inference.DEFAULT_MAX_NUM_TOKENS)
+                     closed_loop=closed, stack=stack_name, ep=row.ep or 1, max_num_tokens=max_num_tokens,
+                     max_batch=max_batch)
 
 
 def serving_stack(text: str | None) -> str | None:
@@ -340,7 +355,8 @@ def _value(run: inference.ServingRun, metric: str, closed_loop: bool = False) ->
 
 def predict(call: ModelCall, cal: Calibration | None = None) -> Prediction:
     """The model's value for ``call`` (s, or output tokens/s per GPU). A maximum-load call (``batch`` None)
-    first finds the largest batch up to :data:`MAX_BATCH` that fits; if none does, batch 1 (``fits`` False).
+    first finds the largest batch up to the engine's (``max_batch``, else :data:`MAX_BATCH`) that fits; if none
+    does, batch 1 (``fits`` False).
     Raises the model's :class:`InputError` (e.g. a dtype it has no rate for)."""
     args = dict(model_id=call.model_id, system_id=call.system_id, tp=call.tp, input_tokens=call.input_tokens,
                 output_tokens=call.output_tokens, pp=call.pp, dtype=call.dtype, cal=cal,
@@ -348,7 +364,7 @@ def predict(call: ModelCall, cal: Calibration | None = None) -> Prediction:
     packing = dict(max_num_tokens=call.max_num_tokens)
     batch = call.batch
     if batch is None:
-        fits = np.asarray(inference.run(batch=np.arange(1, MAX_BATCH + 1), **args, **packing).fits, dtype=bool)
+        fits = np.asarray(inference.run(batch=np.arange(1, call.max_batch + 1), **args, **packing).fits, dtype=bool)
         batch = int(np.flatnonzero(fits).max()) + 1 if fits.any() else 1
     run = inference.run(batch=batch, **args, **packing)
     if call.closed_loop and not run.fits and call.pp == 1 and call.ep == 1:
