@@ -190,8 +190,10 @@ def test_flip_sentences_carry_the_factor_and_the_demo_flips(runs):
         assert f"a PCIe price cut of {100 * (1 - scale):.1f} %" in facts["flip_sentence_short"]
         assert f"costs {case['nvlink_cost']:,.2f} and the cheapest PCIe option {case['pcie_cost']:,.2f}" in \
             facts["ex1_question"]
-        assert facts["ex1_answer"].startswith(f"To {case['nvlink_cost']:,.2f} / {case['pcie_cost']:,.2f} = "
-                                              f"{scale:.3f} times")
+        shown = float(f"{case['nvlink_cost']:.2f}") / float(f"{case['pcie_cost']:.2f}")  # of the printed costs
+        assert facts["ex1_answer"].startswith(
+            f"To {case['nvlink_cost']:,.2f} / {case['pcie_cost']:,.2f} = {shown:.2f} times their level, a cut of "
+            f"about {100 * (1 - shown):.0f} %")
         sentences.append(facts["flip_sentence"])
         demo = ch05.flip_demo(run.decided, run.table, run.ref)
         assert list(demo.index) == [1.0, round(scale * 1.02, 3), round(scale * 0.98, 3)]

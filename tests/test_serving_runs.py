@@ -32,6 +32,9 @@ def test_all_rows_load_with_unique_ids_and_the_default_is_fit_and_holdout():
     every = serving.load(serving.SPLITS, include_unopened=True)
     assert len(every) == 585
     assert len(serving.load(serving.SPLITS)) == 585 - sum(map(serving.unopened, every)) < 585
+    # this new rows keep their own sealed third closed: the RTX PRO 6000 rows (14 sealed of 46)
+    rtx = [row for row in every if "-rtxpro6000-" in row.id]
+    assert (len(rtx), sum(map(serving.unopened, rtx))) == (46, 14)
     assert len({row.id for row in every}) == len(every)
     default = serving.load()
     assert default and {row.split for row in default} <= set(OPEN)

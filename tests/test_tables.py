@@ -252,8 +252,12 @@ def test_key_columns_first_sticky_then_columns_in_order():
     sticky = [a for a in cells if a.get("class") == "mg-key"]
     assert len(sticky) == 2 * (1 + len(frame()))  # two key columns, header and every row
     assert "position:sticky" in rule(html_text, "td.mg-key") and "background:#fff" in rule(html_text, "td.mg-key")
-    first_key = [a for a in sticky if "left:0em" in a["style"]]
-    assert len(first_key) == 1 + len(frame())  # the second key sticks right of the first
+    assert "left:0" in rule(html_text, "td.mg-key")  # the first key column sticks at the left edge
+    heads, cells_ = sticky[:2], sticky[2:]  # the two key headers, then each row's two key cells
+    assert ["left:0em" in a["style"] and "width:" in a["style"] for a in heads] == [True, False]
+    # in the rows, the first key's cells carry no style (the stylesheet's left:0); the second sticks right of it
+    assert all("style" not in a for a in cells_[0::2])
+    assert {a["style"] for a in cells_[1::2]} == {heads[1]["style"].split(";")[0]}
     assert [a for tag, a in out.elements if tag == "div" and a.get("class") == "mg-table-scroll"] == [
         {"class": "mg-table-scroll", "style": "overflow-x:auto;max-width:100%"}]
 

@@ -903,14 +903,32 @@ def table5_facts(cal: Calibration | None = None) -> Facts:
 
 def _fp4_facts(served: pd.DataFrame) -> dict[str, object]:
     """FP4 serving against its published rows: ``sv_fp4_n``, ``sv_fp4_median`` (%) and ``sv_fp4_fast`` (rows
-    predicted too fast) of the held-out FP4 rows, and ``sv_fp4_page_fp8_median`` (%), the held-out FP8 rows of
-    the same TensorRT-LLM performance page, measured the same way on Hopper."""
-    held = served[served["split"] == "holdout"]
+    predicted too fast) of the held-out FP4 rows on NVSwitch systems (B200, GB200), and ``sv_fp4_page_fp8_median``
+    (%), the held-out FP8 rows of the same TensorRT-LLM performance page, measured the same way on Hopper."""
+    held = served[(served["split"] == "holdout") & (served["system_id"].map(pcieside.side) == pcieside.NVSWITCH)]
     fp4 = held[held["dtype"] == "fp4"]["rel_error"]
     pages = set(held.loc[held["dtype"] == "fp4", "source"])
     fp8 = held[(held["dtype"] == "fp8") & held["source"].isin(pages)]["rel_error"]
     return {"sv_fp4_n": len(fp4), "sv_fp4_median": 100 * float(fp4.abs().median()),
             "sv_fp4_fast": int((fp4 > 0).sum()), "sv_fp4_page_fp8_median": 100 * float(fp8.abs().median())}
+
+
+#: The PCIe box whose published serving runs set pipeline depths side by side (TensorRT-LLM's performance page).
+PIPELINE_BOX = "pcie-rtxpro6000-8"
+
+
+def _pipeline_facts(served: pd.DataFrame) -> dict[str, object]:
+    """Llama 3.3 70B on :data:`PIPELINE_BOX` by pipeline depth, on its held-out rows: ``sv_pp_n`` (rows), and for
+    each depth ``d`` of 1, 2, 4 and 8 ``sv_pp<d>_n`` and ``sv_pp<d>_pct``, the signed median error of the
+    throughput (%, positive: the model too fast)."""
+    held = served[(served["split"] == "holdout") & (served["system_id"] == PIPELINE_BOX)
+                  & (served["metric"] == "throughput") & (served["model_id"] == "llama3.1-70b")]
+    out: dict[str, object] = {"sv_pp_n": len(held)}
+    for depth in (1, 2, 4, 8):
+        part = held[held["pp"] == depth]["rel_error"]
+        out[f"sv_pp{depth}_n"] = len(part)
+        out[f"sv_pp{depth}_pct"] = 100 * float(part.median()) if len(part) else float("nan")
+    return out
 
 
 def fsdp_generation_facts(training: pd.DataFrame) -> Facts:
@@ -929,7 +947,8 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     model cannot express), ``tr_sealed``; serving (``served``: :func:`multigpu.evidence.serving.compare`):
     ``sv_<split>_<metric>_n``/``_median`` (%) for throughput, ttft and tpot, ``sv_mlperf`` (MLPerf rows
     compared), ``sv_not``, ``sv_sealed``, ``sv_queued`` and ``sv_queued_median`` (%: fit and held-out rows whose
-    users outnumber what fits memory, :func:`multigpu.evidence.serving.queued`), FP4 (:func:`_fp4_facts`); the
+    users outnumber what fits memory, :func:`multigpu.evidence.serving.queued`), FP4 (:func:`_fp4_facts`),
+    pipeline depth on a PCIe box (:func:`_pipeline_facts`); the
     decode step's memory kernels
     (:func:`multigpu.compute.inference.measured_hbm_fractions`): ``hbm_gpus``,
     ``hbm_write_min_pct``/``_max_pct`` (kernels that write) and ``hbm_read_min_pct``/``_max_pct`` (dot); the
@@ -946,6 +965,7 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
             out[f"sv_{split}_{metric}_n"] = len(part)
             out[f"sv_{split}_{metric}_median"] = 100 * float(part.median()) if len(part) else float("nan")
     out.update(_fp4_facts(served))
+    out.update(_pipeline_facts(served))
     waited = served[serving.queued(served) & (served["split"] != "sealed")]["rel_error"].abs()
     out.update({"sv_queued": len(waited), "sv_queued_median": 100 * float(waited.median()) if len(waited) else 0.0})
     out.update({"tr_not": len(runs.not_modelled()), "tr_sealed": len(runs.selected(("sealed",))),

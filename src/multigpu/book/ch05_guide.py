@@ -493,9 +493,12 @@ def _flip_texts(case: Mapping[str, Any] | None, pricing: str) -> Facts:
                             "depend on the price. This price file has no case to compute it on."),
         }
     scale = case["pcie_price_scale_to_flip"]
+    # the exercise divides the two costs as it prints them, so its factor is theirs, at the precision they carry
+    shown_scale = float(f"{case['nvlink_cost']:.2f}") / float(f"{case['pcie_cost']:.2f}")
     values = {"title": word(guide.KIND_TITLES[case["kind"]]), "model": case["model"], "scale": scale,
               "cut": 100 * (1 - scale), "pricing": word(pricing), "nvlink": case["nvlink_cost"],
-              "pcie": case["pcie_cost"], "unit": word(guide.cost_unit(case["kind"]))}
+              "pcie": case["pcie_cost"], "unit": word(guide.cost_unit(case["kind"])), "shown_scale": shown_scale,
+              "shown_cut": 100 * (1 - shown_scale)}
     return {
         "flip_sentence": _("The closest case is {title} of `{model}`: PCIe prices must fall to {scale:.3f} times their "
                            "level, a cut of {cut:.1f} %. Rerunning the guide with every PCIe price scaled shows the "
@@ -505,7 +508,8 @@ def _flip_texts(case: Mapping[str, Any] | None, pricing: str) -> Facts:
                           "{nvlink:,.2f} and the cheapest PCIe option {pcie:,.2f} ({unit}). By how much must every "
                           "PCIe price fall for the PCIe option to be the cheaper one, and why does nothing else in the "
                           "search change?", **values),
-        "ex1_answer": _("To {nvlink:,.2f} / {pcie:,.2f} = {scale:.3f} times their level, a cut of {cut:.1f} %. A price "
+        "ex1_answer": _("To {nvlink:,.2f} / {pcie:,.2f} = {shown_scale:.2f} times their level, a cut of about "
+                        "{shown_cut:.0f} %. A price "
                         "enters the cost only as a factor: the layouts, step times and instance counts that the search "
                         "finds do not depend on it, so scaling every PCIe price scales every PCIe cost by the same "
                         "factor and leaves the NVLink-class costs alone. The table in the section on prices reruns the "

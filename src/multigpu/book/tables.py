@@ -133,7 +133,7 @@ _STYLE = (
     ".mg-table-scroll table.mg-table-grid td{overflow-wrap:anywhere}"
     ".mg-table-scroll table.mg-table-grid.mg-tight th{overflow-wrap:anywhere}"
     ".mg-table-scroll table.mg-table-grid td.mg-key,.mg-table-scroll table.mg-table-grid th.mg-key{"
-    "border-right:1px solid #dee2e6;position:sticky;background:#fff;z-index:1;box-sizing:border-box;"
+    "border-right:1px solid #dee2e6;position:sticky;left:0;background:#fff;z-index:1;box-sizing:border-box;"
     "overflow-wrap:anywhere}"
     ".mg-table-scroll table.mg-table-grid th.mg-key{z-index:2}"
     ".mg-table-caption{margin:.5em 0 .25em 0;font-style:italic}"
@@ -419,14 +419,17 @@ def table_html(df: pd.DataFrame, *, key: Sequence[str] = (), columns: Sequence[s
     tight = len(columns_) <= FIT_COLUMNS and _least_em(columns_, keys_em) > _FIT_EM
     heads, bodies, left = [], [], 0.0
     for column, key_em in zip(columns_, keys_em):
-        style = ""
+        style, cell_style = "", ""
         if key_em is not None:
+            # the header sets a key column's width; its cells stick at the left of the columns before it, the
+            # first at 0 (the stylesheet's), so a long table does not repeat one style in every row
             style = f' style="left:{left:g}em;width:{key_em:g}em;min-width:{key_em:g}em;max-width:{key_em:g}em"'
+            cell_style = f' style="left:{left:g}em"' if left else ""
             left = round(left + key_em, 2)
         elif column.head_em:
             style = f' style="min-width:{column.head_em:g}em"'
         heads.append(f'<th scope="col"{_class(column.cls)}{style}>{html.escape(column.label)}</th>')
-        opening = f"<td{_class(column.cls)}{style if key_em is not None else ''}>"
+        opening = f"<td{_class(column.cls)}{cell_style}>"
         bodies.append([f"{opening}{c}</td>" for c in column.cells])
 
     rows = ["<tr>" + "".join(cells) + "</tr>" for cells in zip(*bodies)] if bodies else []

@@ -155,11 +155,13 @@ class ServingRow(datafiles.Row):
 #: Sealed rows not opened yet: the rows collected for the PCIe side (TensorRT-LLM's release pages, ``kind``
 #: ``trtllm-perf``) keep their own sealed third closed until its one opening.
 UNOPENED_KINDS = ("trtllm-perf",)
+#: Sealed rows not opened yet by id: the RTX PRO 6000 rows of TensorRT-LLM's performance overview (PCIe side).
+UNOPENED_IDS = re.compile(r"-rtxpro6000-")
 
 
 def unopened(row: ServingRow) -> bool:
-    """Whether ``row`` is a sealed row not opened yet (:data:`UNOPENED_KINDS`)."""
-    return row.split == "sealed" and row.kind in UNOPENED_KINDS
+    """Whether ``row`` is a sealed row not opened yet (:data:`UNOPENED_KINDS`, :data:`UNOPENED_IDS`)."""
+    return row.split == "sealed" and (row.kind in UNOPENED_KINDS or bool(UNOPENED_IDS.search(row.id)))
 
 
 def load(splits: Iterable[str] = DEFAULT_SPLITS, path: str | Path = SERVING_CSV,

@@ -66,8 +66,8 @@ def _round_tokens(raw: float) -> int:
 def kv_requests(model_id: str, system_id: str, tp: int, pp: int, dtype: str, input_tokens: int,
                 output_tokens: int) -> float:
     """Requests whose whole KV cache fits in the tool's share of the memory the weights leave (step 1): the GPU's
-    stated memory read as GiB, the weights at the tool's bytes for their format (:data:`WEIGHT_BYTES`), the KV cache at the
-    precision TensorRT-LLM keeps under them (:meth:`multigpu.compute.inference.Stack.kv_dtype`)."""
+    stated memory read as GiB, the weights at the tool's bytes for their format (:data:`WEIGHT_BYTES`), the KV
+    cache at the precision TensorRT-LLM keeps under them (:meth:`multigpu.compute.inference.Stack.kv_dtype`)."""
     m = models.model(model_id)
     gpu = catalog.gpu(catalog.system(system_id).gpu)
     kv_dtype = inference.stack("tensorrt-llm").kv_dtype(dtype)
