@@ -920,7 +920,8 @@ PIPELINE_BOX = "pcie-rtxpro6000-8"
 def _pipeline_facts(served: pd.DataFrame) -> dict[str, object]:
     """Llama 3.3 70B on :data:`PIPELINE_BOX` by pipeline depth, on its held-out rows: ``sv_pp_n`` (rows), and for
     each depth ``d`` of 1, 2, 4 and 8 ``sv_pp<d>_n`` and ``sv_pp<d>_pct``, the signed median error of the
-    throughput (%, positive: the model too fast)."""
+    throughput (%, positive: the model too fast); ``sv_pp_send_pct``, the largest share of a decode step (%) that
+    the model gives the sends between stages on those rows of more than one stage."""
     held = served[(served["split"] == "holdout") & (served["system_id"] == PIPELINE_BOX)
                   & (served["metric"] == "throughput") & (served["model_id"] == "llama3.1-70b")]
     out: dict[str, object] = {"sv_pp_n": len(held)}
@@ -928,6 +929,9 @@ def _pipeline_facts(served: pd.DataFrame) -> dict[str, object]:
         part = held[held["pp"] == depth]["rel_error"]
         out[f"sv_pp{depth}_n"] = len(part)
         out[f"sv_pp{depth}_pct"] = 100 * float(part.median()) if len(part) else float("nan")
+    staged = [inference.run(r.model_id, r.system_id, r.tp, r.batch, r.input_tokens, r.output_tokens, pp=r.pp,
+                            dtype=r.dtype) for r in held[held["pp"] > 1].itertuples()]
+    out["sv_pp_send_pct"] = max((100 * s.decode_comm_s / s.decode_step_s for s in staged), default=float("nan"))
     return out
 
 
