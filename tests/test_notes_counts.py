@@ -192,7 +192,7 @@ def test_file_headings_count_their_rows(name):
     for heading in FILE_HEADING.finditer(_text(name)):
         assert _int(heading["n"]) == len(_csv(heading["file"])), heading.group()
     if name == RUNS_NOTES:
-        assert len(FILE_HEADING.findall(_text(name))) == 7
+        assert len(FILE_HEADING.findall(_text(name))) == 8
 
 
 #: each table row of RUNS-NOTES.md, by a text its source cell holds -> a text of the rows' ``source`` URL

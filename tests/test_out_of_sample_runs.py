@@ -13,9 +13,12 @@ from multigpu.evidence import decodefit, runs, serving
 #: llm-foundry's whole tables (issue 46): those runs are Lambda's BERT fine-tuning and llm-foundry's ``T-foundry``
 #: rows (training) and TensorRT-LLM's release pages (serving), bounded apart below.
 def _earlier(frame, kind_column: str | None = None):
+    """The rows compared when these bounds were set: not the later-collected Lambda and Foundry runs, TensorRT-LLM's
+    release pages, nor MLPerf's Offline runs (compared at their dataset's mean lengths since 2026-12-07; scored
+    apart in tests/test_pcieside.py and the validation appendix)."""
     later = frame["id"].str.startswith(("T-lambda", "T-foundry"))
     if kind_column:
-        later |= frame[kind_column] == "trtllm-perf"
+        later |= frame[kind_column].isin(("trtllm-perf", "mlperf"))
     return frame[~later]
 
 

@@ -30,8 +30,8 @@ def open_ids() -> set[str]:
 
 def test_all_rows_load_with_unique_ids_and_the_default_is_fit_and_holdout():
     every = serving.load(serving.SPLITS, include_unopened=True)
-    assert len(every) == 585
-    assert len(serving.load(serving.SPLITS)) == 585 - sum(map(serving.unopened, every)) < 585
+    assert len(every) == 591
+    assert len(serving.load(serving.SPLITS)) == 591 - sum(map(serving.unopened, every)) < 591
     # this issue's new rows keep their own sealed third closed: the RTX PRO 6000 rows (14 sealed of 46)
     rtx = [row for row in every if "-rtxpro6000-" in row.id]
     assert (len(rtx), sum(map(serving.unopened, rtx))) == (46, 14)
@@ -91,9 +91,32 @@ def test_unit_conversion_on_synthetic_rows():
             serving.measured_value(synthetic(**bad))
 
 
+def test_an_mlperf_offline_row_runs_at_its_datasets_mean_input_and_its_own_mean_output():
+    """MLPerf's datasets vary the lengths by query: the model runs the dataset's mean input (24576 OpenOrca
+    samples for llama2-70b, the count each run's log prints as performance_sample_count) and the run's mean
+    output, its tokens/s over its samples/s."""
+    dataset = serving.mlperf_datasets()["llama2-70b"]
+    assert dataset.samples == 24576 and 150 < dataset.mean_input_tokens < 300  # prompts of 48 to 1021 tokens
+    row = synthetic(kind="mlperf", model="Llama 2 70B Chat (MLPerf llama2-70b, 99% accuracy target)", gpus="8",
+                    input_tokens=None, output_tokens=None, batch_or_concurrency=None, scenario="offline",
+                    measured="24000", notes="whole system (samples/s 80)")
+    call = serving.map_row(row)
+    assert isinstance(call, serving.ModelCall)
+    assert (call.input_tokens, call.output_tokens, call.batch) == (round(dataset.mean_input_tokens), 300, None)
+    assert "MLPerf" in call.assumption
+    # every benchmark of the file's MLPerf rows has its dataset
+    named = {serving._MLPERF_BENCHMARK.search(r.model).group(1).lower()
+             for r in serving.load(serving.SPLITS, include_unopened=True) if r.kind == "mlperf"}
+    assert named <= set(serving.mlperf_datasets())
+
+
 def test_rows_the_model_cannot_express_get_a_reason():
     assert serving.map_row(synthetic(metric="ttft_p99", unit="ns")) == serving.REASON_TAIL
-    assert serving.map_row(synthetic(kind="mlperf", input_tokens=None, output_tokens=None)) == serving.REASON_VARIABLE
+    # an MLPerf row runs at its dataset's mean lengths only where the benchmark and the run's samples/s are known
+    assert serving.map_row(synthetic(kind="mlperf", input_tokens=None, output_tokens=None, scenario="offline",
+                                     batch_or_concurrency=None)) == serving.REASON_VARIABLE
+    assert serving.map_row(synthetic(kind="mlperf", input_tokens=None, output_tokens=None, scenario="server",
+                                     batch_or_concurrency=None)) == serving.REASON_BATCH
     assert serving.map_row(synthetic(tp=None, pp=None)) == serving.REASON_LAYOUT
     assert serving.map_row(synthetic(dtype=None)) == serving.REASON_DTYPE
     assert serving.map_row(synthetic(batch_or_concurrency=None, scenario="server")) == serving.REASON_BATCH

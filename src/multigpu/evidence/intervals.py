@@ -72,6 +72,7 @@ FOLDS = 5
 RUN_FOLDS_CSV = sweeps.DATA_DIR / "run_folds.csv"
 #: The files the runs' fold kernels come from; their digest is stored with them.
 RUN_INPUTS = (sweeps.DATA_DIR / "training_runs.csv", sweeps.DATA_DIR / "serving_runs.csv",
+              sweeps.DATA_DIR / "mlperf_datasets.csv",
               sweeps.DATA_DIR / "compute_efficiency.csv", sweeps.DATA_DIR / "stack_efficiency.csv",
               sweeps.DATA_DIR / "layer_timings.csv", sweeps.DATA_DIR / "gemm_throughput.csv")
 #: The default level of an interval.

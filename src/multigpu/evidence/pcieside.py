@@ -21,6 +21,7 @@ its inverse, so every ratio is a ratio of times, as the break-even premium is.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -49,9 +50,17 @@ def side(system_id: str) -> str:
     return NVSWITCH if catalog.system(system_id.split("@")[0]).topology == "nvswitch" else PCIE
 
 
+#: An MLPerf Inference result's log: one file per system, of one submitter's submission to one round.
+_MLPERF_RESULT = re.compile(
+    r"^(https://github\.com/mlcommons/inference_results_v[0-9.]+/blob/[^/]+/closed/[^/]+)/results/")
+
+
 def source_doc(source: str) -> str:
-    """The document (and version) a source cites: the text before its first ``" ("`` (section, table)."""
-    return source.split(" (")[0].strip()
+    """The document (and version) a source cites: the text before its first ``" ("`` (section, table); for an
+    MLPerf Inference result, the submitter's submission to its round (each system's log is a file of it)."""
+    doc = source.split(" (")[0].strip()
+    submission = _MLPERF_RESULT.match(doc)
+    return submission.group(1) if submission else doc
 
 
 def _points(kind: str, frame: pd.DataFrame, ids: pd.Series, systems: pd.Series, setting: pd.Series,
@@ -76,9 +85,11 @@ def _serving(splits: Sequence[str], cal: Calibration | None) -> pd.DataFrame:
     frame = frame[(frame["metric"] == "throughput") & (frame["tp"] * frame["pp"] >= 2)]  # GPUs that communicate
     published = {row.id: row.batch_or_concurrency for row in serving.load(tuple(splits))}
     batch = frame["id"].map(lambda i: published[i] if published[i] is not None else "max load")
+    # an MLPerf run's lengths are its dataset's (its mean output is the run's own, so it differs a little by run)
+    lengths = (frame["input_tokens"].astype(str) + "/" + frame["output_tokens"].astype(str)).where(
+        frame["kind"] != "mlperf", "MLPerf dataset")
     setting = (frame["model_id"] + " " + frame["dtype"] + " TP" + frame["tp"].astype(str) + " PP"
-               + frame["pp"].astype(str) + " " + frame["input_tokens"].astype(str) + "/"
-               + frame["output_tokens"].astype(str) + " batch " + batch.astype(str))
+               + frame["pp"].astype(str) + " " + lengths + " batch " + batch.astype(str))
     return _points("serving", frame, frame["id"], frame["system_id"], setting, 1 / frame["measured"],
                    1 / frame["predicted"])
 
@@ -187,10 +198,11 @@ class SideErrors:
         return self.ratio_pct if self.basis == "ratio" else self.nvswitch_pct
 
 
-def side_errors(frame: pd.DataFrame, kind: str) -> SideErrors:
-    """:class:`SideErrors` of ``kind`` from a held-out :func:`comparisons` frame."""
+def side_errors(frame: pd.DataFrame, kind: str, paired: pd.DataFrame | None = None) -> SideErrors:
+    """:class:`SideErrors` of ``kind`` from a held-out :func:`comparisons` frame; the ratio's from ``paired``
+    (:func:`pairs`; default: the pairs within ``frame``)."""
     table = errors(frame).set_index(["kind", "side"])
-    paired = pairs(frame)
+    paired = pairs(frame) if paired is None else paired
     ratios = ratio_summary(paired[paired["same_gpu"]]).set_index("kind")
 
     def part(side_name: str) -> tuple[float, int]:
@@ -206,6 +218,9 @@ def side_errors(frame: pd.DataFrame, kind: str) -> SideErrors:
 
 @cache
 def verdict_errors() -> dict[str, SideErrors]:
-    """:class:`SideErrors` of each of :data:`VERDICT_KINDS` on the held-out runs, with the shipped calibration."""
+    """:class:`SideErrors` of each of :data:`VERDICT_KINDS` on the held-out runs, with the shipped calibration;
+    the ratio's on the held-out pairs (a pair's split is its PCIe run's, :func:`pairs`), whose NVSwitch run may
+    be a fit one."""
     held = comparisons(("holdout",))
-    return {kind: side_errors(held, kind) for kind in VERDICT_KINDS}
+    paired = pairs(comparisons(("fit", "holdout")))
+    return {kind: side_errors(held, kind, paired[paired["split"] == "holdout"]) for kind in VERDICT_KINDS}

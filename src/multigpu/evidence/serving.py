@@ -46,8 +46,13 @@ Assumptions, each named in the ``assumption`` column where it is used:
   queries held). Within memory the closed-loop model stays: with identical lengths the simulated users fall
   into an even rhythm and never wait for one another's prefills, where the published runs show that wait.
 
-Variable-length rows (the MLPerf datasets) get a reason, not invented lengths:
-the notes give only maximum lengths.
+- an MLPerf row (its dataset's lengths vary from query to query) runs at mean lengths: its input is the
+  mean over its benchmark's dataset (``data/mlperf_datasets.csv``, :func:`mlperf_lengths`), its output the
+  run's own mean, its tokens per second over its samples per second (both in its log summary). In a
+  saturated run a decode step's cost follows the mean KV length and the prefill work per output token the
+  mean input over the mean output, so the means carry the load to first order; a prompt's attention grows
+  with its square, which the mean understates (a few % at these lengths, more on llama3.1-405b's long
+  prompts). Only its Offline throughput is compared: a Server run's load is a query rate.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +75,7 @@ from multigpu.evidence import trtllmbench
 from multigpu.hardware import catalog
 
 SERVING_CSV = DATA_DIR / "serving_runs.csv"
+MLPERF_DATASETS_CSV = DATA_DIR / "mlperf_datasets.csv"
 #: The scenario of fixed-concurrency (closed-loop) benchmark rows.
 CLOSED_LOOP_SCENARIO = "interactive"
 SPLITS = ("fit", "holdout", "sealed")
@@ -95,14 +102,16 @@ STAND_INS = (
 _MODEL_ID = re.compile(r"\bmodel id ([a-z0-9][a-z0-9.-]*[a-z0-9])")
 _AMBIGUOUS = re.compile(r"per GPU or total is ambiguous", re.IGNORECASE)
 _TAIL = re.compile(r"_p\d+$")
+_MLPERF_BENCHMARK = re.compile(r"\bMLPerf ([a-z0-9][a-z0-9.-]*[a-z0-9])", re.IGNORECASE)
+_SAMPLES_PER_S = re.compile(r"\bsamples/s ([0-9]+(?:\.[0-9]+)?)")
 
 #: Reasons given by :func:`map_row` (the model's own errors and memory are added by :func:`not_modelled`).
 REASON_TAIL = "tail (p99) latency under load: the model gives one steady-state value, not a percentile"
 REASON_AMBIGUOUS = "unit ambiguous in the source (per GPU or whole system)"
 REASON_LAYOUT = "layout not published (tp empty)"
 REASON_DTYPE = "precision not published (dtype empty)"
-REASON_VARIABLE = ("variable input/output lengths (MLPerf dataset; only maximum lengths are stated): "
-                   "the model needs fixed lengths")
+REASON_VARIABLE = ("variable input/output lengths (MLPerf dataset) and no mean to run them at: the benchmark "
+                   "is not in mlperf_datasets.csv, or the notes give no samples/s")
 REASON_INPUT = "input length not published"
 REASON_OUTPUT = "output length not published"
 REASON_BATCH = "batch / concurrency not published (load set by a target QPS or not given)"
@@ -171,6 +180,38 @@ def load(splits: Iterable[str] = DEFAULT_SPLITS, path: str | Path = SERVING_CSV,
     wanted = datafiles.wanted_splits(splits, SPLITS)
     return [row for _, row in datafiles.read(path, ServingRow, unique=("id",))
             if row.split in wanted and (include_unopened or not unopened(row))]
+
+
+class MLPerfDatasetRow(datafiles.Row):
+    """Schema of ``data/mlperf_datasets.csv``: an MLPerf Inference benchmark's dataset and its mean input."""
+
+    benchmark: datafiles.LowerId  #: the benchmark as MLPerf names it (``llama2-70b``)
+    dataset: datafiles.Text
+    samples: datafiles.PositiveCount  #: queries in the dataset (MLPerf's ``performance_sample_count``)
+    mean_input_tokens: datafiles.Positive  #: mean prompt length over them, tokens of the model's tokenizer
+    source: datafiles.Text
+    notes: str | None = None
+
+    EXPECTED = {"samples": "a whole number >= 1", "mean_input_tokens": "a positive number"}
+    NOUN = "MLPerf dataset"
+
+
+@cache
+def mlperf_datasets(path: str | Path = MLPERF_DATASETS_CSV) -> dict[str, MLPerfDatasetRow]:
+    """The rows of ``mlperf_datasets.csv`` by benchmark."""
+    return {row.benchmark: row for _, row in datafiles.read(path, MLPerfDatasetRow, unique=("benchmark",))}
+
+
+def mlperf_lengths(row: ServingRow) -> tuple[int, int] | None:
+    """(input, output) tokens an MLPerf row runs at: its dataset's mean input (:func:`mlperf_datasets`) and the
+    run's mean output, its published tokens per second over the samples per second its notes give, each
+    rounded to a whole token; None where the benchmark or the samples per second are not known."""
+    benchmark = _MLPERF_BENCHMARK.search(row.model)
+    samples = _SAMPLES_PER_S.search(row.notes or "")
+    dataset = mlperf_datasets().get(benchmark.group(1).lower()) if benchmark else None
+    if dataset is None or samples is None or row.unit.strip().lower() != "tokens/s":
+        return None
+    return round(dataset.mean_input_tokens), max(1, round(row.measured / float(samples.group(1))))
 
 
 def metric_kind(metric: str) -> str | None:
@@ -292,13 +333,20 @@ def map_row(row: ServingRow, max_load_batch: bool = True) -> ModelCall | str:
         return REASON_LAYOUT
     if not row.dtype:
         return REASON_DTYPE
-    if row.input_tokens is None:
-        return REASON_VARIABLE if row.kind == "mlperf" else REASON_INPUT
     assumptions = [why] if why else []
-    output = row.output_tokens
+    input_tokens, output = row.input_tokens, row.output_tokens
+    if row.kind == "mlperf" and input_tokens is None:
+        lengths = mlperf_lengths(row)
+        if lengths is None:
+            return REASON_VARIABLE if (row.scenario or "").lower() == "offline" else REASON_BATCH
+        input_tokens, output = lengths
+        assumptions.append(f"MLPerf's variable lengths at their means: {input_tokens} tokens in (the dataset's), "
+                           f"{output} out (the run's tokens/s over its samples/s)")
+    if input_tokens is None:
+        return REASON_INPUT
     if output is None:
         if kind != "ttft":
-            return REASON_VARIABLE if row.kind == "mlperf" else REASON_OUTPUT
+            return REASON_OUTPUT
         output = 1
         assumptions.append("output length not published: 1 token (the model's TTFT does not depend on it)")
     batch = row.batch_or_concurrency
@@ -324,7 +372,7 @@ def map_row(row: ServingRow, max_load_batch: bool = True) -> ModelCall | str:
     closed = (row.scenario or "").lower() == CLOSED_LOOP_SCENARIO and batch is not None
     max_num_tokens, max_batch = row.max_num_tokens or inference.DEFAULT_MAX_NUM_TOKENS, MAX_BATCH
     if row.engine_limits == trtllmbench.TOOL:
-        tool = trtllmbench.limits(model_id, row.system_id, row.tp, pp, row.dtype, row.input_tokens, output)
+        tool = trtllmbench.limits(model_id, row.system_id, row.tp, pp, row.dtype, input_tokens, output)
         max_num_tokens, max_batch = row.max_num_tokens or tool.max_num_tokens, pp * tool.max_batch_size
         assumptions.append(f"engine limits set by {trtllmbench.TOOL}: {tool.max_batch_size} queries a micro-batch, "
                            f"{tool.max_num_tokens} tokens an iteration")
@@ -334,7 +382,7 @@ def map_row(row: ServingRow, max_load_batch: bool = True) -> ModelCall | str:
     if closed and kind != "throughput":
         assumptions.append(f"{batch} users at fixed concurrency: the closed-loop model's latencies under load")
     return ModelCall(row.id, row.kind, row.split, kind, model_id, stand_in, row.system_id, row.tp, pp, batch,
-                     row.input_tokens, output, row.dtype, measured, unit, "; ".join(assumptions), row.source,
+                     input_tokens, output, row.dtype, measured, unit, "; ".join(assumptions), row.source,
                      closed_loop=closed, stack=stack_name, ep=row.ep or 1, max_num_tokens=max_num_tokens,
                      max_batch=max_batch)
 
