@@ -903,14 +903,30 @@ def table5_facts(cal: Calibration | None = None) -> Facts:
 
 def _fp4_facts(served: pd.DataFrame) -> dict[str, object]:
     """FP4 serving against its published rows: ``sv_fp4_n``, ``sv_fp4_median`` (%) and ``sv_fp4_fast`` (rows
-    predicted too fast) of the held-out FP4 rows on NVSwitch systems (B200, GB200), and ``sv_fp4_page_fp8_median``
-    (%), the held-out FP8 rows of the same TensorRT-LLM performance page, measured the same way on Hopper."""
-    held = served[(served["split"] == "holdout") & (served["system_id"].map(pcieside.side) == pcieside.NVSWITCH)]
+    predicted too fast) of the held-out FP4 rows of TensorRT-LLM's performance page on NVSwitch systems (B200,
+    GB200), and ``sv_fp4_page_fp8_median`` (%), the held-out FP8 rows of the same page, measured the same way on
+    Hopper; ``sv_fp4_mlperf_n``, ``sv_fp4_mlperf_min`` and ``_max`` (%, signed), MLPerf's fit and held-out
+    Offline FP4 runs on those systems."""
+    switched = served[(served["system_id"].map(pcieside.side) == pcieside.NVSWITCH) & (served["split"] != "sealed")]
+    held = switched[(switched["split"] == "holdout") & (switched["kind"] != "mlperf")]
     fp4 = held[held["dtype"] == "fp4"]["rel_error"]
     pages = set(held.loc[held["dtype"] == "fp4", "source"])
     fp8 = held[(held["dtype"] == "fp8") & held["source"].isin(pages)]["rel_error"]
+    mlperf = switched[(switched["kind"] == "mlperf") & (switched["dtype"] == "fp4")]["rel_error"]
     return {"sv_fp4_n": len(fp4), "sv_fp4_median": 100 * float(fp4.abs().median()),
-            "sv_fp4_fast": int((fp4 > 0).sum()), "sv_fp4_page_fp8_median": 100 * float(fp8.abs().median())}
+            "sv_fp4_fast": int((fp4 > 0).sum()), "sv_fp4_page_fp8_median": 100 * float(fp8.abs().median()),
+            "sv_fp4_mlperf_n": len(mlperf), "sv_fp4_mlperf_min": 100 * float(mlperf.min()),
+            "sv_fp4_mlperf_max": 100 * float(mlperf.max())}
+
+
+def _mlperf_facts(served: pd.DataFrame) -> dict[str, object]:
+    """MLPerf's Offline runs, compared at their dataset's mean lengths: ``sv_mlperf`` (fit and held-out rows),
+    ``sv_mlperf_median`` (%, |error|) and ``sv_mlperf_fast`` (rows predicted too fast), and ``sv_mlperf_l2_in``,
+    the mean prompt of Llama 2 70B's dataset (tokens, ``data/mlperf_datasets.csv``)."""
+    rows = served[(served["kind"] == "mlperf") & (served["split"] != "sealed")]["rel_error"]
+    return {"sv_mlperf": len(rows), "sv_mlperf_median": 100 * float(rows.abs().median()),
+            "sv_mlperf_fast": int((rows > 0).sum()),
+            "sv_mlperf_l2_in": serving.mlperf_datasets()["llama2-70b"].mean_input_tokens}
 
 
 #: The PCIe box whose published serving runs set pipeline depths side by side (TensorRT-LLM's performance page).
@@ -949,8 +965,8 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     """Published runs against the model. Training (``training``: :func:`multigpu.evidence.runs.compare`):
     ``tr_<split>_n``, ``tr_<split>_median``, ``tr_<split>_worst`` (%), ``tr_not`` (fit and held-out runs the
     model cannot express), ``tr_sealed``; serving (``served``: :func:`multigpu.evidence.serving.compare`):
-    ``sv_<split>_<metric>_n``/``_median`` (%) for throughput, ttft and tpot, ``sv_mlperf`` (MLPerf rows
-    compared), ``sv_not``, ``sv_sealed``, ``sv_queued`` and ``sv_queued_median`` (%: fit and held-out rows whose
+    ``sv_<split>_<metric>_n``/``_median`` (%) for throughput, ttft and tpot, MLPerf (:func:`_mlperf_facts`),
+    ``sv_not``, ``sv_sealed``, ``sv_queued`` and ``sv_queued_median`` (%: fit and held-out rows whose
     users outnumber what fits memory, :func:`multigpu.evidence.serving.queued`), FP4 (:func:`_fp4_facts`),
     pipeline depth on a PCIe box (:func:`_pipeline_facts`); the
     decode step's memory kernels
@@ -969,11 +985,12 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
             out[f"sv_{split}_{metric}_n"] = len(part)
             out[f"sv_{split}_{metric}_median"] = 100 * float(part.median()) if len(part) else float("nan")
     out.update(_fp4_facts(served))
+    out.update(_mlperf_facts(served))
     out.update(_pipeline_facts(served))
     waited = served[serving.queued(served) & (served["split"] != "sealed")]["rel_error"].abs()
     out.update({"sv_queued": len(waited), "sv_queued_median": 100 * float(waited.median()) if len(waited) else 0.0})
     out.update({"tr_not": len(runs.not_modelled()), "tr_sealed": len(runs.selected(("sealed",))),
-                "sv_mlperf": int((served["kind"] == "mlperf").sum()), "sv_not": len(serving.not_modelled()),
+                "sv_not": len(serving.not_modelled()),
                 "sv_sealed": len(serving.load(("sealed",)))})
     hbm = pd.DataFrame(inference.measured_hbm_fractions())
     reads = hbm[hbm["kernel"] == "dot"]["fraction"]
