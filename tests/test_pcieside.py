@@ -113,16 +113,16 @@ def test_the_pcie_side_of_training_meets_its_goal_on_ten_held_out_runs():
 
 def test_an_mlperf_submitters_round_is_one_source_and_pairs_its_sxm_and_pcie_systems():
     """One submitter's MLPerf systems publish one log each: the document a pair needs is the submitter's round.
-    ASUSTeK's, HPE's (v4.1) and NVIDIA's (v4.0) Llama 2 70B Offline runs, FP8 TP 2, pair an H100 PCIe or NVL
-    system with an H100 SXM one; the PCIe-side runs are held out (by the hash of their ids). Measured, the PCIe
-    box is 2.6x slower and the NVL boxes 1.4x (mlperf_log_summary.txt of each); the model gives 1.9x and 1.2x,
-    each on the measured side of 1."""
+    ASUSTeK's, HPE's (v4.1) and NVIDIA's (v4.0) Llama 2 70B Offline runs, FP8 TP 2, and QCT's (v5.0), FP8 PP 2,
+    pair an H100 PCIe or NVL system with an H100 SXM one. Measured, ASUSTeK's PCIe box is 2.6x slower and the NVL
+    boxes 1.4x (mlperf_log_summary.txt of each); the model gives 1.9x and 1.2x, each on the measured side of 1."""
     base = "https://github.com/mlcommons/inference_results_v4.1/blob/a2f5d66/closed/HPE"
     assert pcieside.source_doc(f"{base}/results/X_TRT/llama2-70b-99/Offline/performance/run_1/s.txt (MLPerf)") == base
     assert pcieside.source_doc("https://example.org/page (table 2)") == "https://example.org/page"
     paired = pcieside.pairs(pcieside.comparisons(("fit", "holdout")))
-    mlperf = paired[paired["pcie_id"].str.startswith(("S-v40-", "S-v41-")) & paired["same_gpu"]]
-    assert len(mlperf) == 3 and set(mlperf["split"]) == {"holdout"} and set(mlperf["gpu_family"]) == {"H100"}
+    mlperf = paired[paired["pcie_id"].str.startswith(("S-v40-", "S-v41-", "S-v50-")) & paired["same_gpu"]]
+    assert len(mlperf) == 4 and set(mlperf["gpu_family"]) == {"H100"}
+    assert sorted(mlperf["split"]) == ["fit", "holdout", "holdout", "holdout"]  # QCT's v5.0 PCIe run hashes to fit
     assert set(mlperf["pcie_system"]) == {"pcie-h100-8", "pcie-h100-nvl-pairs"}
     assert (mlperf["measured_ratio"] > 1.3).all() and (mlperf["predicted_ratio"] > 1).all()
     # the verdicts' band counts these pairs: a pair's split is its PCIe run's
