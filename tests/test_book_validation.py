@@ -26,6 +26,7 @@ from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
 from multigpu.evidence import (bottlenecks, deployment, epfit, layoutorder, pcieside, runs, scaleout, serving,
                                sweepchecks, sweeps, topology, trainingruns, validation)
+from multigpu.hardware import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "book" / "appendix" / "validation.ipynb"
@@ -196,6 +197,8 @@ def shown_tables(table) -> list:
             app_validation.ep_table(epfit.compare(("holdout",))),
             app_validation.pcie_side_table(pcieside.comparisons(("holdout",))),
             app_validation.pcie_pairs_table(pcieside.pairs(pcieside.comparisons(("fit", "holdout")))),
+            app_validation.wiring_pairs_table(pcieside.pairs(pcieside.comparisons(("fit", "holdout"))))
+            .set_index(["kind", "job"]),
             app_validation.interval_table(app_validation.interval_rows()), app_validation.coverage_table(), validation.reference_table(table).set_index("ref"),
             training.set_index("ref"), validation.error_summary(table).set_index("regime"),
             app_validation.out_of_sample_table(table), training[training["set"] == "out of sample"].set_index("ref"),
@@ -295,3 +298,20 @@ def test_every_training_stack_has_a_name_for_people():
     assert set(vocabulary.TRAINING_STACK_NAMES) == set(TRAINING_STACKS)
     with lang.using("zh"):
         assert all(vocabulary.stack_names_label(name) for name in vocabulary.TRAINING_STACK_NAMES.values())
+
+
+def test_the_wiring_pairs_are_named_for_people_and_held_out():
+    """Each held-out pair of one GPU on two wirings is a row with the systems' names, who published it and both
+    ratios; an MLPerf submission reads as its round and submitter."""
+    assert app_validation.published_by("https://github.com/mlcommons/inference_results_v5.0/blob/main/closed/"
+                                       "Quanta_Cloud_Technology") == "MLPerf Inference v5.0, Quanta Cloud Technology"
+    assert app_validation.published_by("https://github.com/lambdal/deeplearning-benchmark/blob/abc/pytorch/x.csv") \
+        == "lambdal/deeplearning-benchmark"
+    paired = pcieside.pairs(pcieside.comparisons(("fit", "holdout")))
+    table = app_validation.wiring_pairs_table(paired)
+    held = paired[paired["same_gpu"] & (paired["split"] == "holdout")]
+    assert len(table) == len(held) >= 6 and set(table["kind"]) == {"training", "serving"}
+    ids = set(catalog.systems())
+    assert ids.isdisjoint(table["nvswitch_system"]) and ids.isdisjoint(table["other_wiring"])  # names, not ids
+    assert (table["measured_ratio"] > 1).all() and table["job"].notna().all() and (table["gpus"] >= 2).all()
+    assert table["published_by"].str.startswith("MLPerf Inference v4.").sum() == 3

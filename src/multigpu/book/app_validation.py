@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 
 from collections.abc import Callable
 
@@ -94,7 +95,8 @@ TABLE_HEADERS = (
     N_("FP8 mesh (tokens/s per GPU)"), N_("FP8 switch (tokens/s per GPU)"), N_("FP8 benefit (×)"),
     N_("Vendor (GB/s)"), N_("Difference (%)"),
     # the PCIe side, apart
-    N_("Side"), N_("Effect"), N_("Pairs"),
+    N_("Side"), N_("Effect"), N_("Pairs"), N_("Job"), N_("NVSwitch system"), N_("Other wiring"),
+    N_("Published by"), N_("Measured ratio"), N_("Predicted ratio"), N_("Ratio error (%)"),
     # the held-out training runs by stack and scale; the order of layouts
     N_("Group"), N_("Runs"), N_("Layouts"), N_("Refused"), N_("Stack"), N_("Rank correlation"), N_("Model rank of best"), N_("Meets goal"),
     # the largest held-out misses
@@ -117,6 +119,7 @@ LABEL_COLUMNS = {**dict.fromkeys(("split", "size_class", "scope", "set", "kind",
                                    "metric", "regime", "unit", "what", "check", "known_miss", "source", "note",
                                    "fit_status", "kernel", "phase", "limited_by"), lang.label),
                  "stack": vocabulary.stack_names_label, "group": vocabulary.stack_names_label,
+                 "nvswitch_system": lambda name: _system_label(name), "other_wiring": lambda name: _system_label(name),
                  "outside_its_fit_runs": lambda text: _counts_text(text)}
 
 #: The words of :data:`LABEL_COLUMNS` as the evidence layer writes them, as messages ("no" is the shared
@@ -616,6 +619,54 @@ def pcie_pairs_table(paired: pd.DataFrame) -> pd.DataFrame:
     table = (data.groupby(["split", "kind", "effect"], observed=True)["abs_error_pct"]
              .agg(pairs="size", median_abs_error_pct="median", worst_abs_error_pct="max"))
     return table.astype({"pairs": int}).round(1)
+
+
+#: An MLPerf Inference submission as :func:`multigpu.evidence.pcieside.source_doc` names it: the round and submitter.
+_MLPERF_SUBMISSION = re.compile(r"inference_results_v([0-9.]+)/blob/[^/]+/closed/([^/]+)$")
+_GITHUB_REPO = re.compile(r"^https://github\.com/([^/]+/[^/]+)")
+
+
+def _system_label(name: str) -> str:
+    """A catalogue system's English name in the current language: its ``name_zh`` (``data/systems.csv``) where
+    it has one, else the name as it is."""
+    return name if lang.current() == "en" else vocabulary.data_names(lang.current()).get(name, name)
+
+
+def published_by(doc: str) -> str:
+    """Who published a source document, for people: "MLPerf Inference v4.1, ASUSTeK" for a submitter's round,
+    the owner/repository of another GitHub file, else the document as cited."""
+    submission = _MLPERF_SUBMISSION.search(doc)
+    if submission:
+        return f"MLPerf Inference v{submission.group(1)}, {submission.group(2).replace('_', ' ')}"
+    repo = _GITHUB_REPO.match(doc)
+    return repo.group(1) if repo else doc
+
+
+def _published_jobs() -> dict[str, tuple[str, int | None]]:
+    """Each open training and serving run's job as its source names it, by run id: the model (before any
+    parenthesis) and the precision, and the GPUs."""
+    rows = [*runs.selected(("fit", "holdout")), *serving.load(("fit", "holdout"))]
+    return {row.id: (f"{row.model.split(' (')[0].strip()}, {(row.dtype or '').upper()}".rstrip(", "), row.gpus)
+            for row in rows}
+
+
+def wiring_pairs_table(paired: pd.DataFrame) -> pd.DataFrame:
+    """The held-out pairs of one GPU family on two wirings (``same_gpu`` pairs of
+    :func:`multigpu.evidence.pcieside.pairs` whose split is ``holdout``), one row each: the kind; the job as
+    published (model and precision) and the GPUs of the run off NVSwitch; the GPU family; the NVSwitch system and
+    the other wiring (names); who published the two runs; the time off NVSwitch over the time on it, measured and
+    predicted; and the predicted ratio's error (%)."""
+    held = paired[paired["same_gpu"] & (paired["split"] == "holdout")]
+    jobs = _published_jobs()
+    return pd.DataFrame({
+        "kind": held["kind"], "job": held["pcie_id"].map(lambda i: jobs[i][0]),
+        "gpus": held["pcie_id"].map(lambda i: jobs[i][1]), "gpu": held["gpu_family"],
+        "nvswitch_system": held["nvswitch_system"].map(lambda s: vocabulary.system_name(s, "en")),
+        "other_wiring": held["pcie_system"].map(lambda s: vocabulary.system_name(s, "en")),
+        "published_by": held["source_doc"].map(published_by), "measured_ratio": held["measured_ratio"],
+        "predicted_ratio": held["predicted_ratio"], "ratio_error_pct": 100 * held["ratio_error"],
+    }).sort_values(["kind", "published_by", "job"]).round({"measured_ratio": 2, "predicted_ratio": 2,
+                                                          "ratio_error_pct": 1})
 
 
 def _half_width_pct(half_log_width: float) -> float:
