@@ -119,7 +119,7 @@ LABEL_COLUMNS = {**dict.fromkeys(("split", "size_class", "scope", "set", "kind",
                                    "metric", "regime", "unit", "what", "check", "known_miss", "source", "note",
                                    "fit_status", "kernel", "phase", "limited_by"), lang.label),
                  "stack": vocabulary.stack_names_label, "group": vocabulary.stack_names_label,
-                 "nvswitch_system": lambda name: _system_label(name), "other_wiring": lambda name: _system_label(name),
+                 "nvswitch_system": vocabulary.data_name, "other_wiring": vocabulary.data_name,
                  "outside_its_fit_runs": lambda text: _counts_text(text)}
 
 #: The words of :data:`LABEL_COLUMNS` as the evidence layer writes them, as messages ("no" is the shared
@@ -624,12 +624,6 @@ def pcie_pairs_table(paired: pd.DataFrame) -> pd.DataFrame:
 #: An MLPerf Inference submission as :func:`multigpu.evidence.pcieside.source_doc` names it: the round and submitter.
 _MLPERF_SUBMISSION = re.compile(r"inference_results_v([0-9.]+)/blob/[^/]+/closed/([^/]+)$")
 _GITHUB_REPO = re.compile(r"^https://github\.com/([^/]+/[^/]+)")
-
-
-def _system_label(name: str) -> str:
-    """A catalogue system's English name in the current language: its ``name_zh`` (``data/systems.csv``) where
-    it has one, else the name as it is."""
-    return name if lang.current() == "en" else vocabulary.data_names(lang.current()).get(name, name)
 
 
 def published_by(doc: str) -> str:

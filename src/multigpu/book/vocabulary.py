@@ -44,12 +44,17 @@ def label(text: str) -> str:
     return found if found is not None else lang.label(text)
 
 
-def system_name(system_id: str, language: str | None = None) -> str:
-    """The name of catalogue system ``system_id`` in ``language`` (default: the current one): its name there
-    where the data give one (:func:`data_names`), else the catalogue name."""
-    name = catalog.system(system_id).name
+def data_name(name: str, language: str | None = None) -> str:
+    """A name of the data (a system's or a workload's, in English) in ``language`` (default: the current one):
+    its name there where the data give one (:func:`data_names`), else the name as it is."""
     language = lang.check(language or lang.current())
     return name if language == "en" else data_names(language).get(name, name)
+
+
+def system_name(system_id: str, language: str | None = None) -> str:
+    """The name of catalogue system ``system_id`` in ``language`` (default: the current one): its name there
+    where the data give one (:func:`data_name`), else the catalogue name."""
+    return data_name(catalog.system(system_id).name, language)
 
 
 def short_system_name(system_id: str, language: str | None = None) -> str:
@@ -71,9 +76,7 @@ def workload_title(workload_id: str, language: str | None = None) -> str:
     table = workloads.workloads_table()
     if workload_id not in table:
         return workload_id
-    title = table[workload_id].title
-    language = lang.check(language or lang.current())
-    return title if language == "en" else data_names(language).get(title, title)
+    return data_name(table[workload_id].title, language)
 
 
 #: The training stacks (:data:`multigpu.compute.layout.TRAINING_STACKS`), for people: Megatron-LM as its defaults
