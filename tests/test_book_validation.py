@@ -189,7 +189,7 @@ def shown_tables(table) -> list:
             app_validation.fitted_constants_table(),
             app_validation.training_runs_table(runs.compare()), app_validation.training_groups_table(runs.compare()),
             app_validation.training_misses_table(runs.compare()),
-            app_validation.serving_runs_table(serving.compare()),
+            app_validation.serving_runs_table(serving.compare()), app_validation.release_table(),
             app_validation.training_runs_table(runs.compare(splits=("sealed",))),
             app_validation.serving_runs_table(serving.compare(splits=("sealed",))),
             app_validation.layout_order_table(layoutorder.scores()),

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from multigpu.compute import efficiency
 from multigpu.evidence import intervals, sweeps, topology
 from multigpu.evidence.intervals import Regime
 
@@ -42,6 +43,10 @@ def test_the_runs_fold_kernels_come_from_today_s_data():
     stored = intervals.stored_run_kernels()
     assert set(stored) == set(range(intervals.FOLDS))
     assert all(set(k) == {"megatron", "nemo", "pytorch-ddp", "pytorch-fsdp", "maxtext"} for k in stored.values())
+    assert intervals.stored_digest(intervals.RELEASE_FOLDS_CSV) == intervals.inputs_digest(intervals.RUN_INPUTS)
+    releases = intervals.stored_run_releases()
+    assert set(releases) == set(range(intervals.FOLDS))
+    assert all(set(f) == set(efficiency.release_rows()) for f in releases.values())
 
 
 def test_a_fold_s_runs_are_predicted_without_their_own_fit():
@@ -54,6 +59,21 @@ def test_a_fold_s_runs_are_predicted_without_their_own_fit():
     assert sorted(cross["id"]) == sorted(shipped["id"])
     merged = cross.merge(shipped.assign(in_sample=-np.log1p(shipped["rel_error"]))[["id", "in_sample"]], on="id")
     assert (merged["log_ratio"] - merged["in_sample"]).abs().max() > 0.01
+
+
+def test_a_fold_s_serving_rows_take_release_factors_fitted_without_them():
+    """A serving row of the fit split that states a release is predicted with that release's factor refitted
+    without its fold: its residual moves from its in-sample one, and the release's rows of other folds set it."""
+    cross = intervals.run_residuals(("fit",), ("serving throughput",))
+    from multigpu.evidence import serving
+
+    shipped = serving.compare(("fit",)).query("metric == 'throughput'")
+    merged = cross.merge(shipped.assign(in_sample=-np.log1p(shipped["rel_error"]))[["id", "in_sample", "release"]],
+                         on="id")
+    assert len(merged) == len(shipped)
+    moved = (merged["log_ratio"] - merged["in_sample"]).abs()
+    assert moved[merged["release"] == ""].max() < 1e-9
+    assert moved[merged["release"] == "0.10.0"].max() > 0.01
 
 
 def test_the_folds_keep_a_source_together():

@@ -44,6 +44,7 @@ from multigpu.evidence import (
     layoutorder,
     pcieside,
     fitquality,
+    releasefit,
     runmisses,
     runs,
     scaleout,
@@ -111,6 +112,9 @@ TABLE_HEADERS = (
     # expert-parallel dispatch and combine
     N_("Kernel"), N_("Release"), N_("Phase"), N_("Measured (µs)"), N_("Predicted (µs)"), N_("Limited by"),
     N_("SMs"),
+    # TensorRT-LLM's releases
+    N_("Decode time factor (×)"), N_("Fit rows"), N_("Held out rows"), N_("Held out error without factor (%)"),
+    N_("Held out error with factor (%)"),
 )
 
 #: The tables' columns whose cells are words of a fixed vocabulary (:data:`CELL_WORDS`), translated in the
@@ -974,6 +978,33 @@ def _mlperf_facts(served: pd.DataFrame) -> dict[str, object]:
             "sv_mlperf_l2_in": serving.mlperf_datasets()["llama2-70b"].mean_input_tokens}
 
 
+def release_table() -> pd.DataFrame:
+    """:func:`multigpu.evidence.releasefit.held_out_effect` for print, indexed by release: each TensorRT-LLM
+    release's decode-time factor, its rows, and its held-out rows' median |error| (%) without and with it."""
+    return releasefit.held_out_effect().set_index("release").round(2)
+
+
+def _release_facts() -> dict[str, object]:
+    """TensorRT-LLM's releases' decode-time factors (:mod:`multigpu.evidence.releasefit`): ``rl_n`` (releases
+    with one), ``rl_min_fit`` and ``rl_min_held`` (the rows a release needs), ``rl_min`` and ``rl_max`` (the
+    smallest and largest factor); ``rl_held_n``, ``rl_before`` and ``rl_after`` (%), the median |error| of those
+    releases' held-out throughput rows at the model's kernels and with the factors; the newest release's factor
+    and standard error (``rl_newest_factor``, ``rl_newest_se``), and ``rl_newest_pct``, how much shorter the
+    model's decode kernels are than that release's (%)."""
+    table = releasefit.held_out_effect()
+    newest = releasefit.newest()
+    held = serving.compare(("holdout",)).query("metric == 'throughput'")
+    mine = held[held["release"].isin(table["release"])]
+    with efficiency.trying(releases={key: 1.0 for key in efficiency.release_rows()}):
+        bare = serving.compare(("holdout",)).query("metric == 'throughput'")
+    bare = bare[bare["id"].isin(mine["id"])]
+    return {"rl_n": len(table), "rl_min_fit": efficiency.MIN_FIT_RUNS, "rl_min_held": efficiency.MIN_HOLDOUT_RUNS,
+            "rl_min": float(table["decode_time_factor_x"].min()), "rl_max": float(table["decode_time_factor_x"].max()),
+            "rl_held_n": len(mine), "rl_before": 100 * float(bare["rel_error"].abs().median()),
+            "rl_after": 100 * float(mine["rel_error"].abs().median()), "rl_newest_factor": newest.decode_time_factor,
+            "rl_newest_se": newest.std_error, "rl_newest_pct": 100 * (1 - 1 / newest.decode_time_factor)}
+
+
 #: The PCIe box whose published serving runs set pipeline depths side by side (TensorRT-LLM's performance page).
 PIPELINE_BOX = "pcie-rtxpro6000-8"
 
@@ -1013,7 +1044,7 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     ``sv_<split>_<metric>_n``/``_median`` (%) for throughput, ttft and tpot, MLPerf (:func:`_mlperf_facts`),
     ``sv_not``, ``sv_sealed``, ``sv_queued`` and ``sv_queued_median`` (%: fit and held-out rows whose
     users outnumber what fits memory, :func:`multigpu.evidence.serving.queued`), FP4 (:func:`_fp4_facts`),
-    pipeline depth on a PCIe box (:func:`_pipeline_facts`); the
+    pipeline depth on a PCIe box (:func:`_pipeline_facts`), TensorRT-LLM's releases (:func:`_release_facts`); the
     decode step's memory kernels
     (:func:`multigpu.compute.inference.measured_hbm_fractions`): ``hbm_gpus``,
     ``hbm_write_min_pct``/``_max_pct`` (kernels that write) and ``hbm_read_min_pct``/``_max_pct`` (dot); the
@@ -1032,6 +1063,7 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     out.update(_fp4_facts(served))
     out.update(_mlperf_facts(served))
     out.update(_pipeline_facts(served))
+    out.update(_release_facts())
     waited = served[serving.queued(served) & (served["split"] != "sealed")]["rel_error"].abs()
     out.update({"sv_queued": len(waited), "sv_queued_median": 100 * float(waited.median()) if len(waited) else 0.0})
     out.update({"tr_not": len(runs.not_modelled()), "tr_sealed": len(runs.selected(("sealed",))),

@@ -2,7 +2,9 @@
 work per GPU. Its reference line is the A100's measured matmul ceiling and a memory-traffic constant fitted on
 one layer's timings (``data/compute_efficiency.csv``: :func:`constants`, :func:`rows`; the fit is
 :mod:`multigpu.evidence.computefit`); a training stack's kernels reach their own share of it, with their own
-traffic (``data/stack_efficiency.csv``: :func:`stack_kernels`). Also the fixed time per decode layer.
+traffic (``data/stack_efficiency.csv``: :func:`stack_kernels`). Also the fixed time per decode layer, and how
+much longer a serving stack's release takes over a decode step's kernels (``data/release_efficiency.csv``:
+:func:`decode_time_factor`; the fit is :mod:`multigpu.evidence.releasefit`).
 """
 
 from __future__ import annotations
@@ -76,19 +78,25 @@ class StackKernels:
 STACK_PARAMETERS = tuple(f.name for f in fields(StackKernels))
 
 
-class StackEfficiencyRow(datafiles.Row):
+class FittedRow(datafiles.Row):
+    """The provenance columns of a constant fitted on published runs: its standard error and fit status, the
+    fit-split runs it was fitted on (their count and ids), the held-out runs the fit never saw, its source."""
+
+    std_error: NonNegative | None = None
+    fit_status: one_of(FIT_STATUSES) | None = None  # type: ignore[valid-type]
+    fit_runs: int  #: fit-split runs it was fitted on
+    holdout_runs: int  #: held-out runs, which the fit never saw
+    fitted_on: str | None = None
+    source: str | None = None
+    notes: str | None = None
+
+
+class StackEfficiencyRow(FittedRow):
     """Schema of ``data/stack_efficiency.csv``: one constant of one training stack's :class:`StackKernels`."""
 
     stack: datafiles.Text
     parameter: one_of(STACK_PARAMETERS)  # type: ignore[valid-type]
     value: NonNegative
-    std_error: NonNegative | None = None
-    fit_status: one_of(FIT_STATUSES) | None = None  # type: ignore[valid-type]
-    fit_runs: int  #: fit-split runs it was fitted on
-    holdout_runs: int  #: held-out runs of the stack, which the fit never saw
-    fitted_on: str | None = None
-    source: str | None = None
-    notes: str | None = None
 
     NOUN = "stack constant"
 
@@ -117,23 +125,69 @@ def _stacks(path: Path = STACK_EFFICIENCY_CSV) -> dict[str, StackKernels]:
     return {name: StackKernels(**{p: table[(name, p)].value for p in STACK_PARAMETERS}) for name in names}
 
 
-#: Constants and stack kernels that replace the files' while a fit tries them (:func:`trying`).
-_TRIAL: contextvars.ContextVar[tuple[EfficiencyConstants, dict[str, StackKernels]] | None] = contextvars.ContextVar(
-    "efficiency_trial", default=None)
+class ReleaseEfficiencyRow(FittedRow):
+    """Schema of ``data/release_efficiency.csv``: how many times the model's time one release of a serving stack
+    takes over a decode step's kernels (:func:`decode_time_factor`)."""
+
+    stack: datafiles.Text  #: the serving stack (``infer --stack``)
+    release: datafiles.Text  #: its release, as the rows' ``release`` column names it
+    decode_time_factor: Positive  #: the release's decode kernel time over the model's (1: as the model prices them)
+
+    NOUN = "release constant"
+
+
+#: Each serving stack's releases against the model's decode kernels (:func:`decode_time_factor`).
+RELEASE_EFFICIENCY_CSV = DATA_DIR / "release_efficiency.csv"
+
+
+@functools.cache
+def release_rows(path: Path = RELEASE_EFFICIENCY_CSV) -> dict[tuple[str, str], ReleaseEfficiencyRow]:
+    """Every row of the release-efficiency file by (stack, release)."""
+    return {(row.stack, row.release): row
+            for _, row in datafiles.read(path, ReleaseEfficiencyRow, unique=("stack", "release"))}
+
+
+@dataclass(frozen=True)
+class _Trial:
+    """What a fit is trying in place of the files (:func:`trying`)."""
+
+    constants: EfficiencyConstants
+    stacks: dict[str, StackKernels]
+    releases: dict[tuple[str, str], float]
+
+
+#: Constants, stack kernels and release factors that replace the files' while a fit tries them (:func:`trying`).
+_TRIAL: contextvars.ContextVar[_Trial | None] = contextvars.ContextVar("efficiency_trial", default=None)
 
 
 @contextlib.contextmanager
-def trying(stacks: dict[str, StackKernels] | None = None, **values: float) -> Iterator[EfficiencyConstants]:
+def trying(stacks: dict[str, StackKernels] | None = None, releases: dict[tuple[str, str], float] | None = None,
+           **values: float) -> Iterator[EfficiencyConstants]:
     """Within the block, :func:`constants` returns the constants in force (the file's, or an enclosing block's)
-    with ``values`` in place of theirs, and :func:`stack_kernels` the ``stacks`` given (a fit tries its candidates
-    through the whole model this way, :mod:`multigpu.evidence.computefit`)."""
+    with ``values`` in place of theirs, :func:`stack_kernels` the ``stacks`` given and :func:`decode_time_factor`
+    the ``releases`` given, by (stack, release) (a fit tries its candidates through the whole model this way,
+    :mod:`multigpu.evidence.computefit`, :mod:`multigpu.evidence.releasefit`)."""
     outer = _TRIAL.get()
-    trial = replace(constants(), **values)
-    token = _TRIAL.set((trial, {**(outer[1] if outer else {}), **(stacks or {})}))
+    trial = _Trial(replace(constants(), **values), {**(outer.stacks if outer else {}), **(stacks or {})},
+                   {**(outer.releases if outer else {}), **(releases or {})})
+    token = _TRIAL.set(trial)
     try:
-        yield trial
+        yield trial.constants
     finally:
         _TRIAL.reset(token)
+
+
+def decode_time_factor(stack: str, release: str | None) -> float:
+    """How many times the model's time ``release`` of the serving ``stack`` takes over a decode step's kernels (its
+    weights and KV cache read, or its FLOPs): its row of ``data/release_efficiency.csv``, or 1 (the kernels as the
+    model prices them) where the release is not stated or has too few runs for a factor of its own."""
+    if not release:
+        return 1.0
+    trial = _TRIAL.get()
+    if trial is not None and (stack, release) in trial.releases:
+        return trial.releases[(stack, release)]
+    row = release_rows().get((stack, release))
+    return row.decode_time_factor if row else 1.0
 
 
 def reference_kernels() -> StackKernels:
@@ -145,8 +199,8 @@ def stack_kernels(stack: str, default: str) -> StackKernels:
     """How ``stack``'s runs use the GPU against the reference line: its rows of ``data/stack_efficiency.csv``, or
     the ``default`` stack's where it has none (too few runs to fit its own)."""
     trial = _TRIAL.get()
-    if trial is not None and stack in trial[1]:
-        return trial[1][stack]
+    if trial is not None and stack in trial.stacks:
+        return trial.stacks[stack]
     table = _stacks()
     kernels = table.get(stack) or table.get(default)
     if kernels is None:
@@ -157,7 +211,7 @@ def stack_kernels(stack: str, default: str) -> StackKernels:
 def constants(path: Path = EFFICIENCY_CSV) -> EfficiencyConstants:
     """The constants of :func:`achievable_fraction`: the file's, or those a fit is trying (:func:`trying`)."""
     trial = _TRIAL.get()
-    return trial[0] if trial is not None and path == EFFICIENCY_CSV else _read(path)
+    return trial.constants if trial is not None and path == EFFICIENCY_CSV else _read(path)
 
 
 @functools.cache

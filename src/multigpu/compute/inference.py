@@ -359,13 +359,15 @@ class ServingRun:
 def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, output_tokens: int,
         pp: int = 1, dtype: str = "bf16", cal: Calibration | None = None,
         stack_name: str = DEFAULT_STACK, layer_overhead_s: float | None = None, ep: int = 1,
-        max_num_tokens: int = DEFAULT_MAX_NUM_TOKENS) -> ServingRun:
+        max_num_tokens: int = DEFAULT_MAX_NUM_TOKENS, release: str | None = None) -> ServingRun:
     """Latency and throughput of serving ``batch`` concurrent queries (``batch`` may be an array) with the
     all-reduce kernels of the serving stack ``stack_name`` (:data:`STACKS`): a :class:`ServingRun`.
     ``layer_overhead_s``: fixed time of one layer's kernels in a prefill or a decode step, seconds (default: the
     fitted ``decode_layer_overhead_s`` of ``data/compute_efficiency.csv``); ``ep``: expert parallelism over that
     many GPUs, with ``ep / tp`` data-parallel attention groups; ``max_num_tokens``: tokens one pass of the engine
-    holds, which sets how many prompts the cycle prefills at once (module doc)."""
+    holds, which sets how many prompts the cycle prefills at once (module doc); ``release``: the stack's release,
+    whose decode kernels take :func:`multigpu.compute.efficiency.decode_time_factor` times the model's time (None:
+    the model's)."""
     run_as = stack(stack_name)
     at = _deployment(model_id, system_id, tp, pp, dtype, cal, stack_name, ep, batch)
     model, system = at.model, at.system
@@ -378,7 +380,9 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     kv_dtype = run_as.kv_dtype(dtype)
     # the pipeline moves at its largest stage's pace (1 where pp divides the layers)
     paced = stage_imbalance(model.layers, pp)
-    decode_compute = paced * (_decode_compute_s(at, micro, input_tokens + output_tokens / 2, kv_dtype) + fixed)
+    kernels = efficiency.decode_time_factor(stack_name, release) * _decode_compute_s(
+        at, micro, input_tokens + output_tokens / 2, kv_dtype)
+    decode_compute = paced * (kernels + fixed)
     group = micro / at.dp  # the queries of one data-parallel attention group
     ep_comm = _ep_comm_s(at, b, decode=True)
     decode_comm = _allreduces_s(at, group * model.hidden) + _stage_sends_s(at, micro * model.hidden) + ep_comm

@@ -106,11 +106,12 @@ class Engine:
 
 def engine(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int, max_batch: int,
            dtype: str = "bf16", cal: Calibration | None = None, stack_name: str = inference.DEFAULT_STACK,
-           max_num_tokens: int | None = None, pp: int = 1, ep: int = 1) -> Engine:
+           max_num_tokens: int | None = None, pp: int = 1, ep: int = 1, release: str | None = None) -> Engine:
     """The :class:`Engine` of serving ``model_id`` on ``tp`` GPUs of ``system_id`` (with ``ep`` > 1, its experts
     over ``ep`` GPUs and ``ep / tp`` groups), the batch of the whole deployment capped at ``max_batch`` and at
     the largest whose weights and KV cache fit memory. ``max_num_tokens`` None: :data:`DEFAULT_MAX_NUM_TOKENS`,
-    or ``input_tokens`` plus a group's largest batch where that is more. Raises :class:`InputError` where ``pp`` is
+    or ``input_tokens`` plus a group's largest batch where that is more; ``release``: the stack's release, as
+    :func:`multigpu.compute.inference.run` takes it. Raises :class:`InputError` where ``pp`` is
     not 1,
     ``max_batch`` is not a whole number of queries per group, a prompt is longer than ``max_num_tokens``, or
     one query per group does not fit."""
@@ -127,7 +128,7 @@ def engine(model_id: str, system_id: str, tp: int, input_tokens: int, output_tok
                          "iteration holds (max_num_tokens); prompts are not chunked")
     per_group = np.arange(1, max_batch // groups + 1)
     sweep = inference.run(model_id, system_id, tp, groups * per_group, input_tokens, output_tokens,
-                          dtype=dtype, cal=cal, stack_name=stack_name, ep=ep)
+                          dtype=dtype, cal=cal, stack_name=stack_name, ep=ep, release=release)
     fits = np.asarray(sweep.fits, dtype=bool)
     if not fits[0]:
         raise InputError(f"{model_id} does not fit {max(tp, ep)} GPUs of {system_id} with one query per group")

@@ -139,7 +139,7 @@ def fit_traffic() -> list[fitquality.Estimate]:
         with efficiency.trying(gemm_efficiency_max=eta, traffic_per_hidden=float(x[0]), sp_traffic_share=float(x[1])):
             return np.log1p(layer_errors()["error_pct"].to_numpy() / 100)
 
-    return _solve(residuals, [1.0, 0.3], [TRAFFIC_BOUNDS, SP_SHARE_BOUNDS], "linear")
+    return solve(residuals, [1.0, 0.3], [TRAFFIC_BOUNDS, SP_SHARE_BOUNDS], "linear")
 
 
 def fit_result() -> dict[str, fitquality.Estimate]:
@@ -181,7 +181,7 @@ def fit_stack(stack: str, keep: Callable[[str], bool] | None = None) -> StackFit
             frame = compared("fit")
             return np.log1p(frame.loc[frame["id"].isin(fit_ids), "rel_error"].to_numpy())
 
-    estimates = _solve(residuals, [0.9, 1.0], [SHARE_BOUNDS, TRAFFIC_BOUNDS], "soft_l1")
+    estimates = solve(residuals, [0.9, 1.0], [SHARE_BOUNDS, TRAFFIC_BOUNDS], "soft_l1")
     return StackFit(stack, dict(zip(efficiency.STACK_PARAMETERS, estimates)), fit_ids, holdout_ids)
 
 
@@ -191,7 +191,7 @@ def stack_fits() -> dict[str, StackFit]:
     return {name: f for name, f in fits.items() if f is not None}
 
 
-def _solve(residuals: Callable[[np.ndarray], np.ndarray], start: list[float], bounds: list[tuple[float, float]],
+def solve(residuals: Callable[[np.ndarray], np.ndarray], start: list[float], bounds: list[tuple[float, float]],
            loss: str) -> list[fitquality.Estimate]:
     """Constants by least squares (``loss``: linear or soft_l1 at :data:`LOSS_SCALE`), each with its standard
     error and the bound it stopped at (:mod:`multigpu.evidence.fitquality`)."""

@@ -31,12 +31,13 @@ runs (:mod:`multigpu.evidence.computefit`), so the intervals are calibrated on c
 split, log(measured / predicted): the runs are grouped in :data:`FOLDS` folds by a hash of their deployment
 (where they are published and the system they ran on, :func:`run_fold_of`), and each fold is predicted with the
 stacks' kernels refitted without it (:func:`run_fold_kernels`, stored in ``data/run_folds.csv`` by :func:`write`;
-a stack with too few runs left is priced at the reference line). A fold is a set of clusters the fit did not
-see, as a reader's is; folding by source alone left out every run of a stack fitted on one source (PyTorch DDP:
-Lambda's harness), pricing them at a line no fitted stack gives. The ``holdout`` split scores them (by run, and
-by source). A regime needs :func:`least_points` calibration runs for a level, so each kind is one regime:
-training step time and serving throughput per GPU (the fit split's runs of each, too few for a regime by node
-count).
+a stack with too few runs left is priced at the reference line), and each serving release's decode-time factor
+likewise (:func:`run_fold_releases`, ``data/release_folds.csv``; 1 where too few rows are left). A fold is a set
+of clusters the fit did not see, as a reader's is; folding by source alone left out every run of a stack fitted
+on one source (PyTorch DDP: Lambda's harness), pricing them at a line no fitted stack gives. The ``holdout``
+split scores them (by run, and by source). A regime needs :func:`least_points` calibration runs for a level, so
+each kind is one regime: training step time and serving throughput per GPU (the fit split's runs of each, too
+few for a regime by node count).
 Time to first token and time per output token (12 and 2 fit rows) have no interval yet.
 """
 
@@ -70,10 +71,14 @@ INPUTS = (sweeps.INDEX_CSV, sweeps.POINTS_CSV, calibration.CALIBRATION_CSV)
 FOLDS = 5
 #: The stacks' kernels refitted without each fold of the published runs (:func:`run_fold_kernels`).
 RUN_FOLDS_CSV = sweeps.DATA_DIR / "run_folds.csv"
+#: The serving releases' decode-time factors refitted without each fold of the published runs
+#: (:func:`run_fold_releases`).
+RELEASE_FOLDS_CSV = sweeps.DATA_DIR / "release_folds.csv"
 #: The files the runs' fold kernels come from; their digest is stored with them.
 RUN_INPUTS = (sweeps.DATA_DIR / "training_runs.csv", sweeps.DATA_DIR / "serving_runs.csv",
               sweeps.DATA_DIR / "mlperf_datasets.csv",
               sweeps.DATA_DIR / "compute_efficiency.csv", sweeps.DATA_DIR / "stack_efficiency.csv",
+              sweeps.DATA_DIR / "release_efficiency.csv",
               sweeps.DATA_DIR / "layer_timings.csv", sweeps.DATA_DIR / "gemm_throughput.csv")
 #: The default level of an interval.
 LEVEL = 0.90
@@ -422,17 +427,48 @@ def run_fold_kernels(progress: bool = False) -> dict[int, dict[str, object]]:
     return out
 
 
-def write_run_folds(path: Path = RUN_FOLDS_CSV) -> None:
-    """Refit the stacks' kernels without each fold (:func:`run_fold_kernels`) and store them with the inputs'
-    digest."""
+def run_fold_releases() -> dict[int, dict[tuple[str, str], float]]:
+    """For each fold, the decode-time factor of every serving release with one of its own
+    (``data/release_efficiency.csv``), refitted on its fit-split rows outside the fold
+    (:func:`multigpu.evidence.releasefit.fit_release`); 1 (the model's kernels) where too few are left."""
+    from multigpu.compute import efficiency
+    from multigpu.evidence import releasefit, serving
+
+    where = {row.id: (row.source, row.system_id) for row in serving.load(("fit",))}
+    shipped = list(efficiency.release_rows())
+    out = {}
+    for fold in range(FOLDS):
+        fits = releasefit.release_fits(keep=lambda i: run_fold_of(*where[i]) != fold)
+        out[fold] = {key: fits[key].factor.value if key in fits else 1.0 for key in shipped}
+    return out
+
+
+def write_run_folds(path: Path = RUN_FOLDS_CSV, releases_path: Path = RELEASE_FOLDS_CSV) -> None:
+    """Refit the stacks' kernels (:func:`run_fold_kernels`) and the serving releases' factors
+    (:func:`run_fold_releases`) without each fold and store them with the inputs' digest."""
+    head = (f"# {{what}} refitted without each fold of the published runs; inputs sha256 "
+            f"{inputs_digest(RUN_INPUTS)}; python -m multigpu.evidence.intervals write\n")
     out = io.StringIO()
-    out.write(f"# the stacks' kernels refitted without each fold of the published runs; inputs sha256 "
-              f"{inputs_digest(RUN_INPUTS)}; python -m multigpu.evidence.intervals write\n")
+    out.write(head.format(what="the stacks' kernels"))
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["fold", "stack", "share", "traffic_per_hidden"])
     for fold, kernels in run_fold_kernels(progress=True).items():
         writer.writerows([fold, stack, repr(k.share), repr(k.traffic_per_hidden)] for stack, k in kernels.items())
     path.write_text(out.getvalue(), encoding="utf-8")
+    out = io.StringIO()
+    out.write(head.format(what="the serving releases' decode-time factors"))
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["fold", "stack", "release", "decode_time_factor"])
+    for fold, factors in run_fold_releases().items():
+        writer.writerows([fold, stack, release, repr(f)] for (stack, release), f in factors.items())
+    releases_path.write_text(out.getvalue(), encoding="utf-8")
+
+
+def stored_run_releases(path: Path = RELEASE_FOLDS_CSV) -> dict[int, dict[tuple[str, str], float]]:
+    """The stored release factors of each fold (:func:`write_run_folds`)."""
+    table = pd.read_csv(path, comment="#", dtype={"release": str})
+    return {int(fold): {(r.stack, r.release): float(r.decode_time_factor) for r in part.itertuples()}
+            for fold, part in table.groupby("fold")}
 
 
 def stored_run_kernels(path: Path = RUN_FOLDS_CSV) -> dict[int, dict[str, object]]:
@@ -453,12 +489,14 @@ def _run_frame(kind: str, splits: tuple[str, ...]) -> pd.DataFrame:
 
 
 def _cross_validated_runs(kind: str) -> pd.DataFrame:
-    """The fit split's runs of ``kind``, each predicted with the kernels refitted without its fold."""
+    """The fit split's runs of ``kind``, each predicted with the kernels (and serving releases' factors) refitted
+    without its fold."""
     from multigpu.compute import efficiency
 
     parts = []
+    releases = stored_run_releases()
     for fold, kernels in stored_run_kernels().items():
-        with efficiency.trying(stacks=kernels):
+        with efficiency.trying(stacks=kernels, releases=releases[fold]):
             frame = _run_frame(kind, ("fit",))
         folds = [run_fold_of(source, system) for source, system in zip(frame["source"], frame["system_id"])]
         parts.append(frame[np.asarray(folds) == fold])

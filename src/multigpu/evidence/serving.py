@@ -4,10 +4,10 @@ Each row of ``serving_runs.csv`` is one published number: a time to first
 token (TTFT), a time per output token (TPOT, or inter-token latency) or an
 output throughput, for one model, system, layout and precision (see
 ``data/RUNS-NOTES.md``). Its ``split`` was set by a hash of its id before any
-comparison: ``fit``, ``holdout`` or ``sealed``. Only ``kind = mlperf`` rows may
-be used to fit inference constants; every other row is validation only,
-whatever its split. Sealed rows are never read here unless a caller names
-that split.
+comparison: ``fit``, ``holdout`` or ``sealed``. The ``fit`` rows that state a
+TensorRT-LLM release fit that release's decode-time factor
+(:mod:`multigpu.evidence.releasefit`); no other constant is fitted on these
+rows. Sealed rows are never read here unless a caller names that split.
 
 :func:`map_row` turns a row into a :class:`ModelCall` of
 :func:`multigpu.compute.inference.run` where that is well defined, or gives a
@@ -138,6 +138,9 @@ class ServingRow(datafiles.Row):
     ep: datafiles.PositiveCount | None = None
     dtype: str | None = None
     stack: str | None = None
+    #: the stack's release the row ran, as its source states it (empty: not stated); it sets the release's decode
+    #: kernels (``data/release_efficiency.csv``)
+    release: str | None = None
     input_tokens: datafiles.PositiveCount | None = None
     output_tokens: datafiles.PositiveCount | None = None
     batch_or_concurrency: datafiles.PositiveCount | None = None
@@ -278,6 +281,7 @@ class ModelCall:
     max_num_tokens: int = inference.DEFAULT_MAX_NUM_TOKENS
     #: the most queries the engine holds in flight (all its micro-batches), where its limits are known
     max_batch: int = MAX_BATCH
+    release: str | None = None  #: the stack's release the row ran (None: not stated; the model's decode kernels)
 
 
 @dataclass(frozen=True)
@@ -385,7 +389,7 @@ def map_row(row: ServingRow, max_load_batch: bool = True) -> ModelCall | str:
     return ModelCall(row.id, row.kind, row.split, kind, model_id, stand_in, row.system_id, row.tp, pp, batch,
                      input_tokens, output, row.dtype, measured, unit, "; ".join(assumptions), row.source,
                      closed_loop=closed, stack=stack_name, ep=row.ep or 1, max_num_tokens=max_num_tokens,
-                     max_batch=max_batch)
+                     max_batch=max_batch, release=row.release or None)
 
 
 def serving_stack(text: str | None) -> str | None:
@@ -411,7 +415,7 @@ def predict(call: ModelCall, cal: Calibration | None = None) -> Prediction:
     Raises the model's :class:`InputError` (e.g. a dtype it has no rate for)."""
     args = dict(model_id=call.model_id, system_id=call.system_id, tp=call.tp, input_tokens=call.input_tokens,
                 output_tokens=call.output_tokens, pp=call.pp, dtype=call.dtype, cal=cal,
-                stack_name=call.stack, ep=call.ep)
+                stack_name=call.stack, ep=call.ep, release=call.release)
     packing = dict(max_num_tokens=call.max_num_tokens)
     batch = call.batch
     if batch is None:
@@ -436,11 +440,11 @@ def _queued(call: ModelCall, args: dict) -> Prediction:
                       users=call.batch)
 
 
-def _assess(splits: Sequence[str], cal: Calibration | None,
+def _assess(rows: Iterable[ServingRow], cal: Calibration | None,
             max_load_batch: bool) -> tuple[list[dict], list[dict]]:
-    """(compared rows, not-modelled rows) of the rows in ``splits``."""
+    """(compared rows, not-modelled rows) of ``rows``."""
     compared, missing = [], []
-    for row in load(splits):
+    for row in rows:
         call = map_row(row, max_load_batch)
         if isinstance(call, str):
             missing.append({"id": row.id, "kind": row.kind, "split": row.split, "reason": call})
@@ -463,14 +467,15 @@ def _assess(splits: Sequence[str], cal: Calibration | None,
         compared.append({"id": call.id, "kind": call.kind, "split": call.split, "metric": call.metric,
                          "model_id": call.model_id, "stand_in": call.stand_in, "system_id": call.system_id,
                          "tp": call.tp, "pp": call.pp, "batch": pred.batch, "input_tokens": call.input_tokens,
-                         "output_tokens": call.output_tokens, "dtype": call.dtype, "measured": call.measured,
+                         "output_tokens": call.output_tokens, "dtype": call.dtype, "release": call.release or "",
+                         "measured": call.measured,
                          "predicted": pred.value, "unit": call.unit, "rel_error": pred.value / call.measured - 1,
                          "assumption": assumption, "source": call.source})
     return compared, missing
 
 
 COMPARE_COLUMNS = ["id", "kind", "split", "metric", "model_id", "stand_in", "system_id", "tp", "pp", "batch",
-                   "input_tokens", "output_tokens", "dtype", "measured", "predicted", "unit", "rel_error",
+                   "input_tokens", "output_tokens", "dtype", "release", "measured", "predicted", "unit", "rel_error",
                    "assumption", "source"]
 
 
@@ -479,11 +484,17 @@ def compare(splits: Sequence[str] = DEFAULT_SPLITS, cal: Calibration | None = No
     """The model beside every row in ``splits`` that it can express (``cal`` None: the shipped calibration).
 
     Columns: ``id, kind, split, metric`` (ttft, tpot, throughput), ``model_id, stand_in, system_id, tp, pp,
-    batch`` (the batch used), ``input_tokens, output_tokens, dtype``, ``measured`` and ``predicted`` in
-    ``unit`` (s, or output tokens/s per GPU), ``rel_error`` = predicted / measured - 1, ``assumption``
-    (what was assumed; "" if nothing) and ``source``.
+    batch`` (the batch used), ``input_tokens, output_tokens, dtype, release`` ("" where not stated),
+    ``measured`` and ``predicted`` in ``unit`` (s, or output tokens/s per GPU), ``rel_error`` = predicted /
+    measured - 1, ``assumption`` (what was assumed; "" if nothing) and ``source``.
     """
-    compared, _ = _assess(splits, cal, max_load_batch)
+    return compare_rows(load(splits), cal, max_load_batch)
+
+
+def compare_rows(rows: Iterable[ServingRow], cal: Calibration | None = None,
+                 max_load_batch: bool = True) -> pd.DataFrame:
+    """:func:`compare` of the given ``rows`` (a fit tries its candidates on its own rows this way)."""
+    compared, _ = _assess(rows, cal, max_load_batch)
     return pd.DataFrame(compared, columns=COMPARE_COLUMNS)
 
 
@@ -502,7 +513,7 @@ def not_modelled(splits: Sequence[str] = DEFAULT_SPLITS, cal: Calibration | None
     precision, length or batch, the model's own :class:`InputError` ("the model raises: ..."), or a batch
     that does not fit GPU memory.
     """
-    _, missing = _assess(splits, cal, max_load_batch)
+    _, missing = _assess(load(splits), cal, max_load_batch)
     return pd.DataFrame(missing, columns=["id", "kind", "split", "reason"])
 
 
