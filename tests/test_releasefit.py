@@ -2,12 +2,16 @@
 what the file holds is what the fit-split rows give, the factor slows a decode step's kernels and nothing else,
 and the held-out rows of each release it applies to come out closer to their measurements."""
 
+import json
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from multigpu.cli import main
 from multigpu.compute import efficiency, inference
 from multigpu.evidence import fitquality, releasefit, serving
 
@@ -112,3 +116,37 @@ def test_every_row_of_a_release_page_states_the_release_its_source_names():
         if isinstance(row.release, str):
             assert "TensorRT-LLM" in row.source, row.id
     assert frame.loc[frame["kind"] == "mlperf", "release"].isna().all()
+
+
+INFER = ["infer", "--model", "llama3.1-70b", "--system", "hgx-h100", "--tp", "4", "--batch", "64",
+         "--input-tokens", "2048", "--output-tokens", "2048", "--dtype", "fp8", "--format", "json"]
+
+
+def _infer(capsys, *extra: str) -> dict:
+    assert main([*INFER, *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_infer_prices_a_named_release_s_decode_kernels(capsys):
+    """``infer --release`` takes the release's factor: the decode step's kernels take that many times the
+    model's, the prefill does not move, and the output names both; without it, the model's kernels."""
+    own, old = _infer(capsys), _infer(capsys, "--release", "0.10.0")
+    assert own["release"] is None and own["decode_time_factor"] == 1.0
+    factor = efficiency.decode_time_factor(STACK, "0.10.0")
+    assert old["release"] == "0.10.0" and old["decode_time_factor"] == factor > 1
+    kernels = [r["decode_compute_s"] - r["decode_fixed_s"] for r in (own, old)]
+    assert kernels[1] == pytest.approx(factor * kernels[0])
+    assert old["ttft_s"] == pytest.approx(own["ttft_s"]) and old["tokens_per_s_per_gpu"] < own["tokens_per_s_per_gpu"]
+    from multigpu.cli.commands.step import INFER_FIELDS
+
+    assert "release, decode_time_factor" in INFER_FIELDS  # --help defines the new fields
+
+
+@pytest.mark.parametrize("extra, words", [
+    (("--release", "0.8.0"), "releases with one: 0.9.0, 0.10.0"),
+    (("--release", "1.0", "--stack", "vllm"), "releases with one: none"),
+    (("--release", "1.0", "--disagg", "1,1", "--rate", "1"), "takes no --release"),
+])
+def test_a_release_without_a_factor_is_refused_in_one_line(extra, words):
+    done = subprocess.run([sys.executable, "-m", "multigpu", *INFER, *extra], capture_output=True, text=True)
+    assert done.returncode == 2 and words in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -177,6 +177,12 @@ def trying(stacks: dict[str, StackKernels] | None = None, releases: dict[tuple[s
         _TRIAL.reset(token)
 
 
+def releases(stack: str) -> list[str]:
+    """The releases of ``stack`` with a decode-time factor of their own (``data/release_efficiency.csv``), oldest
+    first (compared as version numbers)."""
+    return sorted((r for s, r in release_rows() if s == stack), key=lambda r: tuple(int(p) for p in r.split(".")))
+
+
 def decode_time_factor(stack: str, release: str | None) -> float:
     """How many times the model's time ``release`` of the serving ``stack`` takes over a decode step's kernels (its
     weights and KV cache read, or its FLOPs): its row of ``data/release_efficiency.csv``, or 1 (the kernels as the

@@ -328,6 +328,8 @@ class ServingRun:
     output_tokens: int
     dtype: str  #: the weights' format (:data:`DTYPES`)
     stack: str  #: the serving stack whose all-reduce kernels the tensor-parallel traffic runs on (:data:`STACKS`)
+    release: str | None  #: the stack's release whose decode kernels are priced (None: the model's kernels)
+    decode_time_factor: float  #: its decode kernels' time over the model's (:func:`efficiency.decode_time_factor`)
     nodes: int  #: the nodes (or NVLink racks) the tp x pp (or ep) GPUs span
     ep: int  #: GPUs the routed experts are spread over (1: none; else ep / tp data-parallel attention groups)
     gemm_dtype: str  #: the linear GEMMs' precision (:func:`compute_dtype`): 16-bit where the GPU lacks dtype's
@@ -380,8 +382,8 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     kv_dtype = run_as.kv_dtype(dtype)
     # the pipeline moves at its largest stage's pace (1 where pp divides the layers)
     paced = stage_imbalance(model.layers, pp)
-    kernels = efficiency.decode_time_factor(stack_name, release) * _decode_compute_s(
-        at, micro, input_tokens + output_tokens / 2, kv_dtype)
+    factor = efficiency.decode_time_factor(stack_name, release)
+    kernels = factor * _decode_compute_s(at, micro, input_tokens + output_tokens / 2, kv_dtype)
     decode_compute = paced * (kernels + fixed)
     group = micro / at.dp  # the queries of one data-parallel attention group
     ep_comm = _ep_comm_s(at, b, decode=True)
@@ -400,7 +402,8 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     gpus = at.gpus
     out = {
         "model": model.id, "system": system.id, "tp": tp, "pp": pp, "batch": b, "input_tokens": input_tokens,
-        "output_tokens": output_tokens, "dtype": dtype, "stack": stack_name, "nodes": at.nodes, "ep": ep,
+        "output_tokens": output_tokens, "dtype": dtype, "stack": stack_name, "release": release,
+        "decode_time_factor": factor, "nodes": at.nodes, "ep": ep,
         "ttft_s": ttft * np.ones_like(b), "prefill_prompts_per_pass": prompts, "prefill_pass_s": pass_s,
         "tpot_s": tpot, "tokens_per_s_per_user": 1.0 / tpot,
         "tokens_per_s_per_gpu": b * output_tokens / cycle / gpus, "decode_step_s": decode_step,

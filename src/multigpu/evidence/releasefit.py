@@ -135,8 +135,8 @@ def release_fits(keep: Callable[[str], bool] | None = None) -> dict[tuple[str, s
 def newest(stack: str = inference.DEFAULT_STACK) -> efficiency.ReleaseEfficiencyRow | None:
     """The shipped row of ``stack``'s newest release with a factor of its own (releases compared as version
     numbers), or None."""
-    rows = [row for (name, _), row in efficiency.release_rows().items() if name == stack]
-    return max(rows, key=lambda r: _version(r.release), default=None)
+    known = efficiency.releases(stack)
+    return efficiency.release_rows()[(stack, known[-1])] if known else None
 
 
 #: Columns of :func:`held_out_effect`.
@@ -148,15 +148,15 @@ def held_out_effect(stack: str = inference.DEFAULT_STACK) -> pd.DataFrame:
     """Each shipped release of ``stack`` with a factor of its own, oldest first (:data:`EFFECT_COLUMNS`): its
     factor and standard error, its fit rows, and its held-out throughput rows (FP4 ones too) with their median
     |error| (%) at the model's kernels (factor 1) and with the factor."""
-    shipped = {release: row for (name, release), row in efficiency.release_rows().items() if name == stack}
+    shipped = efficiency.release_rows()
     with_factor = _held_out_throughput()
-    with efficiency.trying(releases={(stack, release): 1.0 for release in shipped}):
+    with efficiency.trying(releases={(stack, release): 1.0 for release in efficiency.releases(stack)}):
         without = _held_out_throughput()
     table = [{"release": release, "decode_time_factor_x": row.decode_time_factor, "standard_error": row.std_error,
               "fit_rows": row.fit_runs, "held_out_rows": int((with_factor["release"] == release).sum()),
               "held_out_error_without_factor_pct": _median_abs_pct(without, release),
               "held_out_error_with_factor_pct": _median_abs_pct(with_factor, release)}
-             for release, row in sorted(shipped.items(), key=lambda item: _version(item[0]))]
+             for release, row in ((r, shipped[(stack, r)]) for r in efficiency.releases(stack))]
     return pd.DataFrame(table, columns=EFFECT_COLUMNS)
 
 
@@ -167,10 +167,6 @@ def _held_out_throughput() -> pd.DataFrame:
 
 def _median_abs_pct(frame: pd.DataFrame, release: str) -> float:
     return 100 * float(frame.loc[frame["release"] == release, "rel_error"].abs().median())
-
-
-def _version(release: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in release.split("."))
 
 
 def _row(fit: ReleaseFit) -> list[str]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from multigpu.cli import args as types
 from multigpu.common.errors import InputError
-from multigpu.compute import disaggregated, inference, models, queueing, training
+from multigpu.compute import disaggregated, efficiency, inference, models, queueing, training
 from multigpu.compute.layout import (
     ACTIVATION_CACHES,
     ATTENTION_KERNELS,
@@ -165,6 +165,11 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                             "NCCL above; under fp8 or fp4 a BF16 KV cache, its --kv-cache-dtype auto), nccl (NCCL "
                             "only); "
                             "default %(default)s")
+    infer.add_argument("--release", metavar="R",
+                       help="the serving stack's release whose decode kernels to price: each TensorRT-LLM release "
+                            "with enough published runs takes its own factor on a decode step's kernel time "
+                            "(data/release_efficiency.csv lists the releases; an error names them too); default: "
+                            "none, the model's kernels")
     add_load(infer)
     infer.epilog = INFER_FIELDS + LOAD_FIELDS
     infer.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -251,6 +256,10 @@ INFER_FIELDS = """fields (seconds unless named otherwise):
                          decode_comm_s): DeepEP's low-latency kernels, or NCCL's all-to-all with --stack nccl
   gemm_dtype             the precision the linear GEMMs run in: the weights' format, or bf16 where the GPU has
                          no FP8 (fp8) or FP4 (fp4, mxfp4) rate and the weights are dequantized (weight-only)
+  release, decode_time_factor
+                         the stack's release whose decode kernels are priced (--release; null: the model's own)
+                         and their time over the model's, fitted on that release's published runs
+                         (data/release_efficiency.csv; 1 without --release)
   kv_cache_dtype         the KV cache's precision: fp8 under fp8 or FP4 weights with tensorrt-llm (Model
                          Optimizer's checkpoints), bf16 with vllm's default
   tp_bytes_per_query_per_gpu
@@ -375,22 +384,35 @@ def _modules(text: str) -> tuple[str, ...]:
 
 
 def _infer(args: argparse.Namespace) -> dict[str, Any]:
+    _check_release(args.stack, args.release)
     packing = {} if args.max_num_tokens is None else {"max_num_tokens": args.max_num_tokens}
     out = inference.run(args.model, args.system, args.tp, args.batch, args.input_tokens, args.output_tokens,
-                        pp=args.pp, dtype=args.dtype, stack_name=args.stack, ep=args.ep, **packing).to_dict()
+                        pp=args.pp, dtype=args.dtype, stack_name=args.stack, ep=args.ep, release=args.release,
+                        **packing).to_dict()
     if args.disagg is not None:
+        if args.release is not None:
+            raise InputError("--disagg prices the model's decode kernels: it takes no --release yet")
         return {**out, **_disaggregated(args)}
     if args.prefill_tp is not None or args.kv_link is not None:
         raise InputError("--prefill-tp and --kv-link describe a disaggregated deployment: give --disagg P,D too")
     if args.rate is not None or args.concurrency is not None:
         eng = queueing.engine(args.model, args.system, args.tp, args.input_tokens, args.output_tokens, args.batch,
                               dtype=args.dtype, stack_name=args.stack, max_num_tokens=args.max_num_tokens,
-                              pp=args.pp, ep=args.ep)
+                              pp=args.pp, ep=args.ep, release=args.release)
         loaded = queueing.simulate(eng, rate=args.rate, concurrency=args.concurrency, requests=args.requests,
                                    seed=args.seed)
         out = {**out, **loaded.to_dict(prefix="load_")}
     return out if args.interval is None else {**out, **_interval(out, "serving throughput", args.interval,
                                                                    ("tokens_per_s_per_gpu",), ())}
+
+
+def _check_release(stack: str, release: str | None) -> None:
+    """``--release``: a release of ``stack`` with a decode-time factor of its own, or an :class:`InputError` that
+    names those there are."""
+    known = efficiency.releases(stack)
+    if release is not None and release not in known:
+        raise InputError(f"--release {release}: no decode-time factor for that release of {stack} (too few "
+                         f"published runs, or none); releases with one: {', '.join(known) or 'none'}")
 
 
 def _copies(text: str) -> tuple[int, int]:
