@@ -4,8 +4,6 @@ and the held-out rows of each release it applies to come out closer to their mea
 
 import json
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -147,6 +145,7 @@ def test_infer_prices_a_named_release_s_decode_kernels(capsys):
     (("--release", "1.0", "--stack", "vllm"), "releases with one: none"),
     (("--release", "1.0", "--disagg", "1,1", "--rate", "1"), "takes no --release"),
 ])
-def test_a_release_without_a_factor_is_refused_in_one_line(extra, words):
-    done = subprocess.run([sys.executable, "-m", "multigpu", *INFER, *extra], capture_output=True, text=True)
-    assert done.returncode == 2 and words in done.stderr and len(done.stderr.strip().splitlines()) == 1
+def test_a_release_without_a_factor_is_refused_in_one_line(capsys, extra, words):
+    assert main([*INFER, *extra]) == 2
+    error = capsys.readouterr().err
+    assert words in error and len(error.strip().splitlines()) == 1

@@ -45,8 +45,9 @@ from multigpu.evidence import fitquality, serving
 
 #: The factor's bounds in a fit: from twice as fast as the model's kernels to four times as slow.
 BOUNDS = (0.5, 4.0)
-#: The bisection's tolerance, in the factor's logarithm.
-TOLERANCE = 1e-5
+#: The bisection's tolerance, in the factor's logarithm: for the factor, and for the two quantiles that give its
+#: standard error (printed to two significant digits).
+TOLERANCE, SPREAD_TOLERANCE = 1e-5, 1e-3
 #: Columns of ``data/release_efficiency.csv``.
 COLUMNS = ["stack", "release", "decode_time_factor", "std_error", "fit_status", "fit_runs", "holdout_runs",
            "fitted_on", "source", "notes"]
@@ -105,22 +106,23 @@ def fit_release(stack: str, release: str, keep: Callable[[str], bool] | None = N
             return np.log1p(serving.compare_rows(rows)["rel_error"].to_numpy(dtype=float))
 
     spread = 0.5 / np.sqrt(len(rows))
-    value, low, high = (_zero_of_quantile(log_errors, q) for q in (0.5, 0.5 - spread, 0.5 + spread))
+    value = _zero_of_quantile(log_errors, 0.5, TOLERANCE)
+    low, high = (_zero_of_quantile(log_errors, q, SPREAD_TOLERANCE) for q in (0.5 - spread, 0.5 + spread))
     side = fitquality.bound_side(value, *BOUNDS)
     factor = fitquality.Estimate(value, None if side else (high - low) / 2, side)
     return ReleaseFit(stack, release, factor, fit_ids, holdout_ids)
 
 
-def _zero_of_quantile(log_errors: Callable[[float], np.ndarray], q: float) -> float:
+def _zero_of_quantile(log_errors: Callable[[float], np.ndarray], q: float, tolerance: float) -> float:
     """The factor at which the ``q`` quantile of ``log_errors(factor)`` is zero, by bisection in log space to
-    :data:`TOLERANCE` (a larger factor slows every row, so the quantile falls as it grows); a bound of
-    :data:`BOUNDS` where the zero lies beyond it."""
+    ``tolerance`` (a larger factor slows every row, so the quantile falls as it grows); a bound of :data:`BOUNDS`
+    where the zero lies beyond it."""
     low, high = np.log(BOUNDS[0]), np.log(BOUNDS[1])
     if np.quantile(log_errors(BOUNDS[0]), q) <= 0:
         return BOUNDS[0]
     if np.quantile(log_errors(BOUNDS[1]), q) >= 0:
         return BOUNDS[1]
-    while high - low > TOLERANCE:
+    while high - low > tolerance:
         mid = (low + high) / 2
         low, high = (mid, high) if np.quantile(log_errors(float(np.exp(mid))), q) > 0 else (low, mid)
     return float(np.exp((low + high) / 2))
