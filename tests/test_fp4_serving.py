@@ -94,12 +94,12 @@ def test_published_fp4_serving_runs_are_compared_not_refused():
     switched = compared["system_id"].map(pcieside.side) == pcieside.NVSWITCH  # B200 and GB200, as the appendix
     fp4 = compared[(compared["dtype"] == "fp4") & switched]
     assert len(fp4[fp4["split"] == "holdout"]) >= 6
-    # the validation appendix reports this error (all too fast today; see data/RUNS-NOTES.md). Packing the
-    # cycle's prefills into passes (2026-12-07) made the performance overview's rows faster still: 0.29 -> 0.31.
-    # MLPerf's Offline FP4 runs on B200 and GB200, compared at their dataset's mean lengths since 2026-12-07, are
-    # 39-67 % too fast: reported beside them, not bounded here
+    # the validation appendix reports this error (all too fast today; see data/RUNS-NOTES.md). FP4 GEMMs ran at
+    # B200's BF16 share of the peak (78 %) until cuBLAS's measured FP4 matmul (58 %) entered
+    # data/gemm_throughput.csv: the page's held-out rows went from 28 % to 14 % too fast, and MLPerf's Offline FP4
+    # runs on B200 and GB200 from 39-67 % to 19-36 % (reported beside them, not bounded here)
     page = fp4[(fp4["kind"] != "mlperf") & (fp4["split"] == "holdout")]
-    assert np.median(page["rel_error"].abs()) < 0.33
+    assert np.median(page["rel_error"].abs()) < 0.20
     mlperf = fp4[fp4["kind"] == "mlperf"]
     assert (mlperf["split"] == "holdout").sum() >= 2 and (mlperf["rel_error"] > 0).all()
 
@@ -119,12 +119,12 @@ def test_rtx_pro_6000_serving_runs_are_scored_and_the_deeper_pipeline_misses_mor
     """The same page's RTX PRO 6000 tables (Llama 3.3 70B FP4, TP1 x PP1 to PP8 on a PCIe box; data/RUNS-NOTES.md):
     on one GPU the model is within 15 % at the median of the open rows, and its error grows with the pipeline's
     depth, because the measured output per GPU falls from PP2 to PP8 while the model's rises (the miss the
-    validation appendix reports)."""
+    validation appendix reports; about +100 % at PP8)."""
     compared = serving.compare(("fit", "holdout"))
     rtx = compared[compared["id"].str.contains("rtxpro6000") & (compared["model_id"] == "llama3.1-70b")]
     by_pp = rtx.groupby("pp")["rel_error"].median()
     assert list(by_pp.index) == [1, 2, 4, 8]
     assert abs(by_pp[1]) < 0.15
-    assert by_pp.is_monotonic_increasing and by_pp[8] > 1.0
+    assert by_pp.is_monotonic_increasing and by_pp[8] > 0.8
     per_gpu = rtx.groupby("pp")["measured"].median()
     assert per_gpu[8] < per_gpu[2]

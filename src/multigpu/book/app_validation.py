@@ -31,7 +31,7 @@ from multigpu.book.lang import N_, _
 from multigpu.comm import calibration, expert
 from multigpu.comm.calibration import Calibration
 from multigpu.common import units
-from multigpu.compute import efficiency, inference, models
+from multigpu.compute import efficiency, gemm, inference, models
 from multigpu.evidence import (
     bottlenecks,
     computefit,
@@ -955,14 +955,17 @@ def _fp4_facts(served: pd.DataFrame) -> dict[str, object]:
     predicted too fast) of the held-out FP4 rows of TensorRT-LLM's performance page on NVSwitch systems (B200,
     GB200), and ``sv_fp4_page_fp8_median`` (%), the held-out FP8 rows of the same page, measured the same way on
     Hopper; ``sv_fp4_mlperf_n``, ``sv_fp4_mlperf_min`` and ``_max`` (%, signed), MLPerf's fit and held-out
-    Offline FP4 runs on those systems."""
+    Offline FP4 runs on those systems; ``sv_fp4_ceiling_pct`` and ``sv_bf16_ceiling_pct``, B200's best measured
+    FP4 and BF16 matmul as a share of its dense peak (%, :func:`multigpu.compute.gemm.ceiling`)."""
     switched = served[(served["system_id"].map(pcieside.side) == pcieside.NVSWITCH) & (served["split"] != "sealed")]
     held = switched[(switched["split"] == "holdout") & (switched["kind"] != "mlperf")]
     fp4 = held[held["dtype"] == "fp4"]["rel_error"]
     pages = set(held.loc[held["dtype"] == "fp4", "source"])
     fp8 = held[(held["dtype"] == "fp8") & held["source"].isin(pages)]["rel_error"]
     mlperf = switched[(switched["kind"] == "mlperf") & (switched["dtype"] == "fp4")]["rel_error"]
-    return {"sv_fp4_n": len(fp4), "sv_fp4_median": 100 * float(fp4.abs().median()),
+    return {"sv_fp4_ceiling_pct": 100 * gemm.ceiling("b200", "fp4"),
+            "sv_bf16_ceiling_pct": 100 * gemm.ceiling("b200", "bf16"),
+            "sv_fp4_n": len(fp4), "sv_fp4_median": 100 * float(fp4.abs().median()),
             "sv_fp4_fast": int((fp4 > 0).sum()), "sv_fp4_page_fp8_median": 100 * float(fp8.abs().median()),
             "sv_fp4_mlperf_n": len(mlperf), "sv_fp4_mlperf_min": 100 * float(mlperf.min()),
             "sv_fp4_mlperf_max": 100 * float(mlperf.max())}

@@ -26,7 +26,8 @@ from multigpu.hardware import catalog
 GEMM_CSV = DATA_DIR / "gemm_throughput.csv"
 #: the GPU and precision the compute-efficiency constants were fitted on (Korthikanti et al. 2022, A100 80GB)
 REFERENCE = ("a100-sxm4-80gb", "bf16")
-_PEAK_FIELD = {"bf16": "bf16_dense_TFLOPS", "fp16": "fp16_dense_TFLOPS", "fp8": "fp8_dense_TFLOPS"}
+_PEAK_FIELD = {"bf16": "bf16_dense_TFLOPS", "fp16": "fp16_dense_TFLOPS", "fp8": "fp8_dense_TFLOPS",
+               "fp4": "fp4_dense_TFLOPS"}
 
 
 class GemmRow(datafiles.Row):
