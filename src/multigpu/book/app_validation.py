@@ -994,17 +994,12 @@ def _release_facts() -> dict[str, object]:
     releases' held-out throughput rows at the model's kernels and with the factors; the newest release's factor
     and standard error (``rl_newest_factor``, ``rl_newest_se``), and ``rl_newest_pct``, how much shorter the
     model's decode kernels are than that release's (%)."""
-    table = releasefit.held_out_effect()
+    table, errors = releasefit.held_out_effect(), releasefit.held_out_errors()
     newest = releasefit.newest()
-    held = serving.compare(("holdout",)).query("metric == 'throughput'")
-    mine = held[held["release"].isin(table["release"])]
-    with efficiency.trying(releases={key: 1.0 for key in efficiency.release_rows()}):
-        bare = serving.compare(("holdout",)).query("metric == 'throughput'")
-    bare = bare[bare["id"].isin(mine["id"])]
     return {"rl_n": len(table), "rl_min_fit": efficiency.MIN_FIT_RUNS, "rl_min_held": efficiency.MIN_HOLDOUT_RUNS,
             "rl_min": float(table["decode_time_factor_x"].min()), "rl_max": float(table["decode_time_factor_x"].max()),
-            "rl_held_n": len(mine), "rl_before": 100 * float(bare["rel_error"].abs().median()),
-            "rl_after": 100 * float(mine["rel_error"].abs().median()), "rl_newest_factor": newest.decode_time_factor,
+            "rl_held_n": len(errors), "rl_before": 100 * float(errors["error_without"].abs().median()),
+            "rl_after": 100 * float(errors["error_with"].abs().median()), "rl_newest_factor": newest.decode_time_factor,
             "rl_newest_se": newest.std_error, "rl_newest_pct": 100 * (1 - 1 / newest.decode_time_factor)}
 
 

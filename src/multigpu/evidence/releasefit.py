@@ -10,8 +10,8 @@ own (:func:`multigpu.compute.efficiency.decode_time_factor`), fitted here:
 - **What it scales:** a decode step's kernel time, not the layers' fixed time, the prefills or the
   communication.
 - **Rows:** a release's fit-split throughput rows (``release`` column of ``data/serving_runs.csv``) that the
-  model compares. FP4 rows are left out of the fit, since FP4's rate is an open miss of its own (the GEMM
-  table has no FP4 ceiling); the factor still applies to them.
+  model compares. FP4 rows are left out of the fit, since FP4 on Blackwell is an open miss of its own (too fast
+  at its measured matmul ceiling, as the validation appendix reports); the factor still applies to them.
 - **Fit:** the factor sets the median of log(predicted / measured) throughput over those rows to zero: half the
   rows are then too fast and half too slow. A release's rows mix jobs the model misses for reasons of their own
   (a small model at a batch near a thousand, say, where the host's scheduling may bind), so the median, which
@@ -146,29 +146,38 @@ EFFECT_COLUMNS = ["release", "decode_time_factor_x", "standard_error", "fit_rows
                   "held_out_error_without_factor_pct", "held_out_error_with_factor_pct"]
 
 
+def held_out_errors(stack: str = inference.DEFAULT_STACK) -> pd.DataFrame:
+    """The held-out throughput rows (FP4 ones too) of ``stack``'s releases with a factor of their own: ``id,
+    release``, and ``error_without`` and ``error_with``, predicted / measured - 1 at the model's kernels (factor 1)
+    and with the factor."""
+    known = efficiency.releases(stack)
+    with_factor = _held_out_throughput()
+    with efficiency.trying(releases={(stack, release): 1.0 for release in known}):
+        without = _held_out_throughput()
+    both = with_factor.merge(without[["id", "rel_error"]], on="id", suffixes=("", "_without"))
+    both = both[both["release"].isin(known)]
+    return pd.DataFrame({"id": both["id"], "release": both["release"], "error_without": both["rel_error_without"],
+                         "error_with": both["rel_error"]}).reset_index(drop=True)
+
+
 def held_out_effect(stack: str = inference.DEFAULT_STACK) -> pd.DataFrame:
     """Each shipped release of ``stack`` with a factor of its own, oldest first (:data:`EFFECT_COLUMNS`): its
-    factor and standard error, its fit rows, and its held-out throughput rows (FP4 ones too) with their median
-    |error| (%) at the model's kernels (factor 1) and with the factor."""
-    shipped = efficiency.release_rows()
-    with_factor = _held_out_throughput()
-    with efficiency.trying(releases={(stack, release): 1.0 for release in efficiency.releases(stack)}):
-        without = _held_out_throughput()
-    table = [{"release": release, "decode_time_factor_x": row.decode_time_factor, "standard_error": row.std_error,
-              "fit_rows": row.fit_runs, "held_out_rows": int((with_factor["release"] == release).sum()),
-              "held_out_error_without_factor_pct": _median_abs_pct(without, release),
-              "held_out_error_with_factor_pct": _median_abs_pct(with_factor, release)}
-             for release, row in ((r, shipped[(stack, r)]) for r in efficiency.releases(stack))]
+    factor and standard error, its fit rows, and its held-out throughput rows (:func:`held_out_errors`) with their
+    median |error| (%) at the model's kernels (factor 1) and with the factor."""
+    errors = held_out_errors(stack)
+    table = []
+    for release in efficiency.releases(stack):
+        row, mine = efficiency.release_rows()[(stack, release)], errors[errors["release"] == release]
+        table.append({"release": release, "decode_time_factor_x": row.decode_time_factor,
+                      "standard_error": row.std_error, "fit_rows": row.fit_runs, "held_out_rows": len(mine),
+                      "held_out_error_without_factor_pct": 100 * float(mine["error_without"].abs().median()),
+                      "held_out_error_with_factor_pct": 100 * float(mine["error_with"].abs().median())})
     return pd.DataFrame(table, columns=EFFECT_COLUMNS)
 
 
 def _held_out_throughput() -> pd.DataFrame:
     frame = serving.compare(("holdout",))
     return frame[frame["metric"] == "throughput"]
-
-
-def _median_abs_pct(frame: pd.DataFrame, release: str) -> float:
-    return 100 * float(frame.loc[frame["release"] == release, "rel_error"].abs().median())
 
 
 def _row(fit: ReleaseFit) -> list[str]:
