@@ -119,12 +119,13 @@ def test_rtx_pro_6000_serving_runs_are_scored_and_the_deeper_pipeline_misses_mor
     """The same page's RTX PRO 6000 tables (Llama 3.3 70B FP4, TP1 x PP1 to PP8 on a PCIe box; data/RUNS-NOTES.md):
     on one GPU the model is within 15 % at the median of the open rows, and its error grows with the pipeline's
     depth, because the measured output per GPU falls from PP2 to PP8 while the model's rises (the miss the
-    validation appendix reports; about +100 % at PP8)."""
+    validation appendix reports). Priced as the page's finite runs (its request counts in waves), PP8 is still
+    about +70 % (it was +100 % as a steady state)."""
     compared = serving.compare(("fit", "holdout"))
     rtx = compared[compared["id"].str.contains("rtxpro6000") & (compared["model_id"] == "llama3.1-70b")]
     by_pp = rtx.groupby("pp")["rel_error"].median()
     assert list(by_pp.index) == [1, 2, 4, 8]
     assert abs(by_pp[1]) < 0.15
-    assert by_pp.is_monotonic_increasing and by_pp[8] > 0.8
+    assert by_pp.is_monotonic_increasing and by_pp[8] > 0.5
     per_gpu = rtx.groupby("pp")["measured"].median()
     assert per_gpu[8] < per_gpu[2]

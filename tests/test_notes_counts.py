@@ -313,6 +313,11 @@ RUNS_TEXT["rows stating the engine's max_num_tokens"] = (
 RUNS_TEXT["rows whose engine limits trtllm-bench set"] = (
     re.compile(r"00f37686 pages \((\d+) of the file's"),
     lambda m: [int((_csv("serving_runs.csv")["engine_limits"] == "trtllm-bench").sum())])
+RUNS_TEXT["rows stating their request counts"] = (
+    re.compile(r"00f37686 pages \((\d+) rows; 30000 at[\s\S]*?--num-requests=2000` \((\d+) rows\)"),
+    lambda m: [int(((_csv("serving_runs.csv")["engine_limits"] == "trtllm-bench")
+                    & _csv("serving_runs.csv")["requests"].notna()).sum()),
+               int((_csv("serving_runs.csv")["requests"] == 2000).sum())])
 RUNS_TEXT["expert-parallel rows by split"] = (
     re.compile(r"`int\(sha256\(id\)\) % 3`: (\d+) fit, (\d+) holdout and (\d+) sealed rows"),
     lambda m: [int((_csv("ep_kernels.csv")["split"] == s).sum()) for s in ("fit", "holdout", "sealed")])

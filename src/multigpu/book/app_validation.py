@@ -1003,6 +1003,21 @@ def _release_facts() -> dict[str, object]:
             "rl_newest_se": newest.std_error, "rl_newest_pct": 100 * (1 - 1 / newest.decode_time_factor)}
 
 
+def _waves_facts() -> dict[str, object]:
+    """The held-out throughput rows whose source states how many requests the run queued, priced as that many
+    requests in waves (:mod:`multigpu.compute.offline`): ``sv_waves_n`` (rows), ``sv_waves_min`` and
+    ``sv_waves_max`` (their request counts), and their median |error| (%) with the waves, ``sv_waves_after``,
+    and as a steady state with the same release factors, ``sv_waves_steady``."""
+    rows = [r for r in serving.load(("holdout",)) if r.requests]
+    waves = serving.compare_rows(rows)
+    steady = serving.compare_rows([r.model_copy(update={"requests": None}) for r in rows])
+    waves, steady = (frame[frame["metric"] == "throughput"] for frame in (waves, steady))
+    counts = [r.requests for r in rows if r.id in set(waves["id"])]
+    return {"sv_waves_n": len(waves), "sv_waves_min": min(counts), "sv_waves_max": max(counts),
+            "sv_waves_after": 100 * float(waves["rel_error"].abs().median()),
+            "sv_waves_steady": 100 * float(steady["rel_error"].abs().median())}
+
+
 #: The PCIe box whose published serving runs set pipeline depths side by side (TensorRT-LLM's performance page).
 PIPELINE_BOX = "pcie-rtxpro6000-8"
 
@@ -1042,7 +1057,8 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     ``sv_<split>_<metric>_n``/``_median`` (%) for throughput, ttft and tpot, MLPerf (:func:`_mlperf_facts`),
     ``sv_not``, ``sv_sealed``, ``sv_queued`` and ``sv_queued_median`` (%: fit and held-out rows whose
     users outnumber what fits memory, :func:`multigpu.evidence.serving.queued`), FP4 (:func:`_fp4_facts`),
-    pipeline depth on a PCIe box (:func:`_pipeline_facts`), TensorRT-LLM's releases (:func:`_release_facts`); the
+    pipeline depth on a PCIe box (:func:`_pipeline_facts`), TensorRT-LLM's releases (:func:`_release_facts`),
+    benchmark runs of a stated number of requests (:func:`_waves_facts`); the
     decode step's memory kernels
     (:func:`multigpu.compute.inference.measured_hbm_fractions`): ``hbm_gpus``,
     ``hbm_write_min_pct``/``_max_pct`` (kernels that write) and ``hbm_read_min_pct``/``_max_pct`` (dot); the
@@ -1062,6 +1078,7 @@ def runs_facts(training: pd.DataFrame, served: pd.DataFrame) -> Facts:
     out.update(_mlperf_facts(served))
     out.update(_pipeline_facts(served))
     out.update(_release_facts())
+    out.update(_waves_facts())
     waited = served[serving.queued(served) & (served["split"] != "sealed")]["rel_error"].abs()
     out.update({"sv_queued": len(waited), "sv_queued_median": 100 * float(waited.median()) if len(waited) else 0.0})
     out.update({"tr_not": len(runs.not_modelled()), "tr_sealed": len(runs.selected(("sealed",))),

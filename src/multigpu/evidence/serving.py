@@ -33,6 +33,9 @@ Assumptions, each named in the ``assumption`` column where it is used:
   the row's ``engine_limits`` names ``trtllm-bench``, up to the limits that tool
   set (:mod:`multigpu.evidence.trtllmbench`), whose tokens an iteration also
   set how many prompts a prefill pass packs;
+- a throughput row whose ``requests`` column states how many requests the benchmark queued at once (the
+  release pages' ``$num_requests``, by lengths) is that many requests run in waves of the batch, the last one
+  partly filled (:mod:`multigpu.compute.offline`), not the steady state;
 - a TTFT row without an output length runs the model with one output token:
   the model's TTFT (one prefill) does not depend on it;
 - an empty ``pp`` with a given ``tp`` is 1;
@@ -71,7 +74,7 @@ from multigpu.comm.calibration import Calibration
 from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
 from multigpu.common.errors import InputError
-from multigpu.compute import inference, models, queueing
+from multigpu.compute import inference, models, offline, queueing
 from multigpu.evidence import trtllmbench
 from multigpu.hardware import catalog
 
@@ -156,11 +159,14 @@ class ServingRow(datafiles.Row):
     #: the tool that set the engine's batch and token limits where the source states none: ``trtllm-bench``
     #: (:mod:`multigpu.evidence.trtllmbench`), or empty
     engine_limits: datafiles.one_of(("", trtllmbench.TOOL)) | None = None  # type: ignore[valid-type]
+    #: requests the benchmark queued at once, where its source states them (a maximum-load run of fixed lengths
+    #: is then that many requests in waves, :mod:`multigpu.compute.offline`); empty: a steady state
+    requests: datafiles.PositiveCount | None = None
 
     EXPECTED = {"id": "a unique run id", "gpus": "a whole number >= 1", "tp": "a whole number >= 1",
                 "pp": "a whole number >= 1", "input_tokens": "a whole number >= 1",
                 "output_tokens": "a whole number >= 1", "batch_or_concurrency": "a whole number >= 1",
-                "max_num_tokens": "a whole number >= 1",
+                "max_num_tokens": "a whole number >= 1", "requests": "a whole number >= 1",
                 "measured": "a positive number", "split": "fit, holdout or sealed"}
     NOUN = "serving run"
 
@@ -282,6 +288,8 @@ class ModelCall:
     #: the most queries the engine holds in flight (all its micro-batches), where its limits are known
     max_batch: int = MAX_BATCH
     release: str | None = None  #: the stack's release the row ran (None: not stated; the model's decode kernels)
+    #: requests an offline benchmark queued at once (None: its steady state; :mod:`multigpu.compute.offline`)
+    requests: int | None = None
 
 
 @dataclass(frozen=True)
@@ -386,10 +394,14 @@ def map_row(row: ServingRow, max_load_batch: bool = True) -> ModelCall | str:
                            "(TensorRT-LLM's default), so a prefill pass packs that many tokens of prompts")
     if closed and kind != "throughput":
         assumptions.append(f"{batch} users at fixed concurrency: the closed-loop model's latencies under load")
+    requests = row.requests if kind == "throughput" and not closed else None
+    if requests:
+        assumptions.append(f"{requests} requests queued at once, run in waves of the batch (the last partly "
+                           "filled), not a steady state")
     return ModelCall(row.id, row.kind, row.split, kind, model_id, stand_in, row.system_id, row.tp, pp, batch,
                      input_tokens, output, row.dtype, measured, unit, "; ".join(assumptions), row.source,
                      closed_loop=closed, stack=stack_name, ep=row.ep or 1, max_num_tokens=max_num_tokens,
-                     max_batch=max_batch, release=row.release or None)
+                     max_batch=max_batch, release=row.release or None, requests=requests)
 
 
 def serving_stack(text: str | None) -> str | None:
@@ -411,7 +423,8 @@ def _value(run: inference.ServingRun, metric: str, closed_loop: bool = False) ->
 def predict(call: ModelCall, cal: Calibration | None = None) -> Prediction:
     """The model's value for ``call`` (s, or output tokens/s per GPU). A maximum-load call (``batch`` None)
     first finds the largest batch up to the engine's (``max_batch``, else :data:`MAX_BATCH`) that fits; if none
-    does, batch 1 (``fits`` False).
+    does, batch 1 (``fits`` False). A throughput call with ``requests`` is that many requests in waves of the
+    batch (at most ``requests``; :func:`multigpu.compute.offline.run`).
     Raises the model's :class:`InputError` (e.g. a dtype it has no rate for)."""
     args = dict(model_id=call.model_id, system_id=call.system_id, tp=call.tp, input_tokens=call.input_tokens,
                 output_tokens=call.output_tokens, pp=call.pp, dtype=call.dtype, cal=cal,
@@ -421,11 +434,15 @@ def predict(call: ModelCall, cal: Calibration | None = None) -> Prediction:
     if batch is None:
         fits = np.asarray(inference.run(batch=np.arange(1, call.max_batch + 1), **args, **packing).fits, dtype=bool)
         batch = int(np.flatnonzero(fits).max()) + 1 if fits.any() else 1
+    if call.requests:
+        batch = min(batch, call.requests)
     run = inference.run(batch=batch, **args, **packing)
     if call.closed_loop and not run.fits and call.pp == 1 and call.ep == 1:
         return _queued(call, args)
-    return Prediction(_value(run, call.metric, call.closed_loop), batch, bool(run.fits), float(run.memory_per_gpu_GB),
-                      float(run.gpu_memory_GB))
+    value = _value(run, call.metric, call.closed_loop)
+    if call.requests:
+        value = offline.run(call.requests, batch, **args, **packing).tokens_per_s_per_gpu
+    return Prediction(value, batch, bool(run.fits), float(run.memory_per_gpu_GB), float(run.gpu_memory_GB))
 
 
 def _queued(call: ModelCall, args: dict) -> Prediction:
