@@ -46,7 +46,10 @@ def test_the_runs_fold_kernels_come_from_today_s_data():
     assert intervals.stored_digest(intervals.RELEASE_FOLDS_CSV) == intervals.inputs_digest(intervals.RUN_INPUTS)
     releases = intervals.stored_run_releases()
     assert set(releases) == set(range(intervals.FOLDS))
-    assert all(set(f) == set(efficiency.release_rows()) for f in releases.values())
+    shipped = set(efficiency.release_rows()) | set(efficiency.pipeline_host_rows())
+    assert all(set(f) == shipped for f in releases.values())
+    hosts = intervals.stored_run_releases(column="iteration_host_s")
+    assert all(set(h) == shipped and min(h.values()) >= 0 for h in hosts.values())
 
 
 def test_a_fold_s_runs_are_predicted_without_their_own_fit():

@@ -28,10 +28,10 @@ def test_the_shipped_factors_are_today_s_fit(refits):
     assert set(shipped) == set(refits)
     for key, fit in refits.items():
         row = shipped[key]
-        assert row.decode_time_factor == pytest.approx(fit.factor.value, rel=1e-3), key
+        assert row.decode_time_factor == pytest.approx(fit.estimate.value, rel=1e-3), key
         assert row.fitted_on.split() == list(fit.fit_runs) and row.fit_runs == len(fit.fit_runs), key
-        assert row.holdout_runs == len(fit.holdout_runs) and row.fit_status == fit.factor.status, key
-        assert fitquality.agrees(row.decode_time_factor, fit.factor, releasefit.BOUNDS), key
+        assert row.holdout_runs == len(fit.holdout_runs) and row.fit_status == fit.estimate.status, key
+        assert fitquality.agrees(row.decode_time_factor, fit.estimate, releasefit.BOUNDS), key
 
 
 def test_half_a_release_s_fit_rows_come_out_too_fast_and_half_too_slow():

@@ -1026,7 +1026,9 @@ def _pipeline_facts(served: pd.DataFrame) -> dict[str, object]:
     """Llama 3.3 70B on :data:`PIPELINE_BOX` by pipeline depth, on its held-out rows: ``sv_pp_n`` (rows), and for
     each depth ``d`` of 1, 2, 4 and 8 ``sv_pp<d>_n`` and ``sv_pp<d>_pct``, the signed median error of the
     throughput (%, positive: the model too fast); ``sv_pp_send_pct``, the largest share of a decode step (%) that
-    the model gives the sends between stages on those rows of more than one stage."""
+    the model gives the sends between stages on those rows of more than one stage; the release's pipeline host
+    time per iteration and its standard error (``sv_pp_host_ms``, ``sv_pp_host_se_ms``, ms), and the signed median
+    error (%) of those rows with it (``sv_pp_deep_pct``) and without it (``sv_pp_bare_pct``)."""
     held = served[(served["split"] == "holdout") & (served["system_id"] == PIPELINE_BOX)
                   & (served["metric"] == "throughput") & (served["model_id"] == "llama3.1-70b")]
     out: dict[str, object] = {"sv_pp_n": len(held)}
@@ -1034,9 +1036,19 @@ def _pipeline_facts(served: pd.DataFrame) -> dict[str, object]:
         part = held[held["pp"] == depth]["rel_error"]
         out[f"sv_pp{depth}_n"] = len(part)
         out[f"sv_pp{depth}_pct"] = 100 * float(part.median()) if len(part) else float("nan")
+    deep = held[held["pp"] > 1]
     staged = [inference.run(r.model_id, r.system_id, r.tp, r.batch, r.input_tokens, r.output_tokens, pp=r.pp,
-                            dtype=r.dtype) for r in held[held["pp"] > 1].itertuples()]
+                            dtype=r.dtype) for r in deep.itertuples()]
     out["sv_pp_send_pct"] = max((100 * s.decode_comm_s / s.decode_step_s for s in staged), default=float("nan"))
+    releases = set(deep["release"])
+    host = efficiency.pipeline_host_rows()[(inference.DEFAULT_STACK, releases.pop())] if len(releases) == 1 else None
+    out["sv_pp_host_ms"] = 1e3 * host.iteration_host_s if host else float("nan")
+    out["sv_pp_host_se_ms"] = 1e3 * host.std_error if host and host.std_error is not None else float("nan")
+    rows = [r for r in serving.load(("holdout",)) if r.id in set(deep["id"])]
+    with efficiency.trying(hosts={(inference.DEFAULT_STACK, r.release): 0.0 for r in rows}):
+        bare = serving.compare_rows(rows)["rel_error"]
+    out["sv_pp_deep_pct"] = 100 * float(deep["rel_error"].median())
+    out["sv_pp_bare_pct"] = 100 * float(bare.median())
     return out
 
 

@@ -147,6 +147,28 @@ def release_rows(path: Path = RELEASE_EFFICIENCY_CSV) -> dict[tuple[str, str], R
             for _, row in datafiles.read(path, ReleaseEfficiencyRow, unique=("stack", "release"))}
 
 
+class PipelineHostRow(FittedRow):
+    """Schema of ``data/pipeline_host.csv``: the host time one engine iteration of a serving stack release's
+    pipeline loop takes on each stage, not overlapped with the GPUs' work (:func:`pipeline_iteration_host_s`)."""
+
+    stack: datafiles.Text  #: the serving stack (``infer --stack``)
+    release: datafiles.Text  #: its release, as the rows' ``release`` column names it
+    iteration_host_s: NonNegative  #: seconds of host work on a stage's path, once per engine iteration
+
+    NOUN = "pipeline host constant"
+
+
+#: Each serving stack release's host time per pipeline iteration (:func:`pipeline_iteration_host_s`).
+PIPELINE_HOST_CSV = DATA_DIR / "pipeline_host.csv"
+
+
+@functools.cache
+def pipeline_host_rows(path: Path = PIPELINE_HOST_CSV) -> dict[tuple[str, str], PipelineHostRow]:
+    """Every row of the pipeline-host file by (stack, release)."""
+    return {(row.stack, row.release): row
+            for _, row in datafiles.read(path, PipelineHostRow, unique=("stack", "release"), allow_empty=True)}
+
+
 @dataclass(frozen=True)
 class _Trial:
     """What a fit is trying in place of the files (:func:`trying`)."""
@@ -154,6 +176,7 @@ class _Trial:
     constants: EfficiencyConstants
     stacks: dict[str, StackKernels]
     releases: dict[tuple[str, str], float]
+    hosts: dict[tuple[str, str], float]
 
 
 #: Constants, stack kernels and release factors that replace the files' while a fit tries them (:func:`trying`).
@@ -162,14 +185,16 @@ _TRIAL: contextvars.ContextVar[_Trial | None] = contextvars.ContextVar("efficien
 
 @contextlib.contextmanager
 def trying(stacks: dict[str, StackKernels] | None = None, releases: dict[tuple[str, str], float] | None = None,
-           **values: float) -> Iterator[EfficiencyConstants]:
+           hosts: dict[tuple[str, str], float] | None = None, **values: float) -> Iterator[EfficiencyConstants]:
     """Within the block, :func:`constants` returns the constants in force (the file's, or an enclosing block's)
-    with ``values`` in place of theirs, :func:`stack_kernels` the ``stacks`` given and :func:`decode_time_factor`
-    the ``releases`` given, by (stack, release) (a fit tries its candidates through the whole model this way,
-    :mod:`multigpu.evidence.computefit`, :mod:`multigpu.evidence.releasefit`)."""
+    with ``values`` in place of theirs, :func:`stack_kernels` the ``stacks`` given, :func:`decode_time_factor`
+    the ``releases`` given and :func:`pipeline_iteration_host_s` the ``hosts`` given, both by (stack, release)
+    (a fit tries its candidates through the whole model this way, :mod:`multigpu.evidence.computefit`,
+    :mod:`multigpu.evidence.releasefit`)."""
     outer = _TRIAL.get()
     trial = _Trial(replace(constants(), **values), {**(outer.stacks if outer else {}), **(stacks or {})},
-                   {**(outer.releases if outer else {}), **(releases or {})})
+                   {**(outer.releases if outer else {}), **(releases or {})},
+                   {**(outer.hosts if outer else {}), **(hosts or {})})
     token = _TRIAL.set(trial)
     try:
         yield trial.constants
@@ -194,6 +219,19 @@ def decode_time_factor(stack: str, release: str | None) -> float:
         return trial.releases[(stack, release)]
     row = release_rows().get((stack, release))
     return row.decode_time_factor if row else 1.0
+
+
+def pipeline_iteration_host_s(stack: str, release: str | None) -> float:
+    """Seconds of host work that one engine iteration of ``release``'s pipeline loop puts on each stage's path:
+    its row of ``data/pipeline_host.csv``, or 0 where the release is not stated or has too few pipelined runs for
+    a value of its own (the model's pipeline, whose stages never wait on their host)."""
+    if not release:
+        return 0.0
+    trial = _TRIAL.get()
+    if trial is not None and (stack, release) in trial.hosts:
+        return trial.hosts[(stack, release)]
+    row = pipeline_host_rows().get((stack, release))
+    return row.iteration_host_s if row else 0.0
 
 
 def reference_kernels() -> StackKernels:

@@ -31,6 +31,13 @@
   places them) and the pipeline moves at that stage's pace: a decode step and
   the cycle's prefill passes take :func:`stage_imbalance` times the even
   split's; a lone prompt's prefill, which passes each stage once, does not.
+  A release whose pipeline loop does not overlap its host's work (scheduling,
+  sampling, passing the new tokens back) with the GPUs' adds that work to each
+  stage once an engine iteration: TensorRT-LLM's PyTorch executor runs
+  ``_executor_loop_pp`` for ``pp`` > 1 and its overlap scheduler only with one
+  stage (``tensorrt_llm/_torch/pyexecutor/py_executor.py``). A token's pass then
+  waits ``pp`` such times (``pipeline_host_s``), fitted per release on its
+  pipelined runs (``data/pipeline_host.csv``).
 - **Across nodes**: a tensor-parallel group wider than a node runs its
   all-reduces over the nodes' NICs (NCCL; the serving stacks' one-shot and
   two-shot kernels work within a node only), and a stage boundary between two
@@ -330,6 +337,9 @@ class ServingRun:
     stack: str  #: the serving stack whose all-reduce kernels the tensor-parallel traffic runs on (:data:`STACKS`)
     release: str | None  #: the stack's release whose decode kernels are priced (None: the model's kernels)
     decode_time_factor: float  #: its decode kernels' time over the model's (:func:`efficiency.decode_time_factor`)
+    #: host time a token's pass waits for on the stages' path: pp x the release's pipeline loop's per iteration
+    #: (:func:`efficiency.pipeline_iteration_host_s`); 0 with one stage, or a release without one
+    pipeline_host_s: float
     nodes: int  #: the nodes (or NVLink racks) the tp x pp (or ep) GPUs span
     ep: int  #: GPUs the routed experts are spread over (1: none; else ep / tp data-parallel attention groups)
     gemm_dtype: str  #: the linear GEMMs' precision (:func:`compute_dtype`): 16-bit where the GPU lacks dtype's
@@ -368,8 +378,9 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     fitted ``decode_layer_overhead_s`` of ``data/compute_efficiency.csv``); ``ep``: expert parallelism over that
     many GPUs, with ``ep / tp`` data-parallel attention groups; ``max_num_tokens``: tokens one pass of the engine
     holds, which sets how many prompts the cycle prefills at once (module doc); ``release``: the stack's release,
-    whose decode kernels take :func:`multigpu.compute.efficiency.decode_time_factor` times the model's time (None:
-    the model's)."""
+    whose decode kernels take :func:`multigpu.compute.efficiency.decode_time_factor` times the model's time, and
+    whose pipeline loop, with ``pp`` > 1, puts :func:`multigpu.compute.efficiency.pipeline_iteration_host_s` of host
+    work on each stage's path once an iteration (None: the model's kernels, and stages that never wait)."""
     run_as = stack(stack_name)
     at = _deployment(model_id, system_id, tp, pp, dtype, cal, stack_name, ep, batch)
     model, system = at.model, at.system
@@ -377,8 +388,11 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     micro = np.ceil(b / pp)  # the queries of the largest pipeline micro-batch (a query is not split)
     # the fixed time of each layer's kernels (launches, small kernels, tails): a token passes every layer
     fixed = _fixed_s(model, layer_overhead_s)
+    # a pipeline loop that does not overlap its host's work with the GPUs' puts it on every stage's path once an
+    # engine iteration: a token's pass (a prefill pass, a decode step) crosses pp stages
+    host = pp * efficiency.pipeline_iteration_host_s(stack_name, release) if pp > 1 else 0.0
     prefill_compute, prefill_comm = _prefill_s(at, input_tokens)
-    ttft = prefill_compute + prefill_comm + fixed
+    ttft = prefill_compute + prefill_comm + fixed + host
     kv_dtype = run_as.kv_dtype(dtype)
     # the pipeline moves at its largest stage's pace (1 where pp divides the layers)
     paced = stage_imbalance(model.layers, pp)
@@ -388,14 +402,14 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     group = micro / at.dp  # the queries of one data-parallel attention group
     ep_comm = _ep_comm_s(at, b, decode=True)
     decode_comm = _allreduces_s(at, group * model.hidden) + _stage_sends_s(at, micro * model.hidden) + ep_comm
-    decode_step = decode_compute + decode_comm
+    decode_step = decode_compute + decode_comm + host
 
     # what a user sees (decode only between tokens), and the steady-state cycle of in-flight batching, where
     # the stages (or the data-parallel groups) work on different prompts' prefills at once, packed into passes
     tpot = decode_step
     # each data-parallel attention group prefills its own queries
     prompts = prompts_per_pass(input_tokens, np.maximum(1.0, np.floor(b / at.dp)), max_num_tokens)
-    pass_s, pass_comm = _prefill_passes_s(at, input_tokens, prompts, fixed)
+    pass_s, pass_comm = _prefill_passes_s(at, input_tokens, prompts, fixed + host)
     cycle = b / prompts * paced * pass_s / (pp * at.dp) + output_tokens * decode_step
     comm = b / prompts * paced * pass_comm / (pp * at.dp) + output_tokens * decode_comm
     memory_GB, fits = _memory(at, run_as, b / at.dp * (input_tokens + output_tokens), kv_dtype)
@@ -403,7 +417,7 @@ def run(model_id: str, system_id: str, tp: int, batch: Any, input_tokens: int, o
     out = {
         "model": model.id, "system": system.id, "tp": tp, "pp": pp, "batch": b, "input_tokens": input_tokens,
         "output_tokens": output_tokens, "dtype": dtype, "stack": stack_name, "release": release,
-        "decode_time_factor": factor, "nodes": at.nodes, "ep": ep,
+        "decode_time_factor": factor, "pipeline_host_s": host, "nodes": at.nodes, "ep": ep,
         "ttft_s": ttft * np.ones_like(b), "prefill_prompts_per_pass": prompts, "prefill_pass_s": pass_s,
         "tpot_s": tpot, "tokens_per_s_per_user": 1.0 / tpot,
         "tokens_per_s_per_gpu": b * output_tokens / cycle / gpus, "decode_step_s": decode_step,

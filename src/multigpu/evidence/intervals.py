@@ -32,9 +32,10 @@ split, log(measured / predicted): the runs are grouped in :data:`FOLDS` folds by
 (where they are published and the system they ran on, :func:`run_fold_of`), and each fold is predicted with the
 stacks' kernels refitted without it (:func:`run_fold_kernels`, stored in ``data/run_folds.csv`` by :func:`write`;
 a stack with too few runs left is priced at the reference line), and each serving release's decode-time factor
-likewise (:func:`run_fold_releases`, ``data/release_folds.csv``; 1 where too few rows are left). A fold is a set
-of clusters the fit did not see, as a reader's is; folding by source alone left out every run of a stack fitted
-on one source (PyTorch DDP: Lambda's harness), pricing them at a line no fitted stack gives. The ``holdout``
+likewise, with its pipeline's host time per iteration (:func:`run_fold_releases`, ``data/release_folds.csv``;
+1 and 0 where too few rows are left). A fold is a set of clusters the fit did not see, as a reader's is; folding
+by source alone left out every run of a stack fitted on one source (PyTorch DDP: Lambda's harness), pricing them
+at a line no fitted stack gives. The ``holdout``
 split scores them (by run, and by source). A regime needs :func:`least_points` calibration runs for a level, so
 each kind is one regime: training step time and serving throughput per GPU (the fit split's runs of each, too
 few for a regime by node count).
@@ -71,14 +72,14 @@ INPUTS = (sweeps.INDEX_CSV, sweeps.POINTS_CSV, calibration.CALIBRATION_CSV)
 FOLDS = 5
 #: The stacks' kernels refitted without each fold of the published runs (:func:`run_fold_kernels`).
 RUN_FOLDS_CSV = sweeps.DATA_DIR / "run_folds.csv"
-#: The serving releases' decode-time factors refitted without each fold of the published runs
-#: (:func:`run_fold_releases`).
+#: The serving releases' decode-time factors and pipeline host times refitted without each fold of the published
+#: runs (:func:`run_fold_releases`).
 RELEASE_FOLDS_CSV = sweeps.DATA_DIR / "release_folds.csv"
 #: The files the runs' fold kernels come from; their digest is stored with them.
 RUN_INPUTS = (sweeps.DATA_DIR / "training_runs.csv", sweeps.DATA_DIR / "serving_runs.csv",
               sweeps.DATA_DIR / "mlperf_datasets.csv",
               sweeps.DATA_DIR / "compute_efficiency.csv", sweeps.DATA_DIR / "stack_efficiency.csv",
-              sweeps.DATA_DIR / "release_efficiency.csv",
+              sweeps.DATA_DIR / "release_efficiency.csv", sweeps.DATA_DIR / "pipeline_host.csv",
               sweeps.DATA_DIR / "layer_timings.csv", sweeps.DATA_DIR / "gemm_throughput.csv")
 #: The default level of an interval.
 LEVEL = 0.90
@@ -427,19 +428,26 @@ def run_fold_kernels(progress: bool = False) -> dict[int, dict[str, object]]:
     return out
 
 
-def run_fold_releases() -> dict[int, dict[tuple[str, str], float]]:
-    """For each fold, the decode-time factor of every serving release with one of its own
-    (``data/release_efficiency.csv``), refitted on its fit-split rows outside the fold
-    (:func:`multigpu.evidence.releasefit.fit_release`); 1 (the model's kernels) where too few are left."""
+def run_fold_releases() -> dict[int, dict[tuple[str, str], tuple[float, float]]]:
+    """For each fold, every serving release's decode-time factor and pipeline host time per iteration (s) with a
+    value of its own (``data/release_efficiency.csv``, ``data/pipeline_host.csv``), refitted on its fit-split rows
+    outside the fold (:func:`multigpu.evidence.releasefit.fit_release`, then with those factors
+    :func:`~multigpu.evidence.releasefit.fit_pipeline_host`); 1 (the model's kernels) and 0 (stages that never
+    wait) where too few are left."""
     from multigpu.compute import efficiency
     from multigpu.evidence import releasefit, serving
 
     where = {row.id: (row.source, row.system_id) for row in serving.load(("fit",))}
-    shipped = list(efficiency.release_rows())
+    shipped = list(dict.fromkeys([*efficiency.release_rows(), *efficiency.pipeline_host_rows()]))
     out = {}
     for fold in range(FOLDS):
-        fits = releasefit.release_fits(keep=lambda i: run_fold_of(*where[i]) != fold)
-        out[fold] = {key: fits[key].factor.value if key in fits else 1.0 for key in shipped}
+        def keep(i: str, fold: int = fold) -> bool:
+            return run_fold_of(*where[i]) != fold
+
+        fits = releasefit.release_fits(keep=keep)
+        factors = {key: fits[key].estimate.value if key in fits else 1.0 for key in shipped}
+        hosts = releasefit.pipeline_host_fits(keep=keep, factors=factors)
+        out[fold] = {key: (factors[key], hosts[key].estimate.value if key in hosts else 0.0) for key in shipped}
     return out
 
 
@@ -456,18 +464,20 @@ def write_run_folds(path: Path = RUN_FOLDS_CSV, releases_path: Path = RELEASE_FO
         writer.writerows([fold, stack, repr(k.share), repr(k.traffic_per_hidden)] for stack, k in kernels.items())
     path.write_text(out.getvalue(), encoding="utf-8")
     out = io.StringIO()
-    out.write(head.format(what="the serving releases' decode-time factors"))
+    out.write(head.format(what="the serving releases' decode-time factors and pipeline host times"))
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["fold", "stack", "release", "decode_time_factor"])
-    for fold, factors in run_fold_releases().items():
-        writer.writerows([fold, stack, release, repr(f)] for (stack, release), f in factors.items())
+    writer.writerow(["fold", "stack", "release", "decode_time_factor", "iteration_host_s"])
+    for fold, values in run_fold_releases().items():
+        writer.writerows([fold, stack, release, repr(f), repr(h)] for (stack, release), (f, h) in values.items())
     releases_path.write_text(out.getvalue(), encoding="utf-8")
 
 
-def stored_run_releases(path: Path = RELEASE_FOLDS_CSV) -> dict[int, dict[tuple[str, str], float]]:
-    """The stored release factors of each fold (:func:`write_run_folds`)."""
+def stored_run_releases(path: Path = RELEASE_FOLDS_CSV, column: str = "decode_time_factor"
+                        ) -> dict[int, dict[tuple[str, str], float]]:
+    """The stored release factors of each fold (:func:`write_run_folds`), or with ``column`` ``iteration_host_s``
+    their pipelines' host times per iteration (s)."""
     table = pd.read_csv(path, comment="#", dtype={"release": str})
-    return {int(fold): {(r.stack, r.release): float(r.decode_time_factor) for r in part.itertuples()}
+    return {int(fold): {(r.stack, r.release): float(getattr(r, column)) for r in part.itertuples()}
             for fold, part in table.groupby("fold")}
 
 
@@ -494,9 +504,9 @@ def _cross_validated_runs(kind: str) -> pd.DataFrame:
     from multigpu.compute import efficiency
 
     parts = []
-    releases = stored_run_releases()
+    releases, hosts = stored_run_releases(), stored_run_releases(column="iteration_host_s")
     for fold, kernels in stored_run_kernels().items():
-        with efficiency.trying(stacks=kernels, releases=releases[fold]):
+        with efficiency.trying(stacks=kernels, releases=releases[fold], hosts=hosts[fold]):
             frame = _run_frame(kind, ("fit",))
         folds = [run_fold_of(source, system) for source, system in zip(frame["source"], frame["system_id"])]
         parts.append(frame[np.asarray(folds) == fold])

@@ -168,8 +168,9 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
     infer.add_argument("--release", metavar="R",
                        help="the serving stack's release whose decode kernels to price: each TensorRT-LLM release "
                             "with enough published runs takes its own factor on a decode step's kernel time "
-                            "(data/release_efficiency.csv lists the releases; an error names them too); default: "
-                            "none, the model's kernels")
+                            "(data/release_efficiency.csv lists the releases; an error names them too), and with "
+                            "--pp > 1 its pipeline loop's host time per iteration where it has one "
+                            "(data/pipeline_host.csv); default: none, the model's kernels")
     add_load(infer)
     infer.epilog = INFER_FIELDS + LOAD_FIELDS
     infer.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -260,6 +261,10 @@ INFER_FIELDS = """fields (seconds unless named otherwise):
                          the stack's release whose decode kernels are priced (--release; null: the model's own)
                          and their time over the model's, fitted on that release's published runs
                          (data/release_efficiency.csv; 1 without --release)
+  pipeline_host_s        host time a token's pass waits for on the stages' path, in tpot_s and ttft_s: pp x
+                         the release's pipeline loop's host time per iteration (data/pipeline_host.csv:
+                         TensorRT-LLM 1.0's PyTorch executor does not overlap it with pp > 1); 0 with one stage
+                         or without --release
   kv_cache_dtype         the KV cache's precision: fp8 under fp8 or FP4 weights with tensorrt-llm (Model
                          Optimizer's checkpoints), bf16 with vllm's default
   tp_bytes_per_query_per_gpu
