@@ -5,9 +5,12 @@ input and output length (the same on the v0.12.0, 258c7540 and 00f37686 versions
 ``prepare_dataset.py --num-requests=2000``.
 """
 
+import json
+
 import numpy as np
 import pytest
 
+from multigpu.cli import main
 from multigpu.common.errors import InputError
 from multigpu.compute import inference, offline
 from multigpu.evidence import serving, trtllmbench
@@ -89,3 +92,30 @@ def test_the_waves_bring_the_deep_pipelines_of_the_release_page_closer():
     waves = serving.compare_rows(rows)["rel_error"].abs().median()
     steady = serving.compare_rows([r.model_copy(update={"requests": None}) for r in rows])["rel_error"]
     assert waves < 0.75 * np.abs(steady).median()
+
+
+INFER = ["infer", "--model", "llama3.1-70b", "--system", "pcie-rtxpro6000-8", "--tp", "1", "--pp", "8",
+         "--batch", "1393", "--input-tokens", "1000", "--output-tokens", "2000", "--dtype", "fp4",
+         "--max-num-tokens", "2048", "--format", "json"]
+
+
+def test_infer_prices_an_offline_benchmark_of_n_requests(capsys):
+    """``infer --offline-requests N`` gives the offline_* fields of :func:`multigpu.compute.offline.run` beside the
+    steady state, which stays as it was."""
+    assert main(INFER) == 0
+    steady = json.loads(capsys.readouterr().out)
+    assert main(INFER + ["--offline-requests", "1500"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    expected = offline.run(1500, 1393, **{k: v for k, v in PIPELINE.items() if k != "release"})
+    assert (out["offline_requests"], out["offline_waves"], out["offline_last_wave"]) == (1500, 2, 107)
+    assert out["offline_run_s"] == pytest.approx(expected.run_s)
+    assert out["offline_tokens_per_s_per_gpu"] == pytest.approx(expected.tokens_per_s_per_gpu)
+    assert out["offline_tokens_per_s_per_gpu"] < out["tokens_per_s_per_gpu"] == pytest.approx(
+        steady["tokens_per_s_per_gpu"])
+    assert "offline_tokens_per_s_per_gpu" not in steady
+
+
+def test_an_offline_benchmark_takes_no_arrival_rate(capsys):
+    assert main(INFER + ["--offline-requests", "1500", "--rate", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--offline-requests" in err[0] and "--rate" in err[0]

@@ -1025,7 +1025,7 @@ PIPELINE_BOX = "pcie-rtxpro6000-8"
 def _pipeline_facts(served: pd.DataFrame) -> dict[str, object]:
     """Llama 3.3 70B on :data:`PIPELINE_BOX` by pipeline depth, on its held-out rows: ``sv_pp_n`` (rows), and for
     each depth ``d`` of 1, 2, 4 and 8 ``sv_pp<d>_n`` and ``sv_pp<d>_pct``, the signed median error of the
-    throughput (%, positive: the model too fast); ``sv_pp_send_pct``, the largest share of a decode step (%) that
+    throughput (whole %, positive: the model too fast); ``sv_pp_send_pct``, the largest share of a decode step (%) that
     the model gives the sends between stages on those rows of more than one stage; the release's pipeline host
     time per iteration and its standard error (``sv_pp_host_ms``, ``sv_pp_host_se_ms``, ms), and the signed median
     error (%) of those rows with it (``sv_pp_deep_pct``) and without it (``sv_pp_bare_pct``)."""
@@ -1035,7 +1035,7 @@ def _pipeline_facts(served: pd.DataFrame) -> dict[str, object]:
     for depth in (1, 2, 4, 8):
         part = held[held["pp"] == depth]["rel_error"]
         out[f"sv_pp{depth}_n"] = len(part)
-        out[f"sv_pp{depth}_pct"] = 100 * float(part.median()) if len(part) else float("nan")
+        out[f"sv_pp{depth}_pct"] = _whole_pct(part.median()) if len(part) else float("nan")
     deep = held[held["pp"] > 1]
     staged = [inference.run(r.model_id, r.system_id, r.tp, r.batch, r.input_tokens, r.output_tokens, pp=r.pp,
                             dtype=r.dtype) for r in deep.itertuples()]
@@ -1047,9 +1047,15 @@ def _pipeline_facts(served: pd.DataFrame) -> dict[str, object]:
     rows = [r for r in serving.load(("holdout",)) if r.id in set(deep["id"])]
     with efficiency.trying(hosts={(inference.DEFAULT_STACK, r.release): 0.0 for r in rows}):
         bare = serving.compare_rows(rows)["rel_error"]
-    out["sv_pp_deep_pct"] = 100 * float(deep["rel_error"].median())
-    out["sv_pp_bare_pct"] = 100 * float(bare.median())
+    out["sv_pp_deep_pct"] = _whole_pct(deep["rel_error"].median())
+    out["sv_pp_bare_pct"] = _whole_pct(bare.median())
     return out
+
+
+def _whole_pct(share: float) -> float:
+    """A signed error (a share) as the whole per cent the appendix prints it at, so that a value under half a per
+    cent prints as +0, not as a negative zero."""
+    return float(round(100 * float(share)))
 
 
 def fsdp_generation_facts(training: pd.DataFrame) -> Facts:

@@ -7,7 +7,7 @@ from typing import Any
 
 from multigpu.cli import args as types
 from multigpu.common.errors import InputError
-from multigpu.compute import disaggregated, efficiency, inference, models, queueing, training
+from multigpu.compute import disaggregated, efficiency, inference, models, offline, queueing, training
 from multigpu.compute.layout import (
     ACTIVATION_CACHES,
     ATTENTION_KERNELS,
@@ -171,10 +171,28 @@ def register(subparsers: argparse._SubParsersAction, add_command) -> None:
                             "(data/release_efficiency.csv lists the releases; an error names them too), and with "
                             "--pp > 1 its pipeline loop's host time per iteration where it has one "
                             "(data/pipeline_host.csv); default: none, the model's kernels")
+    infer.add_argument("--offline-requests", type=types.count, metavar="N",
+                       help="also price an offline benchmark of N requests of these lengths queued at once, at "
+                            "most --batch in flight (trtllm-bench throughput, gptManagerBenchmark): they run in "
+                            "waves of --batch, the last one partly filled, so fewer requests than a few batches "
+                            "deliver less than the steady state's tokens_per_s_per_gpu (offline_* fields)")
     add_load(infer)
-    infer.epilog = INFER_FIELDS + LOAD_FIELDS
+    infer.epilog = INFER_FIELDS + OFFLINE_FIELDS + LOAD_FIELDS
     infer.formatter_class = argparse.RawDescriptionHelpFormatter
     infer.set_defaults(handler=_infer)
+
+
+#: the fields ``infer --offline-requests`` adds, defined (``--help``)
+OFFLINE_FIELDS = """
+
+an offline benchmark (--offline-requests N):
+  offline_requests       N, the requests queued at once
+  offline_waves          ceil(N / batch): waves of --batch requests that start and finish together
+  offline_last_wave      the queries of the last wave (--batch where it is full)
+  offline_run_s          seconds from the first admission to the last token: each wave one cycle_s at its size
+  offline_tokens_per_s_per_gpu
+                         N x output tokens / offline_run_s / GPUs: at most tokens_per_s_per_gpu, the steady
+                         state's"""
 
 
 #: the fields ``infer --rate`` or ``--concurrency`` adds, defined (``--help``)
@@ -400,6 +418,10 @@ def _infer(args: argparse.Namespace) -> dict[str, Any]:
         return {**out, **_disaggregated(args)}
     if args.prefill_tp is not None or args.kv_link is not None:
         raise InputError("--prefill-tp and --kv-link describe a disaggregated deployment: give --disagg P,D too")
+    if args.offline_requests is not None:
+        if args.rate is not None or args.concurrency is not None:
+            raise InputError("--offline-requests queues every request at once: it takes no --rate or --concurrency")
+        out = {**out, **_offline(args, packing)}
     if args.rate is not None or args.concurrency is not None:
         eng = queueing.engine(args.model, args.system, args.tp, args.input_tokens, args.output_tokens, args.batch,
                               dtype=args.dtype, stack_name=args.stack, max_num_tokens=args.max_num_tokens,
@@ -409,6 +431,15 @@ def _infer(args: argparse.Namespace) -> dict[str, Any]:
         out = {**out, **loaded.to_dict(prefix="load_")}
     return out if args.interval is None else {**out, **_interval(out, "serving throughput", args.interval,
                                                                    ("tokens_per_s_per_gpu",), ())}
+
+
+def _offline(args: argparse.Namespace, packing: dict[str, int]) -> dict[str, Any]:
+    """``infer --offline-requests N``: the offline_* fields of N requests in waves of ``--batch``."""
+    run = offline.run(args.offline_requests, args.batch, model_id=args.model, system_id=args.system, tp=args.tp,
+                      input_tokens=args.input_tokens, output_tokens=args.output_tokens, pp=args.pp,
+                      dtype=args.dtype, stack_name=args.stack, ep=args.ep, release=args.release, **packing)
+    return {"offline_requests": run.requests, "offline_waves": run.waves, "offline_last_wave": run.last_wave,
+            "offline_run_s": run.run_s, "offline_tokens_per_s_per_gpu": run.tokens_per_s_per_gpu}
 
 
 def _check_release(stack: str, release: str | None) -> None:
