@@ -143,9 +143,19 @@ def test_infer_prices_a_named_release_s_decode_kernels(capsys):
 @pytest.mark.parametrize("extra, words", [
     (("--release", "0.8.0"), "releases with one: 0.9.0, 0.10.0"),
     (("--release", "1.0", "--stack", "vllm"), "releases with one: none"),
-    (("--release", "1.0", "--disagg", "1,1", "--rate", "1"), "takes no --release"),
 ])
 def test_a_release_without_a_factor_is_refused_in_one_line(capsys, extra, words):
     assert main([*INFER, *extra]) == 2
     error = capsys.readouterr().err
     assert words in error and len(error.strip().splitlines()) == 1
+
+
+def test_a_disaggregated_deployment_decodes_on_the_release_s_kernels(capsys):
+    """``infer --disagg P,D --release R``: the decode pool's steps take the release's kernels, so a user's time per
+    output token under the same load is longer with a release slower than the model's (factor above 1), and the
+    prefill pool's first token does not move."""
+    load = ("--disagg", "1,1", "--rate", "0.5", "--requests", "200")
+    own, old = _infer(capsys, *load), _infer(capsys, *load, "--release", "0.10.0")
+    assert efficiency.decode_time_factor(STACK, "0.10.0") > 1
+    assert old["load_tpot_p50_s"] > own["load_tpot_p50_s"]
+    assert old["load_ttft_p50_s"] == pytest.approx(own["load_ttft_p50_s"], rel=1e-6)

@@ -92,20 +92,21 @@ def kv_rate_GBps(system: catalog.System, senders: int, kv_link: str) -> float:
 def split(model_id: str, system_id: str, tp: int, input_tokens: int, output_tokens: int, max_batch: int, *,
           prefill_copies: int, decode_copies: int, prefill_tp: int | None = None, ep: int = 1,
           dtype: str = "bf16", cal: Calibration | None = None, stack_name: str = inference.DEFAULT_STACK,
-          kv_link: str = "network") -> Split:
+          kv_link: str = "network", release: str | None = None) -> Split:
     """The :class:`Split` of serving ``model_id`` on ``system_id``: ``prefill_copies`` copies on ``prefill_tp``
     GPUs (default ``tp``), ``decode_copies`` copies on ``tp`` GPUs (with ``ep``, the experts over ``ep`` GPUs)
-    holding at most ``max_batch`` queries each. Raises :class:`InputError` for fewer than 2 output tokens, a
-    copy count below 1, or what the inference model refuses."""
+    holding at most ``max_batch`` queries each; ``release``: the stack's release whose decode kernels both pools
+    run, as :func:`multigpu.compute.inference.run` takes it (None: the model's). Raises :class:`InputError` for
+    fewer than 2 output tokens, a copy count below 1, or what the inference model refuses."""
     if output_tokens < 2:
         raise InputError("disaggregated serving needs 2 or more output tokens: the prefill gives the first")
     if min(prefill_copies, decode_copies) < 1:
         raise InputError("a disaggregated deployment needs at least one prefill copy and one decode copy")
     prefill_tp = prefill_tp or tp
     prefill = inference.run(model_id, system_id, prefill_tp, 1, input_tokens, output_tokens, dtype=dtype, cal=cal,
-                            stack_name=stack_name)
+                            stack_name=stack_name, release=release)
     decode = queueing.engine(model_id, system_id, tp, input_tokens, output_tokens, max_batch, dtype=dtype, cal=cal,
-                             stack_name=stack_name, ep=ep)
+                             stack_name=stack_name, ep=ep, release=release)
     # the decode scheduler admits a request with its KV cache ready: no prefill, one token in the iteration
     decode = dataclasses.replace(decode, prefill_s=0.0, input_tokens=1, output_tokens=output_tokens - 1,
                                  max_num_tokens=decode.max_batch + 1, prefilled=True)

@@ -413,8 +413,6 @@ def _infer(args: argparse.Namespace) -> dict[str, Any]:
                         pp=args.pp, dtype=args.dtype, stack_name=args.stack, ep=args.ep, release=args.release,
                         **packing).to_dict()
     if args.disagg is not None:
-        if args.release is not None:
-            raise InputError("--disagg prices the model's decode kernels: it takes no --release yet")
         return {**out, **_disaggregated(args)}
     if args.prefill_tp is not None or args.kv_link is not None:
         raise InputError("--prefill-tp and --kv-link describe a disaggregated deployment: give --disagg P,D too")
@@ -467,7 +465,7 @@ def _disaggregated(args: argparse.Namespace) -> dict[str, Any]:
     deployment = disaggregated.split(args.model, args.system, args.tp, args.input_tokens, args.output_tokens,
                                      args.batch, prefill_copies=prefill, decode_copies=decode,
                                      prefill_tp=args.prefill_tp, ep=args.ep, dtype=args.dtype, stack_name=args.stack,
-                                     kv_link=args.kv_link or disaggregated.KV_LINKS[0])
+                                     kv_link=args.kv_link or disaggregated.KV_LINKS[0], release=args.release)
     run = disaggregated.simulate(deployment, args.rate, requests=args.requests, seed=args.seed)
     return {**run.load.to_dict(prefix="load_"), "load_gpus": run.gpus, "load_prefill_copies": prefill,
             "load_decode_copies": decode, "load_prefill_tp": deployment.prefill_gpus,
