@@ -346,7 +346,7 @@ class ServingRun:
     kv_cache_dtype: str  #: the KV cache's precision (:meth:`Stack.kv_dtype`)
     ttft_s: Any  #: time to first token: the prefill of the user's prompt (no queueing)
     prefill_prompts_per_pass: Any  #: prompts the cycle prefills in one pass (:func:`prompts_per_pass`)
-    prefill_pass_s: Any  #: one such pass: its prompts' prefills, with one layers' fixed time
+    prefill_pass_s: Any  #: one such pass: its prompts' prefills, with one layers' fixed time and pipeline_host_s
     tpot_s: Any  #: time per output token a user sees: one decode step of the batch (decode only)
     tokens_per_s_per_user: Any  #: 1 / tpot_s
     tokens_per_s_per_gpu: Any  #: batch x output_tokens / cycle_s / GPUs: prefill work included

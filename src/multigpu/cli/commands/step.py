@@ -263,7 +263,8 @@ INFER_FIELDS = """fields (seconds unless named otherwise):
   prefill_prompts_per_pass
                          prompts the cycle prefills in one pass: as many as --max-num-tokens holds (at least
                          one, at most the batch)
-  prefill_pass_s         one such pass: its prompts' prefills, the layers' fixed kernel time paid once
+  prefill_pass_s         one such pass: its prompts' prefills, the layers' fixed kernel time and
+                         pipeline_host_s paid once
   tokens_per_s_per_gpu   batch x output tokens / cycle_s / GPUs: the prefill work is counted
   nodes                  the nodes (or NVLink racks) the tp x pp GPUs span: a tensor-parallel group wider than a
                          node all-reduces over the NICs; pipeline stages take whole nodes in turn, and the
