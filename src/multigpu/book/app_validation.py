@@ -1041,7 +1041,7 @@ def _pipeline_facts(served: pd.DataFrame) -> dict[str, object]:
                             dtype=r.dtype) for r in deep.itertuples()]
     out["sv_pp_send_pct"] = max((100 * s.decode_comm_s / s.decode_step_s for s in staged), default=float("nan"))
     releases = set(deep["release"])
-    host = efficiency.pipeline_host_rows()[(inference.DEFAULT_STACK, releases.pop())] if len(releases) == 1 else None
+    host = efficiency.pipeline_host_rows().get((inference.DEFAULT_STACK, *releases)) if len(releases) == 1 else None
     out["sv_pp_host_ms"] = 1e3 * host.iteration_host_s if host else float("nan")
     out["sv_pp_host_se_ms"] = 1e3 * host.std_error if host and host.std_error is not None else float("nan")
     rows = [r for r in serving.load(("holdout",)) if r.id in set(deep["id"])]
