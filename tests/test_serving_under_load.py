@@ -285,3 +285,14 @@ def test_the_split_sentence_follows_the_share(share, word):
     row = pd.Series({"prefill_copies": 3, "prefill_tp": 2, "decode_copies": 1, "decode_tp": 2})
     text = ch03._split_sentence(row, share)
     assert word in text and f"{100 * share:.0f} %" in text and "3 x TP 2" in text
+
+
+def test_a_run_asked_for_again_comes_from_the_memo_and_a_new_seed_is_a_new_run():
+    eng = queueing.Engine(0.05, tuple(0.02 * (1 + 0.01 * n) for n in range(32)), 512, 64, 1)
+    rate = 0.5 * eng.capacity_per_s()
+    first = queueing.simulate(eng, rate=rate, requests=200, seed=3)
+    assert queueing.simulate(eng, rate=rate, requests=200, seed=3) is first
+    assert queueing.simulate(eng, rate=rate, requests=200, seed=4) != first
+    # the memo is keyed by the engine's step times, not by its identity: an equal engine finds the run
+    twin = queueing.Engine(0.05, tuple(eng.decode_step_s), 512, 64, 1)
+    assert queueing.simulate(twin, rate=rate, requests=200, seed=3) is first

@@ -29,6 +29,7 @@ import dataclasses
 import heapq
 import random
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -126,6 +127,7 @@ class SplitRun:
     prefill_wait_p99_s: float  #: the 99th percentile of the wait for a prefill copy
 
 
+@lru_cache(maxsize=queueing.MEMO_RUNS)
 def simulate(deployment: Split, rate: float, requests: int = queueing.DEFAULT_REQUESTS, seed: int = 0) -> SplitRun:
     """Serve ``requests`` requests arriving at ``rate`` per second. Raises :class:`InputError` for a rate at or
     above :meth:`Split.capacity_per_s` or too few requests."""

@@ -44,6 +44,7 @@ import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -172,6 +173,12 @@ class LoadRun:
         return {f"{prefix}{k}": v for k, v in self.__dict__.items()}
 
 
+#: Runs kept by :func:`simulate`'s memo: a run is a function of its arguments (the seed fixes the arrivals), and
+#: a rate search and the book's two editions ask for the same runs again.
+MEMO_RUNS = 4096
+
+
+@lru_cache(maxsize=MEMO_RUNS)
 def simulate(eng: Engine, rate: float | None = None, concurrency: int | None = None,
              requests: int = DEFAULT_REQUESTS, seed: int = 0) -> LoadRun:
     """Serve ``requests`` requests on ``eng``: arriving at ``rate`` per second (open loop) or from
@@ -250,65 +257,66 @@ class Trace:
 def serve_trace(eng: Engine, pending: list[tuple[float, int]], requests: int, closed: bool) -> Trace:
     """Run one scheduler over ``pending`` (arrival time, request id 0..``requests`` - 1) until ``requests``
     requests are done: each request's arrival, first and last token. In a closed loop each finished request's
-    user sends the next one at once, until ``requests`` have been sent."""
+    user sends the next one at once, until ``requests`` have been sent.
+
+    Each pass of the loop is one iteration that admits requests (as many as the batch and the iteration's
+    tokens hold: one per decoding query, the whole prompt per admitted request), or a run of decode-only
+    iterations up to the next event: a request's last token, or the iteration during which the next request
+    arrives (it is admitted after it). The loop runs some ten thousand times per call, so it reads the
+    engine from local names."""
     nan = float("nan")
     trace = Trace([nan] * requests, [nan] * requests, [nan] * requests)
+    arrival, first, last = trace.arrival, trace.first, trace.last
     for when, rid in pending:
-        trace.arrival[rid] = when
+        arrival[rid] = when
     heapq.heapify(pending)
-    issued, done, t, it = len(pending), 0, 0.0, 0
+    decode, out_steps, prefilled = eng.decode_step_s, eng.output_tokens - 1, eng.prefilled
+    max_batch, max_tokens, prompt = eng.max_batch, eng.max_num_tokens, eng.input_tokens
+    prefills: dict[int, float] = {}  # prefills_s by prompts admitted, as they come
+    heappush, heappop, ceil = heapq.heappush, heapq.heappop, math.ceil
+    issued, done, t, it, busy = len(pending), 0, 0.0, 0, 0.0
     waiting: deque[int] = deque()
     running: list[tuple[int, int]] = []  # (iteration of its last token, request id)
     while done < requests:
         while pending and pending[0][0] <= t:
-            waiting.append(heapq.heappop(pending)[1])
+            waiting.append(heappop(pending)[1])
         n = len(running)
-        admit = _admissible(eng, n, len(waiting))
+        admit = max(0, min(len(waiting), max_batch - n, (max_tokens - n) // prompt)) if waiting else 0
         if admit == 0 and n == 0:
             t = pending[0][0]  # idle until the next arrival
             continue
         if admit:
-            if eng.prefilled:
-                dt = eng.decode_step_s[n + admit - 1]
+            if prefilled:
+                dt = decode[n + admit - 1]
             else:
-                dt = eng.prefills_s(admit) + (eng.decode_step_s[n - 1] if n else 0.0)
+                if admit not in prefills:
+                    prefills[admit] = eng.prefills_s(admit)
+                dt = prefills[admit] + (decode[n - 1] if n else 0.0)
             steps = 1
         else:
-            dt = eng.decode_step_s[n - 1]
-            steps = _decode_steps(running[0][0] - it, dt, t, pending[0][0] if pending and not waiting else None)
-        trace.batch_time += (n + admit) * dt * steps
+            dt = decode[n - 1]
+            to_finish = running[0][0] - it
+            if pending and not waiting:
+                steps = max(1, min(to_finish, ceil((pending[0][0] - t) / dt)))
+            else:
+                steps = to_finish
+        busy += (n + admit) * dt * steps
         t += dt * steps
         it += steps
         for _ in range(admit):
             rid = waiting.popleft()
-            trace.first[rid] = t
-            heapq.heappush(running, (it + eng.output_tokens - 1, rid))
+            first[rid] = t
+            heappush(running, (it + out_steps, rid))
         while running and running[0][0] <= it:
-            rid = heapq.heappop(running)[1]
-            trace.last[rid] = t
+            rid = heappop(running)[1]
+            last[rid] = t
             done += 1
             if closed and issued < requests:
-                trace.arrival[issued] = t
-                heapq.heappush(pending, (t, issued))
+                arrival[issued] = t
+                heappush(pending, (t, issued))
                 issued += 1
-    trace.end = t
+    trace.batch_time, trace.end = busy, t
     return trace
-
-
-def _admissible(eng: Engine, running: int, waiting: int) -> int:
-    """How many waiting requests the next iteration admits: within ``max_batch`` queries and
-    ``max_num_tokens`` tokens (one per decoding query, the whole prompt per admitted request)."""
-    by_batch = eng.max_batch - running
-    by_tokens = (eng.max_num_tokens - running) // eng.input_tokens
-    return max(0, min(waiting, by_batch, by_tokens))
-
-
-def _decode_steps(to_finish: int, step_s: float, t: float, next_arrival: float | None) -> int:
-    """Decode-only iterations to run at once: up to the next request's last token, or up to the iteration
-    during which the next request arrives (it is admitted after it), whichever comes first."""
-    if next_arrival is None:
-        return to_finish
-    return max(1, min(to_finish, math.ceil((next_arrival - t) / step_s)))
 
 
 def _result(eng: Engine, trace: Trace, rate: float | None, concurrency: int, requests: int, seed: int,

@@ -42,7 +42,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import least_squares
 
 from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR, Positive
@@ -196,7 +195,8 @@ def solve(residuals: Callable[[np.ndarray], np.ndarray], start: list[float], bou
     """Constants by least squares (``loss``: linear or soft_l1 at :data:`LOSS_SCALE`), each with its standard
     error and the bound it stopped at (:mod:`multigpu.evidence.fitquality`)."""
     low, high = zip(*bounds)
-    r = least_squares(residuals, start, bounds=(low, high), loss=loss, f_scale=LOSS_SCALE, **fitquality.SOLVER_TOL)
+    r = fitquality.least_squares(residuals, start, bounds=(low, high), loss=loss, f_scale=LOSS_SCALE,
+                                 **fitquality.SOLVER_TOL)
     variances = fitquality.covariance_diagonal(r.jac, float(r.cost))
     return [fitquality.Estimate(float(x), float(np.sqrt(v)) if np.isfinite(v) else None,
                                 fitquality.bound_side(float(x), lo, hi, grad=float(g)))

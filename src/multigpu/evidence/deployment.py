@@ -22,11 +22,10 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import least_squares
 
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration
-from multigpu.evidence import sweeps
+from multigpu.evidence import fitquality, sweeps
 from multigpu.evidence.sweepfit import F_SCALE
 
 #: the calibration constants that are latencies (us, or a ratio of NCCL's tuner latencies): what one deployment
@@ -61,8 +60,8 @@ def fit_factor(predict: Callable[[Calibration], np.ndarray], times_us: np.ndarra
     def residuals(x: np.ndarray) -> np.ndarray:
         return np.log(predict(scaled(float(np.exp(x[0])), base)) / measured)
 
-    result = least_squares(residuals, [0.0], bounds=np.log(BOUNDS), loss="soft_l1", f_scale=F_SCALE,
-                           diff_step=1e-3)
+    result = fitquality.least_squares(residuals, [0.0], bounds=np.log(BOUNDS), loss="soft_l1", f_scale=F_SCALE,
+                                      diff_step=1e-3)
     return float(np.exp(result.x[0]))
 
 

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import least_squares
 
 from multigpu.comm import calibration, expert
 from multigpu.comm.calibration import Calibration
@@ -119,7 +118,7 @@ def fit_result(path: str | Path = EP_KERNELS_CSV) -> dict[tuple[str, str], fitqu
 
     start = [calibration.default().value(*key) for key in CONSTANTS]
     low, high = zip(*CONSTANTS.values())
-    r = least_squares(residuals, start, bounds=(low, high), **fitquality.SOLVER_TOL)
+    r = fitquality.least_squares(residuals, start, bounds=(low, high), **fitquality.SOLVER_TOL)
     variances = fitquality.covariance_diagonal(r.jac, float(r.cost))
     return {key: fitquality.Estimate(float(x), float(np.sqrt(v)) if np.isfinite(v) else None,
                                      fitquality.bound_side(float(x), lo, hi, grad=float(g)))

@@ -20,6 +20,7 @@ coordinates and ``s^2 = 2 cost / (points - constants)``. A direction of ``J^T J`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -97,3 +98,11 @@ def agrees(shipped: float, refit: Estimate, bounds: tuple[float, float], log: bo
 def loss_agrees(shipped_loss: float, refit_loss: float) -> bool:
     """Whether the shipped constants reach the refit's loss (:data:`LOSS_RTOL`)."""
     return abs(shipped_loss - refit_loss) <= LOSS_RTOL * refit_loss
+
+
+def least_squares(*args: Any, **kwargs: Any) -> Any:
+    """``scipy.optimize.least_squares``, imported when a fit runs: importing SciPy's optimiser up front is a
+    quarter of the time ``python -m multigpu`` takes to start, and most commands fit nothing."""
+    from scipy.optimize import least_squares as solve
+
+    return solve(*args, **kwargs)

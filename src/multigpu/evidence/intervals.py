@@ -58,7 +58,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from multigpu.comm import calibration
 from multigpu.evidence import sweepfit, sweeps
@@ -362,6 +361,8 @@ def winkler(log_ratio: np.ndarray, lo: float, hi: float, level: float) -> np.nda
 def acceptance(n: int, level: float = LEVEL, confidence: float = 0.95) -> tuple[int, int]:
     """The two-sided ``confidence`` acceptance region of the count of n points inside an interval of ``level``
     (binomial): (19, 25) for n = 25 at 90 %."""
+    from scipy import stats  # here, not at the top: it is most of the time `python -m multigpu` takes to start
+
     tail = (1 - confidence) / 2
     return int(stats.binom.ppf(tail, n, level)), int(stats.binom.isf(tail, n, level))
 

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from multigpu.common import datafiles
 from multigpu.common.datafiles import DATA_DIR
@@ -176,6 +175,8 @@ class SweepScore:
 
 def score(sweep: str) -> SweepScore:
     """The model's order of ``sweep``'s layouts against the measured one (:class:`SweepScore`)."""
+    from scipy import stats  # here, not at the top: it is most of the time `python -m multigpu` takes to start
+
     table = predictions(sweep)
     ok = table.dropna(subset=["predicted_s"])
     measured = tied(ok["measured_s"].to_numpy())

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from multigpu.comm import calibration
 from multigpu.comm.calibration import Calibration, Key
@@ -146,8 +145,9 @@ def fit_result(cal: Calibration | None = None, data: FitData | None = None) -> S
     bounds = _bounds()
     starts = [np.array([_coordinates(p, p.start) for p in FITTED]),
               np.clip([_coordinates(p, max(base.value(*p.ident), p.low)) for p in FITTED], *bounds)]
-    results = [least_squares(lambda x: residuals(_with(base, x), data), x0, bounds=bounds, loss="soft_l1",
-                             f_scale=F_SCALE, diff_step=1e-3, **fitquality.SOLVER_TOL) for x0 in starts]
+    results = [fitquality.least_squares(lambda x: residuals(_with(base, x), data), x0, bounds=bounds,
+                                        loss="soft_l1", f_scale=F_SCALE, diff_step=1e-3, **fitquality.SOLVER_TOL)
+               for x0 in starts]
     best = min(results, key=lambda r: r.cost)
     sides = [fitquality.bound_side(x, lo, hi, g) for x, lo, hi, g in zip(best.x, *bounds, best.grad)]
     free = np.array([side is None for side in sides])
