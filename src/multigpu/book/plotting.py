@@ -807,14 +807,14 @@ def _checked_svg(fig: Figure, column_px: float, alt: str, what: str = "") -> tup
     """``fig`` as inline SVG (:func:`_inline_svg`) with its smallest text at natural size (CSS px, rounded down),
     its natural width (CSS px) and the narrowest width (CSS px) that keeps its text at :data:`MIN_TEXT_PX`;
     ValueError if its text renders under that floor in a ``column_px`` column."""
-    renderer = _renderer(fig)
-    smallest = min_text_px(fig, column_px, renderer=renderer)
+    svg = to_svg(fig)  # drawn once: the check reads the saved width, as :func:`rendered_scale` would measure it
+    natural = float(re.search(r'viewBox="0 0 ([0-9.]+)', svg).group(1)) * PX_PER_PT  # as the browser sizes it
+    text_px = min_text_pt(fig) * PX_PER_PT
+    smallest = text_px * min(1.0, column_px / natural)
     if smallest < MIN_TEXT_PX:
         raise ValueError(f"{what}figure {title_of(fig)!r}: smallest text renders at {smallest:.1f} px in the "
                          f"{column_px:g} px column, under the {MIN_TEXT_PX:g} px floor")
-    svg = to_svg(fig)
-    natural = float(re.search(r'viewBox="0 0 ([0-9.]+)', svg).group(1)) * PX_PER_PT  # as the browser sizes it
-    unscaled = math.floor(min_text_pt(fig) * PX_PER_PT * 10) / 10  # rounded down: never claims more than it has
+    unscaled = math.floor(text_px * 10) / 10  # rounded down: never claims more than it has
     return _inline_svg(svg, alt), unscaled, natural, math.ceil(MIN_TEXT_PX * natural / unscaled)
 
 
