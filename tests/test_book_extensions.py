@@ -116,3 +116,19 @@ def test_the_font_awesome_script_leaves_every_written_page(offline, tmp_path):
     page.write_text(f"<head>\n{tag}<link rel=x>\n</head>", encoding="utf-8")
     offline.drop_fontawesome_script(SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html")), None)
     assert page.read_text(encoding="utf-8") == "<head>\n<link rel=x>\n</head>"
+
+
+def test_the_chinese_search_index_splits_and_stems_as_sphinx_s_own_with_its_latin_words_in_a_set():
+    from sphinx.search import zh
+
+    module = _load("zh_search")
+    ours, sphinx_s = module.SearchChinese({}), zh.SearchChinese({})
+    texts = ["NVLink 的带宽是 PCIe 的 7 倍", "all-reduce 在 NVSwitch 上 runs faster", "GPUs GPU gpus HBM3e TFLOPS"]
+    for text in texts:
+        assert ours.split(text) == sphinx_s.split(text)
+    words = [word for text in texts for word in sphinx_s.split(text)]
+    assert [ours.stem(word) for word in words] == [sphinx_s.stem(word) for word in words]
+    assert isinstance(ours.latin_terms, set) and {"NVLink", "HBM3e"} <= ours.latin_terms
+    added = []
+    module.setup(SimpleNamespace(add_search_language=added.append))
+    assert added == [module.SearchChinese] and module.SearchChinese.lang == "zh"
